@@ -1,0 +1,35 @@
+//===- LIRDialect.td - rlx_lir dialect definition -----------*- tablegen -*-===//
+//
+// rlx_lir is the buffer level: after One-Shot Bufferize every MIR compute op is
+// an `rlx_lir.kernel` in destination style on memrefs, and after
+// rlx-lir-plan-buffers every transient buffer is an `rlx_lir.view` into one
+// arena. Backends (CPU, NVVM) consume this level.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_LIR_IR_LIRDIALECT_TD
+#define RLX_DIALECT_LIR_IR_LIRDIALECT_TD
+
+include "RLX/Dialect/Common/IR/RLXBase.td"
+
+def LIR_Dialect : Dialect {
+  let name = "rlx_lir";
+  let cppNamespace = "::mlir::rlx::lir";
+  let summary = "RLX low-level IR: kernels on buffers and the arena plan.";
+  let description = [{
+    LIR is static-shaped. A LIR function receives the arena (one
+    `memref<Nxi8>` argument marked `rlx_lir.arena`) and its IO buffers as
+    arguments; its `rlx.io` attribute is the IO manifest (names of inputs,
+    params and outputs). Kernels take their outputs as operands (destination
+    style). What a kernel computes is the rlx_mir op in its body, on tensor
+    views of its buffers, so every MIR op is a LIR kernel without a second
+    definition of its semantics.
+  }];
+  let dependentDialects = ["::mlir::rlx::RLXDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::rlx::mir::MIRDialect"];
+}
+
+class LIR_Op<string mnemonic, list<Trait> traits = []>
+    : Op<LIR_Dialect, mnemonic, traits>;
+
+#endif // RLX_DIALECT_LIR_IR_LIRDIALECT_TD

@@ -1,0 +1,43 @@
+//===- MIROps.h - rlx_mir ops -----------------------------------*- C++ -*-===//
+//
+// The ops of rlx_mir and the ElementwiseOpInterface through which fusion,
+// lowering and code generation read each elementwise op's scalar body.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_IR_MIROPS_H
+#define RLX_DIALECT_MIR_IR_MIROPS_H
+
+#include "RLX/Dialect/MIR/IR/MIRDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "RLX/Dialect/MIR/IR/MIRInterfaces.h.inc"
+
+namespace mlir::rlx::mir::detail {
+/// Result type of a broadcasting binary elementwise op.
+LogicalResult inferBinaryType(std::optional<Location> loc, Value lhs, Value rhs,
+                              SmallVectorImpl<Type> &types);
+/// Result type of a unary elementwise op (the operand's type).
+LogicalResult inferUnaryType(std::optional<Location> loc, Value input,
+                             SmallVectorImpl<Type> &types);
+} // namespace mlir::rlx::mir::detail
+
+#define GET_OP_CLASSES
+#include "RLX/Dialect/MIR/IR/MIROps.h.inc"
+
+namespace mlir::rlx::mir {
+/// Emits `v` converted to `to` (a scalar float or integer type) with the
+/// rounding rules of rlx_mir.cast.
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to);
+/// True for the view-like MIR ops (reshape, transpose-free data movement that
+/// bufferizes without a kernel): reshape and broadcast-free slices.
+bool isViewLikeOp(Operation *op);
+} // namespace mlir::rlx::mir
+
+#endif // RLX_DIALECT_MIR_IR_MIROPS_H

@@ -1,0 +1,214 @@
+//===- ElementwiseOps.cpp - Scalar bodies of rlx_mir elementwise ops ------===//
+//
+// The scalar semantics of every elementwise MIR op, written once. Fusion into
+// `rlx_mir.elementwise` regions, the linalg lowering and the GPU kernels all
+// call buildScalar, so e.g. the definition of gelu_tanh lives only here.
+// f16/bf16 are computed in f32 and rounded once per op (PyTorch eager rounds
+// after every op too).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rlx::mir;
+
+static Value constF(OpBuilder &b, Location loc, Type t, double v) {
+  return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
+}
+
+/// Computes `fn` in f32 for narrow floats and rounds the result back.
+static Value inF32(OpBuilder &b, Location loc, ValueRange args,
+                   function_ref<Value(ValueRange)> fn) {
+  Type t = args.front().getType();
+  auto ft = dyn_cast<FloatType>(t);
+  if (!ft || ft.getWidth() >= 32)
+    return fn(args);
+  Type f32 = b.getF32Type();
+  SmallVector<Value> wide;
+  for (Value a : args)
+    wide.push_back(arith::ExtFOp::create(b, loc, f32, a));
+  return arith::TruncFOp::create(b, loc, t, fn(wide));
+}
+
+static bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+template <typename MathOp>
+static Value unaryMath(OpBuilder &b, Location loc, ValueRange args) {
+  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+    return MathOp::create(b, loc, a[0]);
+  });
+}
+
+static Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  Value negX = arith::NegFOp::create(b, loc, x);
+  Value e = math::ExpOp::create(b, loc, negX);
+  Value den = arith::AddFOp::create(b, loc, constF(b, loc, t, 1.0), e);
+  return arith::DivFOp::create(b, loc, constF(b, loc, t, 1.0), den);
+}
+
+Value NegOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return arith::NegFOp::create(b, loc, args[0]);
+}
+Value ExpOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return unaryMath<math::ExpOp>(b, loc, args);
+}
+Value LogOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return unaryMath<math::LogOp>(b, loc, args);
+}
+Value SqrtOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return unaryMath<math::SqrtOp>(b, loc, args);
+}
+Value RsqrtOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return unaryMath<math::RsqrtOp>(b, loc, args);
+}
+Value AbsOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return math::AbsFOp::create(b, loc, args[0]);
+}
+Value TanhOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return unaryMath<math::TanhOp>(b, loc, args);
+}
+Value ErfOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return unaryMath<math::ErfOp>(b, loc, args);
+}
+Value SinOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return unaryMath<math::SinOp>(b, loc, args);
+}
+Value CosOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return unaryMath<math::CosOp>(b, loc, args);
+}
+Value ReciprocalOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+    return arith::DivFOp::create(b, loc, constF(b, loc, a[0].getType(), 1.0), a[0]);
+  });
+}
+Value SigmoidOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return inF32(b, loc, args, [&](ValueRange a) { return sigmoid(b, loc, a[0]); });
+}
+Value SiluOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+    return arith::MulFOp::create(b, loc, a[0], sigmoid(b, loc, a[0]));
+  });
+}
+Value GeluOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+    Value x = a[0];
+    Type t = x.getType();
+    Value scaled = arith::MulFOp::create(b, loc, x, constF(b, loc, t, M_SQRT1_2));
+    Value erf = math::ErfOp::create(b, loc, scaled);
+    Value onePlus = arith::AddFOp::create(b, loc, constF(b, loc, t, 1.0), erf);
+    Value half = arith::MulFOp::create(b, loc, x, constF(b, loc, t, 0.5));
+    return arith::MulFOp::create(b, loc, half, onePlus);
+  });
+}
+Value GeluTanhOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+    Value x = a[0];
+    Type t = x.getType();
+    Value x3 = arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
+    Value inner = arith::AddFOp::create(
+        b, loc, x, arith::MulFOp::create(b, loc, x3, constF(b, loc, t, 0.044715)));
+    Value arg = arith::MulFOp::create(b, loc, inner,
+                                      constF(b, loc, t, std::sqrt(2.0 / M_PI)));
+    Value th = math::TanhOp::create(b, loc, arg);
+    Value onePlus = arith::AddFOp::create(b, loc, constF(b, loc, t, 1.0), th);
+    Value half = arith::MulFOp::create(b, loc, x, constF(b, loc, t, 0.5));
+    return arith::MulFOp::create(b, loc, half, onePlus);
+  });
+}
+Value ReluOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  Value x = args[0];
+  return arith::MaximumFOp::create(b, loc, x, constF(b, loc, x.getType(), 0.0));
+}
+
+//===----------------------------------------------------------------------===//
+// Binary
+//===----------------------------------------------------------------------===//
+
+template <typename FOp, typename IOp>
+static Value binary(OpBuilder &b, Location loc, ValueRange args) {
+  if (!isFloat(args[0]))
+    return IOp::create(b, loc, args[0], args[1]);
+  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+    return FOp::create(b, loc, a[0], a[1]);
+  });
+}
+
+Value AddOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return binary<arith::AddFOp, arith::AddIOp>(b, loc, args);
+}
+Value SubOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return binary<arith::SubFOp, arith::SubIOp>(b, loc, args);
+}
+Value MulOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return binary<arith::MulFOp, arith::MulIOp>(b, loc, args);
+}
+Value DivOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return binary<arith::DivFOp, arith::DivSIOp>(b, loc, args);
+}
+Value MaxOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return binary<arith::MaximumFOp, arith::MaxSIOp>(b, loc, args);
+}
+Value MinOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return binary<arith::MinimumFOp, arith::MinSIOp>(b, loc, args);
+}
+Value PowOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return binary<math::PowFOp, math::IPowIOp>(b, loc, args);
+}
+
+//===----------------------------------------------------------------------===//
+// cast
+//===----------------------------------------------------------------------===//
+
+Value mlir::rlx::mir::convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto fromF = dyn_cast<FloatType>(from);
+  auto toF = dyn_cast<FloatType>(to);
+  if (fromF && toF) {
+    if (fromF.getWidth() < toF.getWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    if (isa<Float8E4M3FNType, Float4E2M1FNType>(to)) {
+      // Saturate to the largest finite value (cvt.rn.satfinite semantics);
+      // NaN stays NaN through minimum/maximum.
+      double maxFinite = isa<Float8E4M3FNType>(to) ? 448.0 : 6.0;
+      Value hi = constF(b, loc, from, maxFinite);
+      Value lo = constF(b, loc, from, -maxFinite);
+      v = arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(b, loc, v, lo), hi);
+    }
+    return arith::TruncFOp::create(b, loc, to, v);
+  }
+  auto fromI = dyn_cast<IntegerType>(from);
+  auto toI = dyn_cast<IntegerType>(to);
+  if (fromI && toF)
+    return fromI.getWidth() == 1 || fromI.isUnsigned()
+               ? Value(arith::UIToFPOp::create(b, loc, to, v))
+               : Value(arith::SIToFPOp::create(b, loc, to, v));
+  if (fromF && toI)
+    return toI.getWidth() == 1
+               ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                             constF(b, loc, from, 0.0)))
+               : Value(arith::FPToSIOp::create(b, loc, to, v));
+  if (fromI && toI) {
+    if (fromI.getWidth() < toI.getWidth())
+      return fromI.getWidth() == 1 || fromI.isUnsigned()
+                 ? Value(arith::ExtUIOp::create(b, loc, to, v))
+                 : Value(arith::ExtSIOp::create(b, loc, to, v));
+    return arith::TruncIOp::create(b, loc, to, v);
+  }
+  llvm_unreachable("unsupported scalar conversion");
+}
+
+Value CastOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return convertScalar(b, loc, args[0], getType().getElementType());
+}

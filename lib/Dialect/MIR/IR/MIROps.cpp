@@ -1,0 +1,329 @@
+//===- MIROps.cpp - rlx_mir shape inference, folders, canonicalizers ------===//
+
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+//===----------------------------------------------------------------------===//
+// Elementwise families
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::rlx::mir::detail::inferBinaryType(std::optional<Location> loc, Value lhs,
+                                      Value rhs, SmallVectorImpl<Type> &types) {
+  auto l = getRankedTensor(loc, lhs, "lhs");
+  auto r = getRankedTensor(loc, rhs, "rhs");
+  if (failed(l) || failed(r) ||
+      failed(checkSameElementType(loc, {*l, *r}, {"lhs", "rhs"})))
+    return failure();
+  auto shape = broadcastShapes(loc, l->getShape(), r->getShape());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, l->getElementType()));
+  return success();
+}
+
+LogicalResult mlir::rlx::mir::detail::inferUnaryType(std::optional<Location> loc, Value input,
+                                     SmallVectorImpl<Type> &types) {
+  auto t = getRankedTensor(loc, input, "input");
+  if (failed(t))
+    return failure();
+  types.push_back(*t);
+  return success();
+}
+
+/// True when `v` is a constant splat equal to `value`.
+static bool isSplatOf(Value v, double value) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
+    return false;
+  Type et = attr.getElementType();
+  if (isa<FloatType>(et))
+    return attr.getSplatValue<APFloat>().convertToDouble() == value;
+  if (isa<IntegerType>(et))
+    return attr.getSplatValue<APInt>().getSExtValue() == static_cast<int64_t>(value);
+  return false;
+}
+
+/// x op identity -> x, when that does not change the result type.
+static OpFoldResult foldIdentityOperand(Operation *op, double identity,
+                                        bool commutative) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Type resultType = op->getResult(0).getType();
+  if (isSplatOf(rhs, identity) && lhs.getType() == resultType)
+    return lhs;
+  if (commutative && isSplatOf(lhs, identity) && rhs.getType() == resultType)
+    return rhs;
+  return {};
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor) { return foldIdentityOperand(*this, 0.0, true); }
+OpFoldResult MulOp::fold(FoldAdaptor) { return foldIdentityOperand(*this, 1.0, true); }
+
+void CastOp::build(OpBuilder &b, OperationState &state, Value input, Type elementType) {
+  auto t = cast<RankedTensorType>(input.getType());
+  build(b, state, RankedTensorType::get(t.getShape(), elementType), input);
+}
+
+LogicalResult CastOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError("cannot change the shape: ")
+           << in << " to " << out;
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getOutput().getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// constant
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                           Adaptor a, SmallVectorImpl<Type> &out) {
+  auto t = dyn_cast<RankedTensorType>(a.getValue().getType());
+  if (!t)
+    return shapeError(loc, "constant value must have a ranked tensor type");
+  out.push_back(t);
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor a, SmallVectorImpl<Type> &out) {
+  auto l = getRankedTensor(loc, a.getLhs(), "lhs");
+  auto r = getRankedTensor(loc, a.getRhs(), "rhs");
+  if (failed(l) || failed(r) ||
+      failed(checkSameElementType(loc, {*l, *r}, {"lhs", "rhs"})))
+    return failure();
+  auto shape = inferMatmul(loc, l->getShape(), r->getShape(), a.getTransposeA(),
+                           a.getTransposeB());
+  if (failed(shape))
+    return failure();
+  out.push_back(RankedTensorType::get(*shape, l->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  if (failed(x))
+    return failure();
+  auto shape = inferReduce(loc, x->getShape(), a.getAxes(), a.getKeepDims());
+  if (failed(shape))
+    return failure();
+  out.push_back(RankedTensorType::get(*shape, x->getElementType()));
+  return success();
+}
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  if (failed(x) || failed(normalizeAxis(loc, a.getAxis(), x->getRank())))
+    return failure();
+  out.push_back(*x);
+  return success();
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = checkNormOperands(loc, a.getInput(), a.getWeight(),
+                             a.getEps().convertToDouble());
+  if (failed(x))
+    return failure();
+  out.push_back(*x);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor a, SmallVectorImpl<Type> &out) {
+  return inferAttentionTypes(loc, getAttentionConfig(a), a.getQuery(), a.getKey(),
+                             a.getValue(), a.getMask(), out);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+/// Shared body of the single-input shape ops: check the input, apply `rule`.
+template <typename Rule>
+static LogicalResult inferShapeOp(std::optional<Location> loc, Value input,
+                                  SmallVectorImpl<Type> &out, Rule rule) {
+  auto x = getRankedTensor(loc, input, "input");
+  if (failed(x))
+    return failure();
+  FailureOr<Shape> shape = rule(x->getShape());
+  if (failed(shape))
+    return failure();
+  out.push_back(RankedTensorType::get(*shape, x->getElementType()));
+  return success();
+}
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor a, SmallVectorImpl<Type> &out) {
+  return inferShapeOp(loc, a.getInput(), out, [&](ArrayRef<int64_t> s) {
+    return inferReshape(loc, s, a.getShape());
+  });
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  if (in == getType() && in.hasStaticShape())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    if (getType().hasStaticShape())
+      return dense.reshape(getType());
+  return {};
+}
+
+namespace {
+/// reshape(reshape(x)) -> reshape(x): the intermediate shape is irrelevant.
+struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!producer)
+      return failure();
+    // Only when the outer pattern is still unambiguous on the inner input.
+    if (failed(inferReshape(std::nullopt,
+                            cast<RankedTensorType>(producer.getInput().getType()).getShape(),
+                            op.getShape())))
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), producer.getInput(),
+                                           op.getShapeAttr());
+    return success();
+  }
+};
+
+/// transpose(transpose(x)) -> transpose(x) with the composed permutation (or x).
+struct ComposeTransposes : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().getDefiningOp<TransposeOp>();
+    if (!producer)
+      return failure();
+    ArrayRef<int64_t> inner = producer.getPermutation(), outer = op.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t p : outer)
+      composed.push_back(inner[p]);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), producer.getInput(),
+                                             rewriter.getDenseI64ArrayAttr(composed));
+    return success();
+  }
+};
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *ctx) {
+  results.add<ComposeReshapes>(ctx);
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor a, SmallVectorImpl<Type> &out) {
+  return inferShapeOp(loc, a.getInput(), out, [&](ArrayRef<int64_t> s) {
+    return inferTranspose(loc, s, a.getPermutation());
+  });
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPermutation()))
+    if (static_cast<int64_t>(i) != p)
+      return {};
+  return getInput();
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *ctx) {
+  results.add<ComposeTransposes>(ctx);
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor a, SmallVectorImpl<Type> &out) {
+  return inferShapeOp(loc, a.getInput(), out, [&](ArrayRef<int64_t> s) {
+    return inferSlice(loc, s, a.getOffsets(), a.getSizes(), a.getStrides());
+  });
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getInput().getType() != getType())
+    return {};
+  bool identity = llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+                  llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
+  return identity ? OpFoldResult(getInput()) : OpFoldResult();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor a, SmallVectorImpl<Type> &out) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  SmallVector<Type> types;
+  SmallVector<std::string> nameStore;
+  for (auto [i, v] : llvm::enumerate(a.getInputs())) {
+    nameStore.push_back("input " + std::to_string(i));
+    auto t = getRankedTensor(loc, v, nameStore.back());
+    if (failed(t))
+      return failure();
+    shapes.push_back(t->getShape());
+    types.push_back(*t);
+  }
+  SmallVector<StringRef> names(nameStore.begin(), nameStore.end());
+  if (failed(checkSameElementType(loc, types, names)))
+    return failure();
+  auto shape = inferConcat(loc, shapes, a.getAxis());
+  if (failed(shape))
+    return failure();
+  out.push_back(RankedTensorType::get(
+      *shape, cast<RankedTensorType>(types.front()).getElementType()));
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs().front().getType() == getType())
+    return getInputs().front();
+  return {};
+}
+
+LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor a, SmallVectorImpl<Type> &out) {
+  return inferShapeOp(loc, a.getInput(), out, [&](ArrayRef<int64_t> s) {
+    return inferBroadcastTo(loc, s, a.getShape());
+  });
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    if (dense.isSplat() && getType().hasStaticShape())
+      return DenseElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
+  return {};
+}
+
+bool mlir::rlx::mir::isViewLikeOp(Operation *op) {
+  return isa<ReshapeOp, SliceOp, BroadcastOp, ConstantOp>(op);
+}
+
+#define GET_OP_CLASSES
+#include "RLX/Dialect/MIR/IR/MIROps.cpp.inc"

@@ -1,0 +1,27 @@
+//===- InitAll.cpp - Register every RLX dialect, pass and pipeline --------===//
+
+#include "RLX/InitAll.h"
+
+#include "RLX/Dialect/Common/IR/RLXDialect.h"
+#include "RLX/Dialect/HIR/IR/HIRDialect.h"
+#include "RLX/Dialect/LIR/IR/LIRDialect.h"
+#include "RLX/Dialect/MIR/IR/MIRDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+void mlir::rlx::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<RLXDialect, hir::HIRDialect, mir::MIRDialect, lir::LIRDialect>();
+}
+
+void mlir::rlx::registerAllPasses() {}
+
+void mlir::rlx::registerEverything(DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+  rlx::registerAllDialects(registry);
+}

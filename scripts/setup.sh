@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine for RLX-MLIR and builds it:
+#   1. Debian packages: LLVM/MLIR 22, clang-22, cmake, ninja, ccache, gtest;
+#   2. a Python virtual environment .venv made from the `python3` on PATH,
+#      with the packages of python/requirements-dev.txt from PyPI;
+#   3. configure (build/) and build everything with ninja.
+# Re-running it is cheap: installed packages are skipped and ccache/ninja
+# rebuild only what changed.
+#
+# Environment: RLX_BUILD_DIR (default build), RLX_JOBS (default 2).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${RLX_BUILD_DIR:-$ROOT/build}
+JOBS=${RLX_JOBS:-2}
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=sudo; fi
+
+PKGS="llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 cmake ninja-build
+      ccache libgtest-dev python3 python3-venv"
+missing=""
+for p in $PKGS; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "== apt-get install$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+fi
+
+PREFIX=$(llvm-config-22 --prefix)
+
+if [ ! -x "$ROOT/.venv/bin/python" ]; then
+  echo "== creating .venv from $(command -v python3) ($(python3 --version))"
+  python3 -m venv "$ROOT/.venv"
+fi
+"$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check \
+  -r "$ROOT/python/requirements-dev.txt"
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DLLVM_EXTERNAL_LIT="$PREFIX/bin/lit" \
+    -DPython3_EXECUTABLE="$ROOT/.venv/bin/python"
+fi
+echo "== building in $BUILD with $JOBS jobs"
+cmake --build "$BUILD" -j "$JOBS"

@@ -1,0 +1,99 @@
+// Round trips of every rlx_hir op: custom form, generic form, and bytecode.
+// RUN: rlx-opt %s | rlx-opt | FileCheck %s
+// RUN: rlx-opt %s --mlir-print-op-generic | rlx-opt | FileCheck %s
+// RUN: rlx-opt %s -emit-bytecode | rlx-opt | FileCheck %s
+
+// CHECK-LABEL: func @linear
+func.func @linear(%x: tensor<1x?x768xf32>, %w: tensor<3072x768xf32>, %b: tensor<3072xf32>,
+                  %wt: tensor<768x3072xf32>) -> (tensor<1x?x3072xf32>, tensor<1x?x3072xf32>, tensor<1x?x3072xf32>) {
+  // CHECK: rlx_hir.linear %{{.*}}, %{{.*}} : tensor<1x?x768xf32>, tensor<3072x768xf32>
+  %0 = rlx_hir.linear %x, %w : tensor<1x?x768xf32>, tensor<3072x768xf32>
+  // CHECK: rlx_hir.linear %{{.*}}, %{{.*}} bias %{{.*}} activation gelu : tensor<1x?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>
+  %1 = rlx_hir.linear %x, %w bias %b activation gelu : tensor<1x?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>
+  // CHECK: rlx_hir.linear %{{.*}}, %{{.*}} bias %{{.*}} activation gelu_tanh layout in_out : tensor<1x?x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>
+  %2 = rlx_hir.linear %x, %wt bias %b activation gelu_tanh layout in_out : tensor<1x?x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>
+  return %0, %1, %2 : tensor<1x?x3072xf32>, tensor<1x?x3072xf32>, tensor<1x?x3072xf32>
+}
+
+// CHECK-LABEL: func @linear_bf16_rank2
+func.func @linear_bf16_rank2(%x: tensor<4x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<4x32xbf16> {
+  // CHECK: rlx_hir.linear {{.*}} activation silu : tensor<4x64xbf16>, tensor<32x64xbf16>
+  %0 = rlx_hir.linear %x, %w activation silu : tensor<4x64xbf16>, tensor<32x64xbf16>
+  return %0 : tensor<4x32xbf16>
+}
+
+// CHECK-LABEL: func @norms
+func.func @norms(%x: tensor<1x?x2048xf32>, %r: tensor<1x?x2048xf32>, %g: tensor<2048xf32>)
+    -> (tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>) {
+  // CHECK: rlx_hir.rms_norm %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<1x?x2048xf32>, tensor<2048xf32>
+  %0 = rlx_hir.rms_norm %x, %g eps = 1.0e-05 : tensor<1x?x2048xf32>, tensor<2048xf32>
+  // CHECK: rlx_hir.residual_rms_norm %{{.*}}, %{{.*}}, %{{.*}} eps = 9.9999999999999995E-7
+  %1:2 = rlx_hir.residual_rms_norm %x, %r, %g eps = 1.0e-06 : tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<2048xf32>
+  // CHECK: rlx_hir.layer_norm %{{.*}} weight(%{{.*}} : tensor<2048xf32>) bias(%{{.*}} : tensor<2048xf32>) eps = 1.000000e-05 : tensor<1x?x2048xf32>
+  %2 = rlx_hir.layer_norm %x weight(%g : tensor<2048xf32>) bias(%g : tensor<2048xf32>) eps = 1.0e-05 : tensor<1x?x2048xf32>
+  // CHECK: rlx_hir.layer_norm %{{.*}} eps = 1.000000e-05 : tensor<1x?x2048xf32>
+  %3 = rlx_hir.layer_norm %x eps = 1.0e-05 : tensor<1x?x2048xf32>
+  return %0, %1#0, %1#1, %2, %3 : tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>
+}
+
+// CHECK-LABEL: func @swiglu
+func.func @swiglu(%x: tensor<1x?x2048xf32>, %wg: tensor<8192x2048xf32>, %wu: tensor<8192x2048xf32>,
+                  %wd: tensor<2048x8192xf32>, %wgt: tensor<2048x8192xf32>, %wdt: tensor<8192x2048xf32>)
+    -> (tensor<1x?x2048xf32>, tensor<1x?x2048xf32>) {
+  // CHECK: rlx_hir.swiglu %{{.*}}, gate %{{.*}}, up %{{.*}}, down %{{.*}} : tensor<1x?x2048xf32>, tensor<8192x2048xf32>, tensor<8192x2048xf32>, tensor<2048x8192xf32>
+  %0 = rlx_hir.swiglu %x, gate %wg, up %wu, down %wd : tensor<1x?x2048xf32>, tensor<8192x2048xf32>, tensor<8192x2048xf32>, tensor<2048x8192xf32>
+  // CHECK: rlx_hir.swiglu {{.*}} activation gelu_tanh layout in_out
+  %1 = rlx_hir.swiglu %x, gate %wgt, up %wgt, down %wdt activation gelu_tanh layout in_out : tensor<1x?x2048xf32>, tensor<2048x8192xf32>, tensor<2048x8192xf32>, tensor<8192x2048xf32>
+  return %0, %1 : tensor<1x?x2048xf32>, tensor<1x?x2048xf32>
+}
+
+// CHECK-LABEL: func @attention
+func.func @attention(%q: tensor<1x?x2048xf32>, %k: tensor<1x?x512xf32>, %v: tensor<1x?x512xf32>,
+                     %m: tensor<?x?xi1>, %am: tensor<1x32x?x?xf32>,
+                     %q4: tensor<2x14x37x64xbf16>, %k4: tensor<2x2x37x64xbf16>, %v4: tensor<2x2x37x96xbf16>)
+    -> (tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<2x14x37x96xbf16>) {
+  // CHECK: rlx_hir.attention %{{.*}}, %{{.*}}, %{{.*}} heads = 32, kv_heads = 8, head_dim = 64 causal :
+  %0 = rlx_hir.attention %q, %k, %v heads = 32, kv_heads = 8, head_dim = 64 causal : tensor<1x?x2048xf32>, tensor<1x?x512xf32>, tensor<1x?x512xf32>
+  // CHECK: rlx_hir.attention {{.*}} heads = 32, kv_heads = 8, head_dim = 64 sliding_window window = 4096 :
+  %1 = rlx_hir.attention %q, %k, %v heads = 32, kv_heads = 8, head_dim = 64 sliding_window window = 4096 : tensor<1x?x2048xf32>, tensor<1x?x512xf32>, tensor<1x?x512xf32>
+  // CHECK: rlx_hir.attention {{.*}} mask(%{{.*}} : tensor<?x?xi1>) heads = 32, kv_heads = 8, head_dim = 64 scale = 1.250000e-01 softcap = 5.000000e+01 :
+  %2 = rlx_hir.attention %q, %k, %v mask(%m : tensor<?x?xi1>) heads = 32, kv_heads = 8, head_dim = 64 scale = 0.125 softcap = 50.0 : tensor<1x?x2048xf32>, tensor<1x?x512xf32>, tensor<1x?x512xf32>
+  // CHECK: rlx_hir.attention {{.*}} mask(%{{.*}} : tensor<1x32x?x?xf32>) heads = 32, kv_heads = 8, head_dim = 64 causal :
+  %3 = rlx_hir.attention %q, %k, %v mask(%am : tensor<1x32x?x?xf32>) heads = 32, kv_heads = 8, head_dim = 64 causal : tensor<1x?x2048xf32>, tensor<1x?x512xf32>, tensor<1x?x512xf32>
+  // Rank-4 BHSD with GQA 14/2 and a value head size different from head_dim.
+  // CHECK: rlx_hir.attention {{.*}} heads = 14, kv_heads = 2, head_dim = 64 causal layout bhsd : tensor<2x14x37x64xbf16>, tensor<2x2x37x64xbf16>, tensor<2x2x37x96xbf16>
+  %4 = rlx_hir.attention %q4, %k4, %v4 heads = 14, kv_heads = 2, head_dim = 64 causal layout bhsd : tensor<2x14x37x64xbf16>, tensor<2x2x37x64xbf16>, tensor<2x2x37x96xbf16>
+  return %0, %1, %2, %3, %4 : tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<2x14x37x96xbf16>
+}
+
+// CHECK-LABEL: func @rope
+func.func @rope(%x: tensor<1x?x2048xf32>, %pos: tensor<?xi64>, %pos2: tensor<1x?xi32>,
+                %cos: tensor<?x32xf32>, %sin: tensor<?x32xf32>)
+    -> (tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>) {
+  // CHECK: rlx_hir.rope %{{.*}} positions(%{{.*}} : tensor<?xi64>) head_dim = 64 theta = 5.000000e+05 scaling <rope_type = llama3, factor = 3.200000e+01> : tensor<1x?x2048xf32>
+  %0 = rlx_hir.rope %x positions(%pos : tensor<?xi64>) head_dim = 64 theta = 500000.0
+      scaling <rope_type = llama3, factor = 32.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_position_embeddings = 8192>
+      : tensor<1x?x2048xf32>
+  // CHECK: rlx_hir.rope %{{.*}} positions(%{{.*}} : tensor<1x?xi32>) head_dim = 64 rotary_dim = 32 style gptj : tensor<1x?x2048xf32>
+  %1 = rlx_hir.rope %x positions(%pos2 : tensor<1x?xi32>) head_dim = 64 rotary_dim = 32 style gptj : tensor<1x?x2048xf32>
+  // CHECK: rlx_hir.rope %{{.*}} tables(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<?x32xf32>) head_dim = 64 : tensor<1x?x2048xf32>
+  %2 = rlx_hir.rope %x tables(%cos, %sin : tensor<?x32xf32>, tensor<?x32xf32>) head_dim = 64 : tensor<1x?x2048xf32>
+  return %0, %1, %2 : tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<1x?x2048xf32>
+}
+
+// CHECK-LABEL: func @embedding
+func.func @embedding(%ids: tensor<1x?xi64>, %table: tensor<128256x2048xf32>) -> tensor<1x?x2048xf32> {
+  // CHECK: rlx_hir.embedding %{{.*}}, %{{.*}} : tensor<1x?xi64>, tensor<128256x2048xf32>
+  %0 = rlx_hir.embedding %ids, %table : tensor<1x?xi64>, tensor<128256x2048xf32>
+  return %0 : tensor<1x?x2048xf32>
+}
+
+// HIR functions may hold MIR ops directly.
+// CHECK-LABEL: func @mixed
+func.func @mixed(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: rlx_hir.linear
+  %0 = rlx_hir.linear %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  // CHECK: rlx_mir.silu
+  %1 = rlx_mir.silu %0 : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
