@@ -2,6 +2,8 @@
 
 #include "RLX/InitAll.h"
 
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Dialect/Common/IR/RLXDialect.h"
 #include "RLX/Dialect/HIR/IR/HIRDialect.h"
 #include "RLX/Dialect/LIR/IR/LIRDialect.h"
@@ -17,7 +19,10 @@ void mlir::rlx::registerAllDialects(DialectRegistry &registry) {
   registry.insert<RLXDialect, hir::HIRDialect, mir::MIRDialect, lir::LIRDialect>();
 }
 
-void mlir::rlx::registerAllPasses() {}
+void mlir::rlx::registerAllPasses() {
+  registerRLXConversionPasses();
+  mir::registerRLXMIRPasses();
+}
 
 void mlir::rlx::registerEverything(DialectRegistry &registry) {
   mlir::registerAllDialects(registry);

@@ -695,3 +695,54 @@ FailureOr<RankedTensorType> mlir::rlx::checkNormOperands(OptLoc loc, Value input
   }
   return x;
 }
+
+LogicalResult mlir::rlx::checkRopeTables(OptLoc loc, ArrayRef<int64_t> xs,
+                                         Value cos, Value sin,
+                                         int64_t rotaryDim) {
+  auto c = getRankedTensor(loc, cos, "cos");
+  auto s = getRankedTensor(loc, sin, "sin");
+  if (failed(c) || failed(s))
+    return failure();
+  if (*c != *s)
+    return shapeError(loc, "cos " + typeToString(*c) + " and sin " +
+                               typeToString(*s) + " must have the same type");
+  ArrayRef<int64_t> cs = c->getShape();
+  bool ok = (cs.size() == 2 && dimsMatch(cs[0], xs[1])) ||
+            (cs.size() == 3 && dimsMatch(cs[0], xs[0]) && dimsMatch(cs[1], xs[1]));
+  if (!ok || !dimsMatch(cs.back(), rotaryDim / 2))
+    return shapeError(loc, "cos/sin must be [S, rotary_dim/2] or [B, S, "
+                           "rotary_dim/2] = [.., " +
+                               Twine(rotaryDim / 2) + "] for input " +
+                               shapeToString(xs) + ", got " + shapeToString(cs));
+  return success();
+}
+
+FailureOr<RankedTensorType> mlir::rlx::checkLayerNormOperands(OptLoc loc, Value input,
+                                                              Value weight, Value bias,
+                                                              double eps) {
+  auto x = checkNormOperands(loc, input, weight, eps);
+  if (failed(x))
+    return failure();
+  if (bias) {
+    auto b = getRankedTensor(loc, bias, "bias");
+    if (failed(b) || failed(checkSameElementType(loc, {*x, *b}, {"input", "bias"})) ||
+        failed(checkChannelVector(loc, x->getShape(), b->getShape(), "bias")))
+      return failure();
+  }
+  return x;
+}
+
+FailureOr<RankedTensorType> mlir::rlx::checkResidualNormOperands(OptLoc loc, Value input,
+                                                                 Value residual,
+                                                                 Value weight, double eps) {
+  auto x = checkNormOperands(loc, input, weight, eps);
+  if (failed(x))
+    return failure();
+  auto r = getRankedTensor(loc, residual, "residual");
+  if (failed(r))
+    return failure();
+  if (*r != *x)
+    return shapeError(loc, "input " + typeToString(*x) + " and residual " +
+                               typeToString(*r) + " must have the same type");
+  return x;
+}

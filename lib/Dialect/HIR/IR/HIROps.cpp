@@ -68,31 +68,16 @@ LogicalResult ResidualRmsNormOp::inferReturnTypes(MLIRContext *,
                                                   std::optional<Location> loc,
                                                   Adaptor a,
                                                   SmallVectorImpl<Type> &out) {
-  auto x = checkNormOperands(loc, a.getInput(), a.getWeight(), a.getEps().convertToDouble());
-  if (failed(x))
-    return failure();
-  auto r = getRankedTensor(loc, a.getResidual(), "residual");
-  if (failed(r))
-    return failure();
-  if (*r != *x)
-    return shapeError(loc, "input " + typeToString(*x) + " and residual " +
-                               typeToString(*r) + " must have the same type");
-  return pushSame(*x, out, 2);
+  auto x = checkResidualNormOperands(loc, a.getInput(), a.getResidual(), a.getWeight(),
+                                     a.getEps().convertToDouble());
+  return failed(x) ? failure() : pushSame(*x, out, 2);
 }
 
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor a, SmallVectorImpl<Type> &out) {
-  auto x = checkNormOperands(loc, a.getInput(), a.getWeight(), a.getEps().convertToDouble());
-  if (failed(x))
-    return failure();
-  if (a.getBias()) {
-    auto b = getRankedTensor(loc, a.getBias(), "bias");
-    if (failed(b) ||
-        failed(checkSameElementType(loc, {*x, *b}, {"input", "bias"})) ||
-        failed(checkChannelVector(loc, x->getShape(), b->getShape(), "bias")))
-      return failure();
-  }
-  return pushSame(*x, out);
+  auto x = checkLayerNormOperands(loc, a.getInput(), a.getWeight(), a.getBias(),
+                                  a.getEps().convertToDouble());
+  return failed(x) ? failure() : pushSame(*x, out);
 }
 
 //===----------------------------------------------------------------------===//
@@ -193,22 +178,8 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
     if (a.getTheta() || a.getScaling())
       return shapeError(loc, "theta and scaling only apply to the positions "
                              "form; cos/sin tables are already final");
-    auto c = getRankedTensor(loc, a.getCos(), "cos");
-    auto s = getRankedTensor(loc, a.getSin(), "sin");
-    if (failed(c) || failed(s))
+    if (failed(checkRopeTables(loc, xs, a.getCos(), a.getSin(), rot)))
       return failure();
-    if (*c != *s)
-      return shapeError(loc, "cos " + typeToString(*c) + " and sin " +
-                                 typeToString(*s) + " must have the same type");
-    ArrayRef<int64_t> cs = c->getShape();
-    bool ok = (cs.size() == 2 && dimsMatch(cs[0], xs[1])) ||
-              (cs.size() == 3 && dimsMatch(cs[0], xs[0]) && dimsMatch(cs[1], xs[1]));
-    if (!ok || !dimsMatch(cs.back(), rot / 2))
-      return shapeError(loc, "cos/sin must be [S, rotary_dim/2] or [B, S, "
-                             "rotary_dim/2] = [.., " +
-                                 Twine(rot / 2) + "] for input " +
-                                 shapeToString(xs) + ", got " +
-                                 shapeToString(cs));
   }
   return pushSame(*x, out);
 }
@@ -230,6 +201,183 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   if (failed(shape))
     return failure();
   out.push_back(RankedTensorType::get(*shape, table->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// qk_norm
+//===----------------------------------------------------------------------===//
+
+LogicalResult QkNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  auto w = getRankedTensor(loc, a.getWeight(), "weight");
+  if (failed(x) || failed(w) || failed(checkEps(loc, a.getEps().convertToDouble())) ||
+      failed(checkSameElementType(loc, {*x, *w}, {"input", "weight"})))
+    return failure();
+  int64_t d = a.getHeadDim();
+  if (d <= 0)
+    return shapeError(loc, "head_dim must be > 0, got " + Twine(d));
+  if (x->getRank() < 1)
+    return shapeError(loc, "input must have rank >= 1");
+  int64_t last = x->getShape().back();
+  if (!isDynamicDim(last) && last % d != 0)
+    return shapeError(loc, "input hidden size " + Twine(last) +
+                               " is not a multiple of head_dim " + Twine(d));
+  if (w->getRank() != 1 || !dimsMatch(w->getShape()[0], d))
+    return shapeError(loc, "weight must be [head_dim] = [" + Twine(d) + "], got " +
+                               shapeToString(w->getShape()));
+  return pushSame(*x, out);
+}
+
+//===----------------------------------------------------------------------===//
+// dequant_linear
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantLinearOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor a,
+                                                SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  auto w = getRankedTensor(loc, a.getWeight(), "weight");
+  auto s = getRankedTensor(loc, a.getScales(), "scales");
+  if (failed(x) || failed(w) || failed(s))
+    return failure();
+  if (enumOr(a.getSchemeAttr(), QuantScheme::NVFP4) != QuantScheme::NVFP4)
+    return shapeError(loc, "dequant_linear supports the nvfp4 scheme only");
+  if (x->getRank() < 1 || w->getRank() != 2 || s->getRank() != 2)
+    return shapeError(loc, "input must have rank >= 1 and weight/scales rank 2");
+  int64_t k = x->getShape().back();
+  if (isDynamicDim(k) || k % 16 != 0)
+    return shapeError(loc, "NVFP4 needs a static K that is a multiple of 16, got " +
+                               shapeToString(x->getShape()));
+  bool outIn = enumOr(a.getLayoutAttr(), WeightLayout::OutIn) == WeightLayout::OutIn;
+  ArrayRef<int64_t> ws = w->getShape(), ss = s->getShape();
+  int64_t n = outIn ? ws[0] : ws[1];
+  int64_t wk = outIn ? ws[1] : ws[0];
+  int64_t sn = outIn ? ss[0] : ss[1];
+  int64_t sk = outIn ? ss[1] : ss[0];
+  if (!dimsMatch(wk, k / 2))
+    return shapeError(loc, "packed weight " + shapeToString(ws) + " must hold K/2 = " +
+                               Twine(k / 2) + " bytes per row along K");
+  if (!dimsMatch(sk, k / 16) || !dimsMatch(sn, n))
+    return shapeError(loc, "scales " + shapeToString(ss) + " must be " +
+                               (outIn ? "[N, K/16] = [" : "[K/16, N] = [") +
+                               (outIn ? Twine(n) + ", " + Twine(k / 16)
+                                      : Twine(k / 16) + ", " + Twine(n)) + "]");
+  if (a.getBias()) {
+    auto b = getRankedTensor(loc, a.getBias(), "bias");
+    if (failed(b) || failed(checkSameElementType(loc, {*x, *b}, {"input", "bias"})))
+      return failure();
+    if (b->getRank() != 1 || !dimsMatch(b->getShape()[0], n))
+      return shapeError(loc, "bias must be [" + Twine(n) + "], got " +
+                                 shapeToString(b->getShape()));
+  }
+  Shape result(x->getShape());
+  result.back() = n;
+  out.push_back(RankedTensorType::get(result, x->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// decoder_layer
+//===----------------------------------------------------------------------===//
+
+LogicalResult DecoderLayerOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor a,
+                                               SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  if (failed(x))
+    return failure();
+  if (x->getRank() != 3)
+    return shapeError(loc, "decoder_layer input must be [batch, seq, hidden], got " +
+                               shapeToString(x->getShape()));
+  ArrayRef<int64_t> xs = x->getShape();
+  int64_t hidden = xs[2];
+  if (isDynamicDim(hidden))
+    return shapeError(loc, "decoder_layer needs a static hidden size");
+  int64_t hq = a.getNumHeads(), hkv = a.getNumKvHeads(), d = a.getHeadDim();
+  if (hq <= 0 || hkv <= 0 || d <= 0)
+    return shapeError(loc, "num_heads, num_kv_heads and head_dim must be > 0");
+  if (hq % hkv != 0)
+    return shapeError(loc, "num_heads (" + Twine(hq) +
+                               ") must be divisible by num_kv_heads (" + Twine(hkv) + ")");
+  if (failed(checkEps(loc, a.getEps().convertToDouble())))
+    return failure();
+  if (!(a.getTheta().convertToDouble() > 0.0))
+    return shapeError(loc, "theta must be > 0");
+  MaskKind mask = enumOr(a.getMaskAttr(), MaskKind::Causal);
+  if (mask == MaskKind::None)
+    return shapeError(loc, "a decoder layer's mask must be causal or sliding_window");
+  if ((mask == MaskKind::SlidingWindow) != a.getWindow().has_value() ||
+      (a.getWindow() && *a.getWindow() <= 0))
+    return shapeError(loc, "sliding_window needs a window > 0 (and only it takes one)");
+
+  // Every float operand shares the input's element type.
+  SmallVector<Type> types{*x};
+  SmallVector<StringRef> names{"input"};
+  auto expect = [&](Value v, StringRef name, ArrayRef<int64_t> shape) -> LogicalResult {
+    auto t = getRankedTensor(loc, v, name);
+    if (failed(t))
+      return failure();
+    types.push_back(*t);
+    names.push_back(name);
+    if (t->getRank() != static_cast<int64_t>(shape.size()) ||
+        !llvm::all_of(llvm::zip(t->getShape(), shape),
+                      [](auto p) { return dimsMatch(std::get<0>(p), std::get<1>(p)); }))
+      return shapeError(loc, Twine(name) + " must be " + shapeToString(shape) +
+                                 ", got " + shapeToString(t->getShape()));
+    return success();
+  };
+  auto gate = getRankedTensor(loc, a.getGateProj(), "gate_proj");
+  if (failed(gate) || gate->getRank() != 2)
+    return shapeError(loc, "gate_proj must be [intermediate, hidden]");
+  int64_t inter = gate->getShape()[0];
+  if (failed(expect(a.getInputNorm(), "input_norm", {hidden})) ||
+      failed(expect(a.getQProj(), "q_proj", {hq * d, hidden})) ||
+      failed(expect(a.getKProj(), "k_proj", {hkv * d, hidden})) ||
+      failed(expect(a.getVProj(), "v_proj", {hkv * d, hidden})) ||
+      failed(expect(a.getOProj(), "o_proj", {hidden, hq * d})) ||
+      failed(expect(a.getPostNorm(), "post_norm", {hidden})) ||
+      failed(expect(a.getGateProj(), "gate_proj", {inter, hidden})) ||
+      failed(expect(a.getUpProj(), "up_proj", {inter, hidden})) ||
+      failed(expect(a.getDownProj(), "down_proj", {hidden, inter})))
+    return failure();
+  if (static_cast<bool>(a.getQNorm()) != static_cast<bool>(a.getKNorm()))
+    return shapeError(loc, "q_norm and k_norm must be given together");
+  if (a.getQNorm() && (failed(expect(a.getQNorm(), "q_norm", {d})) ||
+                       failed(expect(a.getKNorm(), "k_norm", {d}))))
+    return failure();
+  if (static_cast<bool>(a.getPastKey()) != static_cast<bool>(a.getPastValue()))
+    return shapeError(loc, "past_key and past_value must be given together");
+  int64_t total = xs[1];
+  if (a.getPastKey()) {
+    auto pk = getRankedTensor(loc, a.getPastKey(), "past_key");
+    if (failed(pk) || pk->getRank() != 3)
+      return shapeError(loc, "past_key must be [batch, past_seq, kv_heads*head_dim]");
+    int64_t past = pk->getShape()[1];
+    if (failed(expect(a.getPastKey(), "past_key", {xs[0], past, hkv * d})) ||
+        failed(expect(a.getPastValue(), "past_value", {xs[0], past, hkv * d})))
+      return failure();
+    total = (isDynamicDim(past) || isDynamicDim(total)) ? ShapedType::kDynamic
+                                                         : past + total;
+  }
+  if (failed(checkSameElementType(loc, types, names)))
+    return failure();
+  auto pos = getRankedTensor(loc, a.getPositions(), "positions");
+  if (failed(pos))
+    return failure();
+  ArrayRef<int64_t> ps = pos->getShape();
+  if (!((ps.size() == 1 && dimsMatch(ps[0], xs[1])) ||
+        (ps.size() == 2 && dimsMatch(ps[0], xs[0]) && dimsMatch(ps[1], xs[1]))))
+    return shapeError(loc, "positions must be [S] or [B, S] matching the input " +
+                               shapeToString(xs) + ", got " + shapeToString(ps));
+  Type et = x->getElementType();
+  out.push_back(*x);
+  auto kv = RankedTensorType::get({xs[0], total, hkv * d}, et);
+  out.push_back(kv);
+  out.push_back(kv);
   return success();
 }
 

@@ -212,3 +212,7 @@ Value mlir::rlx::mir::convertScalar(OpBuilder &b, Location loc, Value v, Type to
 Value CastOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
   return convertScalar(b, loc, args[0], getType().getElementType());
 }
+
+Value SelectOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
+  return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
+}

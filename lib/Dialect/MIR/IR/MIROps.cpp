@@ -321,6 +321,90 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+//===----------------------------------------------------------------------===//
+// select, layer_norm, residual_rms_norm, gather, rope, causal_mask
+//===----------------------------------------------------------------------===//
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor a, SmallVectorImpl<Type> &out) {
+  auto c = getRankedTensor(loc, a.getCondition(), "condition");
+  auto t = getRankedTensor(loc, a.getOnTrue(), "on_true");
+  auto f = getRankedTensor(loc, a.getOnFalse(), "on_false");
+  if (failed(c) || failed(t) || failed(f) ||
+      failed(checkSameElementType(loc, {*t, *f}, {"on_true", "on_false"})))
+    return failure();
+  auto tf = broadcastShapes(loc, t->getShape(), f->getShape());
+  if (failed(tf))
+    return failure();
+  auto all = broadcastShapes(loc, c->getShape(), *tf);
+  if (failed(all))
+    return failure();
+  out.push_back(RankedTensorType::get(*all, t->getElementType()));
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = checkLayerNormOperands(loc, a.getInput(), a.getWeight(), a.getBias(),
+                                  a.getEps().convertToDouble());
+  if (failed(x))
+    return failure();
+  out.push_back(*x);
+  return success();
+}
+
+LogicalResult ResidualRmsNormOp::inferReturnTypes(MLIRContext *,
+                                                  std::optional<Location> loc,
+                                                  Adaptor a,
+                                                  SmallVectorImpl<Type> &out) {
+  auto x = checkResidualNormOperands(loc, a.getInput(), a.getResidual(), a.getWeight(),
+                                     a.getEps().convertToDouble());
+  if (failed(x))
+    return failure();
+  out.append({*x, *x});
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor a, SmallVectorImpl<Type> &out) {
+  auto table = getRankedTensor(loc, a.getTable(), "table");
+  auto ids = getRankedTensor(loc, a.getIndices(), "indices");
+  if (failed(table) || failed(ids))
+    return failure();
+  auto shape = inferGather(loc, table->getShape(), ids->getShape());
+  if (failed(shape))
+    return failure();
+  out.push_back(RankedTensorType::get(*shape, table->getElementType()));
+  return success();
+}
+
+LogicalResult RopeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  if (failed(x))
+    return failure();
+  int64_t rot = a.getRotaryDim().value_or(a.getHeadDim());
+  if (failed(checkRopeDims(loc, x->getShape(), a.getHeadDim(), rot)) ||
+      failed(checkRopeTables(loc, x->getShape(), a.getCos(), a.getSin(), rot)))
+    return failure();
+  out.push_back(*x);
+  return success();
+}
+
+LogicalResult CausalMaskOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  if (failed(x))
+    return failure();
+  if (x->getRank() < 2)
+    return shapeError(loc, "causal_mask needs scores of rank >= 2 [..., Sq, Sk], got " +
+                               shapeToString(x->getShape()));
+  if (a.getWindow() && *a.getWindow() <= 0)
+    return shapeError(loc, "window must be > 0, got " + Twine(*a.getWindow()));
+  out.push_back(*x);
+  return success();
+}
+
 bool mlir::rlx::mir::isViewLikeOp(Operation *op) {
   return isa<ReshapeOp, SliceOp, BroadcastOp, ConstantOp>(op);
 }

@@ -193,6 +193,16 @@ def RLX_RopeScalingAttr : AttrDef<RLX_Dialect, "RopeScaling"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Normalization kind (matmul prologues)
+//===----------------------------------------------------------------------===//
+
+def RLX_NormKind : RLX_I32Enum<"NormKind", "normalization", [
+  I32EnumAttrCase<"RmsNorm", 0, "rms_norm">,
+  I32EnumAttrCase<"LayerNorm", 1, "layer_norm">
+]>;
+def RLX_NormKindAttr : RLX_EnumAttr<RLX_NormKind, "norm">;
+
+//===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
 

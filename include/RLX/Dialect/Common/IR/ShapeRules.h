@@ -118,9 +118,24 @@ FailureOr<RankedTensorType> checkNormOperands(OptLoc loc, Value input,
                                               Value weight, double eps,
                                               StringRef weightName = "weight");
 
+/// LayerNorm: checkNormOperands plus an optional bias [H].
+FailureOr<RankedTensorType> checkLayerNormOperands(OptLoc loc, Value input,
+                                                   Value weight, Value bias,
+                                                   double eps);
+
+/// Residual RMSNorm: input and residual of one type, then checkNormOperands.
+FailureOr<RankedTensorType> checkResidualNormOperands(OptLoc loc, Value input,
+                                                      Value residual,
+                                                      Value weight, double eps);
+
 /// Rotary embedding on x [B, S, H·headDim]; checks head/rotary dims.
 LogicalResult checkRopeDims(OptLoc loc, ArrayRef<int64_t> x, int64_t headDim,
                             int64_t rotaryDim);
+
+/// cos/sin tables for RoPE on x [B, S, ...]: [S, rotaryDim/2] or
+/// [B, S, rotaryDim/2], both of one type.
+LogicalResult checkRopeTables(OptLoc loc, ArrayRef<int64_t> x, Value cos,
+                              Value sin, int64_t rotaryDim);
 
 /// Grouping of input dims to output dims for a row-major reshape. Each group
 /// is a pair of half-open ranges [inBegin, inEnd) and [outBegin, outEnd).

@@ -316,4 +316,156 @@ def HIR_EmbeddingOp : HIR_Op<"embedding"> {
   let assemblyFormat = "$ids `,` $table attr-dict `:` type($ids) `,` type($table)";
 }
 
+//===----------------------------------------------------------------------===//
+// qk_norm
+//===----------------------------------------------------------------------===//
+
+def HIR_QkNormOp : HIR_Op<"qk_norm"> {
+  let summary = "per-head RMSNorm of packed query or key heads (Qwen3)";
+  let description = [{
+    Applies RMSNorm over each head of `input` separately:
+    `y[..., h, :] = rms_norm(x[..., h, :]) · weight` with `x` viewed as
+    `[..., H, head_dim]`. Matches Qwen3's `q_norm`/`k_norm`
+    (`Qwen3RMSNorm` on `[B, S, H, D]` before RoPE), statistics in f32.
+
+    Operands: `input` `[..., H·head_dim]`, float; `weight` `[head_dim]`,
+    same element type. Result: the type of `input`. Attributes: `head_dim`
+    > 0, `eps` > 0.
+
+    The verifier rejects a last dim not divisible by head_dim, a weight that
+    is not `[head_dim]`, eps ≤ 0 and mixed element types.
+
+    Example:
+    ```mlir
+    %qn = rlx_hir.qk_norm %q, %g head_dim = 128 eps = 1.0e-06
+        : tensor<1x?x2048xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$weight,
+                   I64Attr:$head_dim, F64Attr:$eps);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight `head_dim` `=` $head_dim `eps` `=` $eps attr-dict `:`
+    type($input) `,` type($weight)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// dequant_linear
+//===----------------------------------------------------------------------===//
+
+def HIR_DequantLinearOp : HIR_Op<"dequant_linear"> {
+  let summary = "linear layer with NVFP4-quantized weights";
+  let description = [{
+    `y = act(x·dequant(W)ᵀ + b)` where `dequant(W) = e2m1 · e4m3_scale ·
+    global_scale` (DESIGN §3, NVIDIA's NVFP4: FP4 E2M1 values, one FP8 E4M3
+    scale per 16 consecutive elements along K, one f32 per-tensor scale; a
+    NaN block scale decodes to 0). Accumulation is in f32.
+
+    Operands with `layout out_in` (NVIDIA checkpoints, the default):
+    `input` `[..., K]` (f32/f16/bf16), `weight` `[N, K/2]` i8 (two E2M1 codes
+    per byte, lower K index in the low nibble), `scales` `[N, K/16]`
+    f8E4M3FN, `global_scale` `tensor<f32>`, optional `bias` `[N]` (input
+    element type). With `layout in_out` (the original RLX) the weight is
+    `[K/2, N]` (pairs along K packed per byte) and the scales `[K/16, N]`.
+    Result: `[..., N]` in the input's element type.
+
+    The verifier rejects K not a multiple of 16, weight/scales shapes that do
+    not match K and N, a non-scalar global scale, a wrong bias, and a scheme
+    other than `nvfp4`.
+
+    Example:
+    ```mlir
+    %y = rlx_hir.dequant_linear %x, %w, %s, %g
+        : tensor<1x?x4096xbf16>, tensor<14336x2048xi8>, tensor<14336x256xf8E4M3FN>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
+                   RankedTensorOf<[F8E4M3FN]>:$scales, 0DTensorOf<[F32]>:$global_scale,
+                   Optional<RLX_FloatTensor>:$bias,
+                   DefaultValuedAttr<RLX_QuantSchemeAttr, "::mlir::rlx::QuantScheme::NVFP4">:$scheme,
+                   DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::None">:$activation,
+                   DefaultValuedAttr<RLX_WeightLayoutAttr, "::mlir::rlx::WeightLayout::OutIn">:$layout);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $scales `,` $global_scale (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`scheme` $scheme^)? (`activation` $activation^)? (`layout` $layout^)? attr-dict `:`
+    type($input) `,` type($weight) `,` type($scales) `,` type($global_scale)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// decoder_layer
+//===----------------------------------------------------------------------===//
+
+def HIR_DecoderLayerOp : HIR_Op<"decoder_layer", [AttrSizedOperandSegments]> {
+  let summary = "a whole pre-norm Llama/Qwen/Mistral decoder layer";
+  let description = [{
+    One decoder layer as in HF `LlamaDecoderLayer` (also Qwen2/Qwen3,
+    Mistral):
+    ```
+    h      = rms_norm(x, input_norm)
+    q,k,v  = h·q_projᵀ, h·k_projᵀ, h·v_projᵀ
+    q,k    = qk_norm(q, q_norm), qk_norm(k, k_norm)     (Qwen3, optional)
+    q,k    = rope(q, positions), rope(k, positions)
+    k,v    = concat(past_key, k), concat(past_value, v) (KV cache, optional)
+    a      = attention(q, k, v)                         (causal or sliding window)
+    r      = x + a·o_projᵀ
+    output = r + swiglu(rms_norm(r, post_norm), gate_proj, up_proj, down_proj)
+    ```
+    Results: `output` `[B, S, H]`, and `present_key`/`present_value`
+    `[B, P+S, num_kv_heads·head_dim]`, the keys (after RoPE) and values a
+    KV cache keeps for the next step (`P` = 0 without a cache).
+
+    Operands: `input` `[B, S, H]`; `positions` `[S]` or `[B, S]` (i32/i64;
+    with a cache these are `P..P+S-1`); weights in HF layout `[out, in]`:
+    `input_norm` `[H]`, `q_proj` `[Hq·D, H]`, `k_proj`/`v_proj`
+    `[Hkv·D, H]`, `o_proj` `[H, Hq·D]`, `post_norm` `[H]`, `gate_proj`/
+    `up_proj` `[I, H]`, `down_proj` `[H, I]`; optional `q_norm`/`k_norm`
+    `[D]`; optional `past_key`/`past_value` `[B, P, Hkv·D]`. One float
+    element type throughout. `head_dim` may differ from H / num_heads
+    (Qwen3).
+
+    Attributes: `num_heads`, `num_kv_heads`, `head_dim`, `eps` (both norms,
+    and the qk norms), `theta`, optional RoPE `scaling`, `mask` (`causal`
+    default, or `sliding_window` with `window`), `activation` (`silu`).
+
+    The verifier rejects any weight whose shape does not match H, I, Hq·D,
+    Hkv·D or D, heads not divisible by kv heads, eps/theta ≤ 0, one of
+    q_norm/k_norm or past_key/past_value without the other, a cache whose
+    batch or width does not match, and mixed element types.
+
+    Example: see `examples/llama-3.2-1b-layer.mlir` and the model generator.
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_IndexTensor:$positions,
+                   RLX_FloatTensor:$input_norm, RLX_FloatTensor:$q_proj,
+                   RLX_FloatTensor:$k_proj, RLX_FloatTensor:$v_proj,
+                   RLX_FloatTensor:$o_proj, RLX_FloatTensor:$post_norm,
+                   RLX_FloatTensor:$gate_proj, RLX_FloatTensor:$up_proj,
+                   RLX_FloatTensor:$down_proj,
+                   Optional<RLX_FloatTensor>:$q_norm, Optional<RLX_FloatTensor>:$k_norm,
+                   Optional<RLX_FloatTensor>:$past_key, Optional<RLX_FloatTensor>:$past_value,
+                   I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
+                   F64Attr:$eps, F64Attr:$theta,
+                   OptionalAttr<RLX_RopeScalingAttr>:$scaling,
+                   DefaultValuedAttr<RLX_MaskKindAttr, "::mlir::rlx::MaskKind::Causal">:$mask,
+                   OptionalAttr<I64Attr>:$window,
+                   DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::Silu">:$activation);
+  let results = (outs RLX_FloatTensor:$output, RLX_FloatTensor:$present_key,
+                 RLX_FloatTensor:$present_value);
+  let assemblyFormat = [{
+    $input `positions` `(` $positions `:` type($positions) `)`
+    `weights` `(` $input_norm `,` $q_proj `,` $k_proj `,` $v_proj `,` $o_proj `,`
+        $post_norm `,` $gate_proj `,` $up_proj `,` $down_proj `:`
+        type($input_norm) `,` type($q_proj) `,` type($k_proj) `,` type($v_proj) `,`
+        type($o_proj) `,` type($post_norm) `,` type($gate_proj) `,` type($up_proj) `,`
+        type($down_proj) `)`
+    (`qk_norm` `(` $q_norm^ `,` $k_norm `:` type($q_norm) `,` type($k_norm) `)`)?
+    (`cache` `(` $past_key^ `,` $past_value `:` type($past_key) `,` type($past_value) `)`)?
+    `heads` `=` $num_heads `,` `kv_heads` `=` $num_kv_heads `,` `head_dim` `=` $head_dim
+    `eps` `=` $eps `theta` `=` $theta (`scaling` $scaling^)? (`mask` $mask^)?
+    (`window` `=` $window^)? (`activation` $activation^)? attr-dict `:` type($input)
+  }];
+}
+
 #endif // RLX_DIALECT_HIR_IR_HIROPS_TD

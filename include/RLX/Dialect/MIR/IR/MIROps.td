@@ -10,6 +10,7 @@
 #define RLX_DIALECT_MIR_IR_MIROPS_TD
 
 include "RLX/Dialect/MIR/IR/MIRDialect.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // constant
@@ -398,6 +399,278 @@ def MIR_BroadcastOp : MIR_InferOp<"broadcast"> {
   let results = (outs RLX_Tensor:$output);
   let assemblyFormat = "$input $shape attr-dict `:` type($input)";
   let hasFolder = 1;
+}
+
+
+//===----------------------------------------------------------------------===//
+// More primitives: select, layer_norm, gather, rope, causal_mask
+//===----------------------------------------------------------------------===//
+
+def MIR_SelectOp : MIR_ElementwiseOp<"select", [InferTypeOpAdaptor]> {
+  let summary = "elementwise choice with broadcasting";
+  let description = [{
+    `out = cond ? on_true : on_false` elementwise after numpy broadcasting of
+    the three operands (`torch.where`). `cond` is i1; the values share one
+    element type, which is the result's.
+
+    The verifier rejects a non-i1 condition, shapes that do not broadcast,
+    and mixed value types.
+
+    Example:
+    ```mlir
+    %y = rlx_mir.select %m, %s, %neg_inf : tensor<4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I1]>:$condition, RLX_Tensor:$on_true,
+                   RLX_Tensor:$on_false);
+  let results = (outs RLX_Tensor:$output);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` type($condition) `,`
+    type($on_true) `,` type($on_false)
+  }];
+}
+
+def MIR_LayerNormOp : MIR_InferOp<"layer_norm", [AttrSizedOperandSegments]> {
+  let summary = "LayerNorm over the last axis";
+  let description = [{
+    `y = (x - mean) · rsqrt(var + eps) [· weight] [+ bias]` over the last
+    axis, mean and biased variance in f32 (PyTorch `nn.LayerNorm`).
+    Operands: `input` `[..., H]`, optional `weight`/`bias` `[H]` of the same
+    element type. Result: the input's type. `eps` > 0.
+
+    Example:
+    ```mlir
+    %y = rlx_mir.layer_norm %x weight(%g : tensor<768xf32>) bias(%b : tensor<768xf32>)
+        eps = 1.0e-05 : tensor<1x?x768xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, Optional<RLX_FloatTensor>:$weight,
+                   Optional<RLX_FloatTensor>:$bias, F64Attr:$eps);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input (`weight` `(` $weight^ `:` type($weight) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)? `eps` `=` $eps attr-dict `:` type($input)
+  }];
+}
+
+def MIR_ResidualRmsNormOp : MIR_InferOp<"residual_rms_norm"> {
+  let summary = "fused residual add + RMSNorm (two results)";
+  let description = [{
+    `sum = input + residual; output = rms_norm(sum) [· weight]` in one pass,
+    statistics in f32 (HF `LlamaRMSNorm` after the residual add). Operands
+    `input`, `residual` of identical type `[..., H]`, optional `weight`
+    `[H]`. Results `output`, `sum` with the input's type. What
+    `rlx-mir-fuse-residual-norm` makes of `add` + `rms_norm`.
+
+    Example:
+    ```mlir
+    %n, %s = rlx_mir.residual_rms_norm %x, %r, %g eps = 1.0e-05
+        : tensor<1x?x2048xf32>, tensor<1x?x2048xf32>, tensor<2048xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$residual,
+                   Optional<RLX_FloatTensor>:$weight, F64Attr:$eps);
+  let results = (outs RLX_FloatTensor:$output, RLX_FloatTensor:$sum);
+  let assemblyFormat = [{
+    $input `,` $residual (`,` $weight^)? `eps` `=` $eps attr-dict `:`
+    type($input) `,` type($residual) (`,` type($weight)^)?
+  }];
+}
+
+def MIR_GatherOp : MIR_InferOp<"gather"> {
+  let summary = "rows of a table by index (embedding lookup)";
+  let description = [{
+    `out[i..., :] = table[indices[i...], :]` (`torch.nn.functional.embedding`,
+    `torch.index_select(table, 0, ·)` generalized to any index rank). Used for
+    token embeddings and GPT-2's learned positions. Indices are i32/i64;
+    out-of-range indices are clamped on the CPU path.
+
+    Result: `indices.shape + table.shape[1:]`, the table's element type.
+
+    Example:
+    ```mlir
+    %h = rlx_mir.gather %table[%ids] : tensor<50257x768xf32>, tensor<1x?xi64>
+    ```
+  }];
+  let arguments = (ins RLX_Tensor:$table, RLX_IndexTensor:$indices);
+  let results = (outs RLX_Tensor:$output);
+  let assemblyFormat = [{
+    $table `[` $indices `]` attr-dict `:` type($table) `,` type($indices)
+  }];
+}
+
+def MIR_RopeOp : MIR_InferOp<"rope"> {
+  let summary = "rotary position embedding from cos/sin tables";
+  let description = [{
+    Rotates pairs of the first `rotary_dim` dims of each head of
+    `input` `[B, S, H·head_dim]`: for pair `(a, b)` at table index `i`,
+    `a' = a·cos[s, i] − b·sin[s, i]`, `b' = b·cos[s, i] + a·sin[s, i]`.
+    `neox` pairs dim `i` with `i + rotary_dim/2` (HF `rotate_half`), `gptj`
+    pairs `2i` with `2i+1`. Dims past `rotary_dim` pass through. Computed in
+    f32; the result has the input's type.
+
+    `cos`, `sin`: `[S, rotary_dim/2]` or `[B, S, rotary_dim/2]`, any float
+    type (usually f32, computed from positions by `convert-rlx-hir-to-mir`).
+
+    Example:
+    ```mlir
+    %y = rlx_mir.rope %q, %cos, %sin head_dim = 64 : tensor<1x?x2048xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$cos, RLX_FloatTensor:$sin,
+                   I64Attr:$head_dim, OptionalAttr<I64Attr>:$rotary_dim,
+                   DefaultValuedAttr<RLX_RopeStyleAttr, "::mlir::rlx::RopeStyle::NeoX">:$style);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin `head_dim` `=` $head_dim (`rotary_dim` `=` $rotary_dim^)?
+    (`style` $style^)? attr-dict `:` type($input) `,` type($cos) `,` type($sin)
+  }];
+  let extraClassDeclaration = [{
+    int64_t getRotaryDimOrDefault() { return getRotaryDim().value_or(getHeadDim()); }
+  }];
+}
+
+def MIR_CausalMaskOp : MIR_InferOp<"causal_mask"> {
+  let summary = "hide future (and, with a window, old) keys in attention scores";
+  let description = [{
+    On scores `[..., Sq, Sk]`, sets entry `(i, j)` to -inf unless key `j` is
+    visible to query `i`: bottom-right aligned causal, `j ≤ i'` with
+    `i' = i + Sk − Sq`; with `window = w` also `j > i' − w` (the `w` most
+    recent keys, the query's own included; HF convention). The primitive
+    form of attention's `causal`/`sliding_window` masks, which attention
+    recognition folds back into `rlx_mir.attention`.
+
+    Example:
+    ```mlir
+    %m = rlx_mir.causal_mask %s window = 4096 : tensor<1x32x?x?xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, OptionalAttr<I64Attr>:$window);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = "$input (`window` `=` $window^)? attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Fused ops
+//===----------------------------------------------------------------------===//
+
+def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> {
+  let summary = "matmul with a normalization prologue and a fused epilogue";
+  let description = [{
+    `out = epilogue(prologue(lhs) · rhs)` where `rhs` is `[K, N]`, or `[N, K]`
+    with `transpose_b` (the `nn.Linear` layout), shared by all batch rows of
+    `lhs` `[..., K]`. Stages, each optional, in this order:
+
+    1. `norm`: `rms_norm` or `layer_norm` of each lhs row (eps `norm_eps`,
+       optional `norm_weight`/`norm_bias` `[K]`), statistics in f32.
+    2. matmul with f32 accumulation.
+    3. `bias` `[N]` added.
+    4. `activation` on every column, or with `glu` a gated unit on column
+       halves: `act(y[..., :N/2]) · y[..., N/2:]` (SwiGLU with packed
+       gate|up weights; output `[..., N/2]`).
+    5. `head_norm`: per-head RMSNorm of the first `Hn` heads of size
+       `head_dim`, head `h` scaled by row `h` of `head_norm_weight`
+       `[Hn, head_dim]` (Qwen3's q/k norms on a packed QKV output;
+       eps `head_norm_eps`).
+    6. `rope` from tables `rope_cos`/`rope_sin` (`[S, r/2]` or `[B, S, r/2]`)
+       on the first `rope_heads` heads of size `head_dim`, `rotary_dim` `r`
+       (default head_dim), `rope_style` (packed QKV: q and k heads first).
+    7. `residual` (the output's shape) added.
+
+    These are the epilogues fusion patterns produce; each backend implements
+    all of them inside one kernel. Result: `[..., N]` (`[..., N/2]` with
+    `glu`), lhs element type.
+
+    The verifier rejects stage operands of the wrong shape, glu with odd N,
+    glu together with an activation outside silu/gelu/gelu_tanh/relu, head
+    stages without `head_dim`, heads that do not fit in N, and mixed
+    element types.
+
+    Example (a Llama QKV projection with the input norm and RoPE fused):
+    ```mlir
+    %qkv = rlx_mir.fused_matmul %x, %w transpose_b norm rms_norm eps = 1.0e-05
+        norm_weight(%g : tensor<2048xf32>)
+        rope(%cos, %sin : tensor<?x32xf32>, tensor<?x32xf32>) rope_heads = 40 head_dim = 64
+        : tensor<1x?x2048xf32>, tensor<3072x2048xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$lhs, RLX_FloatTensor:$rhs,
+                   Optional<RLX_FloatTensor>:$norm_weight, Optional<RLX_FloatTensor>:$norm_bias,
+                   Optional<RLX_FloatTensor>:$bias,
+                   Optional<RLX_FloatTensor>:$head_norm_weight,
+                   Optional<RLX_FloatTensor>:$rope_cos, Optional<RLX_FloatTensor>:$rope_sin,
+                   Optional<RLX_FloatTensor>:$residual,
+                   UnitAttr:$transpose_b,
+                   OptionalAttr<RLX_NormKindAttr>:$norm, OptionalAttr<F64Attr>:$norm_eps,
+                   DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::None">:$activation,
+                   UnitAttr:$glu,
+                   OptionalAttr<I64Attr>:$head_dim, OptionalAttr<F64Attr>:$head_norm_eps,
+                   OptionalAttr<I64Attr>:$rope_heads, OptionalAttr<I64Attr>:$rotary_dim,
+                   DefaultValuedAttr<RLX_RopeStyleAttr, "::mlir::rlx::RopeStyle::NeoX">:$rope_style);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_b` $transpose_b^)?
+    (`norm` $norm^)? (`eps` `=` $norm_eps^)?
+    (`norm_weight` `(` $norm_weight^ `:` type($norm_weight) `)`)?
+    (`norm_bias` `(` $norm_bias^ `:` type($norm_bias) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`activation` $activation^)? (`glu` $glu^)?
+    (`head_norm` `(` $head_norm_weight^ `:` type($head_norm_weight) `)`)?
+    (`head_norm_eps` `=` $head_norm_eps^)?
+    (`rope` `(` $rope_cos^ `,` $rope_sin `:` type($rope_cos) `,` type($rope_sin) `)`)?
+    (`rope_heads` `=` $rope_heads^)? (`rotary_dim` `=` $rotary_dim^)?
+    (`rope_style` $rope_style^)? (`head_dim` `=` $head_dim^)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+  let extraClassDeclaration = [{
+    /// True when any stage besides the plain matmul is present.
+    bool hasEpilogue() {
+      return getBias() || getActivation() != ::mlir::rlx::ActivationKind::None ||
+             getGlu() || getHeadNormWeight() || getRopeCos() || getResidual();
+    }
+  }];
+}
+
+def MIR_FusedElementwiseOp : MIR_Op<"elementwise", [SingleBlock, IsolatedFromAbove]> {
+  let summary = "a fused chain of elementwise ops with a scalar body";
+  let description = [{
+    Applies its body to every element of the (numpy-broadcast) inputs. The
+    body takes one scalar per input (its element type) and yields one scalar
+    per result (the result's element type), using `arith` and `math` ops.
+    All results have the broadcast shape of the inputs. This is what
+    `rlx-mir-fuse-elementwise` makes of a chain of elementwise ops, and one
+    loop nest or kernel at every lower level.
+
+    The verifier rejects block arguments or yields whose types do not match
+    the element types, results whose shape is not the broadcast input shape,
+    and a body without inputs.
+
+    Example (RoPE tables from positions: one op, two results):
+    ```mlir
+    %cos, %sin = rlx_mir.elementwise ins(%pos, %inv_freq : tensor<?x1xf32>, tensor<32xf32>)
+        -> tensor<?x32xf32>, tensor<?x32xf32> {
+    ^bb0(%p: f32, %f: f32):
+      %a = arith.mulf %p, %f : f32
+      %c = math.cos %a : f32
+      %s = math.sin %a : f32
+      rlx_mir.yield %c, %s : f32, f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<RLX_Tensor>:$inputs);
+  let results = (outs Variadic<RLX_Tensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `->` type($outputs) attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+def MIR_YieldOp : MIR_Op<"yield", [Terminator, ReturnLike, HasParent<"FusedElementwiseOp">]> {
+  let summary = "yields the scalars of an elementwise body";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_TD

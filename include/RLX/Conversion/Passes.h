@@ -1,0 +1,28 @@
+//===- Passes.h - RLX conversion passes -------------------------*- C++ -*-===//
+//
+// Declarations of the passes that move IR between RLX levels; generated from
+// Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_CONVERSION_PASSES_H
+#define RLX_CONVERSION_PASSES_H
+
+#include "RLX/Conversion/HIRToMIR/HIRToMIR.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::rlx::mir {
+class MIRDialect;
+} // namespace mlir::rlx::mir
+
+namespace mlir::rlx {
+
+#define GEN_PASS_DECL
+#include "RLX/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "RLX/Conversion/Passes.h.inc"
+
+} // namespace mlir::rlx
+
+#endif // RLX_CONVERSION_PASSES_H

@@ -1,0 +1,50 @@
+//===- Passes.td - RLX conversion passes --------------------*- tablegen -*-===//
+//
+// Passes that move IR between RLX levels (and to and from upstream dialects).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_CONVERSION_PASSES_TD
+#define RLX_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertRLXHIRToMIR : Pass<"convert-rlx-hir-to-mir"> {
+  let summary = "Lower rlx_hir blocks to the rlx_mir tensor graph";
+  let description = [{
+    Rewrites every rlx_hir op into rlx_mir ops (HIR functions may already
+    contain MIR ops; they are left as they are). `decoder_layer` is first
+    expanded into HIR blocks, which then lower like any other.
+
+    `fusion-policy=direct` (default) emits the fused MIR op where one exists
+    for the block: `linear` with a bias or activation becomes
+    `fused_matmul`, `swiglu` a `fused_matmul` with `glu` on the packed
+    gate|up weights, `attention` one `rlx_mir.attention`,
+    `residual_rms_norm` one `rlx_mir.residual_rms_norm`.
+
+    `fusion-policy=fusable` emits primitive chains instead (matmul, add,
+    activation ops; attention as reshape/transpose/matmul/scale/mask/softmax/
+    matmul with GQA as a broadcast of K/V heads). This is what autodiff
+    differentiates and what the fusion patterns (`rlx-mir-fuse`) find; after
+    fusion both policies give the same MIR.
+
+    RoPE angles are computed from positions with MIR primitives (f32), using
+    the op's theta and llama3/linear frequency scaling folded into a constant
+    table of inverse frequencies.
+
+    Example: `rlx-opt --convert-rlx-hir-to-mir=fusion-policy=fusable`.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+  let options = [
+    Option<"fusionPolicy", "fusion-policy", "::mlir::rlx::FusionPolicy",
+           "::mlir::rlx::FusionPolicy::Direct",
+           "direct: emit fused MIR ops; fusable: emit primitive chains",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::rlx::FusionPolicy::Direct, "direct",
+                        "emit fused MIR ops where a block has one"),
+             clEnumValN(::mlir::rlx::FusionPolicy::Fusable, "fusable",
+                        "emit primitive chains (for autodiff and fusion)"))}]>
+  ];
+}
+
+#endif // RLX_CONVERSION_PASSES_TD

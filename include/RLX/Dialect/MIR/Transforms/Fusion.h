@@ -1,0 +1,70 @@
+//===- Fusion.h - MIR fusion pattern sets and the fusion report -*- C++ -*-===//
+//
+// Fusion in RLX is a set of rewrite patterns, one family per populate
+// function, each usable from any pipeline. Patterns only fire when legal
+// (single-use intermediates, graph outputs preserved, compatible stages and
+// shapes); when they see an opportunity they cannot take, they tell the
+// optional FusionReport why. The report is a rewriter listener, so misses on
+// ops that are later fused or erased disappear from it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_TRANSFORMS_FUSION_H
+#define RLX_DIALECT_MIR_TRANSFORMS_FUSION_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/MapVector.h"
+#include <string>
+
+namespace mlir::rlx::mir {
+
+/// Collects missed fusion opportunities: (op, fusion family, reason).
+class FusionReport : public RewriterBase::Listener {
+public:
+  /// Records that `fusion` could not fuse at `op` because of `reason`.
+  void missed(Operation *op, StringRef fusion, const Twine &reason);
+  /// Records a miss caused by `value` having users other than the candidate:
+  /// "graph output" when one is a return, else "multi-use".
+  void missedMultiUse(Operation *op, StringRef fusion, Value value);
+  /// Emits one remark per recorded miss whose op still exists.
+  void emitRemarks();
+  bool empty() const { return misses.empty(); }
+
+  void notifyOperationErased(Operation *op) override { misses.erase(op); }
+
+private:
+  llvm::MapVector<Operation *, SmallVector<std::string, 1>> misses;
+};
+
+/// Patterns take the report as an optional pointer.
+void populateEpilogueFusionPatterns(RewritePatternSet &patterns,
+                                    FusionReport *report = nullptr);
+void populateRopeFusionPatterns(RewritePatternSet &patterns,
+                                FusionReport *report = nullptr);
+void populateSwiGluFusionPatterns(RewritePatternSet &patterns,
+                                  FusionReport *report = nullptr);
+void populateMatmulMergePatterns(RewritePatternSet &patterns,
+                                 FusionReport *report = nullptr);
+void populateResidualNormFusionPatterns(RewritePatternSet &patterns,
+                                        FusionReport *report = nullptr);
+void populateNormPrologueFusionPatterns(RewritePatternSet &patterns,
+                                        FusionReport *report = nullptr);
+void populateAttentionFusionPatterns(RewritePatternSet &patterns,
+                                     FusionReport *report = nullptr);
+
+/// Elementwise-chain fusion is a graph partitioning, not a local rewrite: it
+/// groups connected elementwise ops of one shape and outlines each group into
+/// an rlx_mir.elementwise. Returns the number of groups formed.
+unsigned fuseElementwiseChains(Operation *root, RewriterBase &rewriter);
+
+/// Moves parameter-only computations of every function in `module` into
+/// `@<fn>_pack_params` functions (see rlx-mir-pack-weights).
+LogicalResult packWeights(Operation *module);
+
+/// Compute ops: MIR ops that are not views or constants (what a kernel count
+/// counts).
+bool isComputeOp(Operation *op);
+
+} // namespace mlir::rlx::mir
+
+#endif // RLX_DIALECT_MIR_TRANSFORMS_FUSION_H

@@ -1,0 +1,143 @@
+//===- Passes.td - rlx_mir transformation passes ------------*- tablegen -*-===//
+//
+// Fusion passes (each a thin driver over one populate*Patterns family), the
+// all-in-one rlx-mir-fuse, weight packing and shape specialization.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD
+#define RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+class MIR_FusionPass<string arg, string summaryText, string descText>
+    : Pass<arg, "::mlir::func::FuncOp"> {
+  let summary = summaryText;
+  let description = descText # [{
+
+    With `report`, each opportunity the patterns saw but could not take is
+    emitted as a remark at the op, with the reason (multi-use intermediate,
+    graph output, unsupported epilogue, shape mismatch).
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+  let options = [
+    Option<"report", "report", "bool", "false",
+           "emit a remark for every missed fusion opportunity">
+  ];
+}
+
+def MIRFuseEpilogue : MIR_FusionPass<"rlx-mir-fuse-epilogue",
+    "Fuse bias, activation and residual adds into matmul epilogues", [{
+    `add(matmul, b[N])` → `fused_matmul bias`, `act(matmul)` →
+    `fused_matmul activation`, `add(matmul, r)` with `r` of the output's
+    shape → `fused_matmul residual`. Stages are only added in their order
+    (bias, activation, head norm, rope, residual); the matmul result must
+    have no other use.
+  }]>;
+
+def MIRFuseRope : MIR_FusionPass<"rlx-mir-fuse-rope",
+    "Fuse per-head norms and RoPE into the epilogue of the producing matmul", [{
+    `rope(matmul(x, W))` → `fused_matmul rope(...)` on all output heads, and
+    Qwen3's per-head RMSNorm (`reshape → rms_norm → reshape` of a matmul
+    output) → `fused_matmul head_norm(...)`.
+  }]>;
+
+def MIRFuseSwiGlu : MIR_FusionPass<"rlx-mir-fuse-swiglu",
+    "Merge gate/up matmuls on one input into one matmul with fused gating", [{
+    `act(x·Wg) · (x·Wu)` → `fused_matmul(x, concat(Wg, Wu)) glu activation
+    act`. The weight concatenation is a parameter transform that
+    `rlx-mir-pack-weights` performs once, not per call.
+  }]>;
+
+def MIRMergeMatmuls : MIR_FusionPass<"rlx-mir-merge-matmuls",
+    "Merge matmuls that share their input (QKV) into one", [{
+    Matmuls with the same lhs, prologue and rhs layout become one matmul over
+    the concatenated weights, followed by slices (views) of its output. RoPE
+    and per-head-norm epilogues merge when their heads form a leading block
+    (q, k heads first, then v). Weights are packed by
+    `rlx-mir-pack-weights`.
+  }]>;
+
+def MIRFuseResidualNorm : MIR_FusionPass<"rlx-mir-fuse-residual-norm",
+    "Fuse a residual add and the RMSNorm that reads it", [{
+    `rms_norm(add(x, r))` → `residual_rms_norm(x, r)` with two results (the
+    norm and the sum; other users of the sum read the second result).
+  }]>;
+
+def MIRFuseNormPrologue : MIR_FusionPass<"rlx-mir-fuse-norm-prologue",
+    "Fuse RMSNorm/LayerNorm into the prologue of the matmuls that read it", [{
+    When every user of an `rms_norm` or `layer_norm` result is a matmul that
+    takes it as lhs, the norm moves into those matmuls' prologue and the
+    norm op disappears (profitable: no extra pass over the activations, and
+    rows are normalized while they are loaded).
+  }]>;
+
+def MIRFuseAttention : MIR_FusionPass<"rlx-mir-fuse-attention",
+    "Recognize matmul → scale → mask → softmax → matmul as one attention", [{
+    Finds the chain `convert-rlx-hir-to-mir{fusion-policy=fusable}` emits
+    (and HF's eager attention): q/k/v in packed, BSHD or BHSD layout,
+    `repeat_kv` broadcasts for GQA, a scale, an optional softcap, causal or
+    sliding-window masking, a boolean or additive mask, softmax and the
+    value matmul. The whole chain becomes one `rlx_mir.attention`.
+  }]>;
+
+def MIRFuseElementwise : MIR_FusionPass<"rlx-mir-fuse-elementwise",
+    "Fuse chains of elementwise ops into rlx_mir.elementwise regions", [{
+    Connected elementwise ops (and `cast`s) whose results all have one shape
+    become one `rlx_mir.elementwise` whose body holds their scalar `arith`/
+    `math` ops; values used outside the chain become results, splat
+    constants are inlined.
+  }]>;
+
+def MIRPackWeights : Pass<"rlx-mir-pack-weights", "::mlir::ModuleOp"> {
+  let summary = "Compute parameter transforms once: packed weights become parameters";
+  let description = [{
+    Computations that depend only on parameters (arguments marked
+    `rlx.param`), such as the `concat` of Q/K/V or gate/up weights that
+    matmul merging creates, are moved out of the function into
+    `@<fn>_pack_params`, which maps the original parameters to the packed
+    ones. The function then takes the packed tensors as parameters, each
+    marked `rlx.param = "<name>"` and `rlx.packed_by = {fn, result}`, and
+    the original parameters it no longer reads are removed. Weight loaders
+    run the pack function once; nothing is concatenated per call.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def MIRFuse : Pass<"rlx-mir-fuse", "::mlir::ModuleOp"> {
+  let summary = "All MIR fusion in a working order, then weight packing";
+  let description = [{
+    Canonicalize and CSE, then attention recognition, SwiGLU, epilogues,
+    RoPE/head norms, shared-input merging, residual epilogues, residual
+    norms, norm prologues, elementwise chains, and `rlx-mir-pack-weights`.
+    With `report`, prints the op counts before and after (all ops and
+    compute ops, i.e. not reshape/slice/broadcast/constant) as a remark on
+    each function, and one remark per missed opportunity.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect", "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"report", "report", "bool", "false",
+           "emit op counts and a remark for every missed fusion opportunity">,
+    Option<"packWeights", "pack-weights", "bool", "true",
+           "run rlx-mir-pack-weights at the end">
+  ];
+}
+
+def MIRSpecialize : Pass<"rlx-mir-specialize", "::mlir::ModuleOp"> {
+  let summary = "Bind symbolic dims (seq, past_seq, ...) and re-infer every type";
+  let description = [{
+    `dims` binds dim names (from `rlx.dim_names` argument attributes) to
+    sizes, e.g. `rlx-mir-specialize{dims=seq=128,past_seq=16}`. Argument
+    types, then every op's result types (by its own type inference), then
+    the function's result types are rewritten. A dynamic dim without a
+    binding stays dynamic; with `require-static` that is an error naming the
+    dims to bind.
+  }];
+  let options = [
+    ListOption<"dims", "dims", "std::string", "name=size bindings">,
+    Option<"requireStatic", "require-static", "bool", "false",
+           "fail if any dynamic dim remains after binding">
+  ];
+}
+
+#endif // RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD

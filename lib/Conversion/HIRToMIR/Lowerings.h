@@ -1,0 +1,35 @@
+//===- Lowerings.h - Shared pieces of the HIR→MIR lowering ------*- C++ -*-===//
+//
+// Internal to lib/Conversion/HIRToMIR: the attention and RoPE lowerings that
+// several HIR patterns share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_LIB_CONVERSION_HIRTOMIR_LOWERINGS_H
+#define RLX_LIB_CONVERSION_HIRTOMIR_LOWERINGS_H
+
+#include "RLX/Conversion/HIRToMIR/HIRToMIR.h"
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/MIR/IR/MIRBuilder.h"
+
+namespace mlir::rlx::detail {
+
+/// Attention over q/k/v (and an optional mask) per `cfg`: one
+/// rlx_mir.attention (direct) or the primitive chain (fusable).
+Value lowerAttention(mir::MIRBuilder &mb, FusionPolicy policy, const AttentionConfig &cfg,
+                     Value q, Value k, Value v, Value mask);
+
+/// RoPE inverse frequencies theta^(-2i/rotaryDim), i < rotaryDim/2, with HF's
+/// llama3 or linear scaling applied when `scaling` says so.
+SmallVector<float> ropeInverseFrequencies(int64_t rotaryDim, double theta,
+                                          RopeScalingAttr scaling);
+
+/// cos/sin tables [S, r/2] (or [B, S, r/2]) for integer `positions` [S]
+/// (or [B, S]), computed in f32 from the inverse frequencies.
+std::pair<Value, Value> buildRopeTables(mir::MIRBuilder &mb, Value positions,
+                                        int64_t rotaryDim, double theta,
+                                        RopeScalingAttr scaling);
+
+} // namespace mlir::rlx::detail
+
+#endif // RLX_LIB_CONVERSION_HIRTOMIR_LOWERINGS_H

@@ -1,0 +1,118 @@
+//===- MIRBuilder.cpp - Terse construction of rlx_mir graphs --------------===//
+
+#include "RLX/Dialect/MIR/IR/MIRBuilder.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+Value MIRBuilder::scalar(Type et, double value) {
+  auto t = RankedTensorType::get({}, et);
+  Attribute attr = isa<FloatType>(et) ? Attribute(b.getFloatAttr(et, value))
+                                      : Attribute(b.getIntegerAttr(et, static_cast<int64_t>(value)));
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(t, attr));
+}
+
+Value MIRBuilder::constantF32(ArrayRef<int64_t> shape, ArrayRef<float> values) {
+  auto t = RankedTensorType::get(shape, b.getF32Type());
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(t, values));
+}
+
+Value MIRBuilder::activation(ActivationKind kind, Value x) {
+  switch (kind) {
+  case ActivationKind::None:
+    return x;
+  case ActivationKind::Relu:
+    return unary<ReluOp>(x);
+  case ActivationKind::Gelu:
+    return unary<GeluOp>(x);
+  case ActivationKind::GeluTanh:
+    return unary<GeluTanhOp>(x);
+  case ActivationKind::Silu:
+    return unary<SiluOp>(x);
+  case ActivationKind::Sigmoid:
+    return unary<SigmoidOp>(x);
+  case ActivationKind::Tanh:
+    return unary<TanhOp>(x);
+  }
+  llvm_unreachable("unknown activation");
+}
+
+Value MIRBuilder::sliceLast(Value x, int64_t offset, int64_t size) {
+  int64_t rank = typeOf(x).getRank();
+  SmallVector<int64_t> offsets(rank, 0), sizes(rank, -1), strides(rank, 1);
+  offsets.back() = offset;
+  sizes.back() = size;
+  return slice(x, offsets, sizes, strides);
+}
+
+SmallVector<int64_t> MIRBuilder::pattern(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> p;
+  for (int64_t d : shape)
+    p.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return p;
+}
+
+FailureOr<FusedMatmulSpec> FusedMatmulSpec::of(Operation *op) {
+  FusedMatmulSpec s;
+  if (auto mm = dyn_cast_or_null<MatmulOp>(op)) {
+    if (mm.getTransposeA() || cast<RankedTensorType>(mm.getRhs().getType()).getRank() != 2)
+      return failure();
+    s.lhs = mm.getLhs();
+    s.rhs = mm.getRhs();
+    s.transposeB = mm.getTransposeB();
+    return s;
+  }
+  auto f = dyn_cast_or_null<FusedMatmulOp>(op);
+  if (!f)
+    return failure();
+  s.lhs = f.getLhs();
+  s.rhs = f.getRhs();
+  s.transposeB = f.getTransposeB();
+  if (f.getNormAttr())
+    s.norm = f.getNormAttr().getValue();
+  if (f.getNormEps())
+    s.normEps = f.getNormEps()->convertToDouble();
+  s.normWeight = f.getNormWeight();
+  s.normBias = f.getNormBias();
+  s.bias = f.getBias();
+  s.activation = f.getActivation();
+  s.glu = f.getGlu();
+  s.headDim = f.getHeadDim();
+  s.headNormWeight = f.getHeadNormWeight();
+  if (f.getHeadNormEps())
+    s.headNormEps = f.getHeadNormEps()->convertToDouble();
+  s.ropeCos = f.getRopeCos();
+  s.ropeSin = f.getRopeSin();
+  s.ropeHeads = f.getRopeHeads();
+  s.rotaryDim = f.getRotaryDim();
+  s.ropeStyle = f.getRopeStyle();
+  s.residual = f.getResidual();
+  return s;
+}
+
+bool FusedMatmulSpec::hasEpilogue() const {
+  return bias || activation != ActivationKind::None || glu || headNormWeight || ropeCos ||
+         residual;
+}
+
+bool FusedMatmulSpec::hasStages() const { return norm.has_value() || hasEpilogue(); }
+
+Value MIRBuilder::fusedMatmul(const FusedMatmulSpec &s) {
+  if (!s.hasStages())
+    return matmul(s.lhs, s.rhs, false, s.transposeB);
+  MLIRContext *ctx = b.getContext();
+  auto f64 = [&](std::optional<double> v) -> FloatAttr {
+    return v ? b.getF64FloatAttr(*v) : FloatAttr();
+  };
+  auto i64 = [&](std::optional<int64_t> v) -> IntegerAttr {
+    return v ? b.getI64IntegerAttr(*v) : IntegerAttr();
+  };
+  return FusedMatmulOp::create(
+      b, loc, s.lhs, s.rhs, s.normWeight, s.normBias, s.bias, s.headNormWeight, s.ropeCos,
+      s.ropeSin, s.residual, s.transposeB ? b.getUnitAttr() : UnitAttr(),
+      s.norm ? NormKindAttr::get(ctx, *s.norm) : NormKindAttr(), f64(s.normEps),
+      ActivationKindAttr::get(ctx, s.activation), s.glu ? b.getUnitAttr() : UnitAttr(),
+      i64(s.headDim), f64(s.headNormEps), i64(s.ropeHeads), i64(s.rotaryDim),
+      RopeStyleAttr::get(ctx, s.ropeStyle));
+}

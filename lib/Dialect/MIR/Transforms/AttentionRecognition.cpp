@@ -1,0 +1,267 @@
+//===- AttentionRecognition.cpp - matmul/softmax/matmul → attention -------===//
+//
+// Matches, from the value matmul backwards:
+//   o  = matmul(p, vh)                       p = softmax(s, axis = -1)
+//   s  = [add(s', additive mask) | select(bool mask, s', -inf)]
+//   s' = [causal_mask(s'', window)]
+//   s''= [mul(tanh(div(t, c)), c)]           (softcap c)
+//   t  = [mul(u, scale) | div(u, 1/scale)]
+//   u  = matmul(qh, kh, transpose_b)
+// with qh/kh/vh in [B, H, S, D] obtained from packed [B, S, H·D]
+// (reshape + transpose), BSHD (transpose) or BHSD inputs, and kh/vh possibly
+// repeated across query heads (HF repeat_kv: reshape → broadcast → reshape).
+// The output side undoes the layout change the same way. Every intermediate
+// must have one use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionUtils.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+namespace {
+
+struct MatchedScores {
+  MatmulOp qk;
+  Value mask;
+  MaskKind maskKind = MaskKind::None;
+  std::optional<int64_t> window;
+  std::optional<double> scale, softcap;
+  SmallVector<Operation *> chain;
+};
+
+/// Undoes HF repeat_kv: [B, Hkv·G, S, D] built by reshape(broadcast(reshape
+/// (x → [B, Hkv, 1, S, D]) → [B, Hkv, G, S, D]) → [B, Hkv·G, S, D]).
+static Value unrepeat(Value x, int64_t &group, SmallVectorImpl<Operation *> &chain) {
+  group = 1;
+  auto merge = x.getDefiningOp<ReshapeOp>();
+  if (!merge)
+    return x;
+  auto bcast = merge.getInput().getDefiningOp<BroadcastOp>();
+  if (!bcast)
+    return x;
+  auto split = bcast.getInput().getDefiningOp<ReshapeOp>();
+  if (!split)
+    return x;
+  auto s5 = split.getType(), b5 = bcast.getType();
+  auto src = MIRBuilder::typeOf(split.getInput());
+  if (s5.getRank() != 5 || src.getRank() != 4 || s5.getShape()[2] != 1 ||
+      b5.getShape()[2] == ShapedType::kDynamic || src.getShape()[1] != s5.getShape()[1])
+    return x;
+  group = b5.getShape()[2];
+  chain.append({merge, bcast, split});
+  return split.getInput();
+}
+
+/// [B, H, S, D] from `x` in the operand's layout; reports the layout.
+static Value fromBHSD(Value x, AttnLayout &layout, SmallVectorImpl<Operation *> &chain) {
+  auto tr = x.getDefiningOp<TransposeOp>();
+  if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3}) {
+    layout = AttnLayout::BHSD;
+    return x;
+  }
+  chain.push_back(tr);
+  if (auto rs = tr.getInput().getDefiningOp<ReshapeOp>()) {
+    if (MIRBuilder::typeOf(rs.getInput()).getRank() == 3) {
+      chain.push_back(rs);
+      layout = AttnLayout::BSD;
+      return rs.getInput();
+    }
+  }
+  layout = AttnLayout::BSHD;
+  return tr.getInput();
+}
+
+struct AttentionFromChain : FusionPattern<MatmulOp> {
+  using FusionPattern::FusionPattern;
+
+  /// Walks up from the softmax input; fills `m` on success.
+  static bool matchScores(Value s, MatchedScores &m) {
+    Value cur = s;
+    if (auto sel = cur.getDefiningOp<SelectOp>()) {
+      double v;
+      if (!matchSplat(sel.getOnFalse(), v) || !(std::isinf(v) && v < 0))
+        return false;
+      m.mask = sel.getCondition();
+      m.chain.push_back(sel);
+      cur = sel.getOnTrue();
+    } else if (auto add = cur.getDefiningOp<AddOp>()) {
+      // The scores operand is the one that leads to the QK matmul.
+      for (unsigned i = 0; i < 2 && !m.mask; ++i) {
+        Value cand = add->getOperand(i);
+        Operation *d = cand.getDefiningOp();
+        if (cand.getType() == add.getType() &&
+            isa_and_nonnull<CausalMaskOp, MulOp, DivOp, MatmulOp>(d)) {
+          m.mask = add->getOperand(1 - i);
+          cur = cand;
+        }
+      }
+      if (!m.mask)
+        return false;
+      m.chain.push_back(add);
+    }
+    if (auto cm = cur.getDefiningOp<CausalMaskOp>()) {
+      m.maskKind = cm.getWindow() ? MaskKind::SlidingWindow : MaskKind::Causal;
+      m.window = cm.getWindow();
+      m.chain.push_back(cm);
+      cur = cm.getInput();
+    }
+    // softcap: mul(tanh(div(t, c)), c).
+    if (auto mul = cur.getDefiningOp<MulOp>()) {
+      for (unsigned i = 0; i < 2; ++i) {
+        auto th = mul->getOperand(i).getDefiningOp<TanhOp>();
+        double c1, c2;
+        if (!th || !matchSplat(mul->getOperand(1 - i), c1))
+          continue;
+        auto div = th.getInput().getDefiningOp<DivOp>();
+        if (!div || !matchSplat(div.getRhs(), c2) || c1 != c2)
+          continue;
+        m.softcap = c1;
+        m.chain.append({mul, th, div});
+        cur = div.getLhs();
+        break;
+      }
+    }
+    if (auto mul = cur.getDefiningOp<MulOp>()) {
+      double c;
+      for (unsigned i = 0; i < 2; ++i)
+        if (matchSplat(mul->getOperand(1 - i), c) &&
+            mul->getOperand(i).getType() == mul.getType()) {
+          m.scale = c;
+          m.chain.push_back(mul);
+          cur = mul->getOperand(i);
+          break;
+        }
+    } else if (auto div = cur.getDefiningOp<DivOp>()) {
+      double c;
+      if (matchSplat(div.getRhs(), c) && c != 0.0) {
+        m.scale = 1.0 / c;
+        m.chain.push_back(div);
+        cur = div.getLhs();
+      }
+    }
+    m.qk = cur.getDefiningOp<MatmulOp>();
+    if (!m.qk || m.qk.getTransposeA() || !m.qk.getTransposeB())
+      return false;
+    m.chain.push_back(m.qk);
+    if (!m.scale)
+      m.scale = 1.0;
+    return true;
+  }
+
+  LogicalResult matchAndRewrite(MatmulOp pv, PatternRewriter &rw) const override {
+    if (pv.getTransposeA() || pv.getTransposeB() || pv.getType().getRank() != 4)
+      return failure();
+    auto sm = pv.getLhs().getDefiningOp<SoftmaxOp>();
+    if (!sm || (sm.getAxis() != -1 && sm.getAxis() != 3))
+      return failure();
+    MatchedScores m;
+    m.chain.push_back(sm);
+    if (!matchScores(sm.getInput(), m))
+      return failure();
+    for (Operation *op : m.chain)
+      if (!op->getResult(0).hasOneUse()) {
+        missMultiUse(pv, op->getResult(0));
+        return failure();
+      }
+    int64_t gk, gv;
+    SmallVector<Operation *> views;
+    Value kh = unrepeat(m.qk.getRhs(), gk, views);
+    Value vh = unrepeat(pv.getRhs(), gv, views);
+    AttnLayout lq, lk, lv;
+    Value q = fromBHSD(m.qk.getLhs(), lq, views);
+    Value k = fromBHSD(kh, lk, views);
+    Value v = fromBHSD(vh, lv, views);
+    if (gk != gv || lq != lk || lq != lv) {
+      miss(pv, "shape mismatch: q, k and v layouts or head repetition differ");
+      return failure();
+    }
+    // The output side returns to the query's layout.
+    Operation *root = pv;
+    SmallVector<Operation *> outViews;
+    if (lq != AttnLayout::BHSD) {
+      if (!pv->hasOneUse())
+        return failure();
+      auto tr = dyn_cast<TransposeOp>(*pv->user_begin());
+      if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3})
+        return failure();
+      root = tr;
+      if (lq == AttnLayout::BSD) {
+        if (!tr->hasOneUse())
+          return failure();
+        auto rs = dyn_cast<ReshapeOp>(*tr->user_begin());
+        if (!rs || rs.getType().getRank() != 3)
+          return failure();
+        outViews.push_back(tr);
+        root = rs;
+      }
+    }
+    // Restore a rank-3 [B, Sq, Sk] mask that the lowering gave a head axis.
+    if (m.mask) {
+      if (auto rs = m.mask.getDefiningOp<ReshapeOp>()) {
+        auto src = MIRBuilder::typeOf(rs.getInput());
+        if (src.getRank() == 3 && rs.getType().getRank() == 4 && rs.getType().getShape()[1] == 1)
+          m.mask = rs.getInput();
+      }
+    }
+    auto qT = MIRBuilder::typeOf(m.qk.getLhs());
+    int64_t heads = qT.getShape()[1], headDim = qT.getShape()[3];
+    if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim) || heads % gk != 0)
+      return failure();
+    AttentionConfig cfg;
+    cfg.numHeads = heads;
+    cfg.numKvHeads = heads / gk;
+    cfg.headDim = headDim;
+    cfg.maskKind = m.maskKind;
+    cfg.window = m.window;
+    cfg.softcap = m.softcap;
+    cfg.layout = lq;
+    double defaultScale = 1.0 / std::sqrt(static_cast<double>(headDim));
+    if (std::abs(*m.scale - defaultScale) > 1e-6 * defaultScale)
+      cfg.scale = m.scale;
+    // The op's own shape rules decide whether the recognized form is legal.
+    SmallVector<Type> inferred;
+    if (failed(inferAttentionTypes(std::nullopt, cfg, q, k, v, m.mask, inferred)) ||
+        inferred.front() != root->getResult(0).getType()) {
+      miss(pv, "shape mismatch: the chain does not form a valid attention");
+      return failure();
+    }
+    MLIRContext *ctx = rw.getContext();
+    auto f64 = [&](std::optional<double> x) { return x ? rw.getF64FloatAttr(*x) : FloatAttr(); };
+    rw.setInsertionPoint(root);
+    Value attn = AttentionOp::create(
+        rw, pv.getLoc(), q, k, v, m.mask, rw.getI64IntegerAttr(cfg.numHeads),
+        rw.getI64IntegerAttr(cfg.numKvHeads), rw.getI64IntegerAttr(cfg.headDim),
+        MaskKindAttr::get(ctx, cfg.maskKind),
+        cfg.window ? rw.getI64IntegerAttr(*cfg.window) : IntegerAttr(), f64(cfg.scale),
+        f64(cfg.softcap), AttnLayoutAttr::get(ctx, cfg.layout));
+    rw.replaceOp(root, attn);
+    // Erase what became dead: output views, the chain, the input views.
+    SmallVector<Operation *> worklist(outViews.begin(), outViews.end());
+    worklist.push_back(pv);
+    for (Operation *op : m.chain)
+      worklist.push_back(op);
+    worklist.append(views.begin(), views.end());
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *&op : worklist)
+        if (op && op->use_empty()) {
+          rw.eraseOp(op);
+          op = nullptr;
+          changed = true;
+        }
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::rlx::mir::populateAttentionFusionPatterns(RewritePatternSet &patterns,
+                                                     FusionReport *report) {
+  patterns.add<AttentionFromChain>(patterns.getContext(), report, "rlx-mir-fuse-attention");
+}

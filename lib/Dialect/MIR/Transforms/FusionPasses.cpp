@@ -1,0 +1,172 @@
+//===- FusionPasses.cpp - Drivers of the MIR fusion pattern families ------===//
+//
+// Each single-family pass is a thin driver over its populate function; the
+// rlx-mir-fuse pass runs every family in a working order, with CSE in
+// between, and reports op counts and missed opportunities.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Transforms/Fusion.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::rlx::mir {
+#define GEN_PASS_DEF_MIRFUSEEPILOGUE
+#define GEN_PASS_DEF_MIRFUSEROPE
+#define GEN_PASS_DEF_MIRFUSESWIGLU
+#define GEN_PASS_DEF_MIRMERGEMATMULS
+#define GEN_PASS_DEF_MIRFUSERESIDUALNORM
+#define GEN_PASS_DEF_MIRFUSENORMPROLOGUE
+#define GEN_PASS_DEF_MIRFUSEATTENTION
+#define GEN_PASS_DEF_MIRFUSEELEMENTWISE
+#define GEN_PASS_DEF_MIRPACKWEIGHTS
+#define GEN_PASS_DEF_MIRFUSE
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::mir
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+/// Applies `populate`'s patterns greedily with `report` listening.
+static LogicalResult applyFamily(Operation *root,
+                                 function_ref<void(RewritePatternSet &, FusionReport *)> populate,
+                                 FusionReport *report) {
+  RewritePatternSet patterns(root->getContext());
+  populate(patterns, report);
+  GreedyRewriteConfig config;
+  config.setListener(report);
+  return applyPatternsGreedily(root, std::move(patterns), config);
+}
+
+namespace {
+
+/// The single-family passes share everything but the populate function.
+template <typename Derived, typename Base>
+struct FamilyPass : Base {
+  using Base::Base;
+  void runOnOperation() override {
+    FusionReport report;
+    if (failed(applyFamily(this->getOperation(), Derived::populate, &report)))
+      return this->signalPassFailure();
+    if (this->report)
+      report.emitRemarks();
+  }
+};
+
+#define RLX_FAMILY_PASS(PassName, PopulateFn)                                           \
+  struct PassName##Pass                                                                  \
+      : FamilyPass<PassName##Pass, mir::impl::PassName##Base<PassName##Pass>> {          \
+    using Base = FamilyPass<PassName##Pass, mir::impl::PassName##Base<PassName##Pass>>;  \
+    using Base::Base;                                                                    \
+    static void populate(RewritePatternSet &p, FusionReport *r) { PopulateFn(p, r); }    \
+  };
+
+RLX_FAMILY_PASS(MIRFuseEpilogue, populateEpilogueFusionPatterns)
+RLX_FAMILY_PASS(MIRFuseRope, populateRopeFusionPatterns)
+RLX_FAMILY_PASS(MIRFuseSwiGlu, populateSwiGluFusionPatterns)
+RLX_FAMILY_PASS(MIRMergeMatmuls, populateMatmulMergePatterns)
+RLX_FAMILY_PASS(MIRFuseResidualNorm, populateResidualNormFusionPatterns)
+RLX_FAMILY_PASS(MIRFuseNormPrologue, populateNormPrologueFusionPatterns)
+RLX_FAMILY_PASS(MIRFuseAttention, populateAttentionFusionPatterns)
+#undef RLX_FAMILY_PASS
+
+struct MIRFuseElementwisePass : mir::impl::MIRFuseElementwiseBase<MIRFuseElementwisePass> {
+  using MIRFuseElementwiseBase::MIRFuseElementwiseBase;
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    fuseElementwiseChains(getOperation(), rewriter);
+  }
+};
+
+struct MIRPackWeightsPass : mir::impl::MIRPackWeightsBase<MIRPackWeightsPass> {
+  void runOnOperation() override {
+    if (failed(packWeights(getOperation())))
+      signalPassFailure();
+  }
+};
+
+/// (all MIR ops, compute ops) in `fn`.
+std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
+  unsigned all = 0, compute = 0;
+  fn.walk([&](Operation *op) {
+    if (!isa<MIRDialect>(op->getDialect()) || op->getParentOfType<FusedElementwiseOp>() ||
+        isa<YieldOp>(op))
+      return;
+    ++all;
+    compute += isComputeOp(op);
+  });
+  return {all, compute};
+}
+
+struct MIRFusePass : mir::impl::MIRFuseBase<MIRFusePass> {
+  using MIRFuseBase::MIRFuseBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    llvm::DenseMap<Operation *, std::pair<unsigned, unsigned>> before;
+    for (auto fn : module.getOps<func::FuncOp>())
+      before[fn] = countOps(fn);
+
+    // Canonicalization patterns of every loaded dialect and op.
+    RewritePatternSet canonical(ctx);
+    for (Dialect *d : ctx->getLoadedDialects())
+      d->getCanonicalizationPatterns(canonical);
+    for (RegisteredOperationName op : ctx->getRegisteredOperations())
+      op.getCanonicalizationPatterns(canonical, ctx);
+    FrozenRewritePatternSet frozenCanonical(std::move(canonical));
+
+    FusionReport misses;
+    auto cleanup = [&]() -> LogicalResult {
+      GreedyRewriteConfig config;
+      config.setListener(&misses);
+      if (failed(applyPatternsGreedily(module, frozenCanonical, config)))
+        return failure();
+      IRRewriter rewriter(ctx, &misses);
+      DominanceInfo dom(module);
+      eliminateCommonSubExpressions(rewriter, dom, module);
+      return success();
+    };
+    using Populate = void (*)(RewritePatternSet &, FusionReport *);
+    // The order matters: attention and SwiGLU first (they need the plain
+    // matmuls), then epilogues, then merging (which needs finished
+    // epilogues), then what reads the merged results.
+    SmallVector<Populate> phases = {
+        populateAttentionFusionPatterns,    populateSwiGluFusionPatterns,
+        populateEpilogueFusionPatterns,     populateRopeFusionPatterns,
+        populateMatmulMergePatterns,        populateEpilogueFusionPatterns,
+        populateResidualNormFusionPatterns, populateNormPrologueFusionPatterns};
+    if (failed(cleanup()))
+      return signalPassFailure();
+    for (Populate phase : phases) {
+      if (failed(applyFamily(module, phase, &misses)))
+        return signalPassFailure();
+      if (phase == populateRopeFusionPatterns && failed(cleanup()))
+        return signalPassFailure();
+    }
+    IRRewriter rewriter(ctx, &misses);
+    fuseElementwiseChains(module, rewriter);
+    if (failed(cleanup()))
+      return signalPassFailure();
+    if (packWeights && failed(mlir::rlx::mir::packWeights(module)))
+      return signalPassFailure();
+    if (!report)
+      return;
+    misses.emitRemarks();
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      auto it = before.find(fn);
+      if (it == before.end())
+        continue;
+      auto [all, compute] = countOps(fn);
+      mlir::emitRemark(fn.getLoc()) << "fusion of @" << fn.getSymName() << ": " << it->second.first << " MIR ops before, " << all
+                      << " after; compute ops " << it->second.second << " -> " << compute;
+    }
+  }
+};
+
+} // namespace

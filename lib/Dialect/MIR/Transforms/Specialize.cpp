@@ -1,0 +1,144 @@
+//===- Specialize.cpp - Bind symbolic dims and re-infer every type --------===//
+
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::rlx::mir {
+#define GEN_PASS_DEF_MIRSPECIALIZE
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::mir
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+/// New result types for `op` from its (possibly refined) operands.
+static LogicalResult reinfer(Operation *op, SmallVectorImpl<Type> &types) {
+  if (auto infer = dyn_cast<InferTypeOpInterface>(op))
+    return infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
+                                  op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+                                  op->getRegions(), types);
+  if (auto castOp = dyn_cast<CastOp>(op)) {
+    auto in = cast<RankedTensorType>(castOp.getInput().getType());
+    types.push_back(RankedTensorType::get(in.getShape(), castOp.getType().getElementType()));
+    return success();
+  }
+  if (auto ew = dyn_cast<FusedElementwiseOp>(op)) {
+    Shape shape;
+    for (auto [i, v] : llvm::enumerate(ew.getInputs())) {
+      auto s = cast<RankedTensorType>(v.getType()).getShape();
+      if (i == 0) {
+        shape.assign(s.begin(), s.end());
+        continue;
+      }
+      auto b = broadcastShapes(op->getLoc(), shape, s);
+      if (failed(b))
+        return failure();
+      shape = *b;
+    }
+    for (Type t : ew.getResultTypes())
+      types.push_back(RankedTensorType::get(shape, cast<RankedTensorType>(t).getElementType()));
+    return success();
+  }
+  return op->emitOpError("cannot re-infer its result types for specialization");
+}
+
+/// The names of the dynamic dims still left in `fn`, e.g. "seq (argument 0)".
+static SmallVector<std::string> remainingDims(func::FuncOp fn) {
+  SmallVector<std::string> out;
+  for (BlockArgument arg : fn.getArguments()) {
+    auto t = dyn_cast<RankedTensorType>(arg.getType());
+    if (!t || t.hasStaticShape())
+      continue;
+    auto names = fn.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), RLXDialect::kDimNamesAttr);
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (!t.isDynamicDim(d))
+        continue;
+      std::string name = names ? cast<StringAttr>(names[d]).str() : std::string("<unnamed>");
+      out.push_back(name + " (argument " + std::to_string(arg.getArgNumber()) + ", dim " +
+                    std::to_string(d) + ")");
+    }
+  }
+  return out;
+}
+
+namespace {
+struct MIRSpecializePass : mir::impl::MIRSpecializeBase<MIRSpecializePass> {
+  using MIRSpecializeBase::MIRSpecializeBase;
+
+  void runOnOperation() override {
+    llvm::StringMap<int64_t> bindings;
+    for (const std::string &d : dims) {
+      auto [name, value] = StringRef(d).split('=');
+      int64_t size;
+      if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
+        getOperation().emitError() << "rlx-mir-specialize: bad binding '" << d
+                                   << "', expected name=size with size > 0";
+        return signalPassFailure();
+      }
+      bindings[name.trim()] = size;
+    }
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (failed(specialize(fn, bindings)))
+        return signalPassFailure();
+  }
+
+  LogicalResult specialize(func::FuncOp fn, const llvm::StringMap<int64_t> &bindings) {
+    if (fn.isExternal())
+      return success();
+    Block &entry = fn.getBody().front();
+    for (BlockArgument arg : entry.getArguments()) {
+      auto t = dyn_cast<RankedTensorType>(arg.getType());
+      auto names = fn.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), RLXDialect::kDimNamesAttr);
+      if (!t || !names)
+        continue;
+      SmallVector<int64_t> shape(t.getShape());
+      SmallVector<Attribute> newNames;
+      for (auto [d, name] : llvm::enumerate(names.getAsValueRange<StringAttr>())) {
+        auto it = bindings.find(name);
+        if (t.isDynamicDim(d) && it != bindings.end()) {
+          shape[d] = it->second;
+          newNames.push_back(StringAttr::get(fn.getContext(), ""));
+        } else {
+          newNames.push_back(StringAttr::get(fn.getContext(), name));
+        }
+      }
+      arg.setType(RankedTensorType::get(shape, t.getElementType(), t.getEncoding()));
+      if (llvm::all_of(newNames, [](Attribute a) { return cast<StringAttr>(a).empty(); }))
+        fn.removeArgAttr(arg.getArgNumber(), RLXDialect::kDimNamesAttr);
+      else
+        fn.setArgAttr(arg.getArgNumber(), RLXDialect::kDimNamesAttr,
+                      ArrayAttr::get(fn.getContext(), newNames));
+    }
+    WalkResult walk = fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op == fn || op->hasTrait<OpTrait::ReturnLike>() || op->getNumResults() == 0 ||
+          !llvm::any_of(op->getResultTypes(), [](Type t) { return isa<TensorType>(t); }))
+        return WalkResult::advance();
+      SmallVector<Type> types;
+      if (failed(reinfer(op, types)))
+        return WalkResult::interrupt();
+      for (auto [r, t] : llvm::zip(op->getResults(), types))
+        r.setType(t);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    fn.setType(FunctionType::get(fn.getContext(), entry.getArgumentTypes(),
+                                 ret.getOperandTypes()));
+    if (requireStatic) {
+      SmallVector<std::string> left = remainingDims(fn);
+      if (!left.empty())
+        return fn.emitError() << "dynamic dims remain after specialization: "
+                              << llvm::join(left, ", ")
+                              << "; bind them with rlx-mir-specialize{dims=<name>=<size>,...}";
+    }
+    return success();
+  }
+};
+} // namespace
