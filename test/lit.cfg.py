@@ -23,7 +23,27 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rlx_tools_dir, config.llvm_tools_dir]
-tools = ["rlx-opt", ToolSubst("mlir-opt-22", os.path.join(config.llvm_tools_dir, "mlir-opt"))]
+tools = ["rlx-opt", "rlx-gen",
+         ToolSubst("mlir-opt-22", os.path.join(config.llvm_tools_dir, "mlir-opt"))]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.rlx_tools_dir, append_path=True)
+
+# The project's shared inputs (model configs, field cases) live outside the
+# repository, in ../shared next to the checkout. RLX_SHARED_DIR overrides.
+def find_shared():
+    candidates = [os.environ.get("RLX_SHARED_DIR", ""),
+                  os.path.join(config.rlx_src_root, "..", "shared"),
+                  "/work/shared"]
+    for c in candidates:
+        if c and os.path.isdir(os.path.join(c, "models")):
+            return os.path.abspath(c)
+    return None
+
+shared = find_shared()
+if shared:
+    config.available_features.add("shared-models")
+    config.substitutions.append(("%shared", shared))
+else:
+    lit_config.warning("../shared/models not found: model tests are unsupported "
+                       "(set RLX_SHARED_DIR)")

@@ -182,7 +182,7 @@ struct DequantLinearLowering : HIRLowering<hir::DequantLinearOp> {
   using HIRLowering::HIRLowering;
   LogicalResult matchAndRewrite(hir::DequantLinearOp op, OpAdaptor,
                                 ConversionPatternRewriter &rw) const override {
-    return rw.notifyMatchFailure(op, "NVFP4 dequant_linear has no MIR lowering yet");
+    return op.emitError("NVFP4 dequant_linear has no MIR lowering yet");
   }
 };
 

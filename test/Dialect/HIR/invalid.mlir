@@ -537,3 +537,252 @@ func.func @embedding_float_ids(%ids: tensor<1x4xf32>, %t: tensor<8x4xf32>) {
   %0 = "rlx_hir.embedding"(%ids, %t) : (tensor<1x4xf32>, tensor<8x4xf32>) -> tensor<1x4x4xf32>
   return
 }
+
+// -----
+
+func.func @qk_norm_head_dim(%x: tensor<1x4x100xf32>, %g: tensor<16xf32>) {
+  // expected-error @+1 {{input hidden size 100 is not a multiple of head_dim 16}}
+  %0 = rlx_hir.qk_norm %x, %g head_dim = 16 eps = 1.0e-06 : tensor<1x4x100xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @qk_norm_weight(%x: tensor<1x4x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{weight must be [head_dim] = [16], got 64}}
+  %0 = rlx_hir.qk_norm %x, %g head_dim = 16 eps = 1.0e-06 : tensor<1x4x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @qk_norm_zero_head_dim(%x: tensor<1x4x64xf32>, %g: tensor<16xf32>) {
+  // expected-error @+1 {{head_dim must be > 0, got 0}}
+  %0 = rlx_hir.qk_norm %x, %g head_dim = 0 eps = 1.0e-06 : tensor<1x4x64xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @dequant_k(%x: tensor<2x40xf32>, %w: tensor<4x20xi8>, %s: tensor<4x2xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{NVFP4 needs a static K that is a multiple of 16, got 2x40}}
+  %0 = rlx_hir.dequant_linear %x, %w, %s, %g : tensor<2x40xf32>, tensor<4x20xi8>, tensor<4x2xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @dequant_packed(%x: tensor<2x32xf32>, %w: tensor<4x32xi8>, %s: tensor<4x2xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{packed weight 4x32 must hold K/2 = 16 bytes per row along K}}
+  %0 = rlx_hir.dequant_linear %x, %w, %s, %g : tensor<2x32xf32>, tensor<4x32xi8>, tensor<4x2xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @dequant_scales(%x: tensor<2x32xf32>, %w: tensor<4x16xi8>, %s: tensor<4x4xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{scales 4x4 must be [N, K/16] = [4, 2]}}
+  %0 = rlx_hir.dequant_linear %x, %w, %s, %g : tensor<2x32xf32>, tensor<4x16xi8>, tensor<4x4xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @dequant_bias(%x: tensor<2x32xf32>, %w: tensor<4x16xi8>, %s: tensor<4x2xf8E4M3FN>, %g: tensor<f32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{bias must be [4], got 8}}
+  %0 = rlx_hir.dequant_linear %x, %w, %s, %g bias(%b : tensor<8xf32>) : tensor<2x32xf32>, tensor<4x16xi8>, tensor<4x2xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @dequant_scheme(%x: tensor<2x32xf32>, %w: tensor<4x16xi8>, %s: tensor<4x2xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{dequant_linear supports the nvfp4 scheme only}}
+  %0 = rlx_hir.dequant_linear %x, %w, %s, %g scheme none : tensor<2x32xf32>, tensor<4x16xi8>, tensor<4x2xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @dequant_global_scale(%x: tensor<2x32xf32>, %w: tensor<4x16xi8>, %s: tensor<4x2xf8E4M3FN>, %g: tensor<1xf32>) {
+  // expected-error @+1 {{operand #3 must be 0D tensor of 32-bit float values}}
+  %0 = "rlx_hir.dequant_linear"(%x, %w, %s, %g) : (tensor<2x32xf32>, tensor<4x16xi8>, tensor<4x2xf8E4M3FN>, tensor<1xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_weight(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                                %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // Q and K/V swapped: q_proj must be [heads*head_dim, hidden] = [64, 64].
+  // expected-error @+1 {{q_proj must be 64x64, got 32x64}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wkv, %wq, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_heads(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                               %wkv: tensor<48x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{num_heads (4) must be divisible by num_kv_heads (3)}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<48x64xf32>, tensor<48x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 3, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_eps(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                             %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{eps must be a finite value > 0, got 0}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 0.0 theta = 10000.0 : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_theta(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                               %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{theta must be > 0}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = -1.0 : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_mask(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                              %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{a decoder layer's mask must be causal or sliding_window}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 mask none : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_window(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                                %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{sliding_window needs a window > 0 (and only it takes one)}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 mask sliding_window : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_cache(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                               %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>, %pk: tensor<1x?x64xf32>) {
+  // expected-error @+1 {{past_key must be 1x?x32, got 1x?x64}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      cache(%pk, %pk : tensor<1x?x64xf32>, tensor<1x?x64xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_qk_norm(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                                 %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{q_norm must be 16, got 64}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      qk_norm(%n, %n : tensor<64xf32>, tensor<64xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_dtype(%x: tensor<1x?x64xbf16>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                               %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{element type mismatch: input is bf16 but input_norm is f32}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_positions(%x: tensor<1x8x64xf32>, %pos: tensor<4xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                                   %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{positions must be [S] or [B, S] matching the input 1x8x64, got 4}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<4xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_rank(%x: tensor<8x64xf32>, %pos: tensor<8xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                              %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{decoder_layer input must be [batch, seq, hidden], got 8x64}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<8xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_static_hidden(%x: tensor<1x8x?xf32>, %pos: tensor<8xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                                       %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{decoder_layer needs a static hidden size}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<8xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x8x?xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_zero_heads(%x: tensor<1x8x64xf32>, %pos: tensor<8xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                                    %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{num_heads, num_kv_heads and head_dim must be > 0}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<8xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 0, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_gate(%x: tensor<1x8x64xf32>, %pos: tensor<8xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                              %wkv: tensor<32x64xf32>, %wg: tensor<128xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{gate_proj must be [intermediate, hidden]}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<8xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128xf32>, tensor<128xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_pairs(%x: tensor<1x8x64xf32>, %pos: tensor<8xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                               %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>, %qn: tensor<16xf32>) {
+  // expected-error @+2 {{q_norm and k_norm must be given together}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = "rlx_hir.decoder_layer"(%x, %pos, %n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd, %qn) <{eps = 1.0e-05 : f64, head_dim = 16 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, theta = 1.0e4 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0>}> : (tensor<1x8x64xf32>, tensor<8xi64>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<16xf32>) -> (tensor<1x8x64xf32>, tensor<1x8x32xf32>, tensor<1x8x32xf32>)
+  return
+}
+
+// -----
+
+func.func @decoder_layer_cache_pair(%x: tensor<1x8x64xf32>, %pos: tensor<8xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                                    %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>, %pk: tensor<1x4x32xf32>) {
+  // expected-error @+2 {{past_key and past_value must be given together}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = "rlx_hir.decoder_layer"(%x, %pos, %n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd, %pk) <{eps = 1.0e-05 : f64, head_dim = 16 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, theta = 1.0e4 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0>}> : (tensor<1x8x64xf32>, tensor<8xi64>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<1x4x32xf32>) -> (tensor<1x8x64xf32>, tensor<1x12x32xf32>, tensor<1x12x32xf32>)
+  return
+}

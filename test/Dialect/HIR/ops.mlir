@@ -97,3 +97,39 @@ func.func @mixed(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %1 = rlx_mir.silu %0 : tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func @qk_norm
+func.func @qk_norm(%q: tensor<1x?x2048xf32>, %g: tensor<128xf32>) -> tensor<1x?x2048xf32> {
+  // CHECK: rlx_hir.qk_norm %{{.*}}, %{{.*}} head_dim = 128 eps = 9.9999999999999995E-7 : tensor<1x?x2048xf32>, tensor<128xf32>
+  %0 = rlx_hir.qk_norm %q, %g head_dim = 128 eps = 1.0e-06 : tensor<1x?x2048xf32>, tensor<128xf32>
+  return %0 : tensor<1x?x2048xf32>
+}
+
+// CHECK-LABEL: func @dequant_linear
+func.func @dequant_linear(%x: tensor<1x?x4096xbf16>, %w: tensor<14336x2048xi8>, %s: tensor<14336x256xf8E4M3FN>,
+                          %g: tensor<f32>, %b: tensor<14336xbf16>, %wt: tensor<2048x14336xi8>, %st: tensor<256x14336xf8E4M3FN>)
+    -> (tensor<1x?x14336xbf16>, tensor<1x?x14336xbf16>) {
+  // CHECK: rlx_hir.dequant_linear %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x?x4096xbf16>, tensor<14336x2048xi8>, tensor<14336x256xf8E4M3FN>, tensor<f32>
+  %0 = rlx_hir.dequant_linear %x, %w, %s, %g : tensor<1x?x4096xbf16>, tensor<14336x2048xi8>, tensor<14336x256xf8E4M3FN>, tensor<f32>
+  // CHECK: rlx_hir.dequant_linear {{.*}} bias(%{{.*}} : tensor<14336xbf16>) activation silu layout in_out
+  %1 = rlx_hir.dequant_linear %x, %wt, %st, %g bias(%b : tensor<14336xbf16>) activation silu layout in_out : tensor<1x?x4096xbf16>, tensor<2048x14336xi8>, tensor<256x14336xf8E4M3FN>, tensor<f32>
+  return %0, %1 : tensor<1x?x14336xbf16>, tensor<1x?x14336xbf16>
+}
+
+// CHECK-LABEL: func @decoder_layer
+func.func @decoder_layer(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                         %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>, %qn: tensor<16xf32>,
+                         %pk: tensor<1x?x32xf32>) -> (tensor<1x?x64xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>) {
+  // CHECK: = rlx_hir.decoder_layer %{{.*}} positions(%{{.*}} : tensor<?xi64>) weights({{.*}} : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) heads = 4, kv_heads = 2, head_dim = 16 eps = 1.000000e-05 theta = 1.000000e+04 : tensor<1x?x64xf32>
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 : tensor<1x?x64xf32>
+  // Qwen3-style q/k norms, a KV cache, a sliding window and llama3 scaling.
+  // CHECK: rlx_hir.decoder_layer {{.*}} qk_norm(%{{.*}}, %{{.*}} : tensor<16xf32>, tensor<16xf32>) cache(%{{.*}}, %{{.*}} : tensor<1x?x32xf32>, tensor<1x?x32xf32>) heads = 4, kv_heads = 2, head_dim = 16 eps = 1.000000e-05 theta = 5.000000e+05 scaling <rope_type = llama3, factor = 8.000000e+00> mask sliding_window window = 8 activation gelu_tanh
+  %1:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      qk_norm(%qn, %qn : tensor<16xf32>, tensor<16xf32>) cache(%pk, %pk : tensor<1x?x32xf32>, tensor<1x?x32xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 500000.0 scaling <rope_type = llama3, factor = 8.0>
+      mask sliding_window window = 8 activation gelu_tanh : tensor<1x?x64xf32>
+  return %1#0, %1#1, %1#2 : tensor<1x?x64xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>
+}

@@ -337,3 +337,347 @@ func.func @constant_unranked() {
   %0 = rlx_mir.constant dense<1.0> : vector<4xf32>
   return
 }
+
+// -----
+
+func.func @select_condition(%c: tensor<4xf32>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = "rlx_mir.select"(%c, %a, %a) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @select_values(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{element type mismatch: on_true is f32 but on_false is bf16}}
+  %0 = rlx_mir.select %c, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @select_broadcast(%c: tensor<3xi1>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{shapes 3 and 4 are not broadcast-compatible}}
+  %0 = rlx_mir.select %c, %a, %a : tensor<3xi1>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias(%x: tensor<2x8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{bias must be [8] (the input's last dim), got 4}}
+  %0 = rlx_mir.layer_norm %x bias(%b : tensor<4xf32>) eps = 1.0e-05 : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @residual_rms_norm_types(%x: tensor<2x8xf32>, %r: tensor<2x8xf16>) {
+  // expected-error @+1 {{input tensor<2x8xf32> and residual tensor<2x8xf16> must have the same type}}
+  %0:2 = rlx_mir.residual_rms_norm %x, %r eps = 1.0e-05 : tensor<2x8xf32>, tensor<2x8xf16>
+  return
+}
+
+// -----
+
+func.func @gather_indices(%t: tensor<8x4xf32>, %i: tensor<2xf32>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = "rlx_mir.gather"(%t, %i) : (tensor<8x4xf32>, tensor<2xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_scalar_table(%t: tensor<f32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{table must have rank >= 1}}
+  %0 = rlx_mir.gather %t[%i] : tensor<f32>, tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @rope_tables(%x: tensor<1x4x64xf32>, %c: tensor<4x16xf32>) {
+  // expected-error @+1 {{cos/sin must be [S, rotary_dim/2] or [B, S, rotary_dim/2] = [.., 8] for input 1x4x64, got 4x16}}
+  %0 = rlx_mir.rope %x, %c, %c head_dim = 16 : tensor<1x4x64xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_rotary(%x: tensor<1x4x64xf32>, %c: tensor<4x8xf32>) {
+  // expected-error @+1 {{rotary_dim must be even and in (0, head_dim=16], got 17}}
+  %0 = rlx_mir.rope %x, %c, %c head_dim = 16 rotary_dim = 17 : tensor<1x4x64xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @causal_mask_rank(%s: tensor<4xf32>) {
+  // expected-error @+1 {{causal_mask needs scores of rank >= 2 [..., Sq, Sk], got 4}}
+  %0 = rlx_mir.causal_mask %s : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @causal_mask_window(%s: tensor<4x4xf32>) {
+  // expected-error @+1 {{window must be > 0, got 0}}
+  %0 = rlx_mir.causal_mask %s window = 0 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_k(%x: tensor<2x8xf32>, %w: tensor<4x6xf32>) {
+  // expected-error @+1 {{contraction dims differ: lhs has K=8, rhs 4x6 has K=6}}
+  %0 = rlx_mir.fused_matmul %x, %w transpose_b : tensor<2x8xf32>, tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_rank(%x: tensor<2x8xf32>, %w: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{fused_matmul needs lhs [..., K] and a rank-2 rhs, got 2x8 and 2x8x4}}
+  %0 = rlx_mir.fused_matmul %x, %w : tensor<2x8xf32>, tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_norm_eps(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{norm needs eps}}
+  %0 = rlx_mir.fused_matmul %x, %w norm rms_norm : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_norm_weight(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{norm_weight must be 8, got 4}}
+  %0 = rlx_mir.fused_matmul %x, %w norm rms_norm eps = 1.0e-05 norm_weight(%g : tensor<4xf32>) : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_norm_bias(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{norm_bias is only valid with layer_norm}}
+  %0 = rlx_mir.fused_matmul %x, %w norm rms_norm eps = 1.0e-05 norm_bias(%g : tensor<8xf32>) : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_norm_kind(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{norm_weight, norm_bias and eps need a norm kind}}
+  %0 = rlx_mir.fused_matmul %x, %w eps = 1.0e-05 : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_bias(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{bias must be 4, got 8}}
+  %0 = rlx_mir.fused_matmul %x, %w bias(%b : tensor<8xf32>) : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_dtype(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{element type mismatch: lhs is f32 but bias is bf16}}
+  %0 = rlx_mir.fused_matmul %x, %w bias(%b : tensor<4xbf16>) : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_glu_activation(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{glu needs a gating activation (silu, gelu, gelu_tanh, relu or sigmoid)}}
+  %0 = rlx_mir.fused_matmul %x, %w glu : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_glu_odd(%x: tensor<2x8xf32>, %w: tensor<8x5xf32>) {
+  // expected-error @+1 {{glu needs an even N, got 5}}
+  %0 = rlx_mir.fused_matmul %x, %w activation silu glu : tensor<2x8xf32>, tensor<8x5xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_head_dim(%x: tensor<1x2x8xf32>, %w: tensor<8x16xf32>, %g: tensor<2x8xf32>) {
+  // expected-error @+1 {{head_norm and rope epilogues need head_dim > 0}}
+  %0 = rlx_mir.fused_matmul %x, %w head_norm(%g : tensor<2x8xf32>) head_norm_eps = 1.0e-06 : tensor<1x2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_head_norm_fit(%x: tensor<1x2x8xf32>, %w: tensor<8x16xf32>, %g: tensor<3x8xf32>) {
+  // expected-error @+1 {{3 normalized heads of 8 do not fit in 16 output columns}}
+  %0 = rlx_mir.fused_matmul %x, %w head_norm(%g : tensor<3x8xf32>) head_norm_eps = 1.0e-06 head_dim = 8 : tensor<1x2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_head_norm_eps(%x: tensor<1x2x8xf32>, %w: tensor<8x16xf32>, %g: tensor<2x8xf32>) {
+  // expected-error @+1 {{head_norm needs head_norm_eps}}
+  %0 = rlx_mir.fused_matmul %x, %w head_norm(%g : tensor<2x8xf32>) head_dim = 8 : tensor<1x2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_head_norm_rank(%x: tensor<1x2x8xf32>, %w: tensor<8x16xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{head_norm_weight must be [heads, head_dim], got 8}}
+  %0 = rlx_mir.fused_matmul %x, %w head_norm(%g : tensor<8xf32>) head_norm_eps = 1.0e-06 head_dim = 8 : tensor<1x2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_head_norm_eps_alone(%x: tensor<1x2x8xf32>, %w: tensor<8x16xf32>) {
+  // expected-error @+1 {{head_norm_eps needs head_norm weights}}
+  %0 = rlx_mir.fused_matmul %x, %w head_norm_eps = 1.0e-06 : tensor<1x2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_rope_heads(%x: tensor<1x2x8xf32>, %w: tensor<8x16xf32>, %c: tensor<2x4xf32>) {
+  // expected-error @+1 {{rope needs cos, sin and rope_heads}}
+  %0 = rlx_mir.fused_matmul %x, %w rope(%c, %c : tensor<2x4xf32>, tensor<2x4xf32>) head_dim = 8 : tensor<1x2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_rope_fit(%x: tensor<1x2x8xf32>, %w: tensor<8x16xf32>, %c: tensor<2x4xf32>) {
+  // expected-error @+1 {{rope_heads = 3 of 8 do not fit in 16 output columns}}
+  %0 = rlx_mir.fused_matmul %x, %w rope(%c, %c : tensor<2x4xf32>, tensor<2x4xf32>) rope_heads = 3 head_dim = 8 : tensor<1x2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_rope_rank(%x: tensor<2x8xf32>, %w: tensor<8x16xf32>, %c: tensor<2x4xf32>) {
+  // expected-error @+1 {{a rope epilogue needs lhs [batch, seq, K]}}
+  %0 = rlx_mir.fused_matmul %x, %w rope(%c, %c : tensor<2x4xf32>, tensor<2x4xf32>) rope_heads = 2 head_dim = 8 : tensor<2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_rope_attrs(%x: tensor<1x2x8xf32>, %w: tensor<8x16xf32>) {
+  // expected-error @+1 {{rope_heads and rotary_dim need rope tables}}
+  %0 = rlx_mir.fused_matmul %x, %w rope_heads = 2 : tensor<1x2x8xf32>, tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_residual(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>, %r: tensor<2x8xf32>) {
+  // expected-error @+1 {{residual must be 2x4, got 2x8}}
+  %0 = rlx_mir.fused_matmul %x, %w residual(%r : tensor<2x8xf32>) : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @elementwise_no_inputs() {
+  // expected-error @+1 {{'rlx_mir.elementwise' op needs at least one input}}
+  %0 = "rlx_mir.elementwise"() ({
+    %c = arith.constant 1.0 : f32
+    rlx_mir.yield %c : f32
+  }) : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @elementwise_arg_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'rlx_mir.elementwise' op body argument 0 must be 'f32', got 'f16'}}
+  %0 = rlx_mir.elementwise ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f16):
+    %e = arith.extf %a : f16 to f32
+    rlx_mir.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_arg_count(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'rlx_mir.elementwise' op body has 2 arguments for 1 inputs}}
+  %0 = rlx_mir.elementwise ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    rlx_mir.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_yield_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'rlx_mir.elementwise' op yielded value 0 must be 'bf16', got 'f32'}}
+  %0 = rlx_mir.elementwise ins(%x : tensor<4xf32>) -> tensor<4xbf16> {
+  ^bb0(%a: f32):
+    rlx_mir.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_yield_count(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'rlx_mir.elementwise' op body must yield one scalar per result}}
+  %0 = rlx_mir.elementwise ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    rlx_mir.yield %a, %a : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'rlx_mir.elementwise' op result 0 must have the broadcast input shape 4, got 'tensor<2x4xf32>'}}
+  %0 = rlx_mir.elementwise ins(%x : tensor<4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: f32):
+    rlx_mir.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_inputs_broadcast(%x: tensor<4xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{shapes 4 and 3 are not broadcast-compatible}}
+  %0 = rlx_mir.elementwise ins(%x, %y : tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    rlx_mir.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_no_results(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'rlx_mir.elementwise' op needs at least one result}}
+  "rlx_mir.elementwise"(%x) ({
+  ^bb0(%a: f32):
+    rlx_mir.yield
+  }) : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @yield_outside(%x: f32) {
+  // expected-error @+1 {{expects parent op 'rlx_mir.elementwise'}}
+  rlx_mir.yield %x : f32
+}

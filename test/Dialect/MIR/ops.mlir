@@ -139,3 +139,50 @@ func.func @data_movement(%x: tensor<1x?x2048xf32>, %p: tensor<1x16x512xf32>, %n:
   %5 = rlx_mir.reshape %s [1, -1, 8] : tensor<?xf32>
   return %1, %2, %3, %4, %5 : tensor<1x32x?x64xf32>, tensor<1x?x512xf32>, tensor<1x17x512xf32>, tensor<2x?x2048xf32>, tensor<1x?x8xf32>
 }
+
+// CHECK-LABEL: func @more_primitives
+func.func @more_primitives(%m: tensor<4x4xi1>, %s: tensor<1x2x4x4xf32>, %x: tensor<1x?x768xf32>, %g: tensor<768xf32>,
+                           %table: tensor<50257x768xf32>, %ids: tensor<1x?xi64>, %q: tensor<1x?x2048xf32>, %c: tensor<?x32xf32>)
+    -> (tensor<1x2x4x4xf32>, tensor<1x?x768xf32>, tensor<1x?x768xf32>, tensor<1x?x768xf32>, tensor<1x?x2048xf32>, tensor<1x2x4x4xf32>) {
+  %ninf = rlx_mir.constant dense<0xFF800000> : tensor<f32>
+  // CHECK: rlx_mir.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>
+  %0 = rlx_mir.select %m, %s, %ninf : tensor<4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>
+  // CHECK: rlx_mir.layer_norm %{{.*}} weight(%{{.*}} : tensor<768xf32>) bias(%{{.*}} : tensor<768xf32>) eps = 1.000000e-05 : tensor<1x?x768xf32>
+  %1 = rlx_mir.layer_norm %x weight(%g : tensor<768xf32>) bias(%g : tensor<768xf32>) eps = 1.0e-05 : tensor<1x?x768xf32>
+  // CHECK: rlx_mir.residual_rms_norm %{{.*}}, %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<1x?x768xf32>, tensor<1x?x768xf32>, tensor<768xf32>
+  %2:2 = rlx_mir.residual_rms_norm %x, %1, %g eps = 1.0e-05 : tensor<1x?x768xf32>, tensor<1x?x768xf32>, tensor<768xf32>
+  // CHECK: rlx_mir.gather %{{.*}}[%{{.*}}] : tensor<50257x768xf32>, tensor<1x?xi64>
+  %3 = rlx_mir.gather %table[%ids] : tensor<50257x768xf32>, tensor<1x?xi64>
+  // CHECK: rlx_mir.rope %{{.*}}, %{{.*}}, %{{.*}} head_dim = 64 style gptj : tensor<1x?x2048xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+  %4 = rlx_mir.rope %q, %c, %c head_dim = 64 style gptj : tensor<1x?x2048xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+  // CHECK: rlx_mir.causal_mask %{{.*}} window = 2 : tensor<1x2x4x4xf32>
+  %5 = rlx_mir.causal_mask %s window = 2 : tensor<1x2x4x4xf32>
+  return %0, %2#0, %2#1, %3, %4, %5 : tensor<1x2x4x4xf32>, tensor<1x?x768xf32>, tensor<1x?x768xf32>, tensor<1x?x768xf32>, tensor<1x?x2048xf32>, tensor<1x2x4x4xf32>
+}
+
+// CHECK-LABEL: func @fused_matmul
+func.func @fused_matmul(%x: tensor<1x?x2048xf32>, %w: tensor<3072x2048xf32>, %g: tensor<2048xf32>, %hn: tensor<40x64xf32>,
+                        %c: tensor<?x32xf32>, %wi: tensor<2048x16384xf32>, %b: tensor<16384xf32>, %r: tensor<1x?x8192xf32>)
+    -> (tensor<1x?x3072xf32>, tensor<1x?x8192xf32>) {
+  // CHECK: rlx_mir.fused_matmul %{{.*}}, %{{.*}} transpose_b norm rms_norm eps = 1.000000e-05 norm_weight(%{{.*}} : tensor<2048xf32>) head_norm(%{{.*}} : tensor<40x64xf32>) head_norm_eps = 9.9999999999999995E-7 rope(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<?x32xf32>) rope_heads = 40 head_dim = 64 : tensor<1x?x2048xf32>, tensor<3072x2048xf32>
+  %0 = rlx_mir.fused_matmul %x, %w transpose_b norm rms_norm eps = 1.0e-05 norm_weight(%g : tensor<2048xf32>)
+      head_norm(%hn : tensor<40x64xf32>) head_norm_eps = 1.0e-06
+      rope(%c, %c : tensor<?x32xf32>, tensor<?x32xf32>) rope_heads = 40 head_dim = 64 : tensor<1x?x2048xf32>, tensor<3072x2048xf32>
+  // CHECK: rlx_mir.fused_matmul %{{.*}}, %{{.*}} norm layer_norm eps = 1.000000e-05 norm_weight(%{{.*}} : tensor<2048xf32>) norm_bias(%{{.*}} : tensor<2048xf32>) bias(%{{.*}} : tensor<16384xf32>) activation gelu glu residual(%{{.*}} : tensor<1x?x8192xf32>) : tensor<1x?x2048xf32>, tensor<2048x16384xf32>
+  %1 = rlx_mir.fused_matmul %x, %wi norm layer_norm eps = 1.0e-05 norm_weight(%g : tensor<2048xf32>) norm_bias(%g : tensor<2048xf32>)
+      bias(%b : tensor<16384xf32>) activation gelu glu residual(%r : tensor<1x?x8192xf32>) : tensor<1x?x2048xf32>, tensor<2048x16384xf32>
+  return %0, %1 : tensor<1x?x3072xf32>, tensor<1x?x8192xf32>
+}
+
+// CHECK-LABEL: func @elementwise
+func.func @elementwise(%p: tensor<?x1xf32>, %f: tensor<32xf32>) -> (tensor<?x32xf32>, tensor<?x32xbf16>) {
+  // CHECK: rlx_mir.elementwise ins(%{{.*}}, %{{.*}} : tensor<?x1xf32>, tensor<32xf32>) -> tensor<?x32xf32>, tensor<?x32xbf16> {
+  // CHECK: rlx_mir.yield %{{.*}}, %{{.*}} : f32, bf16
+  %0:2 = rlx_mir.elementwise ins(%p, %f : tensor<?x1xf32>, tensor<32xf32>) -> tensor<?x32xf32>, tensor<?x32xbf16> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.truncf %m : f32 to bf16
+    rlx_mir.yield %m, %t : f32, bf16
+  }
+  return %0#0, %0#1 : tensor<?x32xf32>, tensor<?x32xbf16>
+}

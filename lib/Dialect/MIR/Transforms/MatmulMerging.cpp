@@ -124,21 +124,22 @@ struct MergeSharedInput : FusionPattern<MatmulT> {
   /// presence for all, compatible head stages.
   static bool mergeable(const FusedMatmulSpec &s) { return !s.glu && !s.residual; }
 
-  static bool compatible(const FusedMatmulSpec &a, const FusedMatmulSpec &b) {
-    if (!sameInputSide(a, b) || a.activation != b.activation ||
-        static_cast<bool>(a.bias) != static_cast<bool>(b.bias))
-      return false;
+  /// Why `a` and `b` cannot share one matmul, or nothing when they can.
+  static std::optional<std::string> incompatibility(const FusedMatmulSpec &a,
+                                                    const FusedMatmulSpec &b) {
+    if (!sameInputSide(a, b))
+      return std::string("shape mismatch: weight layout, K or prologue differ");
+    if (a.activation != b.activation || static_cast<bool>(a.bias) != static_cast<bool>(b.bias))
+      return std::string("unsupported epilogue: activations or bias presence differ");
     bool headA = a.headNormWeight || a.ropeCos, headB = b.headNormWeight || b.ropeCos;
-    if (headA && headB && a.headDim != b.headDim)
-      return false;
-    if (a.ropeCos && b.ropeCos &&
-        (a.ropeCos != b.ropeCos || a.ropeSin != b.ropeSin ||
-         a.rotaryDim.value_or(*a.headDim) != b.rotaryDim.value_or(*b.headDim) ||
-         a.ropeStyle != b.ropeStyle))
-      return false;
-    if (a.headNormWeight && b.headNormWeight && a.headNormEps != b.headNormEps)
-      return false;
-    return true;
+    if ((headA && headB && a.headDim != b.headDim) ||
+        (a.ropeCos && b.ropeCos &&
+         (a.ropeCos != b.ropeCos || a.ropeSin != b.ropeSin ||
+          a.rotaryDim.value_or(*a.headDim) != b.rotaryDim.value_or(*b.headDim) ||
+          a.ropeStyle != b.ropeStyle)) ||
+        (a.headNormWeight && b.headNormWeight && a.headNormEps != b.headNormEps))
+      return std::string("unsupported epilogue: head sizes, rope tables or norm eps differ");
+    return std::nullopt;
   }
 
   LogicalResult matchAndRewrite(MatmulT root, PatternRewriter &rw) const override {
@@ -154,9 +155,13 @@ struct MergeSharedInput : FusionPattern<MatmulT> {
         continue;
       if (llvm::any_of(group, [&](const MergeCandidate &c) { return c.op == user; }))
         continue;
-      if (user != root.getOperation() && !compatible(*rootSpec, *spec)) {
-        miss(user, "unsupported epilogue: stages differ from the other matmuls on this input");
-        continue;
+      if (user != root.getOperation()) {
+        if (auto why = incompatibility(*rootSpec, *spec)) {
+          // Each incompatible pair is reported once, at its later op.
+          if (root->isBeforeInBlock(user))
+            miss(user, *why);
+          continue;
+        }
       }
       group.push_back({user, *spec});
     }
@@ -171,8 +176,11 @@ struct MergeSharedInput : FusionPattern<MatmulT> {
     bool seenNoNorm = false, seenNoRope = false;
     for (const MergeCandidate &c : group) {
       if ((c.spec.headNormWeight && seenNoNorm) || (c.spec.ropeCos && seenNoRope)) {
-        miss(root, "unsupported epilogue: head-norm and rope heads do not form leading "
-                   "blocks of the merged output");
+        if (llvm::all_of(group, [&](const MergeCandidate &o) {
+              return o.op == root.getOperation() || root->isBeforeInBlock(o.op);
+            }))
+          miss(root, "unsupported epilogue: head-norm and rope heads do not form leading "
+                     "blocks of the merged output");
         return failure();
       }
       seenNoNorm |= !c.spec.headNormWeight;

@@ -62,6 +62,16 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
         roots.push_back(r);
   if (roots.empty())
     return success();
+  // Only the transforms the roots need (duplicates left by earlier rewrites
+  // are dropped with the rest).
+  llvm::SmallPtrSet<Operation *, 16> needed;
+  SmallVector<Value> work(roots.begin(), roots.end());
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !transformOps.contains(def) || !needed.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
   if (!SymbolTable::symbolKnownUseEmpty(fn, fn->getParentOp()))
     return fn.emitWarning() << "parameter transforms left in place: @" << fn.getSymName()
                             << " has callers, so its parameters cannot change";
@@ -70,7 +80,7 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
   SmallVector<BlockArgument> usedParams;
   for (BlockArgument arg : entry.getArguments())
     if (fn.getArgAttr(arg.getArgNumber(), kParamAttr) &&
-        llvm::any_of(arg.getUsers(), [&](Operation *u) { return transformOps.contains(u); }))
+        llvm::any_of(arg.getUsers(), [&](Operation *u) { return needed.contains(u); }))
       usedParams.push_back(arg);
   OpBuilder b(fn);
   std::string packName = (fn.getSymName() + "_pack_params").str();
@@ -87,12 +97,14 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
   }
   OpBuilder pb = OpBuilder::atBlockEnd(packBody);
   // Constants read by transforms are cloned along.
-  for (Operation *op : transformOps)
+  for (Operation *op : transformOps) {
+    if (!needed.contains(op))
+      continue;
     for (Value v : op->getOperands())
-      if (!map.contains(v) && v.getDefiningOp())
+      if (!map.contains(v) && v.getDefiningOp() && !transformOps.contains(v.getDefiningOp()))
         map.map(v, pb.clone(*v.getDefiningOp(), map)->getResult(0));
-  for (Operation *op : transformOps)
     pb.clone(*op, map);
+  }
   SmallVector<Value> packed;
   for (Value v : roots)
     packed.push_back(map.lookup(v));
@@ -114,7 +126,11 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
       if (transformOps.contains(v.getDefiningOp()))
         llvm::append_range(stack, v.getDefiningOp()->getOperands());
     }
-    for (Value src : sources)
+    SmallVector<Value> ordered(sources.begin(), sources.end());
+    llvm::sort(ordered, [](Value a, Value b) {
+      return cast<BlockArgument>(a).getArgNumber() < cast<BlockArgument>(b).getArgNumber();
+    });
+    for (Value src : ordered)
       from.push_back(fn.getArgAttr(cast<BlockArgument>(src).getArgNumber(), kParamAttr));
     NamedAttrList attrs;
     attrs.set(kParamAttr, StringAttr::get(ctx, packName + "." + std::to_string(i)));

@@ -1,0 +1,309 @@
+//===- ModelBuilder.cpp - Build HIR models from a ModelConfig -------------===//
+//
+// Arguments carry the IO manifest: `rlx.input` / `rlx.param` with Hugging
+// Face's tensor names, `rlx.dim_names` for the dynamic dims (`seq`,
+// `past_seq`); results carry `rlx.output`. Llama-family layers use
+// rlx_hir.decoder_layer; layers with biases (Qwen2) and GPT-2 layers are
+// written with the individual blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/Dialect/MIR/IR/MIRBuilder.h"
+#include "RLX/ModelGen/ModelGen.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+class ModelBuilder {
+public:
+  ModelBuilder(MLIRContext *ctx, const ModelConfig &c, const ModelGenOptions &o)
+      : ctx(ctx), c(c), o(o), b(ctx), loc(NameLoc::get(StringAttr::get(ctx, c.architecture))) {}
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  struct LayerOut {
+    Value hidden, key, value;
+  };
+
+  Type elementType() {
+    if (o.dtype == "bf16")
+      return b.getBF16Type();
+    if (o.dtype == "f16")
+      return b.getF16Type();
+    return b.getF32Type();
+  }
+  RankedTensorType tensor(ArrayRef<int64_t> shape, Type et = {}) {
+    return RankedTensorType::get(shape, et ? et : elementType());
+  }
+  Value addArg(Type type, StringRef role, StringRef name, ArrayRef<StringRef> dimNames = {}) {
+    Value v = entry->addArgument(type, loc);
+    NamedAttrList attrs;
+    attrs.set(role, b.getStringAttr(name));
+    if (!dimNames.empty())
+      attrs.set(RLXDialect::kDimNamesAttr, b.getStrArrayAttr(dimNames));
+    argAttrs.push_back(attrs.getDictionary(ctx));
+    return v;
+  }
+  Value param(const Twine &name, ArrayRef<int64_t> shape) {
+    return addArg(tensor(shape), "rlx.param", name.str());
+  }
+  /// [B, S, ...] activations: dims named batch (if dynamic), seq, past_seq.
+  Value input(StringRef name, ArrayRef<int64_t> shape, ArrayRef<StringRef> names, Type et = {}) {
+    SmallVector<StringRef> dims;
+    for (auto [d, n] : llvm::zip(shape, names))
+      dims.push_back(d == kDyn ? n : StringRef(""));
+    bool anyDynamic = llvm::is_contained(shape, kDyn);
+    return addArg(tensor(shape, et), "rlx.input", name, anyDynamic ? dims : ArrayRef<StringRef>());
+  }
+  void output(Value v, StringRef name) {
+    results.push_back(v);
+    resultNames.push_back(name.str());
+  }
+
+  RopeScalingAttr ropeScaling() {
+    if (c.ropeScalingType != "llama3" && c.ropeScalingType != "linear")
+      return {};
+    return RopeScalingAttr::get(
+        ctx, c.ropeScalingType == "llama3" ? RopeScalingKind::Llama3 : RopeScalingKind::Linear,
+        APFloat(c.ropeFactor), APFloat(c.ropeLowFreqFactor), APFloat(c.ropeHighFreqFactor),
+        c.ropeOriginalMaxPositions);
+  }
+  ActivationKind activation() {
+    if (c.activation == "gelu")
+      return ActivationKind::Gelu;
+    if (c.activation == "gelu_tanh")
+      return ActivationKind::GeluTanh;
+    if (c.activation == "relu")
+      return ActivationKind::Relu;
+    return ActivationKind::Silu;
+  }
+
+  Value linear(Value x, Value w, Value bias, ActivationKind act = ActivationKind::None,
+               WeightLayout layout = WeightLayout::OutIn) {
+    return hir::LinearOp::create(b, loc, x, w, bias, act, layout);
+  }
+  /// Past K/V for layer i, or null without a cache.
+  std::pair<Value, Value> pastKv(int64_t i) {
+    if (!o.kvCache)
+      return {};
+    int64_t kv = c.numKvHeads * c.headDim;
+    Value k = input(("past_key_values." + Twine(i) + ".key").str(), {o.batch, pastLen, kv},
+                    {"batch", "past_seq", ""});
+    Value v = input(("past_key_values." + Twine(i) + ".value").str(), {o.batch, pastLen, kv},
+                    {"batch", "past_seq", ""});
+    return {k, v};
+  }
+
+  LayerOut llamaLayer(int64_t i, Value x, Value positions);
+  LayerOut gpt2Layer(int64_t i, Value x);
+
+  MLIRContext *ctx;
+  const ModelConfig &c;
+  const ModelGenOptions &o;
+  OpBuilder b;
+  Location loc;
+  Block *entry = nullptr;
+  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<Value> results;
+  SmallVector<std::string> resultNames;
+  int64_t seqLen = kDyn, pastLen = kDyn;
+  Value embedTable;
+};
+
+ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positions) {
+  std::string p = "model.layers." + std::to_string(i) + ".";
+  int64_t h = c.hiddenSize, q = c.numHeads * c.headDim, kv = c.numKvHeads * c.headDim;
+  int64_t inter = c.intermediateSize;
+  auto [pastK, pastV] = pastKv(i);
+  Value inNorm = param(p + "input_layernorm.weight", {h});
+  Value wq = param(p + "self_attn.q_proj.weight", {q, h});
+  Value wk = param(p + "self_attn.k_proj.weight", {kv, h});
+  Value wv = param(p + "self_attn.v_proj.weight", {kv, h});
+  Value bq, bk, bv;
+  if (c.attentionBias) {
+    bq = param(p + "self_attn.q_proj.bias", {q});
+    bk = param(p + "self_attn.k_proj.bias", {kv});
+    bv = param(p + "self_attn.v_proj.bias", {kv});
+  }
+  Value qNorm, kNorm;
+  if (c.qkNorm) {
+    qNorm = param(p + "self_attn.q_norm.weight", {c.headDim});
+    kNorm = param(p + "self_attn.k_norm.weight", {c.headDim});
+  }
+  Value wo = param(p + "self_attn.o_proj.weight", {h, q});
+  Value postNorm = param(p + "post_attention_layernorm.weight", {h});
+  Value wg = param(p + "mlp.gate_proj.weight", {inter, h});
+  Value wu = param(p + "mlp.up_proj.weight", {inter, h});
+  Value wd = param(p + "mlp.down_proj.weight", {h, inter});
+  MaskKindAttr mask = MaskKindAttr::get(ctx, c.slidingWindow ? MaskKind::SlidingWindow
+                                                             : MaskKind::Causal);
+  IntegerAttr window = c.slidingWindow ? b.getI64IntegerAttr(*c.slidingWindow) : IntegerAttr();
+  FloatAttr eps = b.getF64FloatAttr(c.eps);
+  if (!c.attentionBias && !c.mlpBias) {
+    auto layer = hir::DecoderLayerOp::create(
+        b, loc, x, positions, inNorm, wq, wk, wv, wo, postNorm, wg, wu, wd, qNorm, kNorm, pastK,
+        pastV, b.getI64IntegerAttr(c.numHeads), b.getI64IntegerAttr(c.numKvHeads),
+        b.getI64IntegerAttr(c.headDim), eps, b.getF64FloatAttr(c.ropeTheta), ropeScaling(), mask,
+        window, ActivationKindAttr::get(ctx, activation()));
+    return {layer.getOutput(), layer.getPresentKey(), layer.getPresentValue()};
+  }
+  // Layers with biases are written block by block (same semantics).
+  Value hn = hir::RmsNormOp::create(b, loc, x, inNorm, eps);
+  Value qs = linear(hn, wq, bq), ks = linear(hn, wk, bk), vs = linear(hn, wv, bv);
+  if (c.qkNorm) {
+    qs = hir::QkNormOp::create(b, loc, qs, qNorm, c.headDim, eps.getValue());
+    ks = hir::QkNormOp::create(b, loc, ks, kNorm, c.headDim, eps.getValue());
+  }
+  auto rope = [&](Value t) {
+    return hir::RopeOp::create(b, loc, t, positions, Value(), Value(),
+                               b.getI64IntegerAttr(c.headDim), IntegerAttr(),
+                               b.getF64FloatAttr(c.ropeTheta),
+                               RopeStyleAttr::get(ctx, RopeStyle::NeoX), ropeScaling())
+        .getResult();
+  };
+  qs = rope(qs);
+  ks = rope(ks);
+  mir::MIRBuilder mb(b, loc);
+  if (pastK) {
+    ks = mb.concat({pastK, ks}, 1);
+    vs = mb.concat({pastV, vs}, 1);
+  }
+  Value attn = hir::AttentionOp::create(
+      b, loc, qs, ks, vs, Value(), b.getI64IntegerAttr(c.numHeads),
+      b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim), mask, window,
+      FloatAttr(), FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
+  Value o1 = linear(attn, wo, c.mlpBias ? param(p + "self_attn.o_proj.bias", {h}) : Value());
+  auto rn = hir::ResidualRmsNormOp::create(b, loc, o1, x, postNorm, eps);
+  Value mlp = hir::SwiGluOp::create(b, loc, rn.getOutput(), wg, wu, wd, activation(),
+                                    WeightLayout::OutIn);
+  return {mb.add(mlp, rn.getSum()), ks, vs};
+}
+
+ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
+  std::string p = "transformer.h." + std::to_string(i) + ".";
+  int64_t h = c.hiddenSize, inter = c.intermediateSize;
+  auto [pastK, pastV] = pastKv(i);
+  FloatAttr eps = b.getF64FloatAttr(c.eps);
+  auto ln = [&](Value t, StringRef name) {
+    Value w = param(p + name + ".weight", {h});
+    Value bias = param(p + name + ".bias", {h});
+    return hir::LayerNormOp::create(b, loc, t, w, bias, eps).getResult();
+  };
+  // GPT-2's Conv1D stores weights [in, out].
+  auto conv1d = [&](Value t, StringRef name, int64_t in, int64_t out,
+                    ActivationKind act = ActivationKind::None) {
+    Value w = param(p + name + ".weight", {in, out});
+    Value bias = param(p + name + ".bias", {out});
+    return linear(t, w, bias, act, WeightLayout::InOut);
+  };
+  mir::MIRBuilder mb(b, loc);
+  Value qkv = conv1d(ln(x, "ln_1"), "attn.c_attn", h, 3 * h);
+  Value q = mb.sliceLast(qkv, 0, h), k = mb.sliceLast(qkv, h, h), v = mb.sliceLast(qkv, 2 * h, h);
+  if (pastK) {
+    k = mb.concat({pastK, k}, 1);
+    v = mb.concat({pastV, v}, 1);
+  }
+  Value attn = hir::AttentionOp::create(
+      b, loc, q, k, v, Value(), b.getI64IntegerAttr(c.numHeads),
+      b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim),
+      MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), FloatAttr(), FloatAttr(),
+      AttnLayoutAttr::get(ctx, AttnLayout::BSD));
+  Value r = mb.add(x, conv1d(attn, "attn.c_proj", h, h));
+  Value f = conv1d(ln(r, "ln_2"), "mlp.c_fc", h, inter, activation());
+  Value y = mb.add(r, conv1d(f, "mlp.c_proj", inter, h));
+  return {y, k, v};
+}
+
+OwningOpRef<ModuleOp> ModelBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto fn = func::FuncOp::create(b, loc, o.funcName, b.getFunctionType({}, {}));
+  entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  seqLen = o.seqLen.value_or(kDyn);
+  pastLen = o.pastLen.value_or(kDyn);
+  int64_t layers = o.layerOnly ? 1 : o.numLayers.value_or(c.numLayers);
+  Type i64 = b.getI64Type();
+  Value hidden, positions;
+  if (o.layerOnly) {
+    hidden = input("hidden_states", {o.batch, seqLen, c.hiddenSize}, {"batch", "seq", ""});
+    positions = input("position_ids", {seqLen}, {"seq"}, i64);
+  } else {
+    Value ids = input("input_ids", {o.batch, seqLen}, {"batch", "seq"}, i64);
+    positions = input("position_ids", {seqLen}, {"seq"}, i64);
+    std::string embedName = c.family == ModelFamily::GPT2 ? "transformer.wte.weight"
+                                                          : "model.embed_tokens.weight";
+    embedTable = param(embedName, {c.vocabSize, c.hiddenSize});
+    hidden = hir::EmbeddingOp::create(b, loc, ids, embedTable);
+    if (c.family == ModelFamily::GPT2) {
+      Value wpe = param("transformer.wpe.weight", {c.maxPositions, c.hiddenSize});
+      mir::MIRBuilder mb(b, loc);
+      // [S, H] learned positions broadcast over the batch.
+      hidden = mb.add(hidden, hir::EmbeddingOp::create(b, loc, positions, wpe));
+    }
+  }
+  SmallVector<std::pair<Value, Value>> presents;
+  for (int64_t i = 0; i < layers; ++i) {
+    LayerOut out = c.family == ModelFamily::GPT2 ? gpt2Layer(i, hidden)
+                                                 : llamaLayer(i, hidden, positions);
+    hidden = out.hidden;
+    presents.push_back({out.key, out.value});
+  }
+  if (o.layerOnly) {
+    output(hidden, "hidden_states");
+  } else {
+    FloatAttr eps = b.getF64FloatAttr(c.eps);
+    if (c.family == ModelFamily::GPT2) {
+      Value w = param("transformer.ln_f.weight", {c.hiddenSize});
+      Value bias = param("transformer.ln_f.bias", {c.hiddenSize});
+      hidden = hir::LayerNormOp::create(b, loc, hidden, w, bias, eps);
+    } else {
+      Value w = param("model.norm.weight", {c.hiddenSize});
+      hidden = hir::RmsNormOp::create(b, loc, hidden, w, eps);
+    }
+    // Tied heads read the embedding table, which is already [vocab, hidden].
+    Value head = c.tieEmbeddings ? embedTable
+                                 : param("lm_head.weight", {c.vocabSize, c.hiddenSize});
+    output(linear(hidden, head, Value()), "logits");
+  }
+  if (o.kvCache)
+    for (auto [i, kv] : llvm::enumerate(presents)) {
+      output(kv.first, "present." + std::to_string(i) + ".key");
+      output(kv.second, "present." + std::to_string(i) + ".value");
+    }
+  func::ReturnOp::create(b, loc, results);
+  fn.setType(b.getFunctionType(entry->getArgumentTypes(),
+                               llvm::to_vector(llvm::map_range(results, [](Value v) {
+                                 return v.getType();
+                               }))));
+  for (auto [i, attrs] : llvm::enumerate(argAttrs))
+    fn.setArgAttrs(i, attrs);
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    fn.setResultAttr(i, "rlx.output", b.getStringAttr(name));
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig &config,
+                                            const ModelGenOptions &options) {
+  ctx->loadDialect<hir::HIRDialect, mir::MIRDialect, func::FuncDialect>();
+  if (options.dtype != "f32" && options.dtype != "bf16" && options.dtype != "f16") {
+    emitError(UnknownLoc::get(ctx)) << "dtype must be f32, f16 or bf16, got " << options.dtype;
+    return nullptr;
+  }
+  ModelBuilder builder(ctx, config, options);
+  return builder.build();
+}

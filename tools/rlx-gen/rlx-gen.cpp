@@ -1,0 +1,78 @@
+//===- rlx-gen.cpp - Generate a HIR model from a HF config.json -----------===//
+//
+//   rlx-gen config.json [--layers N] [--dtype f32|bf16|f16] [--seq N]
+//           [--kv-cache [--past N]] [--layer-only] [--set key=value]... [-o out.mlir]
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/InitAll.h"
+#include "RLX/ModelGen/ModelGen.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> configPath(cl::Positional, cl::desc("<config.json>"), cl::Required);
+static cl::opt<std::string> outputPath("o", cl::desc("output file"), cl::init("-"));
+static cl::opt<int64_t> layers("layers", cl::desc("number of decoder layers (default: the config's)"),
+                               cl::init(-1));
+static cl::opt<std::string> dtype("dtype", cl::desc("f32, bf16 or f16"), cl::init("f32"));
+static cl::opt<int64_t> seq("seq", cl::desc("static sequence length (default: dynamic `seq`)"),
+                            cl::init(-1));
+static cl::opt<bool> kvCache("kv-cache", cl::desc("past K/V inputs and present K/V outputs"));
+static cl::opt<int64_t> past("past", cl::desc("static past length (default: dynamic `past_seq`)"),
+                             cl::init(-1));
+static cl::opt<bool> layerOnly("layer-only", cl::desc("one decoder layer on hidden states"));
+static cl::opt<int64_t> batch("batch", cl::desc("batch size"), cl::init(1));
+static cl::list<std::string> overrides("set", cl::desc("override a config.json key (key=value)"));
+static cl::opt<std::string> funcName("func", cl::desc("function name"), cl::init("forward"));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "RLX model generator: HF config.json -> rlx_hir\n");
+  std::string error;
+  auto file = openInputFile(configPath, &error);
+  if (!file) {
+    llvm::errs() << "rlx-gen: " << error << "\n";
+    return 1;
+  }
+  auto config = rlx::parseHFConfig(file->getBuffer(), overrides, error);
+  if (failed(config)) {
+    llvm::errs() << "rlx-gen: " << configPath << ": " << error << "\n";
+    return 1;
+  }
+  rlx::ModelGenOptions options;
+  if (layers >= 0)
+    options.numLayers = layers;
+  if (seq > 0)
+    options.seqLen = seq;
+  if (past >= 0)
+    options.pastLen = past;
+  options.dtype = dtype;
+  options.kvCache = kvCache;
+  options.layerOnly = layerOnly;
+  options.batch = batch;
+  options.funcName = funcName;
+  DialectRegistry registry;
+  rlx::registerEverything(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = rlx::buildModel(&ctx, *config, options);
+  if (!module)
+    return 1;
+  auto out = openOutputFile(outputPath, &error);
+  if (!out) {
+    llvm::errs() << "rlx-gen: " << error << "\n";
+    return 1;
+  }
+  module->print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return 0;
+}
