@@ -746,3 +746,20 @@ FailureOr<RankedTensorType> mlir::rlx::checkResidualNormOperands(OptLoc loc, Val
                                typeToString(*r) + " must have the same type");
   return x;
 }
+
+LogicalResult mlir::rlx::inferGatherTypes(OptLoc loc, Value table, Value ids,
+                                          std::optional<int64_t> tableRank,
+                                          SmallVectorImpl<Type> &results) {
+  auto t = getRankedTensor(loc, table, "table");
+  auto i = getRankedTensor(loc, ids, "indices");
+  if (failed(t) || failed(i))
+    return failure();
+  if (tableRank && t->getRank() != *tableRank)
+    return shapeError(loc, "embedding table must be rank 2 [vocab, hidden], got " +
+                               shapeToString(t->getShape()));
+  auto shape = inferGather(loc, t->getShape(), i->getShape());
+  if (failed(shape))
+    return failure();
+  results.push_back(RankedTensorType::get(*shape, t->getElementType()));
+  return success();
+}

@@ -190,18 +190,7 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
 
 LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor a, SmallVectorImpl<Type> &out) {
-  auto ids = getRankedTensor(loc, a.getIds(), "ids");
-  auto table = getRankedTensor(loc, a.getTable(), "table");
-  if (failed(ids) || failed(table))
-    return failure();
-  if (table->getRank() != 2)
-    return shapeError(loc, "embedding table must be rank 2 [vocab, hidden], got " +
-                               shapeToString(table->getShape()));
-  auto shape = inferGather(loc, table->getShape(), ids->getShape());
-  if (failed(shape))
-    return failure();
-  out.push_back(RankedTensorType::get(*shape, table->getElementType()));
-  return success();
+  return inferGatherTypes(loc, a.getTable(), a.getIds(), /*tableRank=*/2, out);
 }
 
 //===----------------------------------------------------------------------===//

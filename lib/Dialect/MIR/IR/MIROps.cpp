@@ -367,15 +367,7 @@ LogicalResult ResidualRmsNormOp::inferReturnTypes(MLIRContext *,
 
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor a, SmallVectorImpl<Type> &out) {
-  auto table = getRankedTensor(loc, a.getTable(), "table");
-  auto ids = getRankedTensor(loc, a.getIndices(), "indices");
-  if (failed(table) || failed(ids))
-    return failure();
-  auto shape = inferGather(loc, table->getShape(), ids->getShape());
-  if (failed(shape))
-    return failure();
-  out.push_back(RankedTensorType::get(*shape, table->getElementType()));
-  return success();
+  return inferGatherTypes(loc, a.getTable(), a.getIndices(), std::nullopt, out);
 }
 
 LogicalResult RopeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,

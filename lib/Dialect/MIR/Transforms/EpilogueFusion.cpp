@@ -49,11 +49,8 @@ struct AddIntoMatmul : FusionPattern<AddOp> {
         missMultiUse(add, mm);
         continue;
       }
-      Operation *producer = mm.getDefiningOp();
       (asBias ? spec->bias : spec->residual) = other;
-      MIRBuilder mb(rw, add.getLoc());
-      rw.replaceOp(add, mb.fusedMatmul(*spec));
-      rw.eraseOp(producer);
+      replaceWithFusedMatmul(rw, add, *spec, mm.getDefiningOp());
       return success();
     }
     return failure();
@@ -114,11 +111,8 @@ struct ActivationIntoMatmul : RewritePattern, FusionReporter {
       missMultiUse(op, mm);
       return failure();
     }
-    Operation *producer = mm.getDefiningOp();
     spec->activation = *act;
-    MIRBuilder mb(rw, op->getLoc());
-    rw.replaceOp(op, mb.fusedMatmul(*spec));
-    rw.eraseOp(producer);
+    replaceWithFusedMatmul(rw, op, *spec, mm.getDefiningOp());
     return success();
   }
 };
@@ -150,16 +144,13 @@ struct RopeIntoMatmul : FusionPattern<RopeOp> {
       missMultiUse(rope, mm);
       return failure();
     }
-    Operation *producer = mm.getDefiningOp();
     spec->headDim = d;
     spec->ropeCos = rope.getCos();
     spec->ropeSin = rope.getSin();
     spec->ropeHeads = n / d;
     spec->rotaryDim = rope.getRotaryDim();
     spec->ropeStyle = rope.getStyle();
-    MIRBuilder mb(rw, rope.getLoc());
-    rw.replaceOp(rope, mb.fusedMatmul(*spec));
-    rw.eraseOp(producer);
+    replaceWithFusedMatmul(rw, rope, *spec, mm.getDefiningOp());
     return success();
   }
 };

@@ -35,6 +35,14 @@ void FusionReport::emitRemarks() {
   misses.clear();
 }
 
+void mlir::rlx::mir::replaceWithFusedMatmul(RewriterBase &rw, Operation *root,
+                                             const FusedMatmulSpec &spec, Operation *producer) {
+  rw.setInsertionPoint(root);
+  MIRBuilder mb(rw, root->getLoc());
+  rw.replaceOp(root, mb.fusedMatmul(spec));
+  rw.eraseOp(producer);
+}
+
 std::optional<ActivationKind> mlir::rlx::mir::activationOf(Operation *op) {
   if (isa<ReluOp>(op))
     return ActivationKind::Relu;

@@ -39,6 +39,11 @@ struct FusionPattern : OpRewritePattern<OpT>, FusionReporter {
       : OpRewritePattern<OpT>(ctx, benefit), FusionReporter(report, family) {}
 };
 
+/// Replaces `root` with the matmul `spec` describes and erases `producer`,
+/// the matmul whose stages `spec` extends (now without users).
+void replaceWithFusedMatmul(RewriterBase &rw, Operation *root, const FusedMatmulSpec &spec,
+                            Operation *producer);
+
 /// The activation a unary MIR op applies, if it is one of ActivationKind.
 std::optional<ActivationKind> activationOf(Operation *op);
 

@@ -162,6 +162,11 @@ FailureOr<Shape> inferReduce(OptLoc loc, ArrayRef<int64_t> in,
 /// Embedding/gather along axis 0: ids.shape + table.shape[1:].
 FailureOr<Shape> inferGather(OptLoc loc, ArrayRef<int64_t> table,
                              ArrayRef<int64_t> ids);
+/// The result type of gathering rows of `table` by `ids`; `tableRank`, when
+/// set, is the rank the table must have.
+LogicalResult inferGatherTypes(OptLoc loc, Value table, Value ids,
+                               std::optional<int64_t> tableRank,
+                               SmallVectorImpl<Type> &results);
 
 } // namespace mlir::rlx
 
