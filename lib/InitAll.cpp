@@ -4,6 +4,8 @@
 
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Target/CPU/CpuPipeline.h"
+#include "RLX/Transforms/Passes.h"
 #include "RLX/Dialect/Common/IR/RLXDialect.h"
 #include "RLX/Dialect/HIR/IR/HIRDialect.h"
 #include "RLX/Dialect/LIR/IR/LIRDialect.h"
@@ -22,6 +24,8 @@ void mlir::rlx::registerAllDialects(DialectRegistry &registry) {
 void mlir::rlx::registerAllPasses() {
   registerRLXConversionPasses();
   mir::registerRLXMIRPasses();
+  registerRLXTransformsPasses();
+  registerCpuPipelines();
 }
 
 void mlir::rlx::registerEverything(DialectRegistry &registry) {

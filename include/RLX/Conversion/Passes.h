@@ -9,6 +9,12 @@
 #define RLX_CONVERSION_PASSES_H
 
 #include "RLX/Conversion/HIRToMIR/HIRToMIR.h"
+#include "RLX/Conversion/MIRToLinalg/MIRToLinalg.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::rlx::mir {

@@ -47,4 +47,26 @@ def ConvertRLXHIRToMIR : Pass<"convert-rlx-hir-to-mir"> {
   ];
 }
 
+def ConvertRLXMIRToLinalg : Pass<"convert-rlx-mir-to-linalg"> {
+  let summary = "Lower rlx_mir to linalg, tensor, arith, math and scf on tensors";
+  let description = [{
+    Every rlx_mir op becomes upstream ops on tensors, ready for One-Shot
+    Bufferize and any linalg pipeline. Elementwise ops and regions become one
+    linalg.generic each (their scalar bodies come from
+    ElementwiseOpInterface); fused ops stay one loop nest: `fused_matmul` is
+    an scf.forall over (batch, row tile) computing the norm prologue, the
+    matmul and every epilogue stage per tile, and `attention` an scf.forall
+    over (batch, head) with f32 softmax statistics. Shapes must be static
+    (run `rlx-mir-specialize` first); a dynamic one is a diagnostic naming
+    the value.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"rowTile", "row-tile", "int64_t", "64",
+           "rows of the lhs per fused_matmul tile">
+  ];
+}
+
 #endif // RLX_CONVERSION_PASSES_TD

@@ -56,51 +56,51 @@ static Value sigmoid(OpBuilder &b, Location loc, Value x) {
   return arith::DivFOp::create(b, loc, constF(b, loc, t, 1.0), den);
 }
 
-Value NegOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return arith::NegFOp::create(b, loc, args[0]);
+Value NegOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return arith::NegFOp::create(b, loc, x0);
 }
-Value ExpOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return unaryMath<math::ExpOp>(b, loc, args);
+Value ExpOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return unaryMath<math::ExpOp>(b, loc, ValueRange{x0});
 }
-Value LogOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return unaryMath<math::LogOp>(b, loc, args);
+Value LogOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return unaryMath<math::LogOp>(b, loc, ValueRange{x0});
 }
-Value SqrtOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return unaryMath<math::SqrtOp>(b, loc, args);
+Value SqrtOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return unaryMath<math::SqrtOp>(b, loc, ValueRange{x0});
 }
-Value RsqrtOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return unaryMath<math::RsqrtOp>(b, loc, args);
+Value RsqrtOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return unaryMath<math::RsqrtOp>(b, loc, ValueRange{x0});
 }
-Value AbsOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return math::AbsFOp::create(b, loc, args[0]);
+Value AbsOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return math::AbsFOp::create(b, loc, x0);
 }
-Value TanhOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return unaryMath<math::TanhOp>(b, loc, args);
+Value TanhOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return unaryMath<math::TanhOp>(b, loc, ValueRange{x0});
 }
-Value ErfOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return unaryMath<math::ErfOp>(b, loc, args);
+Value ErfOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return unaryMath<math::ErfOp>(b, loc, ValueRange{x0});
 }
-Value SinOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return unaryMath<math::SinOp>(b, loc, args);
+Value SinOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return unaryMath<math::SinOp>(b, loc, ValueRange{x0});
 }
-Value CosOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return unaryMath<math::CosOp>(b, loc, args);
+Value CosOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return unaryMath<math::CosOp>(b, loc, ValueRange{x0});
 }
-Value ReciprocalOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+Value ReciprocalOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return inF32(b, loc, ValueRange{x0}, [&](ValueRange a) -> Value {
     return arith::DivFOp::create(b, loc, constF(b, loc, a[0].getType(), 1.0), a[0]);
   });
 }
-Value SigmoidOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return inF32(b, loc, args, [&](ValueRange a) { return sigmoid(b, loc, a[0]); });
+Value SigmoidOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return inF32(b, loc, ValueRange{x0}, [&](ValueRange a) { return sigmoid(b, loc, a[0]); });
 }
-Value SiluOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+Value SiluOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return inF32(b, loc, ValueRange{x0}, [&](ValueRange a) -> Value {
     return arith::MulFOp::create(b, loc, a[0], sigmoid(b, loc, a[0]));
   });
 }
-Value GeluOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+Value GeluOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return inF32(b, loc, ValueRange{x0}, [&](ValueRange a) -> Value {
     Value x = a[0];
     Type t = x.getType();
     Value scaled = arith::MulFOp::create(b, loc, x, constF(b, loc, t, M_SQRT1_2));
@@ -110,8 +110,8 @@ Value GeluOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
     return arith::MulFOp::create(b, loc, half, onePlus);
   });
 }
-Value GeluTanhOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  return inF32(b, loc, args, [&](ValueRange a) -> Value {
+Value GeluTanhOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  return inF32(b, loc, ValueRange{x0}, [&](ValueRange a) -> Value {
     Value x = a[0];
     Type t = x.getType();
     Value x3 = arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
@@ -125,9 +125,32 @@ Value GeluTanhOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
     return arith::MulFOp::create(b, loc, half, onePlus);
   });
 }
-Value ReluOp::buildScalar(OpBuilder &b, Location loc, ValueRange args) {
-  Value x = args[0];
+Value ReluOp::buildScalarFor(OpBuilder &b, Location loc, Value x0) {
+  Value x = x0;
   return arith::MaximumFOp::create(b, loc, x, constF(b, loc, x.getType(), 0.0));
+}
+
+Value mlir::rlx::mir::buildActivationScalar(OpBuilder &b, Location loc, ActivationKind kind,
+                                            Value x) {
+  // The ops' own scalar bodies are the definitions; build through them so
+  // there is one formula per activation.
+  switch (kind) {
+  case ActivationKind::None:
+    return x;
+  case ActivationKind::Relu:
+    return ReluOp::buildScalarFor(b, loc, x);
+  case ActivationKind::Gelu:
+    return GeluOp::buildScalarFor(b, loc, x);
+  case ActivationKind::GeluTanh:
+    return GeluTanhOp::buildScalarFor(b, loc, x);
+  case ActivationKind::Silu:
+    return SiluOp::buildScalarFor(b, loc, x);
+  case ActivationKind::Sigmoid:
+    return SigmoidOp::buildScalarFor(b, loc, x);
+  case ActivationKind::Tanh:
+    return TanhOp::buildScalarFor(b, loc, x);
+  }
+  llvm_unreachable("unknown activation");
 }
 
 //===----------------------------------------------------------------------===//

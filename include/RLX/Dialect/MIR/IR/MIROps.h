@@ -35,6 +35,9 @@ namespace mlir::rlx::mir {
 /// Emits `v` converted to `to` (a scalar float or integer type) with the
 /// rounding rules of rlx_mir.cast.
 Value convertScalar(OpBuilder &b, Location loc, Value v, Type to);
+/// Emits activation `kind` on scalar `x` (identity for none); f16/bf16 are
+/// computed in f32 and rounded once.
+Value buildActivationScalar(OpBuilder &b, Location loc, ActivationKind kind, Value x);
 /// True for the view-like MIR ops (reshape, transpose-free data movement that
 /// bufferizes without a kernel): reshape and broadcast-free slices.
 bool isViewLikeOp(Operation *op);

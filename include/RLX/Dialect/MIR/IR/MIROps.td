@@ -105,6 +105,15 @@ class MIR_UnaryOp<string mnemonic, string formula, string source,
         ::llvm::SmallVectorImpl<::mlir::Type> &types) {
       return ::mlir::rlx::mir::detail::inferUnaryType(loc, adaptor.getInput(), types);
     }
+    ::mlir::Value $cppClass::buildScalar(::mlir::OpBuilder &b, ::mlir::Location loc,
+                                         ::mlir::ValueRange args) {
+      return buildScalarFor(b, loc, args[0]);
+    }
+  }];
+  let extraClassDeclaration = [{
+    /// The scalar body on one value (what buildScalar emits).
+    static ::mlir::Value buildScalarFor(::mlir::OpBuilder &b, ::mlir::Location loc,
+                                        ::mlir::Value x);
   }];
 }
 

@@ -1,0 +1,31 @@
+//===- MIRToLinalg.h - Lowering of rlx_mir to linalg on tensors -*- C++ -*-===//
+//
+// Every rlx_mir op to linalg/tensor/arith/math/scf on tensors, so other MLIR
+// pipelines can take RLX's MIR and RLX's CPU path can bufferize and codegen
+// it. A fused MIR op stays one loop nest: fused_matmul becomes one loop over
+// row tiles (norm prologue, matmul, epilogue per tile), attention one loop over
+// (batch, head) with the softmax kept in registers' reach, an elementwise
+// region one linalg.generic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_CONVERSION_MIRTOLINALG_MIRTOLINALG_H
+#define RLX_CONVERSION_MIRTOLINALG_MIRTOLINALG_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::rlx {
+
+struct MIRToLinalgOptions {
+  /// Rows of the lhs per tile in fused_matmul loops.
+  int64_t rowTile = 64;
+};
+
+/// Adds the patterns that lower every rlx_mir op (static shapes; run
+/// rlx-mir-specialize first) to linalg and friends on tensors.
+void populateMIRToLinalgConversionPatterns(RewritePatternSet &patterns,
+                                           const MIRToLinalgOptions &options = {});
+
+} // namespace mlir::rlx
+
+#endif // RLX_CONVERSION_MIRTOLINALG_MIRTOLINALG_H

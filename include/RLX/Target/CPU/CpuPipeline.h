@@ -1,0 +1,48 @@
+//===- CpuPipeline.h - RLX's CPU backend --------------------------*- C++ -*-===//
+//
+// The CPU path: from any RLX stage (HIR, MIR, LIR) through fusion, linalg,
+// One-Shot Bufferize, BLAS calls for matmuls and generated loops for the rest,
+// down to the LLVM dialect. Registered as the `rlx-lower-to-cpu` pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TARGET_CPU_CPUPIPELINE_H
+#define RLX_TARGET_CPU_CPUPIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir::rlx {
+
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  Option<std::string> fusionPolicy{*this, "fusion-policy",
+                                   llvm::cl::desc("HIR lowering: direct or fusable"),
+                                   llvm::cl::init("direct")};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("run rlx-mir-fuse"), llvm::cl::init(true)};
+  ListOption<std::string> dims{*this, "dims",
+                               llvm::cl::desc("symbolic dim bindings name=size")};
+  Option<int64_t> rowTile{*this, "row-tile", llvm::cl::desc("fused_matmul row tile"),
+                          llvm::cl::init(64)};
+  Option<bool> blas{*this, "blas", llvm::cl::desc("call BLAS for f32 matmuls"),
+                    llvm::cl::init(true)};
+  Option<bool> approximateMath{*this, "approximate-math",
+                               llvm::cl::desc("polynomial exp/log/tanh/erf"),
+                               llvm::cl::init(true)};
+};
+
+/// Adds the whole CPU pipeline to `pm` (a module pass manager).
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// The part up to bufferized, BLAS-calling code on memrefs (before LLVM).
+void buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+/// The rest: loops, math, low-precision floats, LLVM dialect.
+void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// Registers `rlx-lower-to-cpu` and the CPU passes.
+void registerCpuPipelines();
+
+} // namespace mlir::rlx
+
+#endif // RLX_TARGET_CPU_CPUPIPELINE_H

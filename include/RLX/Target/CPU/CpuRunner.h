@@ -1,0 +1,108 @@
+//===- CpuRunner.h - JIT-compile and run RLX models on the CPU --*- C++ -*-===//
+//
+// Compiles a module (HIR, MIR or LIR) with the CPU pipeline through MLIR's
+// ExecutionEngine, binding the model's symbolic dims from the shapes of the
+// inputs it is given, and runs it on host arrays. Parameters that
+// rlx-mir-pack-weights packed are computed once by the module's pack
+// functions, the first time the model runs. Used by rlx-run and the Python
+// package.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TARGET_CPU_CPURUNNER_H
+#define RLX_TARGET_CPU_CPURUNNER_H
+
+#include "RLX/Target/CPU/HostTensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+
+namespace mlir {
+class ExecutionEngine;
+}
+
+namespace mlir::rlx {
+
+struct CpuRunnerOptions {
+  std::string entry;                  ///< Default: the first public function.
+  std::string fusionPolicy = "direct"; ///< HIR lowering policy.
+  bool fuse = true;
+  int64_t rowTile = 64;
+  bool blas = true;
+  std::map<std::string, int64_t> dims; ///< Explicit dim bindings.
+  unsigned optLevel = 3;
+  /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).
+  std::string runtimeDir;
+  /// Called with (stage name, module) after each stage, to dump IR.
+  std::function<void(StringRef, ModuleOp)> onStage;
+};
+
+/// One tensor the caller supplies or receives.
+struct ModelTensor {
+  std::string name;
+  bool isParam = false;
+  std::vector<int64_t> shape; ///< Static after compilation.
+  std::string dtype;
+  /// Dynamic dims of the source signature, by name ("" when static).
+  std::vector<std::string> dimNames;
+};
+
+class CpuModel {
+public:
+  ~CpuModel();
+
+  /// Compiles `module`. `inputShapes` (by argument name) binds symbolic dims
+  /// of the arguments that carry rlx.dim_names.
+  static FailureOr<std::unique_ptr<CpuModel>>
+  compile(OwningOpRef<ModuleOp> module, const CpuRunnerOptions &options,
+          const std::map<std::string, std::vector<int64_t>> &inputShapes, std::string &error);
+
+  /// What the caller passes: the entry's inputs and parameters, with packed
+  /// parameters replaced by the original ones their pack function reads.
+  const std::vector<ModelTensor> &arguments() const { return args; }
+  const std::vector<ModelTensor> &results() const { return outs; }
+
+  /// Runs the model. `inputs` maps every argument name to its array (dtypes
+  /// are converted as needed); `outputs` receives one array per result.
+  LogicalResult run(const std::map<std::string, HostTensor> &inputs,
+                    std::vector<HostTensor> &outputs, std::string &error);
+
+  /// Forgets packed parameters (call when parameters change between runs).
+  void invalidatePackedParams() { packed.clear(); }
+
+  /// Statistics of the compilation.
+  double fuseMs = 0, lowerMs = 0, jitMs = 0, packMs = 0;
+  unsigned opsBeforeFusion = 0, opsAfterFusion = 0, computeOpsBefore = 0,
+           computeOpsAfter = 0, kernels = 0;
+
+private:
+  struct Signature {
+    std::string name;                     ///< Function symbol.
+    std::vector<std::string> argNames;    ///< Names for each memref argument.
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<std::string> dtypes;
+    unsigned numInputs = 0;               ///< The rest are out-parameters.
+  };
+  struct PackResult {
+    std::string fn;
+    unsigned index;
+  };
+  CpuModel() = default;
+  LogicalResult invoke(const Signature &sig, std::vector<const HostTensor *> in,
+                       std::vector<HostTensor> &out, std::string &error);
+
+  std::unique_ptr<ExecutionEngine> engine;
+  Signature entry;
+  std::vector<Signature> packFns;
+  std::map<std::string, PackResult> packedBy; ///< Packed param name → source.
+  std::map<std::string, HostTensor> packed;   ///< Computed packed params.
+  std::vector<ModelTensor> args, outs;
+};
+
+} // namespace mlir::rlx
+
+#endif // RLX_TARGET_CPU_CPURUNNER_H

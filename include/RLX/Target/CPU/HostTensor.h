@@ -1,0 +1,59 @@
+//===- HostTensor.h - Host arrays, .npy files, seeded values ----*- C++ -*-===//
+//
+// What rlx-run and the Python package hand to compiled models: a dense
+// row-major array with a dtype name, readable from and writable to NumPy's
+// .npy format, and reproducible seeded values (the generator python/rlx
+// mirrors, so a NumPy reference can rebuild the same weights).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TARGET_CPU_HOSTTENSOR_H
+#define RLX_TARGET_CPU_HOSTTENSOR_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class Type;
+}
+
+namespace mlir::rlx {
+
+struct HostTensor {
+  /// f32, f64, f16, bf16, i64, i32, i8, i1 (one byte per element).
+  std::string dtype = "f32";
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+
+  int64_t numElements() const;
+  static size_t elementBytes(StringRef dtype);
+  static HostTensor zeros(StringRef dtype, ArrayRef<int64_t> shape);
+  /// The element as a double (for comparisons and printing).
+  double at(int64_t i) const;
+  void set(int64_t i, double v);
+};
+
+/// The dtype name of an MLIR element type, or "" when it has none.
+std::string dtypeOf(Type elementType);
+
+/// Reads a .npy file (C order; dtypes f4, f8, f2, i8, i4, i1, b1, u1).
+FailureOr<HostTensor> readNpy(StringRef path, std::string &error);
+/// Writes a .npy file; bf16 is written as f4 (exactly).
+LogicalResult writeNpy(StringRef path, const HostTensor &t, std::string &error);
+/// Converts between dtypes (float rounding to nearest even; bf16 supported).
+HostTensor convert(const HostTensor &t, StringRef dtype);
+
+/// The RLX seeded generator: standard normal values for tensor `name`,
+/// element i: Box-Muller on two splitmix64 draws from the stream seeded with
+/// seed ^ fnv1a64(name). python/rlx/random.py computes the same numbers.
+double seededNormal(uint64_t seed, StringRef name, uint64_t i);
+/// A uniform integer in [0, bound) from the same stream.
+uint64_t seededUniformInt(uint64_t seed, StringRef name, uint64_t i, uint64_t bound);
+
+} // namespace mlir::rlx
+
+#endif // RLX_TARGET_CPU_HOSTTENSOR_H

@@ -1,0 +1,23 @@
+//===- Passes.td - RLX CPU backend passes -------------------*- tablegen -*-===//
+
+#ifndef RLX_TARGET_CPU_PASSES_TD
+#define RLX_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CpuMatmulToBlas : Pass<"rlx-cpu-matmul-to-blas"> {
+  let summary = "Call BLAS sgemm for f32 linalg.matmul / batch_matmul on buffers";
+  let description = [{
+    After bufferization, every `linalg.matmul` and `linalg.batch_matmul` on
+    f32 memrefs whose innermost dims are contiguous (row strides may be
+    anything, so head slices of packed activations qualify) becomes a call to
+    the RLX CPU runtime (`rlx_cpu_sgemm`, `rlx_cpu_sgemm_batched`), which calls
+    the system BLAS (OpenBLAS on Debian). Transposes come from the indexing
+    maps; a zero fill of the output right before the matmul becomes beta = 0.
+    Other matmuls keep their linalg form (and become loops).
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // RLX_TARGET_CPU_PASSES_TD

@@ -1,0 +1,29 @@
+//===- Passes.h - Target-independent RLX utility passes ---------*- C++ -*-===//
+//
+// Low-precision float conversion lowering and math approximations, used by
+// the CPU and GPU pipelines. Generated from Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TRANSFORMS_PASSES_H
+#define RLX_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::rlx {
+
+/// arith.extf/truncf of f8E4M3FN and f4E2M1FN → integer arithmetic.
+void populateExpandLowPrecisionFloatPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_DECL
+#include "RLX/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "RLX/Transforms/Passes.h.inc"
+
+} // namespace mlir::rlx
+
+#endif // RLX_TRANSFORMS_PASSES_H

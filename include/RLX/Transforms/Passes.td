@@ -1,0 +1,42 @@
+//===- Passes.td - Target-independent RLX utility passes ----*- tablegen -*-===//
+//
+// Passes that any RLX backend uses on upstream dialects: lowering of the
+// low-precision float conversions upstream leaves alone, and fast math
+// function approximations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TRANSFORMS_PASSES_TD
+#define RLX_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ExpandLowPrecisionFloats : Pass<"rlx-expand-low-precision-floats"> {
+  let summary = "Lower arith.extf/truncf of f8E4M3FN and f4E2M1FN to integer arithmetic";
+  let description = [{
+    Upstream MLIR 22 leaves `arith.extf`/`arith.truncf` to and from
+    `f8E4M3FN` and `f4E2M1FN` unlowered (they reach LLVM as an error or a
+    silent mis-compile). This pass rewrites them into bit manipulation on
+    `i8`/`i4`: decoding is exact (E4M3 NaN stays NaN), encoding rounds to
+    nearest even; values out of the E4M3FN range become NaN (as APFloat
+    constant folding does), f4E2M1FN saturates at ±6 and maps NaN to +0.
+    `rlx_mir.cast` saturates to the finite range before the conversion, so
+    MIR-level casts never overflow. Works on scalars and vectors of any
+    shape.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
+def MathApproximations : Pass<"rlx-math-approximations"> {
+  let summary = "Polynomial approximations of exp, log, tanh and erf";
+  let description = [{
+    Replaces `math.exp`, `math.log`, `math.tanh` and `math.erf` on f32 with
+    upstream's polynomial approximations (a few ulp), which vectorize, instead
+    of libm calls that do not. Trigonometric functions keep libm (RoPE angles
+    can be large).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+#endif // RLX_TRANSFORMS_PASSES_TD

@@ -1,0 +1,209 @@
+//===- AttentionLowering.cpp - rlx_mir.attention → one loop nest ----------===//
+//
+// scf.forall over (batch, query head). Per head, with its kv head g = h / G
+// (GQA reads K/V in place, never copied):
+//   s = q_h · k_gᵀ                          (linalg.matmul, f32)
+//   t = visible(i, j) ? softcap(scale·s) [+ mask] : -inf
+//   m = rowmax(t);  p = m == -inf ? 0 : exp(t - m);  l = rowsum(p)
+//   o_h = (p · v_g) / l   (0 for rows with no visible key, never NaN)
+// q/k/v/o heads are slices of the packed ([B, S, H·D]), BSHD or BHSD tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+using namespace mlir::rlx::linalg_builders;
+
+namespace {
+
+/// Offsets, sizes and the rank-reduced [S, D] type of head `h` of `x`.
+struct HeadSlice {
+  SmallVector<OpFoldResult> offsets, sizes;
+  RankedTensorType type;
+};
+
+static HeadSlice headSlice(OpBuilder &b, Location loc, RankedTensorType t, AttnLayout layout,
+                           Value bIdx, Value h, int64_t headSize) {
+  auto i = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
+  HeadSlice s;
+  int64_t seq = 0;
+  switch (layout) {
+  case AttnLayout::BSD: {
+    seq = t.getShape()[1];
+    Value col = arith::MulIOp::create(b, loc, h, cIndex(b, loc, headSize));
+    s.offsets = {bIdx, i(0), col};
+    s.sizes = {i(1), i(seq), i(headSize)};
+    break;
+  }
+  case AttnLayout::BSHD:
+    seq = t.getShape()[1];
+    s.offsets = {bIdx, i(0), h, i(0)};
+    s.sizes = {i(1), i(seq), i(1), i(headSize)};
+    break;
+  case AttnLayout::BHSD:
+    seq = t.getShape()[2];
+    s.offsets = {bIdx, h, i(0), i(0)};
+    s.sizes = {i(1), i(1), i(seq), i(headSize)};
+    break;
+  }
+  s.type = RankedTensorType::get({seq, headSize}, t.getElementType());
+  return s;
+}
+
+static Value extractHead(OpBuilder &b, Location loc, Value x, const HeadSlice &s) {
+  SmallVector<OpFoldResult> strides(s.offsets.size(), b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, s.type, x, s.offsets, s.sizes, strides);
+}
+
+struct AttentionLowering : OpConversionPattern<AttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    AttentionConfig cfg = getAttentionConfig(op);
+    RankedTensorType qt = tensorTypeOf(a.getQuery()), kt = tensorTypeOf(a.getKey()),
+                     vt = tensorTypeOf(a.getValue()), out = op.getType();
+    int64_t batch = qt.getShape()[0];
+    int64_t d = cfg.headDim;
+    int64_t dv = cfg.layout == AttnLayout::BSD ? vt.getShape()[2] / cfg.numKvHeads
+                                               : vt.getShape()[3];
+    int64_t group = cfg.numHeads / cfg.numKvHeads;
+    double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+    Type f32 = rw.getF32Type();
+    Type et = out.getElementType();
+
+    SmallVector<OpFoldResult> ubs{rw.getIndexAttr(batch), rw.getIndexAttr(cfg.numHeads)};
+    auto forall = scf::ForallOp::create(rw, loc, ubs, ValueRange{empty(rw, loc, out)},
+                                        std::nullopt);
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPointToStart(forall.getBody());
+    Value bIdx = forall.getInductionVar(0), h = forall.getInductionVar(1);
+    Value g = arith::DivUIOp::create(rw, loc, h, cIndex(rw, loc, group));
+    Value q = extractHead(rw, loc, a.getQuery(), headSlice(rw, loc, qt, cfg.layout, bIdx, h, d));
+    Value k = extractHead(rw, loc, a.getKey(), headSlice(rw, loc, kt, cfg.layout, bIdx, g, d));
+    Value v = extractHead(rw, loc, a.getValue(), headSlice(rw, loc, vt, cfg.layout, bIdx, g, dv));
+    int64_t sq = tensorTypeOf(q).getShape()[0], sk = tensorTypeOf(k).getShape()[0];
+
+    Value s = matmul2D(rw, loc, q, k, /*transB=*/true); // [Sq, Sk]
+    if (tensorTypeOf(s).getElementType() != f32)
+      s = castTo(rw, loc, s, f32);
+    // This head's [Sq, Sk] slice of the mask operand (size-1 dims broadcast).
+    Value maskTile;
+    if (Value mask = a.getMask()) {
+      auto mt = tensorTypeOf(mask);
+      int64_t r = mt.getRank();
+      SmallVector<OpFoldResult> offsets, sizes, strides(r, rw.getIndexAttr(1));
+      if (r >= 3) {
+        offsets.push_back(mt.getShape()[0] == 1 ? OpFoldResult(rw.getIndexAttr(0))
+                                                : OpFoldResult(bIdx));
+        sizes.push_back(rw.getIndexAttr(1));
+      }
+      if (r == 4) {
+        offsets.push_back(mt.getShape()[1] == 1 ? OpFoldResult(rw.getIndexAttr(0))
+                                                : OpFoldResult(h));
+        sizes.push_back(rw.getIndexAttr(1));
+      }
+      offsets.append({rw.getIndexAttr(0), rw.getIndexAttr(0)});
+      sizes.append({rw.getIndexAttr(mt.getShape()[r - 2]), rw.getIndexAttr(mt.getShape()[r - 1])});
+      auto tileType = RankedTensorType::get(mt.getShape().take_back(2), mt.getElementType());
+      maskTile = tensor::ExtractSliceOp::create(rw, loc, tileType, mask, offsets, sizes, strides);
+    }
+    double ninf = -std::numeric_limits<double>::infinity();
+    SmallVector<Value> tIn{s};
+    if (maskTile)
+      tIn.push_back(maskTile);
+    auto st = RankedTensorType::get({sq, sk}, f32);
+    Value t = elementwise(
+                  rw, loc, tIn, st,
+                  [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
+                    Value logit = arith::MulFOp::create(b, l, x[0], cFloat(b, l, f32, scale));
+                    if (cfg.softcap) {
+                      Value c = cFloat(b, l, f32, *cfg.softcap);
+                      logit = arith::MulFOp::create(
+                          b, l, math::TanhOp::create(b, l, arith::DivFOp::create(b, l, logit, c)),
+                          c);
+                    }
+                    Value visible = arith::ConstantIntOp::create(b, l, 1, 1);
+                    if (cfg.maskKind != MaskKind::None) {
+                      Value i = linalg::IndexOp::create(b, l, 0), j = linalg::IndexOp::create(b, l, 1);
+                      Value ip = arith::AddIOp::create(b, l, i, cIndex(b, l, sk - sq));
+                      visible = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, ip);
+                      if (cfg.window) {
+                        Value lo = arith::SubIOp::create(b, l, ip, cIndex(b, l, *cfg.window));
+                        visible = arith::AndIOp::create(
+                            b, l, visible,
+                            arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, j, lo));
+                      }
+                    }
+                    if (maskTile) {
+                      if (x[1].getType().isInteger(1))
+                        visible = arith::AndIOp::create(b, l, visible, x[1]);
+                      else
+                        logit = arith::AddFOp::create(b, l, logit, convertScalar(b, l, x[1], f32));
+                    }
+                    return {arith::SelectOp::create(b, l, visible, logit, cFloat(b, l, f32, ninf))};
+                  })
+                  .front();
+    Value m = reduceLast(rw, loc, t, f32, ninf,
+                         [](OpBuilder &b, Location l, Value acc, Value e) -> Value {
+                           return arith::MaximumFOp::create(b, l, acc, e);
+                         });
+    Value p = elementwise(rw, loc, {t, expandRowStat(rw, loc, m)}, st,
+                          [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
+                            Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x[0], x[1]));
+                            Value dead = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x[1],
+                                                               cFloat(b, l, f32, ninf));
+                            return {arith::SelectOp::create(b, l, dead, cFloat(b, l, f32, 0.0), e)};
+                          })
+                  .front();
+    Value lsum = reduceLast(rw, loc, p, f32, 0.0,
+                            [](OpBuilder &b, Location l, Value acc, Value e) -> Value {
+                              return arith::AddFOp::create(b, l, acc, e,
+                                                           reductionFlags(b.getContext()));
+                            });
+    Value vf = tensorTypeOf(v).getElementType() == f32 ? v : castTo(rw, loc, v, f32);
+    Value o = matmul2D(rw, loc, p, vf, /*transB=*/false); // [Sq, Dv]
+    auto ot = RankedTensorType::get({sq, dv}, et);
+    o = elementwise(rw, loc, {o, expandRowStat(rw, loc, lsum)}, ot,
+                    [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
+                      Value zero = cFloat(b, l, f32, 0.0);
+                      Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x[1], zero);
+                      Value r = arith::SelectOp::create(b, l, empty, zero,
+                                                        arith::DivFOp::create(b, l, x[0], x[1]));
+                      return {convertScalar(b, l, r, et)};
+                    })
+            .front();
+    HeadSlice os = headSlice(rw, loc, out, cfg.layout, bIdx, h, dv);
+    rw.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> strides(os.offsets.size(), rw.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(rw, loc, o, forall.getRegionIterArgs()[0], os.offsets,
+                                          os.sizes, strides);
+    rw.replaceOp(op, forall.getResult(0));
+    return success();
+  }
+
+  /// [Sq] row statistics as [Sq, 1] so they broadcast across a row.
+  static Value expandRowStat(OpBuilder &b, Location loc, Value v) {
+    auto t = tensorTypeOf(v);
+    auto t2 = RankedTensorType::get({t.getShape()[0], 1}, t.getElementType());
+    return tensor::ExpandShapeOp::create(b, loc, t2, v, SmallVector<ReassociationIndices>{{0, 1}});
+  }
+};
+
+} // namespace
+
+void linalg_builders::populateAttentionLowerings(RewritePatternSet &patterns) {
+  patterns.add<AttentionLowering>(patterns.getContext());
+}

@@ -1,0 +1,66 @@
+//===- MIRToLinalg.cpp - The convert-rlx-mir-to-linalg pass ---------------===//
+
+#include "Lowerings.h"
+
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/MIR/IR/MIRDialect.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_CONVERTRLXMIRTOLINALG
+#include "RLX/Conversion/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+void mlir::rlx::populateMIRToLinalgConversionPatterns(RewritePatternSet &patterns,
+                                                      const MIRToLinalgOptions &options) {
+  linalg_builders::populateElementwiseLowerings(patterns);
+  linalg_builders::populateShapeLowerings(patterns);
+  linalg_builders::populateNormLowerings(patterns);
+  linalg_builders::populateMatmulLowerings(patterns, options);
+  linalg_builders::populateAttentionLowerings(patterns);
+}
+
+namespace {
+struct ConvertRLXMIRToLinalgPass
+    : rlx::impl::ConvertRLXMIRToLinalgBase<ConvertRLXMIRToLinalgPass> {
+  using ConvertRLXMIRToLinalgBase::ConvertRLXMIRToLinalgBase;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    // The lowering works on static shapes; say which dims to bind otherwise.
+    WalkResult dynamic = root->walk([&](Operation *op) {
+      if (!isa<mir::MIRDialect>(op->getDialect()))
+        return WalkResult::advance();
+      for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+        if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
+          op->emitError() << "convert-rlx-mir-to-linalg needs static shapes, got " << rt
+                          << "; bind the dynamic dims first with "
+                             "rlx-mir-specialize{dims=<name>=<size>,...}";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (dynamic.wasInterrupted())
+      return signalPassFailure();
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<mir::MIRDialect>();
+    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
+                           math::MathDialect, scf::SCFDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    MIRToLinalgOptions options;
+    options.rowTile = rowTile;
+    populateMIRToLinalgConversionPatterns(patterns, options);
+    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

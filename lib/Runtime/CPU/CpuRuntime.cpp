@@ -1,0 +1,76 @@
+//===- CpuRuntime.cpp - What RLX's generated CPU code calls ---------------===//
+//
+// A small C runtime loaded by the JIT (and linked into AOT builds): BLAS
+// sgemm on memref descriptors. Row strides of the descriptors become BLAS
+// leading dimensions, so slices of packed activations need no copy.
+//
+//===----------------------------------------------------------------------===//
+
+#include <algorithm>
+#include <cstdint>
+
+extern "C" {
+// CBLAS, as provided by OpenBLAS (or any BLAS with the C interface).
+enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
+enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
+void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n,
+                 int k, float alpha, const float *a, int lda, const float *b, int ldb,
+                 float beta, float *c, int ldc);
+void openblas_set_num_threads(int n) __attribute__((weak));
+}
+
+namespace {
+template <int Rank>
+struct Desc {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[Rank];
+  int64_t strides[Rank];
+};
+
+/// The leading dimension of a row-major matrix view: its row stride, or its
+/// column count when there is a single row (whose stride is arbitrary).
+inline int leading(int64_t rows, int64_t cols, int64_t rowStride) {
+  return static_cast<int>(rows <= 1 ? std::max<int64_t>(cols, 1) : rowStride);
+}
+
+void gemm(const float *a, int64_t aRows, int64_t aCols, int64_t aStride, const float *b,
+          int64_t bRows, int64_t bCols, int64_t bStride, float *c, int64_t m, int64_t n,
+          int64_t cStride, bool ta, bool tb, float beta) {
+  int64_t k = ta ? aRows : aCols;
+  if (m == 0 || n == 0)
+    return;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              leading(aRows, aCols, aStride), b, leading(bRows, bCols, bStride), beta, c,
+              leading(m, n, cStride));
+}
+} // namespace
+
+extern "C" {
+
+/// C = op(A)·op(B) + beta·C on 2-D f32 descriptors.
+void _mlir_ciface_rlx_cpu_sgemm(Desc<2> *a, Desc<2> *b, Desc<2> *c, int32_t ta, int32_t tb,
+                                float beta) {
+  gemm(a->aligned + a->offset, a->sizes[0], a->sizes[1], a->strides[0], b->aligned + b->offset,
+       b->sizes[0], b->sizes[1], b->strides[0], c->aligned + c->offset, c->sizes[0], c->sizes[1],
+       c->strides[0], ta != 0, tb != 0, beta);
+}
+
+/// The same for every batch of 3-D descriptors.
+void _mlir_ciface_rlx_cpu_sgemm_batched(Desc<3> *a, Desc<3> *b, Desc<3> *c, int32_t ta,
+                                        int32_t tb, float beta) {
+  for (int64_t i = 0; i < c->sizes[0]; ++i)
+    gemm(a->aligned + a->offset + i * a->strides[0], a->sizes[1], a->sizes[2], a->strides[1],
+         b->aligned + b->offset + i * b->strides[0], b->sizes[1], b->sizes[2], b->strides[1],
+         c->aligned + c->offset + i * c->strides[0], c->sizes[1], c->sizes[2], c->strides[1],
+         ta != 0, tb != 0, beta);
+}
+
+/// Sets the BLAS thread count (no-op for a BLAS without the call).
+void rlx_cpu_set_num_threads(int32_t n) {
+  if (openblas_set_num_threads)
+    openblas_set_num_threads(n);
+}
+}

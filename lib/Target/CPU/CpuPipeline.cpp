@@ -1,0 +1,92 @@
+//===- CpuPipeline.cpp - The rlx-lower-to-cpu pipeline ---------------------===//
+
+#include "RLX/Target/CPU/CpuPipeline.h"
+#include "RLX/Target/CPU/Passes.h"
+
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  ConvertRLXHIRToMIROptions hir;
+  hir.fusionPolicy =
+      options.fusionPolicy.getValue() == "fusable" ? FusionPolicy::Fusable : FusionPolicy::Direct;
+  pm.addPass(createConvertRLXHIRToMIR(hir));
+  if (options.fuse)
+    pm.addPass(mir::createMIRFuse());
+  if (!options.dims.empty()) {
+    mir::MIRSpecializeOptions spec;
+    spec.dims.assign(options.dims.begin(), options.dims.end());
+    spec.requireStatic = true;
+    pm.addPass(mir::createMIRSpecialize(spec));
+  }
+  ConvertRLXMIRToLinalgOptions linalg;
+  linalg.rowTile = options.rowTile;
+  pm.addPass(createConvertRLXMIRToLinalg(linalg));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // The caller owns outputs: results become trailing out-parameters.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  if (options.blas)
+    pm.addPass(createCpuMatmulToBlas());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+}
+
+void mlir::rlx::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  buildCpuBufferPipeline(pm, options);
+  buildCpuLLVMPipeline(pm, options);
+}
+
+void mlir::rlx::buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createForallToForLoopPass());
+  pm.addPass(createLowerAffinePass());
+  if (options.approximateMath)
+    pm.addPass(createMathApproximations());
+  pm.addPass(createExpandLowPrecisionFloats());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::rlx::registerCpuPipelines() {
+  registerRLXCpuPasses();
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "rlx-lower-to-cpu",
+      "Compile an RLX module (HIR, MIR or LIR) for the CPU: fusion, linalg, One-Shot "
+      "Bufferize, BLAS sgemm for f32 matmuls, loops, LLVM dialect",
+      buildCpuPipeline);
+}

@@ -1,0 +1,447 @@
+//===- CpuRunner.cpp - JIT-compile and run RLX models on the CPU ----------===//
+
+#include "RLX/Target/CPU/CpuRunner.h"
+
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/Common/IR/RLXDialect.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Transforms/Fusion.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Target/CPU/CpuPipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+CpuModel::~CpuModel() = default;
+
+namespace {
+std::string typeToStr(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string argName(func::FuncOp fn, unsigned i) {
+  for (StringRef role : {"rlx.input", "rlx.param"})
+    if (auto s = fn.getArgAttrOfType<StringAttr>(i, role))
+      return s.str();
+  return "arg" + std::to_string(i);
+}
+
+std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
+  unsigned all = 0, compute = 0;
+  fn.walk([&](Operation *op) {
+    if (!isa<mir::MIRDialect>(op->getDialect()) || op->getParentOfType<mir::FusedElementwiseOp>() ||
+        isa<mir::YieldOp>(op))
+      return;
+    ++all;
+    compute += mir::isComputeOp(op);
+  });
+  return {all, compute};
+}
+
+/// Collects diagnostics as "file:line:col: error: message" lines.
+struct DiagnosticCollector {
+  std::string text;
+  ScopedDiagnosticHandler handler;
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &d) {
+          llvm::raw_string_ostream os(text);
+          if (auto flc = dyn_cast<FileLineColLoc>(d.getLocation()))
+            os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
+               << flc.getColumn();
+          else
+            os << d.getLocation();
+          switch (d.getSeverity()) {
+          case DiagnosticSeverity::Error:
+            os << ": error: ";
+            break;
+          case DiagnosticSeverity::Warning:
+            os << ": warning: ";
+            break;
+          case DiagnosticSeverity::Note:
+            os << ": note: ";
+            break;
+          case DiagnosticSeverity::Remark:
+            os << ": remark: ";
+            break;
+          }
+          os << d << "\n";
+          return success();
+        }) {}
+};
+
+LogicalResult runPasses(ModuleOp module, function_ref<void(OpPassManager &)> build,
+                        std::string &error) {
+  PassManager pm(module.getContext());
+  build(pm);
+  DiagnosticCollector diags(module.getContext());
+  if (failed(pm.run(module))) {
+    error = diags.text.empty() ? std::string("compilation failed") : diags.text;
+    return failure();
+  }
+  return success();
+}
+
+/// The memref signature of `fn` after bufferization (inputs, then out-params).
+LogicalResult readSignature(func::FuncOp fn, unsigned numInputs,
+                            ArrayRef<std::string> names, std::string &error,
+                            std::string &symbol, std::vector<std::vector<int64_t>> &shapes,
+                            std::vector<std::string> &dtypes) {
+  symbol = fn.getSymName().str();
+  for (Type t : fn.getArgumentTypes()) {
+    auto m = dyn_cast<MemRefType>(t);
+    if (!m || !m.hasStaticShape() || !m.getLayout().isIdentity()) {
+      error = "@" + symbol + ": argument type " + typeToStr(t) +
+              " is not a static, contiguous memref after lowering";
+      return failure();
+    }
+    std::string dt = dtypeOf(m.getElementType());
+    if (dt.empty()) {
+      error = "@" + symbol + ": unsupported element type in " + typeToStr(t);
+      return failure();
+    }
+    shapes.emplace_back(m.getShape().begin(), m.getShape().end());
+    dtypes.push_back(dt);
+  }
+  (void)numInputs;
+  (void)names;
+  return success();
+}
+} // namespace
+
+FailureOr<std::unique_ptr<CpuModel>>
+CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
+                  const std::map<std::string, std::vector<int64_t>> &inputShapes,
+                  std::string &error) {
+  std::unique_ptr<CpuModel> model(new CpuModel());
+  ModuleOp module = *owned;
+  MLIRContext *ctx = module.getContext();
+
+  // Stage 1: HIR → MIR and fusion (this also packs parameters, which changes
+  // the entry's signature, so it runs before the signature is read).
+  auto t0 = std::chrono::steady_clock::now();
+  func::FuncOp entry;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal() || fn.isPrivate())
+      continue;
+    if (options.entry.empty() ? !fn.getSymName().ends_with("_pack_params")
+                              : fn.getSymName() == options.entry) {
+      entry = fn;
+      break;
+    }
+  }
+  if (!entry) {
+    error = options.entry.empty() ? "the module has no public function to run"
+                                  : "no function @" + options.entry + " in the module";
+    return failure();
+  }
+  std::string entryName = entry.getSymName().str();
+  if (failed(runPasses(module, [&](OpPassManager &pm) {
+        ConvertRLXHIRToMIROptions hir;
+        hir.fusionPolicy = options.fusionPolicy == "fusable" ? FusionPolicy::Fusable
+                                                             : FusionPolicy::Direct;
+        pm.addPass(createConvertRLXHIRToMIR(hir));
+      }, error)))
+    return failure();
+  entry = module.lookupSymbol<func::FuncOp>(entryName);
+  std::tie(model->opsBeforeFusion, model->computeOpsBefore) = countOps(entry);
+  if (options.fuse &&
+      failed(runPasses(module, [&](OpPassManager &pm) { pm.addPass(mir::createMIRFuse()); },
+                       error)))
+    return failure();
+  entry = module.lookupSymbol<func::FuncOp>(entryName);
+  std::tie(model->opsAfterFusion, model->computeOpsAfter) = countOps(entry);
+  model->kernels = model->computeOpsAfter;
+  model->fuseMs = msSince(t0);
+  if (options.onStage)
+    options.onStage("fused-mir", module);
+
+  // The caller's view of the arguments: entry args, with packed parameters
+  // replaced by the original parameters their pack function reads.
+  std::map<std::string, int64_t> dims = options.dims;
+  std::vector<std::string> entryArgNames;
+  std::vector<bool> entryIsParam;
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    std::string name = argName(entry, i);
+    entryArgNames.push_back(name);
+    entryIsParam.push_back(entry.getArgAttr(i, "rlx.param") != nullptr);
+    auto t = dyn_cast<RankedTensorType>(entry.getArgumentTypes()[i]);
+    if (!t) {
+      error = "@" + entryName + " argument " + std::to_string(i) + " is not a ranked tensor";
+      return failure();
+    }
+    auto names = entry.getArgAttrOfType<ArrayAttr>(i, RLXDialect::kDimNamesAttr);
+    auto it = inputShapes.find(name);
+    if (names && it != inputShapes.end()) {
+      if (it->second.size() != static_cast<size_t>(t.getRank())) {
+        error = "input '" + name + "' has rank " + std::to_string(it->second.size()) +
+                ", the model expects " + typeToStr(t);
+        return failure();
+      }
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        StringRef dn = cast<StringAttr>(names[d]).getValue();
+        if (!t.isDynamicDim(d) || dn.empty())
+          continue;
+        auto [bound, inserted] = dims.emplace(dn.str(), it->second[d]);
+        if (!inserted && bound->second != it->second[d]) {
+          error = "dim '" + dn.str() + "' is " + std::to_string(bound->second) +
+                  " elsewhere but input '" + name + "' has " + std::to_string(it->second[d]);
+          return failure();
+        }
+      }
+    }
+    if (auto by = entry.getArgAttrOfType<DictionaryAttr>(i, "rlx.packed_by")) {
+      auto fn = cast<FlatSymbolRefAttr>(by.get("fn")).getValue().str();
+      unsigned idx = cast<IntegerAttr>(by.get("result")).getInt();
+      model->packedBy[name] = {fn, idx};
+    }
+  }
+
+  // Stage 2: specialize, linalg, bufferize (the signatures are read here).
+  auto t1 = std::chrono::steady_clock::now();
+  CpuPipelineOptions cpu;
+  cpu.fusionPolicy = options.fusionPolicy;
+  cpu.fuse = false;
+  cpu.rowTile = options.rowTile;
+  cpu.blas = options.blas;
+  for (auto &[k, v] : dims)
+    cpu.dims.push_back(k + "=" + std::to_string(v));
+  // Result names survive as attributes only until results become out-params.
+  std::vector<std::string> resultNames;
+  for (unsigned i = 0; i < entry.getNumResults(); ++i) {
+    auto s = entry.getResultAttrOfType<StringAttr>(i, "rlx.output");
+    resultNames.push_back(s ? s.str() : "result" + std::to_string(i));
+  }
+  std::vector<std::string> packNames;
+  for (auto &[name, src] : model->packedBy)
+    if (llvm::find(packNames, src.fn) == packNames.end())
+      packNames.push_back(src.fn);
+  std::map<std::string, std::vector<std::string>> packArgNames;
+  for (const std::string &fnName : packNames) {
+    auto fn = module.lookupSymbol<func::FuncOp>(fnName);
+    if (!fn) {
+      error = "pack function @" + fnName + " is missing";
+      return failure();
+    }
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      packArgNames[fnName].push_back(argName(fn, i));
+  }
+  unsigned entryInputs = entry.getNumArguments();
+  if (failed(runPasses(module, [&](OpPassManager &pm) { buildCpuBufferPipeline(pm, cpu); },
+                       error)))
+    return failure();
+  if (options.onStage)
+    options.onStage("buffers", module);
+  auto sig = [&](StringRef name, unsigned numInputs, const std::vector<std::string> &names,
+                 Signature &out) -> LogicalResult {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn) {
+      error = "@" + name.str() + " disappeared during lowering";
+      return failure();
+    }
+    out.argNames = names;
+    out.numInputs = numInputs;
+    fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+    return readSignature(fn, numInputs, names, error, out.name, out.shapes, out.dtypes);
+  };
+  if (failed(sig(entryName, entryInputs, entryArgNames, model->entry)))
+    return failure();
+  for (const std::string &fnName : packNames) {
+    Signature s;
+    if (failed(sig(fnName, packArgNames[fnName].size(), packArgNames[fnName], s)))
+      return failure();
+    model->packFns.push_back(std::move(s));
+  }
+  // The caller-facing lists.
+  std::set<std::string> seen;
+  for (unsigned i = 0; i < entryInputs; ++i) {
+    const std::string &name = entryArgNames[i];
+    if (model->packedBy.count(name))
+      continue;
+    seen.insert(name);
+    model->args.push_back(
+        {name, entryIsParam[i], model->entry.shapes[i], model->entry.dtypes[i], {}});
+  }
+  for (const Signature &p : model->packFns)
+    for (unsigned i = 0; i < p.numInputs; ++i)
+      if (seen.insert(p.argNames[i]).second)
+        model->args.push_back({p.argNames[i], true, p.shapes[i], p.dtypes[i], {}});
+  for (unsigned i = entryInputs; i < model->entry.shapes.size(); ++i) {
+    unsigned r = i - entryInputs;
+    model->outs.push_back({r < resultNames.size() ? resultNames[r] : "result" + std::to_string(r),
+                           false, model->entry.shapes[i], model->entry.dtypes[i], {}});
+  }
+
+  // RLX's argument attributes have no meaning in LLVM IR.
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      fn.setArgAttrs(i, DictionaryAttr::get(ctx));
+    for (unsigned i = 0; i < fn.getNumResults(); ++i)
+      fn.setResultAttrs(i, DictionaryAttr::get(ctx));
+  }
+  // Stage 3: LLVM dialect, then the JIT.
+  if (failed(runPasses(module, [&](OpPassManager &pm) { buildCpuLLVMPipeline(pm, cpu); },
+                       error)))
+    return failure();
+  if (options.onStage)
+    options.onStage("llvm", module);
+  model->lowerMs = msSince(t1);
+
+  auto t2 = std::chrono::steady_clock::now();
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) {
+    error = llvm::toString(jtmb.takeError());
+    return failure();
+  }
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) {
+    error = llvm::toString(tm.takeError());
+    return failure();
+  }
+  std::string runtimeDir = options.runtimeDir;
+  if (runtimeDir.empty()) {
+    std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+    runtimeDir = (llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)) + "/lib").str();
+  }
+  std::string runtime = runtimeDir + "/librlx_cpu_runtime.so";
+  if (!llvm::sys::fs::exists(runtime)) {
+    error = "CPU runtime not found at " + runtime + " (set the runtime directory)";
+    return failure();
+  }
+  ExecutionEngineOptions eeOptions;
+  llvm::TargetMachine *rawTm = tm->get();
+  // The options hold a function_ref: keep the transformer alive here.
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(options.optLevel, 0, rawTm);
+  eeOptions.transformer = transformer;
+  eeOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  std::string cRunnerUtils = std::string(MLIR_RUNTIME_DIR) + "/libmlir_c_runner_utils.so";
+  SmallVector<StringRef> libs{runtime, cRunnerUtils};
+  eeOptions.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(module, eeOptions, std::move(*tm));
+  if (!engine) {
+    error = "JIT: " + llvm::toString(engine.takeError());
+    return failure();
+  }
+  model->engine = std::move(*engine);
+  model->jitMs = msSince(t2);
+  return model;
+}
+
+LogicalResult CpuModel::invoke(const Signature &sig, std::vector<const HostTensor *> in,
+                               std::vector<HostTensor> &out, std::string &error) {
+  // One descriptor per memref argument: {allocated, aligned, offset, sizes, strides}.
+  std::vector<std::vector<int64_t>> descs;
+  out.clear();
+  for (unsigned i = sig.numInputs; i < sig.shapes.size(); ++i)
+    out.push_back(HostTensor::zeros(sig.dtypes[i], sig.shapes[i]));
+  for (unsigned i = 0; i < sig.shapes.size(); ++i) {
+    const std::vector<int64_t> &shape = sig.shapes[i];
+    const uint8_t *data = i < sig.numInputs ? in[i]->data.data()
+                                            : out[i - sig.numInputs].data.data();
+    std::vector<int64_t> d(3 + 2 * shape.size());
+    d[0] = d[1] = reinterpret_cast<int64_t>(data);
+    d[2] = 0;
+    int64_t stride = 1;
+    for (int64_t k = shape.size() - 1; k >= 0; --k) {
+      d[3 + k] = shape[k];
+      d[3 + shape.size() + k] = stride;
+      stride *= shape[k];
+    }
+    descs.push_back(std::move(d));
+  }
+  std::vector<void *> descPtrs, args;
+  for (auto &d : descs)
+    descPtrs.push_back(d.data());
+  for (auto &p : descPtrs)
+    args.push_back(&p);
+  if (auto err = engine->invokePacked("_mlir_ciface_" + sig.name, args)) {
+    error = "running @" + sig.name + ": " + llvm::toString(std::move(err));
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
+                            std::vector<HostTensor> &outputs, std::string &error) {
+  // Holds converted copies of inputs whose dtype differs from the model's.
+  std::vector<std::unique_ptr<HostTensor>> converted;
+  auto lookup = [&](const std::string &name, const std::vector<int64_t> &shape,
+                    const std::string &dtype) -> const HostTensor * {
+    const HostTensor *t = nullptr;
+    auto it = inputs.find(name);
+    if (it != inputs.end())
+      t = &it->second;
+    else if (auto p = packed.find(name); p != packed.end())
+      t = &p->second;
+    if (!t) {
+      error = "no value for argument '" + name + "'";
+      return nullptr;
+    }
+    if (t->shape != shape) {
+      std::string want, got;
+      for (int64_t d : shape)
+        want += std::to_string(d) + "x";
+      for (int64_t d : t->shape)
+        got += std::to_string(d) + "x";
+      error = "argument '" + name + "' has shape " + got + dtype + ", the model expects " + want +
+              dtype;
+      return nullptr;
+    }
+    if (t->dtype != dtype) {
+      converted.push_back(std::make_unique<HostTensor>(convert(*t, dtype)));
+      t = converted.back().get();
+    }
+    return t;
+  };
+  // Packed parameters: computed once from the original ones.
+  if (packed.empty() && !packFns.empty()) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (const Signature &fn : packFns) {
+      std::vector<const HostTensor *> in;
+      for (unsigned i = 0; i < fn.numInputs; ++i) {
+        const HostTensor *t = lookup(fn.argNames[i], fn.shapes[i], fn.dtypes[i]);
+        if (!t)
+          return failure();
+        in.push_back(t);
+      }
+      std::vector<HostTensor> res;
+      if (failed(invoke(fn, in, res, error)))
+        return failure();
+      for (auto &[name, src] : packedBy)
+        if (src.fn == fn.name)
+          packed[name] = std::move(res[src.index]);
+    }
+    packMs = msSince(t0);
+  }
+  std::vector<const HostTensor *> in;
+  for (unsigned i = 0; i < entry.numInputs; ++i) {
+    const HostTensor *t = lookup(entry.argNames[i], entry.shapes[i], entry.dtypes[i]);
+    if (!t)
+      return failure();
+    in.push_back(t);
+  }
+  return invoke(entry, in, outputs, error);
+}

@@ -1,0 +1,299 @@
+//===- HostTensor.cpp - Host arrays, .npy files, seeded values ------------===//
+
+#include "RLX/Target/CPU/HostTensor.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+size_t HostTensor::elementBytes(StringRef dtype) {
+  if (dtype == "f64" || dtype == "i64")
+    return 8;
+  if (dtype == "f32" || dtype == "i32")
+    return 4;
+  if (dtype == "f16" || dtype == "bf16")
+    return 2;
+  return 1;
+}
+
+int64_t HostTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+HostTensor HostTensor::zeros(StringRef dtype, ArrayRef<int64_t> shape) {
+  HostTensor t;
+  t.dtype = dtype.str();
+  t.shape.assign(shape.begin(), shape.end());
+  t.data.assign(t.numElements() * elementBytes(dtype), 0);
+  return t;
+}
+
+static float bf16ToF32(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+static uint16_t f32ToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7FFFFFFF) > 0x7F800000)
+    return static_cast<uint16_t>((bits >> 16) | 0x40); // quiet NaN
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+double HostTensor::at(int64_t i) const {
+  const uint8_t *p = data.data() + i * elementBytes(dtype);
+  if (dtype == "f32") {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  if (dtype == "f64") {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  if (dtype == "f16") {
+    _Float16 v;
+    std::memcpy(&v, p, 2);
+    return static_cast<double>(v);
+  }
+  if (dtype == "bf16") {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return bf16ToF32(v);
+  }
+  if (dtype == "i64") {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return static_cast<double>(v);
+  }
+  if (dtype == "i32") {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  if (dtype == "i8")
+    return static_cast<int8_t>(*p);
+  return *p ? 1.0 : 0.0;
+}
+
+void HostTensor::set(int64_t i, double v) {
+  uint8_t *p = data.data() + i * elementBytes(dtype);
+  if (dtype == "f32") {
+    float f = static_cast<float>(v);
+    std::memcpy(p, &f, 4);
+  } else if (dtype == "f64") {
+    std::memcpy(p, &v, 8);
+  } else if (dtype == "f16") {
+    _Float16 h = static_cast<_Float16>(static_cast<float>(v));
+    std::memcpy(p, &h, 2);
+  } else if (dtype == "bf16") {
+    uint16_t h = f32ToBf16(static_cast<float>(v));
+    std::memcpy(p, &h, 2);
+  } else if (dtype == "i64") {
+    int64_t x = static_cast<int64_t>(v);
+    std::memcpy(p, &x, 8);
+  } else if (dtype == "i32") {
+    int32_t x = static_cast<int32_t>(v);
+    std::memcpy(p, &x, 4);
+  } else if (dtype == "i8") {
+    *p = static_cast<uint8_t>(static_cast<int8_t>(v));
+  } else {
+    *p = v != 0.0;
+  }
+}
+
+HostTensor mlir::rlx::convert(const HostTensor &t, StringRef dtype) {
+  if (t.dtype == dtype)
+    return t;
+  HostTensor out = HostTensor::zeros(dtype, t.shape);
+  int64_t n = t.numElements();
+  if (t.dtype == "f32" && dtype == "bf16") {
+    const float *src = reinterpret_cast<const float *>(t.data.data());
+    uint16_t *dst = reinterpret_cast<uint16_t *>(out.data.data());
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = f32ToBf16(src[i]);
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    out.set(i, t.at(i));
+  return out;
+}
+
+std::string mlir::rlx::dtypeOf(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF64())
+    return "f64";
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isInteger(64))
+    return "i64";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(8))
+    return "i8";
+  if (t.isInteger(1))
+    return "i1";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
+
+static std::string npyDescr(StringRef dtype) {
+  if (dtype == "f32" || dtype == "bf16")
+    return "<f4";
+  if (dtype == "f64")
+    return "<f8";
+  if (dtype == "f16")
+    return "<f2";
+  if (dtype == "i64")
+    return "<i8";
+  if (dtype == "i32")
+    return "<i4";
+  if (dtype == "i8")
+    return "|i1";
+  return "|b1";
+}
+
+FailureOr<HostTensor> mlir::rlx::readNpy(StringRef path, std::string &error) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) {
+    error = (path + ": " + buf.getError().message()).str();
+    return failure();
+  }
+  StringRef bytes = (*buf)->getBuffer();
+  if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY")) {
+    error = (path + ": not a .npy file").str();
+    return failure();
+  }
+  uint8_t major = bytes[6];
+  size_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+    headerStart = 10;
+  } else {
+    headerLen = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
+    headerStart = 12;
+  }
+  StringRef header = bytes.substr(headerStart, headerLen);
+  auto field = [&](StringRef key) {
+    size_t k = header.find(key);
+    return k == StringRef::npos ? StringRef() : header.substr(k + key.size());
+  };
+  StringRef descr = field("'descr': '").split('\'').first;
+  if (field("'fortran_order': ").starts_with("True")) {
+    error = (path + ": Fortran-ordered arrays are not supported").str();
+    return failure();
+  }
+  StringRef shapeText = field("'shape': (").split(')').first;
+  HostTensor t;
+  static const std::pair<StringRef, StringRef> kinds[] = {
+      {"<f4", "f32"}, {"<f8", "f64"}, {"<f2", "f16"}, {"<i8", "i64"},
+      {"<i4", "i32"}, {"|i1", "i8"},  {"|b1", "i1"},  {"|u1", "i8"}};
+  for (auto [d, name] : kinds)
+    if (descr == d)
+      t.dtype = name.str();
+  if (t.dtype.empty() || descr.empty()) {
+    error = (path + ": unsupported dtype '" + descr + "'").str();
+    return failure();
+  }
+  SmallVector<StringRef> dims;
+  shapeText.split(dims, ',', -1, false);
+  for (StringRef d : dims) {
+    int64_t v;
+    if (d.trim().getAsInteger(10, v)) {
+      error = (path + ": bad shape").str();
+      return failure();
+    }
+    t.shape.push_back(v);
+  }
+  size_t n = t.numElements() * HostTensor::elementBytes(t.dtype);
+  size_t start = headerStart + headerLen;
+  if (bytes.size() < start + n) {
+    error = (path + ": truncated data").str();
+    return failure();
+  }
+  t.data.assign(bytes.begin() + start, bytes.begin() + start + n);
+  return t;
+}
+
+LogicalResult mlir::rlx::writeNpy(StringRef path, const HostTensor &in, std::string &error) {
+  HostTensor t = in.dtype == "bf16" ? convert(in, "f32") : in;
+  std::string shape = "(";
+  for (int64_t d : t.shape)
+    shape += std::to_string(d) + ", ";
+  if (t.shape.size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (t.shape.size() == 1)
+    shape.resize(shape.size() - 1);
+  shape += ")";
+  std::string header = "{'descr': '" + npyDescr(t.dtype) + "', 'fortran_order': False, 'shape': " +
+                       shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = (path + ": " + ec.message()).str();
+    return failure();
+  }
+  os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xFF)
+     << char((header.size() >> 8) & 0xFF) << header;
+  os.write(reinterpret_cast<const char *>(t.data.data()), t.data.size());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Seeded values
+//===----------------------------------------------------------------------===//
+
+static uint64_t fnv1a64(StringRef s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : s) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+/// splitmix64 of counter `i` in the stream `key`.
+static uint64_t mix(uint64_t key, uint64_t i) {
+  uint64_t z = key + (i + 1) * 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+double mlir::rlx::seededNormal(uint64_t seed, StringRef name, uint64_t i) {
+  uint64_t key = seed ^ fnv1a64(name);
+  double u1 = (static_cast<double>(mix(key, 2 * i) >> 11) + 1.0) * 0x1.0p-53; // (0, 1]
+  double u2 = static_cast<double>(mix(key, 2 * i + 1) >> 11) * 0x1.0p-53;     // [0, 1)
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+uint64_t mlir::rlx::seededUniformInt(uint64_t seed, StringRef name, uint64_t i,
+                                     uint64_t bound) {
+  return mix(seed ^ fnv1a64(name), i) % bound;
+}

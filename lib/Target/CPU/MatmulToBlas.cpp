@@ -1,0 +1,153 @@
+//===- MatmulToBlas.cpp - f32 matmuls on buffers → BLAS sgemm -------------===//
+//
+// linalg.matmul / batch_matmul with f32 memrefs whose innermost dim is unit
+// stride become calls into the RLX CPU runtime, which forwards to cblas_sgemm.
+// Operands are passed as memref descriptors (C interface), so row strides of
+// slices (a head of a packed [S, H·D] activation) reach BLAS as lda.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_CPUMATMULTOBLAS
+#include "RLX/Target/CPU/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+
+namespace {
+
+/// A memref type with the same rank and element type but a fully dynamic
+/// strided layout: what the runtime's descriptor parameter accepts.
+MemRefType dynamicStrided(MemRefType t) {
+  int64_t d = ShapedType::kDynamic;
+  SmallVector<int64_t> shape(t.getRank(), d), strides(t.getRank(), d);
+  return MemRefType::get(shape, t.getElementType(),
+                         StridedLayoutAttr::get(t.getContext(), d, strides));
+}
+
+/// Unit innermost stride (sizes of 1 do not matter).
+bool innermostContiguous(MemRefType t) {
+  if (!t.getElementType().isF32())
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(t.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.back() == 1 || t.getShape().back() == 1;
+}
+
+/// Transposition of an operand from its indexing map: `normal` lists the
+/// expected (untransposed) result dims.
+std::optional<bool> transposed(AffineMap map, ArrayRef<unsigned> normal) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return std::nullopt;
+    dims.push_back(d.getPosition());
+  }
+  if (dims == SmallVector<unsigned>(normal))
+    return false;
+  SmallVector<unsigned> swapped(normal);
+  std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+  if (dims == swapped)
+    return true;
+  return std::nullopt;
+}
+
+func::FuncOp declareRuntime(OpBuilder &b, ModuleOp module, StringRef name, unsigned rank) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  MLIRContext *ctx = b.getContext();
+  auto m = dynamicStrided(MemRefType::get(SmallVector<int64_t>(rank, 1), b.getF32Type()));
+  auto type = FunctionType::get(ctx, {m, m, m, b.getI32Type(), b.getI32Type(), b.getF32Type()}, {});
+  auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
+  fn.setPrivate();
+  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  return fn;
+}
+
+template <typename OpT>
+struct ToBlas : OpRewritePattern<OpT> {
+  ToBlas(MLIRContext *ctx, StringRef fn, unsigned rank)
+      : OpRewritePattern<OpT>(ctx), fn(fn), rank(rank) {}
+  std::string fn;
+  unsigned rank;
+
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
+    if (!op.hasPureBufferSemantics())
+      return failure();
+    Value a = op.getDpsInputs()[0], bv = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+    for (Value v : {a, bv, c})
+      if (!innermostContiguous(cast<MemRefType>(v.getType())))
+        return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // Loops: (b,) m, n, k.
+    unsigned off = rank == 3 ? 1 : 0;
+    SmallVector<unsigned> aNormal, bNormal, cNormal;
+    if (rank == 3) {
+      aNormal.push_back(0);
+      bNormal.push_back(0);
+      cNormal.push_back(0);
+    }
+    aNormal.append({off + 0, off + 2});
+    bNormal.append({off + 2, off + 1});
+    cNormal.append({off + 0, off + 1});
+    auto ta = transposed(maps[0], aNormal), tb = transposed(maps[1], bNormal),
+         tc = transposed(maps[2], cNormal);
+    if (!ta || !tb || !tc || *tc)
+      return failure();
+    // A zero fill of C right before the matmul becomes beta = 0.
+    float beta = 1.0f;
+    if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
+      FloatAttr zero;
+      if (fill.getDpsInits()[0] == c && matchPattern(fill.getInputs()[0], m_Constant(&zero)) &&
+          zero.getValue().isZero()) {
+        beta = 0.0f;
+        rw.eraseOp(fill);
+      }
+    }
+    auto module = op->template getParentOfType<ModuleOp>();
+    func::FuncOp callee = declareRuntime(rw, module, fn, rank);
+    Location loc = op.getLoc();
+    SmallVector<Value> args;
+    for (Value v : {a, bv, c})
+      args.push_back(memref::CastOp::create(
+          rw, loc, dynamicStrided(cast<MemRefType>(v.getType())), v));
+    args.push_back(arith::ConstantIntOp::create(rw, loc, *ta ? 1 : 0, 32));
+    args.push_back(arith::ConstantIntOp::create(rw, loc, *tb ? 1 : 0, 32));
+    args.push_back(arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(beta)));
+    func::CallOp::create(rw, loc, callee, args);
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct CpuMatmulToBlasPass : rlx::impl::CpuMatmulToBlasBase<CpuMatmulToBlasPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ToBlas<linalg::MatmulOp>>(&getContext(), "rlx_cpu_sgemm", 2);
+    patterns.add<ToBlas<linalg::BatchMatmulOp>>(&getContext(), "rlx_cpu_sgemm_batched", 3);
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,214 @@
+//===- LowPrecisionFloats.cpp - f8E4M3FN / f4E2M1FN conversions -----------===//
+//
+// Upstream MLIR 22 does not lower arith.extf/truncf to or from f8E4M3FN and
+// f4E2M1FN. These patterns do, with integer arithmetic on the bit patterns:
+//
+//  E4M3FN: sign | 4-bit exponent (bias 7) | 3-bit mantissa; exponent 0 is
+//          subnormal (m·2^-9); S.1111.111 is NaN; no infinities; max 448.
+//  E2M1FN: sign | 2-bit exponent (bias 1) | 1-bit mantissa; values
+//          0, 0.5, 1, 1.5, 2, 3, 4, 6; no NaN or infinity.
+//
+// Encoding rounds to nearest, ties to even.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_EXPANDLOWPRECISIONFLOATS
+#include "RLX/Transforms/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+
+namespace {
+
+/// Builds ops on scalars or vectors of one shape (`like` gives the shape).
+struct Bits {
+  PatternRewriter &b;
+  Location loc;
+  Type like;
+
+  Type withElement(Type elt) const {
+    if (auto v = dyn_cast<VectorType>(like))
+      return v.clone(elt);
+    return elt;
+  }
+  Value c(Type elt, int64_t v) const {
+    Type t = withElement(elt);
+    TypedAttr a = b.getIntegerAttr(elt, v);
+    if (auto vt = dyn_cast<VectorType>(t))
+      a = DenseElementsAttr::get(vt, a);
+    return arith::ConstantOp::create(b, loc, t, a);
+  }
+  Value cf(Type elt, double v) const {
+    Type t = withElement(elt);
+    TypedAttr a = b.getFloatAttr(elt, v);
+    if (auto vt = dyn_cast<VectorType>(t))
+      a = DenseElementsAttr::get(vt, a);
+    return arith::ConstantOp::create(b, loc, t, a);
+  }
+  Value i32(int64_t v) const { return c(b.getI32Type(), v); }
+  Value shr(Value x, int64_t n) const { return arith::ShRUIOp::create(b, loc, x, i32(n)); }
+  Value shl(Value x, int64_t n) const { return arith::ShLIOp::create(b, loc, x, i32(n)); }
+  Value band(Value x, int64_t m) const { return arith::AndIOp::create(b, loc, x, i32(m)); }
+  Value bor(Value x, Value y) const { return arith::OrIOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, int64_t v) const {
+    return arith::CmpIOp::create(b, loc, p, x, i32(v));
+  }
+  Value sel(Value c, Value x, Value y) const { return arith::SelectOp::create(b, loc, c, x, y); }
+};
+
+/// The code of `x` (any float type) as i32 bits of its storage integer.
+static Value storageBits(const Bits &k, Value x, unsigned width) {
+  Value i = arith::BitcastOp::create(k.b, k.loc, k.withElement(k.b.getIntegerType(width)), x);
+  return arith::ExtUIOp::create(k.b, k.loc, k.withElement(k.b.getI32Type()), i);
+}
+
+/// f32 value of an E4M3FN code held in i32.
+static Value decodeE4M3(const Bits &k, Value code) {
+  Type f32 = k.b.getF32Type();
+  Value s = k.band(k.shr(code, 7), 1), e = k.band(k.shr(code, 3), 0xF), m = k.band(code, 7);
+  Value sign = k.shl(s, 31);
+  Value normal = k.bor(sign, k.bor(k.shl(k.add(e, k.i32(120)), 23), k.shl(m, 20)));
+  Value normalF = arith::BitcastOp::create(k.b, k.loc, k.withElement(f32), normal);
+  // Subnormals: m · 2^-9 with the sign.
+  Value mf = arith::UIToFPOp::create(k.b, k.loc, k.withElement(f32), m);
+  Value sub = arith::MulFOp::create(k.b, k.loc, mf, k.cf(f32, 1.0 / 512.0));
+  Value subS = k.sel(k.cmp(arith::CmpIPredicate::ne, s, 0),
+                     arith::NegFOp::create(k.b, k.loc, sub), sub);
+  Value nan = arith::BitcastOp::create(k.b, k.loc, k.withElement(f32),
+                                       k.bor(sign, k.i32(0x7FC00000)));
+  Value isNan = k.cmp(arith::CmpIPredicate::eq, k.band(code, 0x7F), 0x7F);
+  Value isSub = k.cmp(arith::CmpIPredicate::eq, e, 0);
+  return k.sel(isNan, nan, k.sel(isSub, subS, normalF));
+}
+
+/// f32 value of an E2M1FN code held in i32.
+static Value decodeE2M1(const Bits &k, Value code) {
+  Type f32 = k.b.getF32Type();
+  Value s = k.band(k.shr(code, 3), 1), e = k.band(k.shr(code, 1), 3), m = k.band(code, 1);
+  Value sign = k.shl(s, 31);
+  Value normal = k.bor(sign, k.bor(k.shl(k.add(e, k.i32(126)), 23), k.shl(m, 22)));
+  Value normalF = arith::BitcastOp::create(k.b, k.loc, k.withElement(f32), normal);
+  // e == 0: ±m·0.5
+  Value half = arith::BitcastOp::create(
+      k.b, k.loc, k.withElement(f32), k.bor(sign, k.sel(k.cmp(arith::CmpIPredicate::ne, m, 0),
+                                                        k.i32(0x3F000000), k.i32(0))));
+  return k.sel(k.cmp(arith::CmpIPredicate::eq, e, 0), half, normalF);
+}
+
+/// E4M3FN code (in i32) of f32 `x`: RNE, overflow and NaN → NaN (0x7F).
+static Value encodeE4M3(const Bits &k, Value x) {
+  Type f32 = k.b.getF32Type();
+  Value bits = arith::BitcastOp::create(k.b, k.loc, k.withElement(k.b.getI32Type()), x);
+  Value s = k.shr(bits, 31), a = k.band(bits, 0x7FFFFFFF);
+  Value isNan = k.cmp(arith::CmpIPredicate::ugt, a, 0x7F800000);
+  // Normal range: round the 23-bit mantissa to 3 bits at bit 20, ties to even.
+  Value rounded = k.add(a, k.add(k.i32(0x7FFFF), k.band(k.shr(a, 20), 1)));
+  Value normal = arith::SubIOp::create(k.b, k.loc, k.shr(rounded, 20), k.i32(120 << 3));
+  Value overflow = k.cmp(arith::CmpIPredicate::sgt, normal, 0x7E);
+  // Subnormal range (|x| < 2^-6): round |x|·2^9 to an integer, ties to even.
+  Value absF = arith::BitcastOp::create(k.b, k.loc, k.withElement(f32), a);
+  Value scaled = arith::MulFOp::create(k.b, k.loc, absF, k.cf(f32, 512.0));
+  Value sub = arith::FPToUIOp::create(k.b, k.loc, k.withElement(k.b.getI32Type()),
+                                      math::RoundEvenOp::create(k.b, k.loc, scaled));
+  Value isNormal = k.cmp(arith::CmpIPredicate::uge, a, 121 << 23);
+  Value code = k.sel(isNormal, k.sel(overflow, k.i32(0x7F), normal), sub);
+  code = k.sel(isNan, k.i32(0x7F), code);
+  return k.bor(k.shl(s, 7), code);
+}
+
+/// E2M1FN code (in i32) of f32 `x`: RNE, saturating at ±6; NaN → +0.
+static Value encodeE2M1(const Bits &k, Value x) {
+  Type f32 = k.b.getF32Type();
+  Value bits = arith::BitcastOp::create(k.b, k.loc, k.withElement(k.b.getI32Type()), x);
+  Value s = k.shr(bits, 31);
+  Value v = math::AbsFOp::create(k.b, k.loc, x);
+  // Code k+1 starts above the midpoint between values k and k+1; a tie goes
+  // to the even code.
+  const double mid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  Value code = k.i32(0);
+  for (int i = 0; i < 7; ++i) {
+    auto pred = i % 2 == 0 ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OGE;
+    Value up = arith::CmpFOp::create(k.b, k.loc, pred, v, k.cf(f32, mid[i]));
+    code = k.add(code, arith::ExtUIOp::create(k.b, k.loc, k.withElement(k.b.getI32Type()), up));
+  }
+  Value isNan = arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::UNO, x, x);
+  Value signed_ = k.bor(k.shl(s, 3), code);
+  return k.sel(isNan, k.i32(0), signed_);
+}
+
+static bool isLowPrecision(Type t) { return isa<Float8E4M3FNType, Float4E2M1FNType>(t); }
+
+/// f32 ↔ any other float type, by the existing extf/truncf.
+static Value fromF32(const Bits &k, Value v, Type to) {
+  Type t = k.withElement(to);
+  if (to.isF32())
+    return v;
+  if (to.getIntOrFloatBitWidth() > 32)
+    return arith::ExtFOp::create(k.b, k.loc, t, v);
+  return arith::TruncFOp::create(k.b, k.loc, t, v);
+}
+
+struct ExpandExtF : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op, PatternRewriter &rw) const override {
+    Type src = getElementTypeOrSelf(op.getIn().getType());
+    if (!isLowPrecision(src))
+      return failure();
+    Bits k{rw, op.getLoc(), op.getIn().getType()};
+    bool e4m3 = isa<Float8E4M3FNType>(src);
+    Value code = storageBits(k, op.getIn(), e4m3 ? 8 : 4);
+    Value f = e4m3 ? decodeE4M3(k, code) : decodeE2M1(k, code);
+    rw.replaceOp(op, fromF32(k, f, getElementTypeOrSelf(op.getType())));
+    return success();
+  }
+};
+
+struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op, PatternRewriter &rw) const override {
+    Type dst = getElementTypeOrSelf(op.getType());
+    if (!isLowPrecision(dst))
+      return failure();
+    Bits k{rw, op.getLoc(), op.getIn().getType()};
+    Value x = op.getIn();
+    Type src = getElementTypeOrSelf(x.getType());
+    Type f32 = rw.getF32Type();
+    if (isLowPrecision(src))
+      return failure(); // f8 → f4 goes through f32: extf first.
+    if (!src.isF32())
+      x = src.getIntOrFloatBitWidth() > 32
+              ? Value(arith::TruncFOp::create(rw, op.getLoc(), k.withElement(f32), x))
+              : Value(arith::ExtFOp::create(rw, op.getLoc(), k.withElement(f32), x));
+    bool e4m3 = isa<Float8E4M3FNType>(dst);
+    Value code = e4m3 ? encodeE4M3(k, x) : encodeE2M1(k, x);
+    unsigned width = e4m3 ? 8 : 4;
+    Value narrow = arith::TruncIOp::create(rw, op.getLoc(),
+                                           k.withElement(rw.getIntegerType(width)), code);
+    rw.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), narrow);
+    return success();
+  }
+};
+
+struct ExpandLowPrecisionFloatsPass
+    : rlx::impl::ExpandLowPrecisionFloatsBase<ExpandLowPrecisionFloatsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    rlx::populateExpandLowPrecisionFloatPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::rlx::populateExpandLowPrecisionFloatPatterns(RewritePatternSet &patterns) {
+  patterns.add<ExpandExtF, ExpandTruncF>(patterns.getContext());
+}

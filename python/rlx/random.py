@@ -1,0 +1,76 @@
+"""RLX's seeded values, bit-for-bit the numbers rlx-run generates.
+
+Element ``i`` of tensor ``name`` under ``seed`` is a standard normal value by
+Box-Muller on two splitmix64 draws of the stream ``seed ^ fnv1a64(name)``
+(see ``include/RLX/Target/CPU/HostTensor.h``). rlx-run fills arguments it was
+not given with these values, scaled by the same rules as
+:func:`argument_values`, so a NumPy reference can rebuild the same weights
+without passing files around.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_MASK = (1 << 64) - 1
+
+
+def fnv1a64(name: str) -> int:
+    h = 0xCBF29CE484222325
+    for c in name.encode():
+        h ^= c
+        h = (h * 0x100000001B3) & _MASK
+    return h
+
+
+def _mix(key: int, i: np.ndarray) -> np.ndarray:
+    """splitmix64 of counters ``i`` (uint64 array) in stream ``key``."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(key) + (i + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def normal(seed: int, name: str, n: int) -> np.ndarray:
+    """``n`` standard normal values (float64) of tensor ``name``."""
+    key = (seed ^ fnv1a64(name)) & _MASK
+    i = np.arange(n, dtype=np.uint64)
+    u1 = ((_mix(key, np.uint64(2) * i) >> np.uint64(11)).astype(np.float64) + 1.0) * 2.0**-53
+    u2 = (_mix(key, np.uint64(2) * i + np.uint64(1)) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+def uniform_int(seed: int, name: str, n: int, bound: int) -> np.ndarray:
+    key = (seed ^ fnv1a64(name)) & _MASK
+    return (_mix(key, np.arange(n, dtype=np.uint64)) % np.uint64(bound)).astype(np.int64)
+
+
+def _is_norm_weight(name: str) -> bool:
+    return name.endswith("weight") and ("norm" in name or "ln_" in name)
+
+
+def argument_values(name: str, shape, dtype=np.float32, is_param: bool = False,
+                    seed: int = 0, position_offset: int = 0) -> np.ndarray:
+    """The values rlx-run generates for an argument it was not given.
+
+    Parameters: 1-D ``*norm*``/``ln_*`` weights ``1 + 0.1 z``, other 1-D
+    ``0.1 z``, matrices ``z / sqrt(shape[-1])``. Float inputs ``z``. Integer
+    inputs named ``*position*`` count up from ``position_offset`` along the
+    last axis; other integer inputs are uniform in [0, 1000).
+    """
+    shape = tuple(shape)
+    n = int(np.prod(shape)) if shape else 1
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        if "position" in name:
+            last = shape[-1] if shape else 1
+            v = position_offset + (np.arange(n) % last)
+        else:
+            v = uniform_int(seed, name, n, 1000)
+        return v.reshape(shape).astype(dtype)
+    z = normal(seed, name, n)
+    if is_param and len(shape) == 1:
+        z = (1.0 if _is_norm_weight(name) else 0.0) + 0.1 * z
+    elif is_param and len(shape) >= 2:
+        z = z / np.sqrt(shape[-1])
+    return z.reshape(shape).astype(dtype)

@@ -1,0 +1,228 @@
+//===- rlx-run.cpp - Compile an RLX module for the CPU and run it ---------===//
+//
+//   rlx-run model.mlir [--input name=file.npy]... [--dims name=size]...
+//                      [--seed N] [--output-dir DIR] [--repeat N] [--warmup N]
+//                      [--fusion-policy direct|fusable] [--no-fuse] [--no-blas]
+//                      [--blas-threads N] [--dump-ir DIR] [--entry NAME]
+//
+// Arguments without --input get seeded values (RLX's generator, mirrored by
+// python/rlx/random.py): parameters named *norm*/ln_* weight 1 + 0.1·z,
+// other 1-D parameters 0.1·z, matrices z/sqrt(last dim); float inputs z;
+// integer inputs named *position* count up from past_seq (or 0), other
+// integer inputs are uniform in [0, 1000).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/InitAll.h"
+#include "RLX/Target/CPU/CpuRunner.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rlx;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<module.mlir>"), cl::Required);
+static cl::list<std::string> inputs("input", cl::desc("name=file.npy for an argument"));
+static cl::list<std::string> dimArgs("dims", cl::desc("name=size bindings"), cl::CommaSeparated);
+static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0));
+static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"));
+static cl::opt<unsigned> repeat("repeat", cl::desc("timed runs"), cl::init(1));
+static cl::opt<unsigned> warmup("warmup", cl::desc("untimed runs first"), cl::init(0));
+static cl::opt<std::string> policy("fusion-policy", cl::desc("direct or fusable"),
+                                   cl::init("direct"));
+static cl::opt<bool> noFuse("no-fuse", cl::desc("skip rlx-mir-fuse"));
+static cl::opt<bool> noBlas("no-blas", cl::desc("generate loops for matmuls"));
+static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(64));
+static cl::opt<int> threads("blas-threads", cl::desc("BLAS threads (default: OPENBLAS_NUM_THREADS)"),
+                            cl::init(0));
+static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"));
+static cl::opt<std::string> entry("entry", cl::desc("function to run"));
+static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"));
+
+extern "C" void rlx_cpu_set_num_threads(int32_t) __attribute__((weak));
+
+static bool isNormWeight(StringRef name) {
+  return name.ends_with("weight") && (name.contains("norm") || name.contains("ln_"));
+}
+
+/// Seeded values for an argument the user did not give (see the file comment).
+static HostTensor generate(const ModelTensor &arg, int64_t positionOffset) {
+  HostTensor t = HostTensor::zeros(arg.dtype, arg.shape);
+  int64_t n = t.numElements();
+  bool isFloat = arg.dtype[0] == 'f' || arg.dtype == "bf16";
+  if (!isFloat) {
+    bool positions = StringRef(arg.name).contains("position");
+    int64_t last = arg.shape.empty() ? 1 : arg.shape.back();
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, positions ? static_cast<double>(positionOffset + i % last)
+                         : static_cast<double>(seededUniformInt(seed, arg.name, i, 1000)));
+    return t;
+  }
+  double scale = 1.0, shift = 0.0;
+  if (arg.isParam) {
+    if (arg.shape.size() == 1) {
+      scale = 0.1;
+      shift = isNormWeight(arg.name) ? 1.0 : 0.0;
+    } else if (!arg.shape.empty()) {
+      scale = 1.0 / std::sqrt(static_cast<double>(arg.shape.back()));
+    }
+  }
+  for (int64_t i = 0; i < n; ++i)
+    t.set(i, shift + scale * seededNormal(seed, arg.name, i));
+  return t;
+}
+
+static std::string shapeText(const std::vector<int64_t> &shape, StringRef dtype) {
+  std::string s;
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + dtype.str();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "RLX CPU runner: compile a module and run it\n");
+  DialectRegistry registry;
+  registerEverything(registry);
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file) {
+    llvm::errs() << "rlx-run: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  if (!module)
+    return 1;
+
+  std::map<std::string, HostTensor> values;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string &in : inputs) {
+    auto [name, path] = StringRef(in).split('=');
+    auto t = readNpy(path, error);
+    if (failed(t)) {
+      llvm::errs() << "rlx-run: " << error << "\n";
+      return 1;
+    }
+    shapes[name.str()] = t->shape;
+    values[name.str()] = std::move(*t);
+  }
+  CpuRunnerOptions options;
+  options.entry = entry;
+  options.fusionPolicy = policy;
+  options.fuse = !noFuse;
+  options.blas = !noBlas;
+  options.rowTile = rowTile;
+  options.runtimeDir = runtimeDir;
+  for (const std::string &d : dimArgs) {
+    auto [name, size] = StringRef(d).split('=');
+    int64_t v;
+    if (size.getAsInteger(10, v) || v <= 0) {
+      llvm::errs() << "rlx-run: bad --dims entry '" << d << "'\n";
+      return 1;
+    }
+    options.dims[name.str()] = v;
+  }
+  if (!dumpDir.empty()) {
+    llvm::sys::fs::create_directories(dumpDir);
+    options.onStage = [](StringRef stage, ModuleOp m) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os((dumpDir + "/" + stage + ".mlir").str(), ec);
+      if (!ec)
+        m.print(os);
+    };
+  }
+  if (threads > 0 && rlx_cpu_set_num_threads)
+    rlx_cpu_set_num_threads(threads);
+
+  auto model = CpuModel::compile(std::move(module), options, shapes, error);
+  if (failed(model)) {
+    llvm::errs() << error;
+    if (!error.empty() && error.back() != '\n')
+      llvm::errs() << "\n";
+    return 1;
+  }
+  CpuModel &m = **model;
+  int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
+  unsigned generated = 0;
+  for (const ModelTensor &arg : m.arguments())
+    if (!values.count(arg.name)) {
+      values[arg.name] = generate(arg, positionOffset);
+      ++generated;
+    }
+
+  std::vector<HostTensor> outputs;
+  for (unsigned i = 0; i < warmup; ++i)
+    if (failed(m.run(values, outputs, error))) {
+      llvm::errs() << "rlx-run: " << error << "\n";
+      return 1;
+    }
+  std::vector<double> times;
+  for (unsigned i = 0; i < std::max(1u, repeat.getValue()); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (failed(m.run(values, outputs, error))) {
+      llvm::errs() << "rlx-run: " << error << "\n";
+      return 1;
+    }
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  // The first run also packs parameters; report packing separately.
+  if (warmup == 0 && !times.empty())
+    times.front() -= m.packMs;
+  std::sort(times.begin(), times.end());
+  double sum = 0;
+  for (double t : times)
+    sum += t;
+
+  llvm::outs() << "fusion: MIR ops " << m.opsBeforeFusion << " -> " << m.opsAfterFusion
+               << ", compute ops (kernels) " << m.computeOpsBefore << " -> " << m.kernels << "\n";
+  llvm::outs() << llvm::format("compile: %.1f ms (HIR->MIR + fusion %.1f, lowering %.1f, JIT %.1f)\n",
+                               m.fuseMs + m.lowerMs + m.jitMs, m.fuseMs, m.lowerMs, m.jitMs);
+  if (m.packMs > 0)
+    llvm::outs() << llvm::format("weight packing: %.1f ms (once)\n", m.packMs);
+  llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms mean, %.3f ms min over %zu run(s)\n",
+                               times[times.size() / 2], sum / times.size(), times.front(),
+                               times.size());
+  if (generated)
+    llvm::outs() << "inputs: " << generated << " of " << m.arguments().size()
+                 << " generated with seed " << seed << "\n";
+  for (auto [i, out] : llvm::enumerate(m.results())) {
+    const HostTensor &t = outputs[i];
+    double sumAbs = 0, maxAbs = 0;
+    for (int64_t k = 0; k < t.numElements(); ++k) {
+      double v = std::fabs(t.at(k));
+      sumAbs += v;
+      maxAbs = std::max(maxAbs, v);
+    }
+    llvm::outs() << "output " << out.name << ": " << shapeText(t.shape, t.dtype)
+                 << llvm::format(", mean |x| %.6g, max |x| %.6g", sumAbs / std::max<int64_t>(1, t.numElements()), maxAbs)
+                 << "\n";
+    if (!outputDir.empty()) {
+      llvm::sys::fs::create_directories(outputDir);
+      std::string name = out.name;
+      std::replace(name.begin(), name.end(), '/', '_');
+      if (failed(writeNpy(outputDir + "/" + name + ".npy", t, error))) {
+        llvm::errs() << "rlx-run: " << error << "\n";
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
