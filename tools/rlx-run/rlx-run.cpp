@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iostream>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -45,12 +46,15 @@ static cl::opt<std::string> policy("fusion-policy", cl::desc("direct or fusable"
                                    cl::init("direct"));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("skip rlx-mir-fuse"));
 static cl::opt<bool> noBlas("no-blas", cl::desc("generate loops for matmuls"));
-static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(64));
+static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(512));
 static cl::opt<int> threads("blas-threads", cl::desc("BLAS threads (default: OPENBLAS_NUM_THREADS)"),
                             cl::init(0));
 static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"));
 static cl::opt<std::string> entry("entry", cl::desc("function to run"));
 static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"));
+static cl::opt<bool> serve("serve",
+                           cl::desc("after compiling, run once per 'run' line on stdin and print "
+                                    "'ms <time>' (for interleaved benchmarks); 'quit' ends"));
 
 extern "C" void rlx_cpu_set_num_threads(int32_t) __attribute__((weak));
 
@@ -168,6 +172,25 @@ int main(int argc, char **argv) {
     }
 
   std::vector<HostTensor> outputs;
+  if (serve) {
+    llvm::outs() << "ready\n";
+    llvm::outs().flush();
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (line == "quit")
+        break;
+      auto t0 = std::chrono::steady_clock::now();
+      if (failed(m.run(values, outputs, error))) {
+        llvm::errs() << "rlx-run: " << error << "\n";
+        return 1;
+      }
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count();
+      llvm::outs() << llvm::format("ms %.4f\n", ms);
+      llvm::outs().flush();
+    }
+    return 0;
+  }
   for (unsigned i = 0; i < warmup; ++i)
     if (failed(m.run(values, outputs, error))) {
       llvm::errs() << "rlx-run: " << error << "\n";

@@ -64,7 +64,7 @@ def ConvertRLXMIRToLinalg : Pass<"convert-rlx-mir-to-linalg"> {
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect"];
   let options = [
-    Option<"rowTile", "row-tile", "int64_t", "64",
+    Option<"rowTile", "row-tile", "int64_t", "512",
            "rows of the lhs per fused_matmul tile">
   ];
 }

@@ -16,6 +16,8 @@ enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
 void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n,
                  int k, float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
+void cblas_sgemv(CBLAS_ORDER order, CBLAS_TRANSPOSE t, int m, int n, float alpha, const float *a,
+                 int lda, const float *x, int incx, float beta, float *y, int incy);
 void openblas_set_num_threads(int n) __attribute__((weak));
 }
 
@@ -41,6 +43,15 @@ void gemm(const float *a, int64_t aRows, int64_t aCols, int64_t aStride, const f
   int64_t k = ta ? aRows : aCols;
   if (m == 0 || n == 0)
     return;
+  // One row (a decode step): a matrix-vector product. BLAS's gemm kernels
+  // are far slower than gemv on this shape, which is bound by reading B.
+  if (m == 1 && !ta) {
+    // c = a·op(B): with transB, c = B·aᵀ over B [n, k]; else c = Bᵀ·aᵀ over B [k, n].
+    cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, static_cast<int>(bRows),
+                static_cast<int>(bCols), 1.0f, b, leading(bRows, bCols, bStride), a, 1, beta, c,
+                1);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
               leading(aRows, aCols, aStride), b, leading(bRows, bCols, bStride), beta, c,

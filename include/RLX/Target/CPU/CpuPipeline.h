@@ -24,7 +24,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   ListOption<std::string> dims{*this, "dims",
                                llvm::cl::desc("symbolic dim bindings name=size")};
   Option<int64_t> rowTile{*this, "row-tile", llvm::cl::desc("fused_matmul row tile"),
-                          llvm::cl::init(64)};
+                          llvm::cl::init(512)};
   Option<bool> blas{*this, "blas", llvm::cl::desc("call BLAS for f32 matmuls"),
                     llvm::cl::init(true)};
   Option<bool> approximateMath{*this, "approximate-math",

@@ -31,7 +31,7 @@ struct CpuRunnerOptions {
   std::string entry;                  ///< Default: the first public function.
   std::string fusionPolicy = "direct"; ///< HIR lowering policy.
   bool fuse = true;
-  int64_t rowTile = 64;
+  int64_t rowTile = 512;
   bool blas = true;
   std::map<std::string, int64_t> dims; ///< Explicit dim bindings.
   unsigned optLevel = 3;
