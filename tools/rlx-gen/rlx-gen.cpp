@@ -19,23 +19,25 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> configPath(cl::Positional, cl::desc("<config.json>"), cl::Required);
-static cl::opt<std::string> outputPath("o", cl::desc("output file"), cl::init("-"));
+static cl::OptionCategory genCat("rlx-gen options");
+static cl::opt<std::string> configPath(cl::Positional, cl::desc("<config.json>"), cl::Required, cl::cat(genCat));
+static cl::opt<std::string> outputPath("o", cl::desc("output file"), cl::init("-"), cl::cat(genCat));
 static cl::opt<int64_t> layers("layers", cl::desc("number of decoder layers (default: the config's)"),
-                               cl::init(-1));
-static cl::opt<std::string> dtype("dtype", cl::desc("f32, bf16 or f16"), cl::init("f32"));
+                               cl::init(-1), cl::cat(genCat));
+static cl::opt<std::string> dtype("dtype", cl::desc("f32, bf16 or f16"), cl::init("f32"), cl::cat(genCat));
 static cl::opt<int64_t> seq("seq", cl::desc("static sequence length (default: dynamic `seq`)"),
-                            cl::init(-1));
-static cl::opt<bool> kvCache("kv-cache", cl::desc("past K/V inputs and present K/V outputs"));
+                            cl::init(-1), cl::cat(genCat));
+static cl::opt<bool> kvCache("kv-cache", cl::desc("past K/V inputs and present K/V outputs"), cl::cat(genCat));
 static cl::opt<int64_t> past("past", cl::desc("static past length (default: dynamic `past_seq`)"),
-                             cl::init(-1));
-static cl::opt<bool> layerOnly("layer-only", cl::desc("one decoder layer on hidden states"));
-static cl::opt<int64_t> batch("batch", cl::desc("batch size"), cl::init(1));
-static cl::list<std::string> overrides("set", cl::desc("override a config.json key (key=value)"));
-static cl::opt<std::string> funcName("func", cl::desc("function name"), cl::init("forward"));
+                             cl::init(-1), cl::cat(genCat));
+static cl::opt<bool> layerOnly("layer-only", cl::desc("one decoder layer on hidden states"), cl::cat(genCat));
+static cl::opt<int64_t> batch("batch", cl::desc("batch size"), cl::init(1), cl::cat(genCat));
+static cl::list<std::string> overrides("set", cl::desc("override a config.json key (key=value)"), cl::cat(genCat));
+static cl::opt<std::string> funcName("func", cl::desc("function name"), cl::init("forward"), cl::cat(genCat));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(genCat);
   cl::ParseCommandLineOptions(argc, argv, "RLX model generator: HF config.json -> rlx_hir\n");
   std::string error;
   auto file = openInputFile(configPath, &error);

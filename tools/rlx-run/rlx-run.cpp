@@ -35,26 +35,27 @@ using namespace mlir;
 using namespace mlir::rlx;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<module.mlir>"), cl::Required);
-static cl::list<std::string> inputs("input", cl::desc("name=file.npy for an argument"));
-static cl::list<std::string> dimArgs("dims", cl::desc("name=size bindings"), cl::CommaSeparated);
-static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0));
-static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"));
-static cl::opt<unsigned> repeat("repeat", cl::desc("timed runs"), cl::init(1));
-static cl::opt<unsigned> warmup("warmup", cl::desc("untimed runs first"), cl::init(0));
+static cl::OptionCategory runCat("rlx-run options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<module.mlir>"), cl::Required, cl::cat(runCat));
+static cl::list<std::string> inputs("input", cl::desc("name=file.npy for an argument"), cl::cat(runCat));
+static cl::list<std::string> dimArgs("dims", cl::desc("name=size bindings"), cl::CommaSeparated, cl::cat(runCat));
+static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0), cl::cat(runCat));
+static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"), cl::cat(runCat));
+static cl::opt<unsigned> repeat("repeat", cl::desc("timed runs"), cl::init(1), cl::cat(runCat));
+static cl::opt<unsigned> warmup("warmup", cl::desc("untimed runs first"), cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> policy("fusion-policy", cl::desc("direct or fusable"),
-                                   cl::init("direct"));
-static cl::opt<bool> noFuse("no-fuse", cl::desc("skip rlx-mir-fuse"));
-static cl::opt<bool> noBlas("no-blas", cl::desc("generate loops for matmuls"));
-static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(512));
+                                   cl::init("direct"), cl::cat(runCat));
+static cl::opt<bool> noFuse("no-fuse", cl::desc("skip rlx-mir-fuse"), cl::cat(runCat));
+static cl::opt<bool> noBlas("no-blas", cl::desc("generate loops for matmuls"), cl::cat(runCat));
+static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(512), cl::cat(runCat));
 static cl::opt<int> threads("blas-threads", cl::desc("BLAS threads (default: OPENBLAS_NUM_THREADS)"),
-                            cl::init(0));
-static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"));
-static cl::opt<std::string> entry("entry", cl::desc("function to run"));
-static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"));
+                            cl::init(0), cl::cat(runCat));
+static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"), cl::cat(runCat));
+static cl::opt<std::string> entry("entry", cl::desc("function to run"), cl::cat(runCat));
+static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"), cl::cat(runCat));
 static cl::opt<bool> serve("serve",
                            cl::desc("after compiling, run once per 'run' line on stdin and print "
-                                    "'ms <time>' (for interleaved benchmarks); 'quit' ends"));
+                                    "'ms <time>' (for interleaved benchmarks); 'quit' ends"), cl::cat(runCat));
 
 extern "C" void rlx_cpu_set_num_threads(int32_t) __attribute__((weak));
 
@@ -70,9 +71,10 @@ static HostTensor generate(const ModelTensor &arg, int64_t positionOffset) {
   if (!isFloat) {
     bool positions = StringRef(arg.name).contains("position");
     int64_t last = arg.shape.empty() ? 1 : arg.shape.back();
+    SeededStream stream(seed, arg.name);
     for (int64_t i = 0; i < n; ++i)
       t.set(i, positions ? static_cast<double>(positionOffset + i % last)
-                         : static_cast<double>(seededUniformInt(seed, arg.name, i, 1000)));
+                         : static_cast<double>(stream.uniformInt(i, 1000)));
     return t;
   }
   double scale = 1.0, shift = 0.0;
@@ -84,8 +86,7 @@ static HostTensor generate(const ModelTensor &arg, int64_t positionOffset) {
       scale = 1.0 / std::sqrt(static_cast<double>(arg.shape.back()));
     }
   }
-  for (int64_t i = 0; i < n; ++i)
-    t.set(i, shift + scale * seededNormal(seed, arg.name, i));
+  fillNormal(t, SeededStream(seed, arg.name), scale, shift);
   return t;
 }
 
@@ -98,6 +99,7 @@ static std::string shapeText(const std::vector<int64_t> &shape, StringRef dtype)
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(runCat);
   cl::ParseCommandLineOptions(argc, argv, "RLX CPU runner: compile a module and run it\n");
   DialectRegistry registry;
   registerEverything(registry);

@@ -363,7 +363,10 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
     Location loc = op.getLoc();
     auto t = tensorTypeOf(a.getInput());
     int64_t rank = t.getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    // I64Attr getters return uint64_t: read the axis as signed first.
+    auto axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += rank;
     MLIRContext *ctx = rw.getContext();
     Type f32 = rw.getF32Type();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);

@@ -45,7 +45,8 @@ struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
       int64_t n = 1;
       for (unsigned d = g.inBegin; d < g.inEnd; ++d) {
         ig.push_back(d);
-        n *= in.getShape()[d];
+        n = ShapedType::isDynamic(n) || in.isDynamicDim(d) ? ShapedType::kDynamic
+                                                           : n * in.getDimSize(d);
       }
       for (unsigned d = g.outBegin; d < g.outEnd; ++d)
         og.push_back(d);
@@ -96,7 +97,10 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
   LogicalResult matchAndRewrite(ConcatOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     RankedTensorType out = op.getType();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + out.getRank() : op.getAxis();
+    // I64Attr getters return uint64_t: read the axis as signed first.
+    auto axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += out.getRank();
     Value acc = empty(rw, op.getLoc(), out);
     int64_t offset = 0;
     for (Value in : a.getInputs()) {

@@ -286,14 +286,28 @@ static uint64_t mix(uint64_t key, uint64_t i) {
   return z ^ (z >> 31);
 }
 
-double mlir::rlx::seededNormal(uint64_t seed, StringRef name, uint64_t i) {
-  uint64_t key = seed ^ fnv1a64(name);
+mlir::rlx::SeededStream::SeededStream(uint64_t seed, StringRef name)
+    : key(seed ^ fnv1a64(name)) {}
+
+double mlir::rlx::SeededStream::normal(uint64_t i) const {
   double u1 = (static_cast<double>(mix(key, 2 * i) >> 11) + 1.0) * 0x1.0p-53; // (0, 1]
   double u2 = static_cast<double>(mix(key, 2 * i + 1) >> 11) * 0x1.0p-53;     // [0, 1)
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
 }
 
-uint64_t mlir::rlx::seededUniformInt(uint64_t seed, StringRef name, uint64_t i,
-                                     uint64_t bound) {
-  return mix(seed ^ fnv1a64(name), i) % bound;
+uint64_t mlir::rlx::SeededStream::uniformInt(uint64_t i, uint64_t bound) const {
+  return mix(key, i) % bound;
+}
+
+void mlir::rlx::fillNormal(HostTensor &t, const SeededStream &stream, double scale,
+                           double shift) {
+  int64_t n = t.numElements();
+  if (t.dtype == "f32") {
+    auto *p = reinterpret_cast<float *>(t.data.data());
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = static_cast<float>(shift + scale * stream.normal(i));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    t.set(i, shift + scale * stream.normal(i));
 }

@@ -428,6 +428,24 @@ func.func @causal_mask_window(%s: tensor<4x4xf32>) {
 
 // -----
 
+// Integer attributes are read as signed: a negative window is an error, not a
+// huge unsigned one.
+func.func @causal_mask_negative_window(%s: tensor<4x4xf32>) {
+  // expected-error @+1 {{window must be > 0, got -2}}
+  %0 = rlx_mir.causal_mask %s window = -2 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @rope_negative_rotary_dim(%x: tensor<1x4x64xf32>, %c: tensor<4x16xf32>) {
+  // expected-error @+1 {{rotary_dim must be even and in (0, head_dim=32], got -32}}
+  %0 = rlx_mir.rope %x, %c, %c head_dim = 32 rotary_dim = -32 : tensor<1x4x64xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+  return
+}
+
+// -----
+
 func.func @fused_matmul_k(%x: tensor<2x8xf32>, %w: tensor<4x6xf32>) {
   // expected-error @+1 {{contraction dims differ: lhs has K=8, rhs 4x6 has K=6}}
   %0 = rlx_mir.fused_matmul %x, %w transpose_b : tensor<2x8xf32>, tensor<4x6xf32>

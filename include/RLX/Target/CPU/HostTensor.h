@@ -50,9 +50,20 @@ HostTensor convert(const HostTensor &t, StringRef dtype);
 /// The RLX seeded generator: standard normal values for tensor `name`,
 /// element i: Box-Muller on two splitmix64 draws from the stream seeded with
 /// seed ^ fnv1a64(name). python/rlx/random.py computes the same numbers.
-double seededNormal(uint64_t seed, StringRef name, uint64_t i);
-/// A uniform integer in [0, bound) from the same stream.
-uint64_t seededUniformInt(uint64_t seed, StringRef name, uint64_t i, uint64_t bound);
+class SeededStream {
+public:
+  SeededStream(uint64_t seed, StringRef name);
+  /// Element i as a standard normal value.
+  double normal(uint64_t i) const;
+  /// Element i as a uniform integer in [0, bound).
+  uint64_t uniformInt(uint64_t i, uint64_t bound) const;
+
+private:
+  uint64_t key;
+};
+
+/// Fills `t` (any float dtype) with shift + scale * normal(i).
+void fillNormal(HostTensor &t, const SeededStream &stream, double scale, double shift);
 
 } // namespace mlir::rlx
 

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -344,9 +345,76 @@ LogicalResult mlir::rlx::checkRopeDims(OptLoc loc, ArrayRef<int64_t> x,
   return success();
 }
 
+/// Whether in[ib, ie) can reshape to out[ob, oe) as one group: equal static
+/// products without dynamic dims; one dynamic output dim whose size follows
+/// from the static input product; or dynamic dims on both sides with at most
+/// one dynamic output dim.
+static bool isValidReshapeGroup(ArrayRef<int64_t> in, ArrayRef<int64_t> out, unsigned ib,
+                                unsigned ie, unsigned ob, unsigned oe) {
+  int64_t pin = 1, pout = 1;
+  int dynIn = 0, dynOut = 0;
+  for (unsigned a = ib; a < ie; ++a)
+    in[a] < 0 ? ++dynIn : pin *= in[a];
+  for (unsigned b = ob; b < oe; ++b)
+    out[b] < 0 ? ++dynOut : pout *= out[b];
+  if (dynOut > 1 || (dynIn > 0 && dynOut == 0))
+    return false;
+  if (dynIn == 0 && dynOut == 0)
+    return pin == pout;
+  if (dynIn == 0)
+    return pout > 0 && pin % pout == 0;
+  return true;
+}
+
+/// Depth-first search for a split of in[i..) and out[j..) into valid groups,
+/// smallest groups first (so the result is the finest grouping the greedy
+/// order finds, backtracking where a dynamic group closed too early).
+static bool searchReshapeGroups(ArrayRef<int64_t> in, ArrayRef<int64_t> out, unsigned i,
+                                unsigned j, SmallVectorImpl<ReshapeGroup> &groups,
+                                llvm::DenseSet<std::pair<unsigned, unsigned>> &failed) {
+  if (i == in.size() && j == out.size())
+    return true;
+  if (i == in.size() || j == out.size() || failed.contains({i, j}))
+    return false;
+  unsigned maxTotal = (in.size() - i) + (out.size() - j);
+  for (unsigned total = 2; total <= maxTotal; ++total) {
+    for (unsigned di = 1; di < total; ++di) {
+      unsigned ie = i + di, oe = j + (total - di);
+      if (ie > in.size() || oe > out.size() || !isValidReshapeGroup(in, out, i, ie, j, oe))
+        continue;
+      groups.push_back(ReshapeGroup{i, ie, j, oe});
+      if (searchReshapeGroups(in, out, ie, oe, groups, failed))
+        return true;
+      groups.pop_back();
+    }
+  }
+  failed.insert({i, j});
+  return false;
+}
+
+static FailureOr<SmallVector<ReshapeGroup>>
+explainReshapeFailure(OptLoc loc, ArrayRef<int64_t> in, ArrayRef<int64_t> out);
+
 FailureOr<SmallVector<ReshapeGroup>>
 mlir::rlx::computeReshapeGroups(OptLoc loc, ArrayRef<int64_t> in,
                                 ArrayRef<int64_t> out) {
+  // Scalars (rank 0) form one group with all-ones shapes.
+  if (in.empty() || out.empty())
+    return explainReshapeFailure(loc, in, out);
+  SmallVector<ReshapeGroup> groups;
+  llvm::DenseSet<std::pair<unsigned, unsigned>> failed;
+  if (searchReshapeGroups(in, out, 0, 0, groups, failed))
+    return groups;
+  // No valid split: the greedy grouping below names the first group at fault.
+  auto greedy = explainReshapeFailure(loc, in, out);
+  if (succeeded(greedy))
+    return shapeError(loc, "reshape of " + shapeToString(in) + " to [" + shapeToString(out) +
+                               "] has no grouping of dims with matching sizes");
+  return failure();
+}
+
+static FailureOr<SmallVector<ReshapeGroup>>
+explainReshapeFailure(OptLoc loc, ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
   // Greedy grouping: grow the current group from whichever side has the
   // smaller static product, and close it when both sides agree (equal static
   // products with no dynamic dims, or one dynamic dim on each side). Dims left

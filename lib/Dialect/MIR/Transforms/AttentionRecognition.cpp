@@ -157,7 +157,8 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
     if (pv.getTransposeA() || pv.getTransposeB() || pv.getType().getRank() != 4)
       return failure();
     auto sm = pv.getLhs().getDefiningOp<SoftmaxOp>();
-    if (!sm || (sm.getAxis() != -1 && sm.getAxis() != 3))
+    auto axis = sm ? static_cast<int64_t>(sm.getAxis()) : 0;
+    if (!sm || (axis != -1 && axis != 3))
       return failure();
     MatchedScores m;
     m.chain.push_back(sm);

@@ -40,6 +40,13 @@ def RLX_Dialect : Dialect {
   }];
 }
 
+// A signless i64 attribute whose getter returns int64_t (upstream I64Attr's
+// returns uint64_t, which makes `attr < 0` checks silently false).
+def RLX_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t",
+                                              "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
 class RLX_I32Enum<string name, string summary, list<I32EnumAttrCase> cases>
     : I32EnumAttr<name, summary, cases> {
   let cppNamespace = "::mlir::rlx";
@@ -238,9 +245,9 @@ def RLX_Tensor : RankedTensorOf<[F32, F16, BF16, F64, F8E4M3FN, F4E2M1FN, I1, I8
 //===----------------------------------------------------------------------===//
 
 defvar RLX_AttentionAttrs = (ins
-  I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
+  RLX_I64Attr:$num_heads, RLX_I64Attr:$num_kv_heads, RLX_I64Attr:$head_dim,
   DefaultValuedAttr<RLX_MaskKindAttr, "::mlir::rlx::MaskKind::None">:$mask_kind,
-  OptionalAttr<I64Attr>:$window,
+  OptionalAttr<RLX_I64Attr>:$window,
   OptionalAttr<F64Attr>:$scale,
   OptionalAttr<F64Attr>:$softcap,
   DefaultValuedAttr<RLX_AttnLayoutAttr, "::mlir::rlx::AttnLayout::BSD">:$layout);

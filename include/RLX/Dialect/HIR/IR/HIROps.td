@@ -272,7 +272,7 @@ def HIR_RopeOp : HIR_Op<"rope", [AttrSizedOperandSegments]> {
   let arguments = (ins RLX_FloatTensor:$input,
                    Optional<RLX_IndexTensor>:$positions,
                    Optional<RLX_FloatTensor>:$cos, Optional<RLX_FloatTensor>:$sin,
-                   I64Attr:$head_dim, OptionalAttr<I64Attr>:$rotary_dim,
+                   RLX_I64Attr:$head_dim, OptionalAttr<RLX_I64Attr>:$rotary_dim,
                    OptionalAttr<F64Attr>:$theta,
                    DefaultValuedAttr<RLX_RopeStyleAttr, "::mlir::rlx::RopeStyle::NeoX">:$style,
                    OptionalAttr<RLX_RopeScalingAttr>:$scaling);
@@ -342,7 +342,7 @@ def HIR_QkNormOp : HIR_Op<"qk_norm"> {
     ```
   }];
   let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$weight,
-                   I64Attr:$head_dim, F64Attr:$eps);
+                   RLX_I64Attr:$head_dim, F64Attr:$eps);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight `head_dim` `=` $head_dim `eps` `=` $eps attr-dict `:`
@@ -445,11 +445,11 @@ def HIR_DecoderLayerOp : HIR_Op<"decoder_layer", [AttrSizedOperandSegments]> {
                    RLX_FloatTensor:$down_proj,
                    Optional<RLX_FloatTensor>:$q_norm, Optional<RLX_FloatTensor>:$k_norm,
                    Optional<RLX_FloatTensor>:$past_key, Optional<RLX_FloatTensor>:$past_value,
-                   I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
+                   RLX_I64Attr:$num_heads, RLX_I64Attr:$num_kv_heads, RLX_I64Attr:$head_dim,
                    F64Attr:$eps, F64Attr:$theta,
                    OptionalAttr<RLX_RopeScalingAttr>:$scaling,
                    DefaultValuedAttr<RLX_MaskKindAttr, "::mlir::rlx::MaskKind::Causal">:$mask,
-                   OptionalAttr<I64Attr>:$window,
+                   OptionalAttr<RLX_I64Attr>:$window,
                    DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::Silu">:$activation);
   let results = (outs RLX_FloatTensor:$output, RLX_FloatTensor:$present_key,
                  RLX_FloatTensor:$present_value);

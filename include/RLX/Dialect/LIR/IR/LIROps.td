@@ -35,7 +35,7 @@ def LIR_ViewOp : LIR_Op<"view", [Pure,
     %buf = rlx_lir.view %arena[1024] : memref<4096xi8> to memref<8x16xf32>
     ```
   }];
-  let arguments = (ins MemRefRankOf<[I8], [1]>:$arena, I64Attr:$byte_offset);
+  let arguments = (ins MemRefRankOf<[I8], [1]>:$arena, RLX_I64Attr:$byte_offset);
   let results = (outs AnyStaticShapeMemRef:$result);
   let assemblyFormat = [{
     $arena `[` $byte_offset `]` attr-dict `:` type($arena) `to` type($result)

@@ -240,7 +240,7 @@ def MIR_SoftmaxOp : MIR_InferOp<"softmax"> {
     %p = rlx_mir.softmax %s axis = -1 : tensor<1x32x?x?xf32>
     ```
   }];
-  let arguments = (ins RLX_FloatTensor:$input, I64Attr:$axis);
+  let arguments = (ins RLX_FloatTensor:$input, RLX_I64Attr:$axis);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = "$input `axis` `=` $axis attr-dict `:` type($input)";
 }
@@ -384,7 +384,7 @@ def MIR_ConcatOp : MIR_InferOp<"concat"> {
         : tensor<1x16x512xf32>, tensor<1x1x512xf32>
     ```
   }];
-  let arguments = (ins Variadic<RLX_Tensor>:$inputs, I64Attr:$axis);
+  let arguments = (ins Variadic<RLX_Tensor>:$inputs, RLX_I64Attr:$axis);
   let results = (outs RLX_Tensor:$output);
   let assemblyFormat = "$inputs `axis` `=` $axis attr-dict `:` type($inputs)";
   let hasFolder = 1;
@@ -527,7 +527,7 @@ def MIR_RopeOp : MIR_InferOp<"rope"> {
     ```
   }];
   let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$cos, RLX_FloatTensor:$sin,
-                   I64Attr:$head_dim, OptionalAttr<I64Attr>:$rotary_dim,
+                   RLX_I64Attr:$head_dim, OptionalAttr<RLX_I64Attr>:$rotary_dim,
                    DefaultValuedAttr<RLX_RopeStyleAttr, "::mlir::rlx::RopeStyle::NeoX">:$style);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
@@ -554,7 +554,7 @@ def MIR_CausalMaskOp : MIR_InferOp<"causal_mask"> {
     %m = rlx_mir.causal_mask %s window = 4096 : tensor<1x32x?x?xf32>
     ```
   }];
-  let arguments = (ins RLX_FloatTensor:$input, OptionalAttr<I64Attr>:$window);
+  let arguments = (ins RLX_FloatTensor:$input, OptionalAttr<RLX_I64Attr>:$window);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = "$input (`window` `=` $window^)? attr-dict `:` type($input)";
 }
@@ -613,8 +613,8 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
                    OptionalAttr<RLX_NormKindAttr>:$norm, OptionalAttr<F64Attr>:$norm_eps,
                    DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::None">:$activation,
                    UnitAttr:$glu,
-                   OptionalAttr<I64Attr>:$head_dim, OptionalAttr<F64Attr>:$head_norm_eps,
-                   OptionalAttr<I64Attr>:$rope_heads, OptionalAttr<I64Attr>:$rotary_dim,
+                   OptionalAttr<RLX_I64Attr>:$head_dim, OptionalAttr<F64Attr>:$head_norm_eps,
+                   OptionalAttr<RLX_I64Attr>:$rope_heads, OptionalAttr<RLX_I64Attr>:$rotary_dim,
                    DefaultValuedAttr<RLX_RopeStyleAttr, "::mlir::rlx::RopeStyle::NeoX">:$rope_style);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{

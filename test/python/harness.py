@@ -1,0 +1,114 @@
+"""Compile MLIR with rlx-run and run it on NumPy arrays (test helper).
+
+Every numerical test goes through the real tool: the module text is written
+to a temporary directory, each input to a .npy file, and rlx-run compiles
+(HIR → MIR → fusion → linalg → bufferization → LLVM JIT), runs, and writes
+the outputs back as .npy.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import tempfile
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "build"))
+RLX_RUN = BUILD / "bin" / "rlx-run"
+RLX_GEN = BUILD / "bin" / "rlx-gen"
+
+
+def shared_dir() -> pathlib.Path | None:
+    for c in (os.environ.get("RLX_SHARED_DIR"), ROOT.parent / "shared", "/work/shared"):
+        if c and (pathlib.Path(c) / "models").is_dir():
+            return pathlib.Path(c)
+    return None
+
+
+def run_mlir(text: str, inputs: dict[str, np.ndarray], *, dims: dict | None = None,
+             policy: str = "direct", fuse: bool = True, entry: str | None = None,
+             extra: tuple = ()) -> dict[str, np.ndarray]:
+    """Runs the module `text`; returns outputs by name (rlx.output or resultN)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        (tmp / "m.mlir").write_text(text)
+        cmd = [str(RLX_RUN), str(tmp / "m.mlir"), "--output-dir", str(tmp / "out"),
+               "--fusion-policy", policy]
+        if not fuse:
+            cmd.append("--no-fuse")
+        if entry:
+            cmd += ["--entry", entry]
+        for name, value in inputs.items():
+            path = tmp / f"in_{len(cmd)}.npy"
+            np.save(path, np.ascontiguousarray(value))
+            cmd += ["--input", f"{name}={path}"]
+        if dims:
+            cmd += ["--dims", ",".join(f"{k}={v}" for k, v in dims.items())]
+        cmd += list(extra)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"rlx-run failed ({proc.returncode}):\n{proc.stderr}\n{text}")
+        return {p.stem: np.load(p) for p in (tmp / "out").glob("*.npy")}
+
+
+def run_single(text: str, inputs: dict[str, np.ndarray], **kw) -> np.ndarray:
+    out = run_mlir(text, inputs, **kw)
+    assert len(out) == 1, out.keys()
+    return next(iter(out.values()))
+
+
+def mlir_type(a: np.ndarray | tuple, dtype: str = "f32") -> str:
+    shape = a.shape if isinstance(a, np.ndarray) else a
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def rel_err(got: np.ndarray, ref: np.ndarray) -> float:
+    """max |got - ref| / max |ref| (0 for an all-zero reference that matches)."""
+    got = np.asarray(got, np.float64)
+    ref = np.asarray(ref, np.float64)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    scale = np.abs(ref).max()
+    err = np.abs(got - ref).max()
+    return float(err / scale) if scale > 0 else float(err)
+
+
+_NP_TO_MLIR = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.float16): "f16",
+               np.dtype(np.int64): "i64", np.dtype(np.int32): "i32", np.dtype(np.bool_): "i1"}
+
+
+class Arg:
+    """A function argument: its value, MLIR element type, and dynamic dims."""
+
+    def __init__(self, value, dtype: str | None = None, dynamic: dict[int, str] | None = None):
+        self.value = np.asarray(value)
+        self.dtype = dtype or _NP_TO_MLIR[self.value.dtype]
+        self.dynamic = dynamic or {}
+
+    def type(self) -> str:
+        dims = ["?" if i in self.dynamic else str(d) for i, d in enumerate(self.value.shape)]
+        return "tensor<" + "".join(d + "x" for d in dims) + self.dtype + ">"
+
+    def attrs(self, name: str) -> str:
+        a = f'rlx.input = "{name}"'
+        if self.dynamic:
+            names = ", ".join(f'"{self.dynamic.get(i, "")}"' for i in range(self.value.ndim))
+            a += f", rlx.dim_names = [{names}]"
+        return "{" + a + "}"
+
+
+def function(args: dict[str, Arg], results: list[str], body: str, name: str = "main") -> str:
+    """func.func @name(%<arg>: <type> {rlx.input = "<arg>"}, ...) -> results { body }.
+
+    `body` ends with the `return`; argument `x` is `%x` inside it."""
+    params = ",\n    ".join(f"%{n}: {a.type()} {a.attrs(n)}" for n, a in args.items())
+    res = ", ".join(results)
+    return f"func.func @{name}(\n    {params})\n    -> ({res}) {{\n{body}\n}}\n"
+
+
+def run_function(args: dict[str, Arg], results: list[str], body: str, **kw) -> list[np.ndarray]:
+    """Builds the function, runs it on the argument values; returns results in order."""
+    text = function(args, results, body)
+    out = run_mlir(text, {n: a.value for n, a in args.items()}, **kw)
+    return [out[f"result{i}"] for i in range(len(results))]
