@@ -32,13 +32,22 @@ def _mix(key: int, i: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
-def normal(seed: int, name: str, n: int) -> np.ndarray:
-    """``n`` standard normal values (float64) of tensor ``name``."""
+def _normal_range(seed: int, name: str, start: int, stop: int) -> np.ndarray:
     key = (seed ^ fnv1a64(name)) & _MASK
-    i = np.arange(n, dtype=np.uint64)
+    i = np.arange(start, stop, dtype=np.uint64)
     u1 = ((_mix(key, np.uint64(2) * i) >> np.uint64(11)).astype(np.float64) + 1.0) * 2.0**-53
     u2 = (_mix(key, np.uint64(2) * i + np.uint64(1)) >> np.uint64(11)).astype(np.float64) * 2.0**-53
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+def normal(seed: int, name: str, n: int, dtype=np.float64, chunk: int = 1 << 22) -> np.ndarray:
+    """``n`` standard normal values of tensor ``name`` (computed in float64,
+    returned as ``dtype``), generated in chunks to bound memory."""
+    out = np.empty(n, dtype)
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        out[start:stop] = _normal_range(seed, name, start, stop)
+    return out
 
 
 def uniform_int(seed: int, name: str, n: int, bound: int) -> np.ndarray:
@@ -68,9 +77,16 @@ def argument_values(name: str, shape, dtype=np.float32, is_param: bool = False,
         else:
             v = uniform_int(seed, name, n, 1000)
         return v.reshape(shape).astype(dtype)
-    z = normal(seed, name, n)
-    if is_param and len(shape) == 1:
-        z = (1.0 if _is_norm_weight(name) else 0.0) + 0.1 * z
-    elif is_param and len(shape) >= 2:
-        z = z / np.sqrt(shape[-1])
-    return z.reshape(shape).astype(dtype)
+    if not is_param or len(shape) == 0:
+        return normal(seed, name, n).reshape(shape).astype(dtype)
+    if len(shape) == 1:
+        z = normal(seed, name, n)
+        return ((1.0 if _is_norm_weight(name) else 0.0) + 0.1 * z).reshape(shape).astype(dtype)
+    # Matrices: scale chunk by chunk in float64, then round once (as rlx-run does).
+    out = np.empty(n, dtype)
+    chunk = 1 << 22
+    scale = 1.0 / np.sqrt(shape[-1])
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        out[start:stop] = _normal_range(seed, name, start, stop) * scale
+    return out.reshape(shape)

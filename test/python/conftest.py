@@ -1,10 +1,13 @@
 """Shared pytest fixtures: where the built tools are."""
 import os
 import pathlib
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The pure-Python parts of the rlx package (rlx.random) straight from the tree.
+sys.path.insert(0, str(ROOT / "python"))
 
 
 @pytest.fixture(scope="session")

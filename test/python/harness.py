@@ -112,3 +112,33 @@ def run_function(args: dict[str, Arg], results: list[str], body: str, **kw) -> l
     text = function(args, results, body)
     out = run_mlir(text, {n: a.value for n, a in args.items()}, **kw)
     return [out[f"result{i}"] for i in range(len(results))]
+
+
+def gen_model(config: pathlib.Path, *args: str) -> str:
+    """The rlx-gen output for `config` with extra command-line arguments."""
+    proc = subprocess.run([str(RLX_GEN), str(config), *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"rlx-gen failed: {proc.stderr}")
+    return proc.stdout
+
+
+_ARG = None
+
+
+def signature(text: str) -> list[dict]:
+    """Arguments of the first function: name, role, dims (ints or dim names), dtype."""
+    import re
+    global _ARG
+    _ARG = _ARG or re.compile(r"%[\w.]+: tensor<([^>]*)> \{([^}]*)\}")
+    args = []
+    for m in _ARG.finditer(text.split(") -> ")[0]):
+        *dims, dtype = m.group(1).split("x")
+        attrs = m.group(2)
+        role = re.search(r'rlx\.(input|param) = "([^"]+)"', attrs)
+        names = re.search(r"rlx\.dim_names = \[([^\]]*)\]", attrs)
+        dim_names = [n.strip().strip('"') for n in names.group(1).split(",")] if names else []
+        shape = [d if d != "?" else dim_names[i] for i, d in enumerate(dims)]
+        args.append({"name": role.group(2), "param": role.group(1) == "param",
+                     "shape": [int(d) if isinstance(d, str) and d.isdigit() else d for d in shape],
+                     "dtype": dtype})
+    return args

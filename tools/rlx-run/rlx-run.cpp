@@ -51,6 +51,8 @@ static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), c
 static cl::opt<int> threads("blas-threads", cl::desc("BLAS threads (default: OPENBLAS_NUM_THREADS)"),
                             cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"), cl::cat(runCat));
+static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level of the JIT (0-3)"),
+                                  cl::init(3), cl::Prefix, cl::cat(runCat));
 static cl::opt<std::string> entry("entry", cl::desc("function to run"), cl::cat(runCat));
 static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"), cl::cat(runCat));
 static cl::opt<bool> serve("serve",
@@ -136,6 +138,7 @@ int main(int argc, char **argv) {
   options.blas = !noBlas;
   options.rowTile = rowTile;
   options.runtimeDir = runtimeDir;
+  options.optLevel = std::min(3u, optLevel.getValue());
   for (const std::string &d : dimArgs) {
     auto [name, size] = StringRef(d).split('=');
     int64_t v;

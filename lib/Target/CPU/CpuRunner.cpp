@@ -314,7 +314,8 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     error = llvm::toString(jtmb.takeError());
     return failure();
   }
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto codeGenLevel = static_cast<llvm::CodeGenOptLevel>(std::min(3u, options.optLevel));
+  jtmb->setCodeGenOptLevel(codeGenLevel);
   auto tm = jtmb->createTargetMachine();
   if (!tm) {
     error = llvm::toString(tm.takeError());
@@ -336,7 +337,8 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   std::function<llvm::Error(llvm::Module *)> transformer =
       makeOptimizingTransformer(options.optLevel, 0, rawTm);
   eeOptions.transformer = transformer;
-  eeOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  eeOptions.jitCodeGenOptLevel = codeGenLevel;
+  eeOptions.enableGDBNotificationListener = false;
   std::string cRunnerUtils = std::string(MLIR_RUNTIME_DIR) + "/libmlir_c_runner_utils.so";
   SmallVector<StringRef> libs{runtime, cRunnerUtils};
   eeOptions.sharedLibPaths = libs;
@@ -346,6 +348,19 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     return failure();
   }
   model->engine = std::move(*engine);
+  // ORC materializes (generates machine code for) the module on the first
+  // symbol lookup: look every function up now, so that compile time includes
+  // code generation and the first run does not.
+  std::vector<std::string> symbols{model->entry.name};
+  for (const Signature &p : model->packFns)
+    symbols.push_back(p.name);
+  for (const std::string &symbol : symbols) {
+    auto fn = model->engine->lookupPacked("_mlir_ciface_" + symbol);
+    if (!fn) {
+      error = "JIT: " + llvm::toString(fn.takeError());
+      return failure();
+    }
+  }
   model->jitMs = msSince(t2);
   return model;
 }

@@ -5,8 +5,10 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -302,12 +304,18 @@ uint64_t mlir::rlx::SeededStream::uniformInt(uint64_t i, uint64_t bound) const {
 void mlir::rlx::fillNormal(HostTensor &t, const SeededStream &stream, double scale,
                            double shift) {
   int64_t n = t.numElements();
-  if (t.dtype == "f32") {
-    auto *p = reinterpret_cast<float *>(t.data.data());
-    for (int64_t i = 0; i < n; ++i)
-      p[i] = static_cast<float>(shift + scale * stream.normal(i));
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i)
-    t.set(i, shift + scale * stream.normal(i));
+  constexpr int64_t kChunk = 1 << 16;
+  bool isF32 = t.dtype == "f32";
+  // Element i depends only on (stream, i): chunks fill in parallel.
+  llvm::parallelFor(0, (n + kChunk - 1) / kChunk, [&](size_t c) {
+    int64_t begin = static_cast<int64_t>(c) * kChunk, end = std::min(n, begin + kChunk);
+    if (isF32) {
+      auto *p = reinterpret_cast<float *>(t.data.data());
+      for (int64_t i = begin; i < end; ++i)
+        p[i] = static_cast<float>(shift + scale * stream.normal(i));
+    } else {
+      for (int64_t i = begin; i < end; ++i)
+        t.set(i, shift + scale * stream.normal(i));
+    }
+  });
 }
