@@ -17,13 +17,16 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%rlx_src", config.rlx_src_root))
 config.substitutions.append(("%rlx_obj", config.rlx_obj_root))
+# Shared libraries for mlir-runner: upstream's runner utils and RLX's CPU runtime.
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+config.substitutions.append(("%rlx_lib_dir", config.rlx_lib_dir))
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rlx_tools_dir, config.llvm_tools_dir]
-tools = ["rlx-opt", "rlx-gen",
+tools = ["rlx-opt", "rlx-gen", "rlx-run", "mlir-runner", "mlir-translate",
          ToolSubst("mlir-opt-22", os.path.join(config.llvm_tools_dir, "mlir-opt"))]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

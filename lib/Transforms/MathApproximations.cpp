@@ -17,7 +17,8 @@ struct MathApproximationsPass : rlx::impl::MathApproximationsBase<MathApproximat
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == "exp" || name == "log" || name == "tanh" || name == "erf";
+      return name == "math.exp" || name == "math.log" || name == "math.tanh" ||
+             name == "math.erf";
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -1,0 +1,52 @@
+// rlx-expand-low-precision-floats: arith.truncf/extf to and from f8E4M3FN and
+// f4E2M1FN (scalars and vectors) become integer arithmetic on the bit
+// patterns (upstream 22 leaves them for LLVM, which cannot select them: case
+// L1); other float conversions are left alone. The values are checked
+// against ml_dtypes by test/python/test_field_cases.py (test_l1_*).
+// RUN: rlx-opt %s --rlx-expand-low-precision-floats | FileCheck %s
+// RUN: rlx-opt %s --rlx-expand-low-precision-floats --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVM
+
+// CHECK-LABEL: func @f8_round_trip
+// Decode: exponent + 120 (bias 127 - 7), mantissa << 20; NaN (0x7FC00000)
+// for S.1111.111; subnormals scale by 2^-9.
+// CHECK-DAG: arith.constant 120 : i32
+// CHECK-DAG: arith.constant 2143289344 : i32
+// CHECK-DAG: arith.constant 0.001953125 : f32
+// Encode: round to nearest even on the f32 bits.
+// CHECK:     arith.bitcast %{{.*}} : f32 to i32
+// CHECK:     math.roundeven
+// CHECK:     arith.trunci %{{.*}} : i32 to i8
+// CHECK-NOT: arith.truncf
+// CHECK-NOT: arith.extf
+// CHECK:     return
+// LLVM-LABEL: define float @f8_round_trip
+// LLVM-NOT:   fptrunc
+// LLVM-NOT:   fpext
+func.func @f8_round_trip(%x: f32) -> f32 {
+  %t = arith.truncf %x : f32 to f8E4M3FN
+  %e = arith.extf %t : f8E4M3FN to f32
+  return %e : f32
+}
+
+// CHECK-LABEL: func @f4_vector_round_trip
+// LLVM-LABEL: define <4 x float> @f4_vector_round_trip
+// LLVM-NOT:   fptrunc
+// LLVM-NOT:   fpext
+// CHECK:     arith.trunci %{{.*}} : vector<4xi32> to vector<4xi4>
+// CHECK-NOT: arith.truncf
+// CHECK-NOT: arith.extf
+// CHECK:     return
+func.func @f4_vector_round_trip(%x: vector<4xf32>) -> vector<4xf32> {
+  %t = arith.truncf %x : vector<4xf32> to vector<4xf4E2M1FN>
+  %e = arith.extf %t : vector<4xf4E2M1FN> to vector<4xf32>
+  return %e : vector<4xf32>
+}
+
+// CHECK-LABEL: func @bf16_untouched
+// CHECK:     arith.truncf %{{.*}} : f32 to bf16
+// LLVM-LABEL: define bfloat @bf16_untouched
+// LLVM:       fptrunc float %{{.*}} to bfloat
+func.func @bf16_untouched(%x: f32) -> bf16 {
+  %t = arith.truncf %x : f32 to bf16
+  return %t : bf16
+}
