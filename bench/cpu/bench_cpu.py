@@ -14,8 +14,8 @@ gate/up matmuls, GQA by grouping heads, PyTorch's SDPA). Each repetition times
 one call of each implementation in turn (interleaved), and the report gives
 medians and the ratio RLX / baseline. Threads: 2 everywhere
 (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``torch.set_num_threads``),
-``OMP_WAIT_POLICY=PASSIVE`` so the two thread pools do not spin against each
-other. Writes ``bench/out/cpu.json`` and ``bench/out/cpu.md``.
+``OMP_WAIT_POLICY=PASSIVE`` and ``OPENBLAS_THREAD_TIMEOUT=4`` so the thread
+pools of the three implementations do not spin against each other. Writes ``bench/out/cpu.json`` and ``bench/out/cpu.md``.
 """
 import argparse
 import json
@@ -30,6 +30,10 @@ THREADS = "2"
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = THREADS
 os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+# OpenBLAS's pthreads spin after each call (2^28 cycles by default) before they
+# sleep: numpy's and rlx-run's pools would steal the two cores from each other
+# in an interleaved run. 2^4 makes both sleep at once, as PASSIVE does for OpenMP.
+os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
 
 import numpy as np  # noqa: E402
 
@@ -174,7 +178,8 @@ class RlxServer:
 
 def settings_text():
     lines = [f"threads: {THREADS} (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, torch.set_num_threads), "
-             f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"]
+             f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}, "
+             f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}"]
     cfg = np.show_config(mode="dicts")
     blas = cfg.get("Build Dependencies", {}).get("blas", {})
     lines.append(f"numpy {np.__version__}: BLAS {blas.get('name')} {blas.get('version')}")

@@ -122,14 +122,15 @@ def test_cast_float_to_int_truncates():
     np.testing.assert_array_equal(out, np.trunc(x).astype(np.int32))
 
 
+@pytest.mark.parametrize("blas", [True, False])
 @pytest.mark.parametrize("ta,tb", [(False, False), (False, True), (True, False), (True, True)])
-def test_matmul_transposes(ta, tb):
+def test_matmul_transposes(ta, tb, blas):
     a = randn(3, 17, 24) if not ta else randn(3, 24, 17)
     b = randn(24, 19) if not tb else randn(19, 24)
     flags = (" transpose_a" if ta else "") + (" transpose_b" if tb else "")
     out = one({"a": Arg(a), "b": Arg(b)}, ty((3, 17, 19)),
               f"""  %y = rlx_mir.matmul %a, %b{flags} : {ty(a.shape)}, {ty(b.shape)}
-  return %y : {ty((3, 17, 19))}""")
+  return %y : {ty((3, 17, 19))}""", extra=("--blas-min-flops=0",) if blas else ("--no-blas",))
     a64 = a.astype(np.float64).swapaxes(-1, -2) if ta else a.astype(np.float64)
     b64 = b.astype(np.float64).T if tb else b.astype(np.float64)
     assert rel_err(out, a64 @ b64) < TOL
@@ -140,7 +141,7 @@ def test_matmul_batch_broadcast(blas):
     a, b = randn(2, 1, 8, 4), randn(3, 4, 5)
     out = one({"a": Arg(a), "b": Arg(b)}, ty((2, 3, 8, 5)),
               """  %y = rlx_mir.matmul %a, %b : tensor<2x1x8x4xf32>, tensor<3x4x5xf32>
-  return %y : tensor<2x3x8x5xf32>""", extra=() if blas else ("--no-blas",))
+  return %y : tensor<2x3x8x5xf32>""", extra=("--blas-min-flops=0",) if blas else ("--no-blas",))
     assert rel_err(out, np.matmul(a.astype(np.float64), b)) < TOL
 
 
@@ -304,7 +305,7 @@ def test_fused_matmul(case, row_tile):
             args[name] = Arg(value)
     out = one(args, ty((2, 7, n_out)), f"""  %y = rlx_mir.fused_matmul %x, %w transpose_b {stages}
       : tensor<2x7x32xf32>, tensor<40x32xf32>
-  return %y : {ty((2, 7, n_out))}""", extra=("--row-tile", str(row_tile)))
+  return %y : {ty((2, 7, n_out))}""", extra=("--row-tile", str(row_tile), "--blas-min-flops=0"))
     x64 = x.astype(np.float64)
     if case == "rms_bias_silu_residual":
         want = ref.silu(ref.rms_norm(x64, g, 1e-5) @ w.T + b) + r

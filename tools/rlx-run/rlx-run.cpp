@@ -3,7 +3,7 @@
 //   rlx-run model.mlir [--input name=file.npy]... [--dims name=size]...
 //                      [--seed N] [--output-dir DIR] [--repeat N] [--warmup N]
 //                      [--fusion-policy direct|fusable] [--no-fuse] [--no-blas]
-//                      [--blas-threads N] [--dump-ir DIR] [--entry NAME]
+//                      [--blas-threads N] [--blas-min-flops N] [--dump-ir DIR] [--entry NAME]
 //
 // Arguments without --input get seeded values (RLX's generator, mirrored by
 // python/rlx/random.py): parameters named *norm*/ln_* weight 1 + 0.1·z,
@@ -48,6 +48,9 @@ static cl::opt<std::string> policy("fusion-policy", cl::desc("direct or fusable"
 static cl::opt<bool> noFuse("no-fuse", cl::desc("skip rlx-mir-fuse"), cl::cat(runCat));
 static cl::opt<bool> noBlas("no-blas", cl::desc("generate loops for matmuls"), cl::cat(runCat));
 static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(512), cl::cat(runCat));
+static cl::opt<int64_t> blasMinFlops("blas-min-flops",
+                                     cl::desc("matmuls with fewer multiply-adds stay loops"),
+                                     cl::init(32768), cl::cat(runCat));
 static cl::opt<int> threads("blas-threads", cl::desc("BLAS threads (default: OPENBLAS_NUM_THREADS)"),
                             cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"), cl::cat(runCat));
@@ -136,6 +139,7 @@ int main(int argc, char **argv) {
   options.fusionPolicy = policy;
   options.fuse = !noFuse;
   options.blas = !noBlas;
+  options.blasMinFlops = blasMinFlops;
   options.rowTile = rowTile;
   options.runtimeDir = runtimeDir;
   options.optLevel = std::min(3u, optLevel.getValue());

@@ -50,8 +50,11 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
-  if (options.blas)
-    pm.addPass(createCpuMatmulToBlas());
+  if (options.blas) {
+    CpuMatmulToBlasOptions blas;
+    blas.minFlops = options.blasMinFlops;
+    pm.addPass(createCpuMatmulToBlas(blas));
+  }
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 }

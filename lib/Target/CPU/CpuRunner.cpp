@@ -223,6 +223,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   cpu.fuse = false;
   cpu.rowTile = options.rowTile;
   cpu.blas = options.blas;
+  cpu.blasMinFlops = options.blasMinFlops;
   for (auto &[k, v] : dims)
     cpu.dims.push_back(k + "=" + std::to_string(v));
   // Result names survive as attributes only until results become out-params.

@@ -82,16 +82,32 @@ func::FuncOp declareRuntime(OpBuilder &b, ModuleOp module, StringRef name, unsig
   return fn;
 }
 
+/// Multiply-adds of a matmul with static shapes: C's elements times K (the
+/// lhs dim that C lacks); nullopt when a size is dynamic.
+std::optional<int64_t> multiplyAdds(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t n = 1;
+  for (int64_t r : ranges) {
+    if (ShapedType::isDynamic(r))
+      return std::nullopt;
+    n *= r;
+  }
+  return n;
+}
+
 template <typename OpT>
 struct ToBlas : OpRewritePattern<OpT> {
-  ToBlas(MLIRContext *ctx, StringRef fn, unsigned rank)
-      : OpRewritePattern<OpT>(ctx), fn(fn), rank(rank) {}
+  ToBlas(MLIRContext *ctx, StringRef fn, unsigned rank, int64_t minFlops)
+      : OpRewritePattern<OpT>(ctx), fn(fn), rank(rank), minFlops(minFlops) {}
   std::string fn;
   unsigned rank;
+  int64_t minFlops;
 
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
     if (!op.hasPureBufferSemantics())
       return failure();
+    if (auto n = multiplyAdds(op); n && *n < minFlops)
+      return rw.notifyMatchFailure(op, "too small for a BLAS call");
     Value a = op.getDpsInputs()[0], bv = op.getDpsInputs()[1], c = op.getDpsInits()[0];
     for (Value v : {a, bv, c})
       if (!innermostContiguous(cast<MemRefType>(v.getType())))
@@ -139,10 +155,12 @@ struct ToBlas : OpRewritePattern<OpT> {
 };
 
 struct CpuMatmulToBlasPass : rlx::impl::CpuMatmulToBlasBase<CpuMatmulToBlasPass> {
+  using CpuMatmulToBlasBase::CpuMatmulToBlasBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ToBlas<linalg::MatmulOp>>(&getContext(), "rlx_cpu_sgemm", 2);
-    patterns.add<ToBlas<linalg::BatchMatmulOp>>(&getContext(), "rlx_cpu_sgemm_batched", 3);
+    patterns.add<ToBlas<linalg::MatmulOp>>(&getContext(), "rlx_cpu_sgemm", 2, minFlops);
+    patterns.add<ToBlas<linalg::BatchMatmulOp>>(&getContext(), "rlx_cpu_sgemm_batched", 3,
+                                                minFlops);
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))

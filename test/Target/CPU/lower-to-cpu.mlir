@@ -2,8 +2,8 @@
 // linalg, One-Shot Bufferize, BLAS calls, loops), and mlir-runner runs it.
 // Expected values (numpy): rms_norm(x) · w^T with relu; row 0
 // x / sqrt(7.5), row 1 x / sqrt(1.3125).
-// RUN: rlx-opt %s --rlx-lower-to-cpu | FileCheck %s --check-prefix=IR
-// RUN: rlx-opt %s --rlx-lower-to-cpu | mlir-runner -e main -entry-point-result=void \
+// RUN: rlx-opt %s --rlx-lower-to-cpu=blas-min-flops=0 | FileCheck %s --check-prefix=IR
+// RUN: rlx-opt %s --rlx-lower-to-cpu=blas-min-flops=0 | mlir-runner -e main -entry-point-result=void \
 // RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so,%rlx_lib_dir/librlx_cpu_runtime.so \
 // RUN:   | FileCheck %s --check-prefix=OUT
 // RUN: rlx-opt %s --rlx-lower-to-cpu="blas=false approximate-math=false fusion-policy=fusable" | mlir-runner -e main -entry-point-result=void \

@@ -2,10 +2,15 @@
 // unit innermost stride become runtime sgemm calls; transposes come from the
 // indexing maps, a zero fill right before the matmul becomes beta = 0, and
 // anything else keeps its linalg form.
-// RUN: rlx-opt %s --rlx-cpu-matmul-to-blas | FileCheck %s
+// RUN: rlx-opt %s --rlx-cpu-matmul-to-blas=min-flops=0 | FileCheck %s
+// RUN: rlx-opt %s --rlx-cpu-matmul-to-blas | FileCheck %s --check-prefix=SMALL
 
 // CHECK-DAG: func.func private @rlx_cpu_sgemm(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i32, i32, f32) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @rlx_cpu_sgemm_batched(
+
+// With the default min-flops (32768), these matmuls (at most 16384
+// multiply-adds) are too small to be worth a BLAS call.
+// SMALL-NOT: call @rlx_cpu_sgemm
 
 // CHECK-LABEL: func @mm
 // The fill is gone: beta = 0. rhs is [N, K]: transpose_b = 1.

@@ -27,6 +27,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                           llvm::cl::init(512)};
   Option<bool> blas{*this, "blas", llvm::cl::desc("call BLAS for f32 matmuls"),
                     llvm::cl::init(true)};
+  Option<int64_t> blasMinFlops{
+      *this, "blas-min-flops",
+      llvm::cl::desc("matmuls with fewer multiply-adds stay generated loops"),
+      llvm::cl::init(32768)};
   Option<bool> approximateMath{*this, "approximate-math",
                                llvm::cl::desc("polynomial exp/log/tanh/erf"),
                                llvm::cl::init(true)};

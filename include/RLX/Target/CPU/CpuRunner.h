@@ -33,6 +33,7 @@ struct CpuRunnerOptions {
   bool fuse = true;
   int64_t rowTile = 512;
   bool blas = true;
+  int64_t blasMinFlops = 32768; ///< Smaller matmuls stay generated loops.
   std::map<std::string, int64_t> dims; ///< Explicit dim bindings.
   unsigned optLevel = 3;
   /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).

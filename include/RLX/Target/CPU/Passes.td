@@ -14,8 +14,15 @@ def CpuMatmulToBlas : Pass<"rlx-cpu-matmul-to-blas"> {
     the RLX CPU runtime (`rlx_cpu_sgemm`, `rlx_cpu_sgemm_batched`), which calls
     the system BLAS (OpenBLAS on Debian). Transposes come from the indexing
     maps; a zero fill of the output right before the matmul becomes beta = 0.
-    Other matmuls keep their linalg form (and become loops).
+    Other matmuls keep their linalg form (and become loops), and so do tiny
+    ones (fewer than `min-flops` multiply-adds, e.g. one decode query against
+    one head's keys): a BLAS call, which may wake its thread pool, costs more
+    than the loops.
   }];
+  let options = [
+    Option<"minFlops", "min-flops", "int64_t", /*default=*/"32768",
+           "matmuls with fewer multiply-adds (static shapes) stay loops">
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
 }
