@@ -3,6 +3,7 @@
 #include "RLX/InitAll.h"
 
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Target/CPU/CpuPipeline.h"
 #include "RLX/Transforms/Passes.h"
@@ -19,11 +20,13 @@
 
 void mlir::rlx::registerAllDialects(DialectRegistry &registry) {
   registry.insert<RLXDialect, hir::HIRDialect, mir::MIRDialect, lir::LIRDialect>();
+  lir::registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 void mlir::rlx::registerAllPasses() {
   registerRLXConversionPasses();
   mir::registerRLXMIRPasses();
+  lir::registerRLXLIRPasses();
   registerRLXTransformsPasses();
   registerCpuPipelines();
 }

@@ -46,6 +46,9 @@ static cl::opt<unsigned> warmup("warmup", cl::desc("untimed runs first"), cl::in
 static cl::opt<std::string> policy("fusion-policy", cl::desc("direct or fusable"),
                                    cl::init("direct"), cl::cat(runCat));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("skip rlx-mir-fuse"), cl::cat(runCat));
+static cl::opt<bool> noLir("no-lir",
+                           cl::desc("lower MIR straight to linalg (no LIR kernels, no arena plan)"),
+                           cl::cat(runCat));
 static cl::opt<bool> noBlas("no-blas", cl::desc("generate loops for matmuls"), cl::cat(runCat));
 static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(512), cl::cat(runCat));
 static cl::opt<int64_t> blasMinFlops("blas-min-flops",
@@ -139,6 +142,7 @@ int main(int argc, char **argv) {
   options.fusionPolicy = policy;
   options.fuse = !noFuse;
   options.blas = !noBlas;
+  options.lir = !noLir;
   options.blasMinFlops = blasMinFlops;
   options.rowTile = rowTile;
   options.runtimeDir = runtimeDir;
@@ -227,6 +231,12 @@ int main(int argc, char **argv) {
                << ", compute ops (kernels) " << m.computeOpsBefore << " -> " << m.kernels << "\n";
   llvm::outs() << llvm::format("compile: %.1f ms (HIR->MIR + fusion %.1f, lowering %.1f, JIT %.1f)\n",
                                m.fuseMs + m.lowerMs + m.jitMs, m.fuseMs, m.lowerMs, m.jitMs);
+  if (m.arenaBytes >= 0)
+    llvm::outs() << llvm::format(
+        "arena: %lld bytes (%.2f MiB), lower bound %lld (%.3fx), sum of buffers %lld\n",
+        (long long)m.arenaBytes, m.arenaBytes / 1048576.0, (long long)m.arenaLowerBound,
+        m.arenaLowerBound > 0 ? double(m.arenaBytes) / double(m.arenaLowerBound) : 1.0,
+        (long long)m.arenaSumBytes);
   if (m.packMs > 0)
     llvm::outs() << llvm::format("weight packing: %.1f ms (once)\n", m.packMs);
   llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms mean, %.3f ms min over %zu run(s)\n",

@@ -20,6 +20,9 @@
 namespace mlir::rlx::mir {
 class MIRDialect;
 } // namespace mlir::rlx::mir
+namespace mlir::rlx::lir {
+class LIRDialect;
+} // namespace mlir::rlx::lir
 
 namespace mlir::rlx {
 

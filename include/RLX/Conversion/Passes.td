@@ -69,4 +69,32 @@ def ConvertRLXMIRToLinalg : Pass<"convert-rlx-mir-to-linalg"> {
   ];
 }
 
+def ConvertRLXMIRToLIR : Pass<"convert-rlx-mir-to-lir", "::mlir::ModuleOp"> {
+  let summary = "Wrap every MIR compute op in a destination-style rlx_lir.kernel (on tensors)";
+  let description = [{
+    The first half of MIR → LIR (the second is `rlx-lir-bufferize`). Every
+    rlx_mir op that computes (including fused ops and elementwise regions)
+    becomes one `rlx_lir.kernel` on tensors whose body is that op and whose
+    `outs` are `tensor.empty`: destination style, so One-Shot Bufferize
+    decides where each result lives (and, with empty-tensor elimination,
+    writes a result straight into the slice of the buffer that consumes it,
+    e.g. the present-KV output of a cache update). Data movement becomes
+    upstream tensor ops with their own bufferization: `reshape` →
+    `tensor.expand_shape`/`collapse_shape` and `slice` → `tensor.extract_slice`
+    (views: no copy), `concat` → `tensor.insert_slice` into `tensor.empty`.
+    Constants with at most `inline-constant-limit` elements are cloned into
+    the kernels that read them; larger ones become `arith.constant` (a global
+    after bufferization).
+
+    Shapes must be static: a dynamic dim is a diagnostic naming the
+    function's symbolic dims to bind with `rlx-mir-specialize`.
+  }];
+  let dependentDialects = ["::mlir::rlx::lir::LIRDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"inlineConstantLimit", "inline-constant-limit", "int64_t", "64",
+           "constants up to this many elements (and splats) are cloned into kernels">
+  ];
+}
+
 #endif // RLX_CONVERSION_PASSES_TD

@@ -169,6 +169,10 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
 
 } // namespace
 
+void mlir::rlx::populateMIRDataMovementToTensorPatterns(RewritePatternSet &patterns) {
+  patterns.add<ReshapeLowering, SliceLowering, ConcatLowering>(patterns.getContext());
+}
+
 void linalg_builders::populateShapeLowerings(RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, SliceLowering, ConcatLowering,
                BroadcastLowering, GatherLowering>(patterns.getContext());

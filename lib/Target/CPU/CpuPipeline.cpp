@@ -4,6 +4,7 @@
 #include "RLX/Target/CPU/Passes.h"
 
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Transforms/Passes.h"
 
@@ -34,11 +35,22 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
     spec.requireStatic = true;
     pm.addPass(mir::createMIRSpecialize(spec));
   }
+  if (options.lir) {
+    pm.addPass(createConvertRLXMIRToLIR());
+    pm.addPass(lir::createLIRBufferize());
+    lir::LIRPlanBuffersOptions plan;
+    plan.alignment = options.alignment;
+    pm.addPass(lir::createLIRPlanBuffers(plan));
+    pm.addPass(lir::createLIRVerifyPlan());
+  }
+  // LIR kernels (planned here or given as input) run as their bodies.
+  pm.addPass(createCpuInlineKernels());
   ConvertRLXMIRToLinalgOptions linalg;
   linalg.rowTile = options.rowTile;
   pm.addPass(createConvertRLXMIRToLinalg(linalg));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -89,7 +101,8 @@ void mlir::rlx::registerCpuPipelines() {
   registerRLXCpuPasses();
   PassPipelineRegistration<CpuPipelineOptions>(
       "rlx-lower-to-cpu",
-      "Compile an RLX module (HIR, MIR or LIR) for the CPU: fusion, linalg, One-Shot "
-      "Bufferize, BLAS sgemm for f32 matmuls, loops, LLVM dialect",
+      "Compile an RLX module (HIR, MIR or LIR) for the CPU: fusion, LIR kernels, "
+      "One-Shot Bufferize, the arena plan, linalg, BLAS sgemm for f32 matmuls, loops, "
+      "LLVM dialect",
       buildCpuPipeline);
 }

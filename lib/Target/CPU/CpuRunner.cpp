@@ -224,6 +224,8 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   cpu.rowTile = options.rowTile;
   cpu.blas = options.blas;
   cpu.blasMinFlops = options.blasMinFlops;
+  cpu.lir = options.lir;
+  cpu.alignment = options.alignment;
   for (auto &[k, v] : dims)
     cpu.dims.push_back(k + "=" + std::to_string(v));
   // Result names survive as attributes only until results become out-params.
@@ -261,11 +263,27 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     }
     out.argNames = names;
     out.numInputs = numInputs;
+    // The planner's arena argument: the runner owns it.
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (fn.getArgAttr(i, "rlx_lir.arena")) {
+        out.argNames.insert(out.argNames.begin() + i, arenaName(fn.getSymName()));
+        ++out.numInputs;
+      }
     fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
     return readSignature(fn, numInputs, names, error, out.name, out.shapes, out.dtypes);
   };
   if (failed(sig(entryName, entryInputs, entryArgNames, model->entry)))
     return failure();
+  if (auto plan = module.lookupSymbol<func::FuncOp>(entryName)
+                      ->getAttrOfType<DictionaryAttr>("rlx_lir.plan")) {
+    auto get = [&](StringRef key) {
+      auto a = dyn_cast_or_null<IntegerAttr>(plan.get(key));
+      return a ? a.getInt() : int64_t(-1);
+    };
+    model->arenaBytes = get("arena_bytes");
+    model->arenaLowerBound = get("lower_bound_bytes");
+    model->arenaSumBytes = get("sum_bytes");
+  }
   for (const std::string &fnName : packNames) {
     Signature s;
     if (failed(sig(fnName, packArgNames[fnName].size(), packArgNames[fnName], s)))
@@ -274,20 +292,23 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   }
   // The caller-facing lists.
   std::set<std::string> seen;
-  for (unsigned i = 0; i < entryInputs; ++i) {
-    const std::string &name = entryArgNames[i];
-    if (model->packedBy.count(name))
+  std::map<std::string, bool> isParam;
+  for (unsigned i = 0; i < entryInputs; ++i)
+    isParam[entryArgNames[i]] = entryIsParam[i];
+  for (unsigned i = 0; i < model->entry.numInputs; ++i) {
+    const std::string &name = model->entry.argNames[i];
+    if (model->packedBy.count(name) || StringRef(name).starts_with("__arena:"))
       continue;
     seen.insert(name);
     model->args.push_back(
-        {name, entryIsParam[i], model->entry.shapes[i], model->entry.dtypes[i], {}});
+        {name, isParam[name], model->entry.shapes[i], model->entry.dtypes[i], {}});
   }
   for (const Signature &p : model->packFns)
     for (unsigned i = 0; i < p.numInputs; ++i)
-      if (seen.insert(p.argNames[i]).second)
+      if (!StringRef(p.argNames[i]).starts_with("__arena:") && seen.insert(p.argNames[i]).second)
         model->args.push_back({p.argNames[i], true, p.shapes[i], p.dtypes[i], {}});
-  for (unsigned i = entryInputs; i < model->entry.shapes.size(); ++i) {
-    unsigned r = i - entryInputs;
+  for (unsigned i = model->entry.numInputs; i < model->entry.shapes.size(); ++i) {
+    unsigned r = i - model->entry.numInputs;
     model->outs.push_back({r < resultNames.size() ? resultNames[r] : "result" + std::to_string(r),
                            false, model->entry.shapes[i], model->entry.dtypes[i], {}});
   }
@@ -408,7 +429,12 @@ LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
                     const std::string &dtype) -> const HostTensor * {
     const HostTensor *t = nullptr;
     auto it = inputs.find(name);
-    if (it != inputs.end())
+    if (StringRef(name).starts_with("__arena:")) {
+      auto [arena, created] = arenas.try_emplace(name);
+      if (created)
+        arena->second = HostTensor::zeros(dtype, shape);
+      t = &arena->second;
+    } else if (it != inputs.end())
       t = &it->second;
     else if (auto p = packed.find(name); p != packed.end())
       t = &p->second;

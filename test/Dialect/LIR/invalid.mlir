@@ -114,7 +114,7 @@ func.func @kernel_yield_count_outputs(%x: memref<4xf32>, %y: memref<4xf32>) {
 // -----
 
 func.func @kernel_empty_outputs(%x: memref<4xf32>) {
-  // expected-error @+1 {{needs at least one output buffer}}
+  // expected-error @+1 {{needs at least one output}}
   "rlx_lir.kernel"(%x) <{operandSegmentSizes = array<i32: 1, 0>}> ({
   ^bb0(%a: tensor<4xf32>):
     rlx_lir.yield
@@ -138,4 +138,83 @@ func.func @kernel_isolated(%x: memref<4xf32>, %y: memref<4xf32>, %t: tensor<4xf3
 func.func @yield_outside(%t: tensor<4xf32>) {
   // expected-error @+1 {{expects parent op 'rlx_lir.kernel'}}
   rlx_lir.yield %t : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_mixed_outs(%x: tensor<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{outputs must be all ranked tensors or all memrefs}}
+  %r = rlx_lir.kernel outs(%x, %y : tensor<4xf32>, memref<4xf32>) -> tensor<4xf32> {
+    %c = rlx_mir.constant dense<0.0> : tensor<4xf32>
+    rlx_lir.yield %c, %c : tensor<4xf32>, tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_buffer_results(%x: memref<4xf32>) {
+  // expected-error @+1 {{on buffers has no results}}
+  %r = rlx_lir.kernel outs(%x : memref<4xf32>) -> tensor<4xf32> {
+    %c = rlx_mir.constant dense<0.0> : tensor<4xf32>
+    rlx_lir.yield %c : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_buffer_tensor_input(%x: tensor<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{on buffers takes memref inputs, got 'tensor<4xf32>'}}
+  rlx_lir.kernel ins(%x : tensor<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    rlx_lir.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_tensor_result_count(%y: tensor<4xf32>) {
+  // expected-error @+1 {{on tensors returns one result per output, got 0 results for 1 outputs}}
+  rlx_lir.kernel outs(%y : tensor<4xf32>) {
+    %c = rlx_mir.constant dense<0.0> : tensor<4xf32>
+    rlx_lir.yield %c : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_tensor_result_type(%y: tensor<4xf32>) {
+  // expected-error @+1 {{result 0 must have the type of output 0, 'tensor<4xf32>', got 'tensor<4xf16>'}}
+  %r = "rlx_lir.kernel"(%y) <{operandSegmentSizes = array<i32: 0, 1>}> ({
+    %c = rlx_mir.constant dense<0.0> : tensor<4xf32>
+    rlx_lir.yield %c : tensor<4xf32>
+  }) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @kernel_in_place_length(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{in_place needs one entry per output (1), got 2}}
+  rlx_lir.kernel ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) attributes {in_place = array<i64: 0, 0>} {
+  ^bb0(%a: tensor<4xf32>):
+    %r = rlx_mir.neg %a : tensor<4xf32>
+    rlx_lir.yield %r : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_in_place_index(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{in_place entry 1 is not an input index (or -1); the kernel has 1 inputs}}
+  rlx_lir.kernel ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) attributes {in_place = array<i64: 1>} {
+  ^bb0(%a: tensor<4xf32>):
+    %r = rlx_mir.neg %a : tensor<4xf32>
+    rlx_lir.yield %r : tensor<4xf32>
+  }
+  return
 }

@@ -33,3 +33,30 @@ func.func @planned(%arena: memref<1536xi8> {rlx_lir.arena}, %x: memref<8x16xf32>
   }
   return
 }
+
+// The tensor form: what convert-rlx-mir-to-lir makes and One-Shot Bufferize
+// turns into the buffer form.
+// CHECK-LABEL: func @on_tensors
+func.func @on_tensors(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<8x16xf32>
+  %e = tensor.empty() : tensor<8x16xf32>
+  // CHECK: %{{.*}} = rlx_lir.kernel "silu" ins(%{{.*}} : tensor<8x16xf32>) outs(%[[E]] : tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %r = rlx_lir.kernel "silu" ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32> {
+  ^bb0(%a: tensor<8x16xf32>):
+    %s = rlx_mir.silu %a : tensor<8x16xf32>
+    rlx_lir.yield %s : tensor<8x16xf32>
+  }
+  return %r : tensor<8x16xf32>
+}
+
+// CHECK-LABEL: func @in_place
+func.func @in_place(%arena: memref<512xi8> {rlx_lir.arena}) {
+  %t = rlx_lir.view %arena[0] : memref<512xi8> to memref<8x16xf32>
+  // CHECK: rlx_lir.kernel ins(%{{.*}} : memref<8x16xf32>) outs(%{{.*}} : memref<8x16xf32>) attributes {in_place = array<i64: 0>}
+  rlx_lir.kernel ins(%t : memref<8x16xf32>) outs(%t : memref<8x16xf32>) attributes {in_place = array<i64: 0>} {
+  ^bb0(%a: tensor<8x16xf32>):
+    %r = rlx_mir.silu %a : tensor<8x16xf32>
+    rlx_lir.yield %r : tensor<8x16xf32>
+  }
+  return
+}

@@ -29,6 +29,12 @@ struct MIRToLinalgOptions {
 void populateMIRToLinalgConversionPatterns(RewritePatternSet &patterns,
                                            const MIRToLinalgOptions &options = {});
 
+/// Only reshape (tensor.expand_shape / collapse_shape), slice
+/// (tensor.extract_slice) and concat (tensor.insert_slice into tensor.empty):
+/// the MIR ops that are views or copies at the buffer level, for
+/// convert-rlx-mir-to-lir.
+void populateMIRDataMovementToTensorPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::rlx
 
 #endif // RLX_CONVERSION_MIRTOLINALG_MIRTOLINALG_H

@@ -1,8 +1,10 @@
 //===- CpuPipeline.h - RLX's CPU backend --------------------------*- C++ -*-===//
 //
-// The CPU path: from any RLX stage (HIR, MIR, LIR) through fusion, linalg,
-// One-Shot Bufferize, BLAS calls for matmuls and generated loops for the rest,
-// down to the LLVM dialect. Registered as the `rlx-lower-to-cpu` pipeline.
+// The CPU path: from any RLX stage (HIR, MIR, LIR) through fusion, MIR → LIR
+// (kernels, One-Shot Bufferize, the arena plan and its check), the kernels'
+// bodies inlined on their buffers and lowered through linalg, BLAS calls for
+// matmuls and generated loops for the rest, down to the LLVM dialect.
+// Registered as the `rlx-lower-to-cpu` pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +33,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "blas-min-flops",
       llvm::cl::desc("matmuls with fewer multiply-adds stay generated loops"),
       llvm::cl::init(32768)};
+  Option<bool> lir{*this, "lir",
+                   llvm::cl::desc("go through LIR: kernels, One-Shot Bufferize, the arena "
+                                  "plan and its check (false: MIR straight to linalg)"),
+                   llvm::cl::init(true)};
+  Option<int64_t> alignment{*this, "alignment", llvm::cl::desc("arena buffer alignment"),
+                            llvm::cl::init(64)};
   Option<bool> approximateMath{*this, "approximate-math",
                                llvm::cl::desc("polynomial exp/log/tanh/erf"),
                                llvm::cl::init(true)};

@@ -34,6 +34,8 @@ struct CpuRunnerOptions {
   int64_t rowTile = 512;
   bool blas = true;
   int64_t blasMinFlops = 32768; ///< Smaller matmuls stay generated loops.
+  bool lir = true;              ///< Through LIR and the arena plan.
+  int64_t alignment = 64;       ///< Arena buffer alignment.
   std::map<std::string, int64_t> dims; ///< Explicit dim bindings.
   unsigned optLevel = 3;
   /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).
@@ -79,6 +81,8 @@ public:
   double fuseMs = 0, lowerMs = 0, jitMs = 0, packMs = 0;
   unsigned opsBeforeFusion = 0, opsAfterFusion = 0, computeOpsBefore = 0,
            computeOpsAfter = 0, kernels = 0;
+  /// The entry's arena plan (-1 without LIR).
+  int64_t arenaBytes = -1, arenaLowerBound = -1, arenaSumBytes = -1;
 
 private:
   struct Signature {
@@ -88,6 +92,8 @@ private:
     std::vector<std::string> dtypes;
     unsigned numInputs = 0;               ///< The rest are out-parameters.
   };
+  /// The name under which a function's arena argument is looked up.
+  static std::string arenaName(StringRef fn) { return "__arena:" + fn.str(); }
   struct PackResult {
     std::string fn;
     unsigned index;
@@ -101,6 +107,7 @@ private:
   std::vector<Signature> packFns;
   std::map<std::string, PackResult> packedBy; ///< Packed param name → source.
   std::map<std::string, HostTensor> packed;   ///< Computed packed params.
+  std::map<std::string, HostTensor> arenas;   ///< One per function, reused by every run.
   std::vector<ModelTensor> args, outs;
 };
 

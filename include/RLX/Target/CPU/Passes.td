@@ -27,4 +27,19 @@ def CpuMatmulToBlas : Pass<"rlx-cpu-matmul-to-blas"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def CpuInlineKernels : Pass<"rlx-cpu-inline-kernels"> {
+  let summary = "Put planned LIR kernels' bodies inline, on tensor views of their buffers";
+  let description = [{
+    The CPU backend's entry from LIR: every `rlx_lir.kernel` in buffer form
+    becomes its body, reading `bufferization.to_tensor` of its input buffers
+    and storing each yielded tensor with `bufferization.materialize_in_destination`
+    into its output buffer; every `rlx_lir.view` becomes a `memref.view` of
+    the arena at the planned byte offset. The MIR ops of the bodies then lower
+    with `convert-rlx-mir-to-linalg` and One-Shot Bufferize writes the results
+    straight into the planned buffers.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 #endif // RLX_TARGET_CPU_PASSES_TD

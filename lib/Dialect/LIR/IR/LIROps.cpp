@@ -2,6 +2,8 @@
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -76,13 +78,39 @@ Operation *KernelOp::getRootOp() {
   return root;
 }
 
-static RankedTensorType tensorFor(MemRefType t) {
-  return RankedTensorType::get(t.getShape(), t.getElementType());
+static RankedTensorType tensorFor(Type t) {
+  auto shaped = cast<ShapedType>(t);
+  return RankedTensorType::get(shaped.getShape(), shaped.getElementType());
 }
 
 LogicalResult KernelOp::verify() {
   if (getOutputs().empty())
-    return emitOpError("needs at least one output buffer");
+    return emitOpError("needs at least one output");
+  bool tensorOuts = isa<RankedTensorType>(getOutputs().front().getType());
+  for (Value out : getOutputs())
+    if (isa<RankedTensorType>(out.getType()) != tensorOuts ||
+        !isa<RankedTensorType, MemRefType>(out.getType()))
+      return emitOpError("outputs must be all ranked tensors or all memrefs");
+  for (Value in : getInputs())
+    if (!isa<RankedTensorType, MemRefType>(in.getType()))
+      return emitOpError("inputs must be ranked tensors or memrefs, got ") << in.getType();
+  if (tensorOuts) {
+    if (getResults().size() != getOutputs().size())
+      return emitOpError("on tensors returns one result per output, got ")
+             << getResults().size() << " results for " << getOutputs().size() << " outputs";
+    for (auto [i, pair] : llvm::enumerate(llvm::zip(getOutputs(), getResults()))) {
+      auto [out, res] = pair;
+      if (out.getType() != res.getType())
+        return emitOpError("result ") << i << " must have the type of output " << i << ", "
+                                      << out.getType() << ", got " << res.getType();
+    }
+  } else {
+    if (!getResults().empty())
+      return emitOpError("on buffers has no results");
+    for (Value in : getInputs())
+      if (!isa<MemRefType>(in.getType()))
+        return emitOpError("on buffers takes memref inputs, got ") << in.getType();
+  }
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
     return emitOpError("body has ")
@@ -90,7 +118,7 @@ LogicalResult KernelOp::verify() {
            << " inputs";
   for (auto [i, pair] : llvm::enumerate(llvm::zip(getInputs(), body.getArguments()))) {
     auto [input, arg] = pair;
-    auto expected = tensorFor(cast<MemRefType>(input.getType()));
+    auto expected = tensorFor(input.getType());
     if (arg.getType() != expected)
       return emitOpError("body argument ")
              << i << " must be " << expected << " to match input " << i
@@ -105,23 +133,61 @@ LogicalResult KernelOp::verify() {
            << " outputs";
   for (auto [i, pair] : llvm::enumerate(llvm::zip(getOutputs(), yield.getValues()))) {
     auto [output, value] = pair;
-    auto expected = tensorFor(cast<MemRefType>(output.getType()));
+    auto expected = tensorFor(output.getType());
     if (value.getType() != expected)
       return emitOpError("yielded value ")
              << i << " must be " << expected << " to match output " << i
              << " of type " << output.getType() << ", got " << value.getType();
   }
+  if (auto inPlace = getInPlace()) {
+    if (inPlace->size() != getOutputs().size())
+      return emitOpError("in_place needs one entry per output (")
+             << getOutputs().size() << "), got " << inPlace->size();
+    for (int64_t idx : *inPlace)
+      if (idx < -1 || idx >= static_cast<int64_t>(getInputs().size()))
+        return emitOpError("in_place entry ")
+               << idx << " is not an input index (or -1); the kernel has "
+               << getInputs().size() << " inputs";
+  }
   return success();
+}
+
+static int64_t elementBits(Type t) { return cast<ShapedType>(t).getElementTypeBitWidth(); }
+
+bool KernelOp::isElementwiseInPlaceSafe(unsigned input, unsigned output) {
+  if (input >= getInputs().size() || output >= getOutputs().size())
+    return false;
+  auto in = cast<ShapedType>(getInputs()[input].getType());
+  auto out = cast<ShapedType>(getOutputs()[output].getType());
+  if (in.getShape() != out.getShape() || elementBits(in) != elementBits(out))
+    return false;
+  Operation *root = getRootOp();
+  if (!root || !isa<mir::ElementwiseOpInterface, mir::FusedElementwiseOp>(root))
+    return false;
+  // The root produces the output directly, and reads the input only as an
+  // operand of the same shape (no broadcast): element i in, element i out.
+  Value yielded = getYield().getValues()[output];
+  if (yielded.getDefiningOp() != root)
+    return false;
+  BlockArgument arg = getBody().front().getArgument(input);
+  for (OpOperand &use : arg.getUses())
+    if (use.getOwner() != root ||
+        cast<ShapedType>(use.get().getType()).getShape() != out.getShape())
+      return false;
+  return true;
 }
 
 void KernelOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  // On tensors the op is pure; on buffers it reads ins and writes outs.
   for (OpOperand &operand : getInputsMutable())
-    effects.emplace_back(MemoryEffects::Read::get(), &operand,
-                         SideEffects::DefaultResource::get());
+    if (isa<MemRefType>(operand.get().getType()))
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
   for (OpOperand &operand : getOutputsMutable())
-    effects.emplace_back(MemoryEffects::Write::get(), &operand,
-                         SideEffects::DefaultResource::get());
+    if (isa<MemRefType>(operand.get().getType()))
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
 }
 
 #define GET_OP_CLASSES

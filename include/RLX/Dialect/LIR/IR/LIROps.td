@@ -51,20 +51,33 @@ def LIR_KernelOp : LIR_Op<"kernel", [
     AttrSizedOperandSegments, IsolatedFromAbove, SingleBlock,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DestinationStyleOpInterface]> {
-  let summary = "one kernel in destination style on buffers";
+  let summary = "one kernel in destination style, on tensors or on buffers";
   let description = [{
     Reads `ins`, writes `outs`; what it computes is its body, which receives
     tensor versions of `ins` as block arguments and yields one tensor per
-    `outs` buffer (same shape and element type). The body is isolated from
+    `outs` operand (same shape and element type). The body is isolated from
     above and holds rlx_mir ops (usually exactly one, possibly fused) plus
-    constants. Backends lower the body: the CPU path inlines it on tensor
+    constants. `outs` are only written, never read.
+
+    Like `linalg.generic`, the op has two forms. On tensors (what
+    `convert-rlx-mir-to-lir` makes from each MIR compute op) `outs` are
+    tensors, usually `tensor.empty`, and the op returns one tensor per
+    `outs` operand; One-Shot Bufferize turns it into the buffer form through
+    its BufferizableOpInterface model (each result is the buffer of its
+    `outs` operand). On buffers (memrefs, no results) it is what the arena
+    planner and the backends see: the CPU path inlines the body on tensor
     views of the buffers; the GPU path picks a kernel template by the root
-    op. An optional `name` labels the kernel in reports and in generated
-    GPU symbols.
+    op.
+
+    Attributes: optional `name` (labels the kernel in reports and generated
+    GPU symbols); `in_place`, set by `rlx-lir-plan-buffers`, with one entry
+    per output: the index of the input whose bytes that output reuses, or -1.
 
     The verifier rejects a body whose block arguments do not match `ins`
-    (shape and element type), a yield that does not match `outs`, and
-    tensors or results on the op itself.
+    (shape and element type), a yield that does not match `outs`, a mix of
+    tensor and memref `outs`, results on the buffer form, results that do
+    not match the tensor `outs`, and an `in_place` of the wrong length or
+    with an out-of-range input index.
 
     Example:
     ```mlir
@@ -76,12 +89,14 @@ def LIR_KernelOp : LIR_Op<"kernel", [
     }
     ```
   }];
-  let arguments = (ins Variadic<AnyMemRef>:$inputs, Variadic<AnyMemRef>:$outputs,
-                   OptionalAttr<StrAttr>:$name);
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
+                   OptionalAttr<StrAttr>:$name, OptionalAttr<DenseI64ArrayAttr>:$in_place);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     ($name^)? (`ins` `(` $inputs^ `:` type($inputs) `)`)?
-    `outs` `(` $outputs `:` type($outputs) `)` attr-dict-with-keyword $body
+    `outs` `(` $outputs `:` type($outputs) `)` (`->` type($results)^)?
+    attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -90,6 +105,11 @@ def LIR_KernelOp : LIR_Op<"kernel", [
     ::mlir::rlx::lir::YieldOp getYield();
     /// The single non-constant op of the body, when there is exactly one.
     ::mlir::Operation *getRootOp();
+    /// True when the body reads input `input` only at the element it writes
+    /// in output `output`, with the same shape and element size: an
+    /// elementwise kernel without broadcasting of that input. Only then may
+    /// the output take over the input's bytes.
+    bool isElementwiseInPlaceSafe(unsigned input, unsigned output);
   }];
 }
 

@@ -1,0 +1,142 @@
+//===- Bufferize.cpp - rlx-lir-bufferize: tensor kernels to buffers --------===//
+
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::rlx::lir {
+#define GEN_PASS_DEF_LIRBUFFERIZE
+#include "RLX/Dialect/LIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::lir
+
+using namespace mlir;
+using namespace mlir::rlx::lir;
+
+namespace {
+
+/// The IO manifest: argument names by role and the names of the results
+/// (which become trailing out-parameters).
+DictionaryAttr ioManifest(func::FuncOp fn) {
+  MLIRContext *ctx = fn.getContext();
+  SmallVector<Attribute> inputs, params, outputs;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    if (auto s = fn.getArgAttrOfType<StringAttr>(i, "rlx.param"))
+      params.push_back(s);
+    else if (auto s = fn.getArgAttrOfType<StringAttr>(i, "rlx.input"))
+      inputs.push_back(s);
+    else
+      inputs.push_back(StringAttr::get(ctx, "arg" + std::to_string(i)));
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    auto s = fn.getResultAttrOfType<StringAttr>(i, "rlx.output");
+    outputs.push_back(s ? s : StringAttr::get(ctx, "result" + std::to_string(i)));
+  }
+  Builder b(ctx);
+  return b.getDictionaryAttr({b.getNamedAttr("inputs", b.getArrayAttr(inputs)),
+                              b.getNamedAttr("params", b.getArrayAttr(params)),
+                              b.getNamedAttr("outputs", b.getArrayAttr(outputs))});
+}
+
+/// Makes destinations available early: every tensor.empty moves to the top of
+/// its block and every tensor.insert_slice right after its operands. Then a
+/// kernel whose result is inserted into a larger tensor (a concat) sees that
+/// tensor's slice before it runs, and empty-tensor elimination can make it
+/// write there directly.
+void scheduleDestinationsEarly(func::FuncOp fn) {
+  if (fn.isExternal())
+    return;
+  Block &entry = fn.getBody().front();
+  for (auto empty : llvm::make_early_inc_range(entry.getOps<tensor::EmptyOp>()))
+    if (empty->getNumOperands() == 0)
+      empty->moveBefore(&entry, entry.begin());
+  for (auto insert : llvm::make_early_inc_range(entry.getOps<tensor::InsertSliceOp>())) {
+    Operation *after = nullptr;
+    for (Value v : insert->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        if (def->getBlock() == &entry && (!after || after->isBeforeInBlock(def)))
+          after = def;
+    if (after)
+      insert->moveAfter(after);
+    else
+      insert->moveBefore(&entry, entry.begin());
+  }
+}
+
+struct LIRBufferizePass : mlir::rlx::lir::impl::LIRBufferizeBase<LIRBufferizePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    // Manifests and output names, while results still carry their attributes.
+    llvm::DenseMap<StringAttr, std::pair<DictionaryAttr, SmallVector<Attribute>>> saved;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      // Already in buffer form (LIR given as input): nothing to record.
+      if (fn.isExternal() || fn->hasAttr("rlx_lir.io"))
+        continue;
+      DictionaryAttr io = ioManifest(fn);
+      saved[fn.getSymNameAttr()] = {io, llvm::to_vector(
+                                            cast<ArrayAttr>(io.get("outputs")).getValue())};
+      scheduleDestinationsEarly(fn);
+    }
+
+    bufferization::OneShotBufferizationOptions options;
+    options.bufferizeFunctionBoundaries = true;
+    options.setFunctionBoundaryTypeConversion(
+        bufferization::LayoutMapOption::IdentityLayoutMap);
+    // Kernel bodies stay on tensors: they are the kernels' semantics.
+    options.opFilter.denyOperation(
+        [](Operation *op) { return op->getParentOfType<KernelOp>() != nullptr; });
+
+    {
+      bufferization::OneShotAnalysisState state(module, options);
+      if (failed(bufferization::analyzeModuleOp(module, state))) {
+        module.emitError("rlx-lir-bufferize: One-Shot analysis failed");
+        return signalPassFailure();
+      }
+      IRRewriter rewriter(ctx);
+      if (failed(bufferization::eliminateEmptyTensors(rewriter, module, state)))
+        return signalPassFailure();
+    }
+    bufferization::BufferizationState state;
+    if (failed(bufferization::runOneShotModuleBufferize(module, options, state)))
+      return signalPassFailure();
+
+    bufferization::BufferResultsToOutParamsOpts outParams;
+    outParams.hoistStaticAllocs = true;
+    outParams.modifyPublicFunctions = true;
+    if (failed(bufferization::promoteBufferResultsToOutParams(module, outParams)))
+      return signalPassFailure();
+
+    // A result written straight into its slice of a larger buffer leaves a
+    // copy of that slice onto itself (two equal subviews): CSE makes them one
+    // value, and the canonicalizer drops the self-copy.
+    OpPassManager cleanup("builtin.module");
+    cleanup.addPass(createCSEPass());
+    cleanup.addPass(createCanonicalizerPass());
+    if (failed(runPipeline(cleanup, module)))
+      return signalPassFailure();
+
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      auto it = saved.find(fn.getSymNameAttr());
+      if (it == saved.end())
+        continue;
+      auto &[io, outputs] = it->second;
+      fn->setAttr("rlx_lir.io", io);
+      // The out-parameters are the trailing arguments, in result order.
+      unsigned first = fn.getNumArguments() - outputs.size();
+      for (auto [i, name] : llvm::enumerate(outputs))
+        fn.setArgAttr(first + i, "rlx.output", name);
+    }
+  }
+};
+
+} // namespace
