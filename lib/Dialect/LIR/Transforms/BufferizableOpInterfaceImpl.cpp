@@ -29,6 +29,14 @@ struct KernelOpInterface
     return !cast<KernelOp>(op).isDpsInit(&operand);
   }
 
+  /// Only the operands and results count: the body's tensor arguments are
+  /// the kernel's semantics, not values to bufferize.
+  bool hasTensorSemantics(Operation *op) const {
+    auto isTensor = [](Type t) { return isa<TensorType>(t); };
+    return llvm::any_of(op->getOperandTypes(), isTensor) ||
+           llvm::any_of(op->getResultTypes(), isTensor);
+  }
+
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
