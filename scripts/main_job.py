@@ -139,7 +139,7 @@ def main() -> int:
     for name, facts, got, want, _ in rows:
         err = float(np.abs(got - want).max() / np.abs(want).max())
         ok &= err < TOLERANCE
-        arena = f"{facts['arena'] / 2**20:.1f}" if "arena" in facts else "-"
+        arena = f"{facts['arena'] / 2**20:.2f}" if "arena" in facts else "-"
         print(f"{name:<26}{facts.get('ops', '?'):>12}{facts.get('kernels', '?'):>10}{arena:>11}"
               f"{facts.get('compile_ms', 0):>12.0f}{facts.get('run_ms', 0):>9.1f}{err:>13.2e}")
     print(f"max error bound {TOLERANCE:g} relative: {'PASS' if ok else 'FAIL'}")

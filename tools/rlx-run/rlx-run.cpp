@@ -49,6 +49,9 @@ static cl::opt<bool> noFuse("no-fuse", cl::desc("skip rlx-mir-fuse"), cl::cat(ru
 static cl::opt<bool> noLir("no-lir",
                            cl::desc("lower MIR straight to linalg (no LIR kernels, no arena plan)"),
                            cl::cat(runCat));
+static cl::opt<std::string> planDir("plan-dir",
+                                    cl::desc("write the arena plan (<fn>.plan.json, .svg) here"),
+                                    cl::cat(runCat));
 static cl::opt<bool> noBlas("no-blas", cl::desc("generate loops for matmuls"), cl::cat(runCat));
 static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(512), cl::cat(runCat));
 static cl::opt<int64_t> blasMinFlops("blas-min-flops",
@@ -143,6 +146,7 @@ int main(int argc, char **argv) {
   options.fuse = !noFuse;
   options.blas = !noBlas;
   options.lir = !noLir;
+  options.planReportDir = planDir;
   options.blasMinFlops = blasMinFlops;
   options.rowTile = rowTile;
   options.runtimeDir = runtimeDir;

@@ -40,6 +40,7 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
     pm.addPass(lir::createLIRBufferize());
     lir::LIRPlanBuffersOptions plan;
     plan.alignment = options.alignment;
+    plan.reportDir = options.planReportDir;
     pm.addPass(lir::createLIRPlanBuffers(plan));
     pm.addPass(lir::createLIRVerifyPlan());
   }

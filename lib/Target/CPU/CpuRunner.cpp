@@ -226,6 +226,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   cpu.blasMinFlops = options.blasMinFlops;
   cpu.lir = options.lir;
   cpu.alignment = options.alignment;
+  cpu.planReportDir = options.planReportDir;
   for (auto &[k, v] : dims)
     cpu.dims.push_back(k + "=" + std::to_string(v));
   // Result names survive as attributes only until results become out-params.

@@ -39,6 +39,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                    llvm::cl::init(true)};
   Option<int64_t> alignment{*this, "alignment", llvm::cl::desc("arena buffer alignment"),
                             llvm::cl::init(64)};
+  Option<std::string> planReportDir{
+      *this, "plan-report-dir",
+      llvm::cl::desc("write each function's arena plan (JSON, SVG) into this directory")};
   Option<bool> approximateMath{*this, "approximate-math",
                                llvm::cl::desc("polynomial exp/log/tanh/erf"),
                                llvm::cl::init(true)};

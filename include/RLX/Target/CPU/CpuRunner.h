@@ -36,6 +36,7 @@ struct CpuRunnerOptions {
   int64_t blasMinFlops = 32768; ///< Smaller matmuls stay generated loops.
   bool lir = true;              ///< Through LIR and the arena plan.
   int64_t alignment = 64;       ///< Arena buffer alignment.
+  std::string planReportDir;    ///< Where to write the plan's JSON and SVG.
   std::map<std::string, int64_t> dims; ///< Explicit dim bindings.
   unsigned optLevel = 3;
   /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).
