@@ -44,7 +44,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DLLVM_EXTERNAL_LIT="$PREFIX/bin/lit" \
-    -DPython3_EXECUTABLE="$ROOT/.venv/bin/python"
+    -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" -DPython_EXECUTABLE="$ROOT/.venv/bin/python"
 fi
 echo "== building in $BUILD with $JOBS jobs"
 cmake --build "$BUILD" -j "$JOBS"

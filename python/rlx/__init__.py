@@ -1,6 +1,97 @@
-"""RLX-MLIR: a transformer compiler built on MLIR (Python package).
+"""RLX-MLIR: a transformer compiler built on MLIR, from Python.
 
-The compiled extension and the HIR builder arrive with the Python package
-work; today the package holds the pure-NumPy pieces that tools and tests
-share (``rlx.random``: the seeded values rlx-run generates).
+The compiled extension ``rlx._rlx`` wraps RLX's C++ API; this package adds a
+thin Python layer:
+
+- :func:`parse`, :func:`load_bytecode` and :class:`Module` (print, verify,
+  bytecode, pass pipelines by text) over one shared :class:`Context`;
+- :mod:`rlx.hir`, a builder for HIR functions with shapes checked as each op
+  is added (errors are :class:`RlxError` carrying the MLIR diagnostic);
+- :mod:`rlx.models`, models from Hugging Face ``config.json`` files (the same
+  C++ generator as ``rlx-gen``);
+- :func:`compile_cpu`, which JIT-compiles a module (HIR, MIR or LIR) for this
+  CPU and runs it on numpy arrays;
+- :mod:`rlx.random`, the seeded values ``rlx-run`` generates.
 """
+from __future__ import annotations
+
+import os
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from ._rlx import Context, CpuModel as _CpuModel, Module, RlxError  # noqa: F401
+from . import _rlx
+
+__all__ = ["Context", "Module", "RlxError", "default_context", "parse", "load_bytecode",
+           "compile_cpu", "CompiledModel"]
+
+_DEFAULT: Optional[Context] = None
+
+
+def default_context() -> Context:
+    """The context used when a function is not given one (created on first use)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Context()
+    return _DEFAULT
+
+
+def parse(text: str, context: Optional[Context] = None, name: str = "<string>") -> Module:
+    """Parses MLIR text (any RLX or upstream dialect). Raises RlxError with the
+    parser's located diagnostics on bad input."""
+    return _rlx.parse(context or default_context(), text, name)
+
+
+def load_bytecode(data: bytes, context: Optional[Context] = None) -> Module:
+    """Reads a module written by :meth:`Module.bytecode`."""
+    return _rlx.load_bytecode(context or default_context(), data)
+
+
+class CompiledModel:
+    """A module compiled for the CPU. Call :meth:`run` with numpy arrays by
+    argument name (see :attr:`arguments`); it returns the outputs by name."""
+
+    def __init__(self, model: _CpuModel):
+        self._model = model
+
+    @property
+    def arguments(self) -> list[dict]:
+        """What :meth:`run` takes: name, shape, dtype, is_param per argument
+        (packed parameters appear as the originals they are made from)."""
+        return self._model.arguments
+
+    @property
+    def results(self) -> list[dict]:
+        return self._model.results
+
+    @property
+    def stats(self) -> dict:
+        """compile_ms, pack_ms, MIR ops before/after fusion, kernels, arena bytes."""
+        return self._model.stats
+
+    def run(self, inputs: Mapping[str, np.ndarray] | None = None, **kwargs: np.ndarray
+            ) -> dict[str, np.ndarray]:
+        """Runs the model. Arrays are converted to the model's dtypes (f32
+        arrays feed bf16 arguments, rounded to nearest even); bf16 results
+        come back as float32."""
+        arrays = dict(inputs or {}, **kwargs)
+        return self._model.run({k: np.ascontiguousarray(v) for k, v in arrays.items()})
+
+    __call__ = run
+
+
+def compile_cpu(module: Module, *, entry: str = "", dims: Mapping[str, int] | None = None,
+                input_shapes: Mapping[str, Sequence[int]] | None = None,
+                fusion_policy: str = "direct", fuse: bool = True, blas: bool = True,
+                lir: bool = True, opt_level: int = 3, plan_dir: str = "") -> CompiledModel:
+    """JIT-compiles `module` for this CPU: HIR → MIR → fusion → LIR with an
+    arena plan → LLVM (the rlx-lower-to-cpu pipeline).
+
+    Symbolic dims (``seq``, ``past_seq``) are bound by `dims` or from
+    `input_shapes` (argument name → shape). The module is not modified.
+    Raises RlxError with the diagnostics when compilation fails."""
+    runtime_dir = os.path.dirname(os.path.abspath(_rlx.__file__))
+    shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
+    return CompiledModel(_CpuModel.compile(module, entry, fusion_policy, fuse, dict(dims or {}),
+                                           shapes, blas, lir, opt_level, plan_dir, runtime_dir))

@@ -6,8 +6,10 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# The pure-Python parts of the rlx package (rlx.random) straight from the tree.
-sys.path.insert(0, str(ROOT / "python"))
+# The rlx package as the CMake build assembles it (the _rlx extension and the
+# Python modules), which is what `pip install ./python` installs.
+_BUILD = pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "build"))
+sys.path.insert(0, str(_BUILD / "python_packages"))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,317 @@
+"""A builder for rlx_hir functions, with shapes checked as each op is added.
+
+Each op call asks the C++ side to parse and verify the op on its operand
+types (the same verifiers and type inference as ``rlx-opt``), so a bad shape
+or attribute raises :class:`rlx.RlxError` right there, with the MLIR
+diagnostic and the Python line that made the op::
+
+    from rlx import hir
+    f = hir.Function("mlp")
+    x = f.input("hidden_states", (1, "seq", 64))          # "seq": a symbolic dim
+    g, u, d = f.param("gate", (128, 64)), f.param("up", (128, 64)), f.param("down", (64, 128))
+    f.output("out", hir.swiglu(x, g, u, d))
+    module = f.build()                                      # an rlx.Module
+
+Shapes are tuples of ints (static) and strings (dynamic dims with that name,
+bound later by ``compile_cpu(dims=...)`` or the input shapes). Dtypes are
+MLIR element types: ``"f32"``, ``"bf16"``, ``"f16"``, ``"i64"``, ...
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+from . import Context, Module, RlxError, _rlx, default_context
+
+Dim = Union[int, str]
+
+
+def _float(v: float) -> str:
+    return f"{float(v):.17e}"
+
+
+def tensor_type(shape: Sequence[Dim], dtype: str) -> str:
+    """``tensor<1x?x2048xf32>`` for ``(1, "seq", 2048), "f32"``."""
+    dims = "".join(("?" if isinstance(d, str) else str(int(d))) + "x" for d in shape)
+    return f"tensor<{dims}{dtype}>"
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value of a Function: an argument or an op result."""
+    function: "Function"
+    name: str   # SSA name without the %
+    type: str   # MLIR type, e.g. tensor<1x?x64xf32>
+
+    @property
+    def shape(self) -> tuple:
+        """Static dims as ints, dynamic ones as None."""
+        body = self.type[len("tensor<"):-1].split("x")[:-1]
+        return tuple(None if d == "?" else int(d) for d in body)
+
+    @property
+    def dtype(self) -> str:
+        return self.type[len("tensor<"):-1].split("x")[-1]
+
+    def __add__(self, other: "Value") -> "Value":
+        return add(self, other)
+
+
+class Function:
+    """A func.func being built: inputs, params, ops, outputs."""
+
+    def __init__(self, name: str = "forward", context: Optional[Context] = None):
+        self.name = name
+        self.context = context or default_context()
+        self._args: list[tuple[Value, str]] = []   # (value, attribute dict text)
+        self._lines: list[str] = []
+        self._outputs: list[tuple[str, Value]] = []
+        self._count = 0
+
+    def _arg(self, role: str, name: str, shape: Sequence[Dim], dtype: str) -> Value:
+        v = Value(self, f"arg{len(self._args)}", tensor_type(shape, dtype))
+        attrs = f'rlx.{role} = "{name}"'
+        if any(isinstance(d, str) for d in shape):
+            names = ", ".join(f'"{d}"' if isinstance(d, str) else '""' for d in shape)
+            attrs += f", rlx.dim_names = [{names}]"
+        self._args.append((v, "{" + attrs + "}"))
+        return v
+
+    def input(self, name: str, shape: Sequence[Dim], dtype: str = "f32") -> Value:
+        """A graph input (activations, positions, token ids, KV cache)."""
+        return self._arg("input", name, shape, dtype)
+
+    def param(self, name: str, shape: Sequence[Dim], dtype: str = "f32") -> Value:
+        """A weight (HF parameter name); compile_cpu packs merged weights once."""
+        return self._arg("param", name, shape, dtype)
+
+    def output(self, name: str, value: Value) -> None:
+        """Returns `value` under `name` (rlx.output)."""
+        self._check(value)
+        self._outputs.append((name, value))
+
+    def _check(self, *values: Optional[Value]) -> None:
+        for v in values:
+            if v is not None and v.function is not self:
+                raise ValueError(f"%{v.name} belongs to function @{v.function.name}, not @{self.name}")
+
+    def emit(self, template: str, operands: Sequence[Value], num_results: int = 1) -> list[Value]:
+        """Adds one op. `template` is the op's text with ``{0}``, ``{1}`` ...
+        for the operands (e.g. ``"rlx_mir.add {0}, {1} : {t0}, {t1}"``, where
+        ``{tN}`` is operand N's type). Returns the results, typed by the op's
+        own inference; raises RlxError when the op does not verify."""
+        self._check(*operands)
+        frame = inspect.currentframe()
+        caller = frame.f_back if frame else None
+        while caller is not None and caller.f_globals.get("__name__") == __name__:
+            caller = caller.f_back
+        loc = ""
+        if caller is not None:
+            path = os.path.abspath(caller.f_code.co_filename).replace('"', "'")
+            loc = f' loc("{path}":{caller.f_lineno}:0)'
+        types = {f"t{i}": v.type for i, v in enumerate(operands)}
+        probe_results = ", ".join(f"%r{i}" for i in range(num_results))
+        probe = template.format(*[f"%a{i}" for i in range(len(operands))], **types)
+        try:
+            result_types = _rlx.infer_result_types(self.context, [v.type for v in operands],
+                                                   f"  {probe_results} = {probe}{loc}")
+        except RlxError as e:
+            # Point at the Python line that made the op, not the probe text.
+            where = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller else "<unknown>"
+            detail = re.sub(r"^<rlx\.hir>:\d+:\d+: ", "", str(e).split("\n", 1)[-1], flags=re.M)
+            raise RlxError(f"{where}: {template.split()[0]}: {detail.strip()}") from None
+        names = [f"v{self._count + i}" for i in range(num_results)]
+        self._count += num_results
+        text = template.format(*[f"%{v.name}" for v in operands], **types)
+        self._lines.append(f"  {', '.join('%' + n for n in names)} = {text}{loc}")
+        return [Value(self, n, t) for n, t in zip(names, result_types)]
+
+    def text(self) -> str:
+        """The function as MLIR text."""
+        if not self._outputs:
+            raise ValueError(f"@{self.name} has no outputs (call output())")
+        params = ",\n    ".join(f"%{v.name}: {v.type} {attrs}" for v, attrs in self._args)
+        results = ", ".join(f'{v.type} {{rlx.output = "{n}"}}' for n, v in self._outputs)
+        ret = ", ".join(f"%{v.name}" for _, v in self._outputs)
+        ret_types = ", ".join(v.type for _, v in self._outputs)
+        body = "\n".join(self._lines)
+        return (f"func.func @{self.name}(\n    {params})\n    -> ({results}) {{\n{body}\n"
+                f"  return {ret} : {ret_types}\n}}\n")
+
+    def build(self) -> Module:
+        """A verified rlx.Module holding this function."""
+        module = _rlx.parse(self.context, self.text(), f"<rlx.hir @{self.name}>")
+        module.verify()
+        return module
+
+
+def _fn(*values: Optional[Value]) -> Function:
+    for v in values:
+        if v is not None:
+            return v.function
+    raise ValueError("no operands")
+
+
+def _opt(keyword: str, value, fmt=str) -> str:
+    return f" {keyword} {fmt(value)}" if value is not None else ""
+
+
+def linear(x: Value, weight: Value, bias: Optional[Value] = None, activation: str = "none",
+           layout: str = "out_in") -> Value:
+    """``act(x · Wᵀ + b)`` (PyTorch nn.Linear). x ``[..., K]``; weight ``[N, K]``
+    (``layout="in_out"``: ``[K, N]``, GPT-2 Conv1D); bias ``[N]``. Result ``[..., N]``."""
+    ops = [x, weight] + ([bias] if bias is not None else [])
+    t = "{t0}, {t1}" + (", {t2}" if bias is not None else "")
+    tmpl = ("rlx_hir.linear {0}, {1}" + (" bias {2}" if bias is not None else "") +
+            (f" activation {activation}" if activation != "none" else "") +
+            (f" layout {layout}" if layout != "out_in" else "") + " : " + t)
+    return _fn(x).emit(tmpl, ops)[0]
+
+
+def rms_norm(x: Value, weight: Value, eps: float = 1e-5) -> Value:
+    """HF LlamaRMSNorm over the last axis: ``x · rsqrt(mean(x²) + eps) · weight``."""
+    return _fn(x).emit(f"rlx_hir.rms_norm {{0}}, {{1}} eps = {_float(eps)} : {{t0}}, {{t1}}",
+                       [x, weight])[0]
+
+
+def residual_rms_norm(x: Value, residual: Value, weight: Value, eps: float = 1e-5
+                      ) -> tuple[Value, Value]:
+    """``s = x + residual; (rms_norm(s) · weight, s)``: the normalized value and the sum."""
+    n, s = _fn(x).emit(f"rlx_hir.residual_rms_norm {{0}}, {{1}}, {{2}} eps = {_float(eps)} "
+                       f": {{t0}}, {{t1}}, {{t2}}", [x, residual, weight], num_results=2)
+    return n, s
+
+
+def layer_norm(x: Value, weight: Optional[Value] = None, bias: Optional[Value] = None,
+               eps: float = 1e-5) -> Value:
+    """PyTorch LayerNorm over the last axis with optional affine weight and bias."""
+    ops, parts = [x], ""
+    if weight is not None:
+        parts += f" weight({{{len(ops)}}} : {{t{len(ops)}}})"
+        ops.append(weight)
+    if bias is not None:
+        parts += f" bias({{{len(ops)}}} : {{t{len(ops)}}})"
+        ops.append(bias)
+    return _fn(x).emit(f"rlx_hir.layer_norm {{0}}{parts} eps = {_float(eps)} : {{t0}}", ops)[0]
+
+
+def swiglu(x: Value, gate: Value, up: Value, down: Value, activation: str = "silu",
+           layout: str = "out_in") -> Value:
+    """``(act(x·Wgateᵀ) ⊙ (x·Wupᵀ))·Wdownᵀ`` (HF LlamaMLP). gate/up ``[I, H]``, down ``[H, I]``."""
+    tmpl = ("rlx_hir.swiglu {0}, gate {1}, up {2}, down {3}" +
+            (f" activation {activation}" if activation != "silu" else "") +
+            (f" layout {layout}" if layout != "out_in" else "") + " : {t0}, {t1}, {t2}, {t3}")
+    return _fn(x).emit(tmpl, [x, gate, up, down])[0]
+
+
+def attention(q: Value, k: Value, v: Value, num_heads: int, num_kv_heads: int, head_dim: int, *,
+              causal: bool = False, window: Optional[int] = None, mask: Optional[Value] = None,
+              scale: Optional[float] = None, softcap: Optional[float] = None,
+              layout: str = "bsd") -> Value:
+    """Scaled dot-product attention with GQA (``num_heads`` query heads share
+    ``num_kv_heads`` K/V heads). ``causal`` is bottom-right aligned; ``window``
+    makes it sliding-window (each query sees itself and the window-1 keys
+    before it); ``mask`` is a boolean or additive mask. Layout ``bsd``: q
+    ``[B, Sq, H·D]``, k/v ``[B, Sk, Hkv·D]``."""
+    ops = [q, k, v]
+    m = ""
+    if mask is not None:
+        m = " mask({3} : {t3})"
+        ops.append(mask)
+    kind = " sliding_window window = %d" % window if window is not None else (" causal" if causal else "")
+    tmpl = ("rlx_hir.attention {0}, {1}, {2}" + m +
+            f" heads = {num_heads}, kv_heads = {num_kv_heads}, head_dim = {head_dim}" +
+            _opt("scale =", scale, _float) + _opt("softcap =", softcap, _float) + kind +
+            (f" layout {layout}" if layout != "bsd" else "") + " : {t0}, {t1}, {t2}")
+    return _fn(q).emit(tmpl, ops)[0]
+
+
+def rope(x: Value, head_dim: int, positions: Optional[Value] = None,
+         tables: Optional[tuple[Value, Value]] = None, theta: float = 10000.0,
+         rotary_dim: Optional[int] = None, style: str = "neox",
+         scaling: Optional[dict] = None) -> Value:
+    """Rotary position embedding on x ``[B, S, H·head_dim]`` from integer
+    ``positions`` ``[S]``/``[B, S]`` (frequencies from ``theta`` and the HF
+    ``rope_scaling`` dict: llama3 or linear) or from ``tables=(cos, sin)``."""
+    ops, src = [x], ""
+    if positions is not None:
+        src = " positions({1} : {t1})"
+        ops.append(positions)
+    elif tables is not None:
+        src = " tables({1}, {2} : {t1}, {t2})"
+        ops += list(tables)
+    else:
+        raise ValueError("rope needs positions or tables")
+    scale = ""
+    if scaling:
+        fields = [f"rope_type = {scaling['rope_type']}", f"factor = {_float(scaling['factor'])}"]
+        for key in ("low_freq_factor", "high_freq_factor"):
+            if key in scaling:
+                fields.append(f"{key} = {_float(scaling[key])}")
+        if "original_max_position_embeddings" in scaling:
+            fields.append(f"original_max_position_embeddings = {int(scaling['original_max_position_embeddings'])}")
+        scale = " scaling <" + ", ".join(fields) + ">"
+    tmpl = ("rlx_hir.rope {0}" + src + f" head_dim = {head_dim}" + _opt("rotary_dim =", rotary_dim) +
+            (f" theta = {_float(theta)}" if positions is not None else "") +
+            (f" style {style}" if style != "neox" else "") + scale + " : {t0}")
+    return _fn(x).emit(tmpl, ops)[0]
+
+
+def qk_norm(x: Value, weight: Value, head_dim: int, eps: float = 1e-6) -> Value:
+    """Per-head RMSNorm of x ``[..., H·head_dim]`` with weight ``[head_dim]`` (Qwen3)."""
+    return _fn(x).emit(f"rlx_hir.qk_norm {{0}}, {{1}} head_dim = {head_dim} eps = {_float(eps)} "
+                       f": {{t0}}, {{t1}}", [x, weight])[0]
+
+
+def embedding(ids: Value, table: Value) -> Value:
+    """``table[ids]``: ids ``[...]`` integers, table ``[V, H]``; result ``[..., H]``."""
+    return _fn(ids).emit("rlx_hir.embedding {0}, {1} : {t0}, {t1}", [ids, table])[0]
+
+
+def add(a: Value, b: Value) -> Value:
+    """Elementwise sum with numpy broadcasting (rlx_mir.add; HIR may hold MIR ops)."""
+    return _fn(a).emit("rlx_mir.add {0}, {1} : {t0}, {t1}", [a, b])[0]
+
+
+def decoder_layer(x: Value, positions: Value, weights: Sequence[Value], *, num_heads: int,
+                  num_kv_heads: int, head_dim: int, eps: float = 1e-5, theta: float = 10000.0,
+                  qk_norm: Optional[tuple[Value, Value]] = None,
+                  cache: Optional[tuple[Value, Value]] = None, scaling: Optional[dict] = None,
+                  window: Optional[int] = None, activation: str = "silu"
+                  ) -> tuple[Value, Value, Value]:
+    """One pre-norm decoder layer (HF LlamaDecoderLayer; Qwen3 with ``qk_norm``;
+    Mistral with ``window``). `weights`: input_norm, q, k, v, o, post_norm,
+    gate, up, down. Returns (hidden states, present key, present value)."""
+    if len(weights) != 9:
+        raise ValueError("decoder_layer needs 9 weights: input_norm, q, k, v, o, post_norm, gate, up, down")
+    ops = [x, positions, *weights]
+    w = ", ".join("{%d}" % (i + 2) for i in range(9)) + " : " + ", ".join("{t%d}" % (i + 2) for i in range(9))
+    extra = ""
+    if qk_norm is not None:
+        extra += " qk_norm({%d}, {%d} : {t%d}, {t%d})" % (len(ops), len(ops) + 1, len(ops), len(ops) + 1)
+        ops += list(qk_norm)
+    if cache is not None:
+        extra += " cache({%d}, {%d} : {t%d}, {t%d})" % (len(ops), len(ops) + 1, len(ops), len(ops) + 1)
+        ops += list(cache)
+    scale = ""
+    if scaling:
+        scale = " scaling <" + ", ".join(
+            [f"rope_type = {scaling['rope_type']}", f"factor = {_float(scaling['factor'])}"] +
+            [f"{k} = {_float(scaling[k])}" for k in ("low_freq_factor", "high_freq_factor") if k in scaling] +
+            ([f"original_max_position_embeddings = {int(scaling['original_max_position_embeddings'])}"]
+             if "original_max_position_embeddings" in scaling else [])) + ">"
+    tmpl = ("rlx_hir.decoder_layer {0} positions({1} : {t1}) weights(" + w + ")" + extra +
+            f" heads = {num_heads}, kv_heads = {num_kv_heads}, head_dim = {head_dim}"
+            f" eps = {_float(eps)} theta = {_float(theta)}" + scale +
+            (f" mask sliding_window window = {window}" if window is not None else "") +
+            (f" activation {activation}" if activation != "silu" else "") + " : {t0}")
+    y, k, v = _fn(x).emit(tmpl, ops, num_results=3)
+    return y, k, v
+
+
+__all__ = ["Function", "Value", "tensor_type", "linear", "rms_norm", "residual_rms_norm",
+           "layer_norm", "swiglu", "attention", "rope", "qk_norm", "embedding", "add",
+           "decoder_layer", "RlxError"]

@@ -1,0 +1,39 @@
+"""Models from Hugging Face ``config.json`` files.
+
+The same C++ generator as the ``rlx-gen`` tool (lib/ModelGen): Llama,
+Mistral, TinyLlama, Qwen2/Qwen3 and GPT-2 families, HF parameter names on the
+arguments (``rlx.param``), symbolic ``seq``/``past_seq`` dims unless given.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Mapping, Optional, Sequence, Union
+
+from . import Context, Module, _rlx, default_context
+
+
+def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optional[int] = None, *,
+                   dtype: str = "f32", seq: Optional[int] = None, kv_cache: bool = False,
+                   past: Optional[int] = None, layer_only: bool = False, batch: int = 1,
+                   overrides: Optional[Mapping[str, object]] = None, func_name: str = "forward",
+                   context: Optional[Context] = None) -> Module:
+    """The model a config.json describes, in rlx_hir.
+
+    `config`: a path to config.json, or its contents as a dict. `num_layers`
+    overrides ``num_hidden_layers``; `dtype` is ``"f32"``, ``"bf16"`` or
+    ``"f16"``; `seq`/`past` make the sequence / KV-history length static;
+    `kv_cache` adds past K/V inputs and present K/V outputs; `layer_only`
+    builds one decoder layer on hidden states; `overrides` sets config keys
+    (e.g. ``{"hidden_size": 128}``)."""
+    if isinstance(config, Mapping):
+        text = json.dumps(dict(config))
+    else:
+        with open(config, encoding="utf-8") as f:
+            text = f.read()
+    sets = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in (overrides or {}).items()]
+    return _rlx.generate_model(context or default_context(), text, sets, num_layers, dtype, seq,
+                               kv_cache, past, layer_only, batch, func_name)
+
+
+__all__ = ["from_hf_config"]

@@ -1,0 +1,397 @@
+//===- RLXModule.cpp - The rlx._rlx extension: RLX's C++ API in Python ----===//
+//
+// A thin nanobind layer: an MLIR context with every RLX and upstream dialect,
+// modules (parse, print, verify, bytecode), pass pipelines by text, the
+// model generator (HF config.json → HIR), op type inference for the HIR
+// builder (rlx.hir), and the CPU JIT with numpy arrays in and out. Every
+// MLIR diagnostic raised while a call runs becomes the message of an
+// rlx.RlxError.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/InitAll.h"
+#include "RLX/ModelGen/ModelGen.h"
+#include "RLX/Target/CPU/CpuRunner.h"
+#include "RLX/Target/CPU/HostTensor.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+namespace nb = nanobind;
+using namespace mlir;
+
+namespace {
+
+struct RlxError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Collects every diagnostic as "loc: severity: message" lines while alive.
+class Diagnostics {
+public:
+  explicit Diagnostics(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &d) {
+          llvm::raw_string_ostream os(text);
+          if (auto flc = dyn_cast<FileLineColLoc>(d.getLocation()))
+            os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
+               << flc.getColumn() << ": ";
+          else if (!isa<UnknownLoc>(d.getLocation()))
+            os << d.getLocation() << ": ";
+          switch (d.getSeverity()) {
+          case DiagnosticSeverity::Error: os << "error: "; break;
+          case DiagnosticSeverity::Warning: os << "warning: "; break;
+          case DiagnosticSeverity::Note: os << "note: "; break;
+          case DiagnosticSeverity::Remark: os << "remark: "; break;
+          }
+          os << d << "\n";
+          for (Diagnostic &note : d.getNotes())
+            os << "  note: " << note << "\n";
+          return success();
+        }) {}
+  [[noreturn]] void raise(const std::string &what) {
+    throw RlxError(text.empty() ? what : what + ":\n" + text);
+  }
+  std::string text;
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
+class RlxContext {
+public:
+  RlxContext() {
+    DialectRegistry registry;
+    rlx::registerEverything(registry);
+    ctx = std::make_unique<MLIRContext>(registry);
+    ctx->loadAllAvailableDialects();
+  }
+  MLIRContext *get() { return ctx.get(); }
+
+private:
+  std::unique_ptr<MLIRContext> ctx;
+};
+
+class RlxModule {
+public:
+  RlxModule(std::shared_ptr<RlxContext> ctx, OwningOpRef<ModuleOp> module)
+      : ctx(std::move(ctx)), module(std::move(module)) {}
+
+  std::string text(bool generic, bool debugInfo) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    OpPrintingFlags flags;
+    if (generic)
+      flags.printGenericOpForm();
+    if (debugInfo)
+      flags.enableDebugInfo();
+    module->print(os, flags);
+    return s;
+  }
+
+  nb::bytes bytecode() {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (failed(writeBytecodeToFile(*module, os)))
+      throw RlxError("cannot write bytecode");
+    return nb::bytes(s.data(), s.size());
+  }
+
+  void verify() {
+    Diagnostics diags(ctx->get());
+    if (failed(mlir::verify(*module)))
+      diags.raise("the module does not verify");
+  }
+
+  void runPipeline(const std::string &pipeline) {
+    Diagnostics diags(ctx->get());
+    PassManager pm(ctx->get(), ModuleOp::getOperationName());
+    // Accept both "a,b" and the anchored "builtin.module(a,b)".
+    llvm::StringRef text = llvm::StringRef(pipeline).trim();
+    if (text.consume_front("builtin.module(") && text.consume_back(")"))
+      text = text.trim();
+    std::string parseError;
+    llvm::raw_string_ostream es(parseError);
+    if (failed(parsePassPipeline(text, pm, es)))
+      throw RlxError("bad pass pipeline '" + pipeline + "': " + parseError);
+    if (failed(pm.run(*module)))
+      diags.raise("pass pipeline '" + pipeline + "' failed");
+  }
+
+  std::shared_ptr<RlxModule> clone() {
+    return std::make_shared<RlxModule>(ctx, OwningOpRef<ModuleOp>(module->clone()));
+  }
+
+  std::vector<std::string> functions() {
+    std::vector<std::string> names;
+    for (auto fn : module->getOps<func::FuncOp>())
+      names.push_back(fn.getSymName().str());
+    return names;
+  }
+
+  std::shared_ptr<RlxContext> ctx;
+  OwningOpRef<ModuleOp> module;
+};
+
+std::shared_ptr<RlxModule> parseModule(std::shared_ptr<RlxContext> ctx, const std::string &text,
+                                      const std::string &name) {
+  Diagnostics diags(ctx->get());
+  llvm::SourceMgr sm;
+  sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  ParserConfig config(ctx->get());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, config);
+  if (!module)
+    diags.raise("cannot parse " + name);
+  return std::make_shared<RlxModule>(ctx, std::move(module));
+}
+
+std::shared_ptr<RlxModule> loadBytecode(std::shared_ptr<RlxContext> ctx, nb::bytes data) {
+  Diagnostics diags(ctx->get());
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(data.c_str(), data.size()), "<bytecode>");
+  llvm::SourceMgr sm;
+  sm.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  ParserConfig config(ctx->get());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, config);
+  if (!module)
+    diags.raise("cannot read the bytecode");
+  return std::make_shared<RlxModule>(ctx, std::move(module));
+}
+
+/// Parses `func.func @probe(<args>) { <op> func.return }`, verifies it and
+/// returns the result types of the op: the HIR builder's type inference.
+std::vector<std::string> inferResultTypes(std::shared_ptr<RlxContext> ctx,
+                                          const std::vector<std::string> &argTypes,
+                                          const std::string &op) {
+  std::string text = "func.func @probe(";
+  for (size_t i = 0; i < argTypes.size(); ++i)
+    text += (i ? ", " : "") + std::string("%a") + std::to_string(i) + ": " + argTypes[i];
+  text += ") {\n" + op + "\n  func.return\n}\n";
+  auto probe = parseModule(ctx, text, "<rlx.hir>");
+  probe->verify();
+  auto fn = *probe->module->getOps<func::FuncOp>().begin();
+  Operation &first = fn.getBody().front().front();
+  std::vector<std::string> types;
+  for (Type t : first.getResultTypes()) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << t;
+    types.push_back(s);
+  }
+  return types;
+}
+
+std::shared_ptr<RlxModule> generateModel(std::shared_ptr<RlxContext> ctx, const std::string &json,
+                                        const std::vector<std::string> &overrides,
+                                        std::optional<int64_t> layers, const std::string &dtype,
+                                        std::optional<int64_t> seq, bool kvCache,
+                                        std::optional<int64_t> past, bool layerOnly,
+                                        int64_t batch, const std::string &funcName) {
+  std::string error;
+  auto config = rlx::parseHFConfig(json, overrides, error);
+  if (failed(config))
+    throw RlxError("config.json: " + error);
+  rlx::ModelGenOptions options;
+  options.numLayers = layers;
+  options.dtype = dtype;
+  options.seqLen = seq;
+  options.kvCache = kvCache;
+  options.pastLen = past;
+  options.layerOnly = layerOnly;
+  options.batch = batch;
+  options.funcName = funcName;
+  Diagnostics diags(ctx->get());
+  OwningOpRef<ModuleOp> module = rlx::buildModel(ctx->get(), *config, options);
+  if (!module)
+    diags.raise("cannot build the model");
+  return std::make_shared<RlxModule>(ctx, std::move(module));
+}
+
+//===----------------------------------------------------------------------===//
+// numpy <-> HostTensor
+//===----------------------------------------------------------------------===//
+
+using Array = nb::ndarray<nb::numpy, nb::c_contig>;
+
+std::string dtypeOf(const nb::dlpack::dtype &dt) {
+  using nb::dlpack::dtype_code;
+  auto code = static_cast<dtype_code>(dt.code);
+  if (code == dtype_code::Float && dt.bits == 32) return "f32";
+  if (code == dtype_code::Float && dt.bits == 64) return "f64";
+  if (code == dtype_code::Float && dt.bits == 16) return "f16";
+  if (code == dtype_code::Bfloat && dt.bits == 16) return "bf16";
+  if (code == dtype_code::Int && dt.bits == 64) return "i64";
+  if (code == dtype_code::Int && dt.bits == 32) return "i32";
+  if (code == dtype_code::Int && dt.bits == 8) return "i8";
+  if (code == dtype_code::Bool) return "i1";
+  return "";
+}
+
+rlx::HostTensor toHost(const std::string &name, Array a) {
+  std::string dt = dtypeOf(a.dtype());
+  if (dt.empty())
+    throw RlxError("argument '" + name + "': unsupported numpy dtype");
+  std::vector<int64_t> shape;
+  for (size_t i = 0; i < a.ndim(); ++i)
+    shape.push_back(a.shape(i));
+  rlx::HostTensor t = rlx::HostTensor::zeros(dt, shape);
+  if (!t.data.empty())
+    std::memcpy(t.data.data(), a.data(), t.data.size());
+  return t;
+}
+
+nb::object toNumpy(const rlx::HostTensor &t) {
+  // bf16 comes back as float32 (exactly), as rlx-run writes it.
+  rlx::HostTensor host = t.dtype == "bf16" ? rlx::convert(t, "f32") : t;
+  auto *copy = new std::vector<uint8_t>(std::move(host.data));
+  nb::capsule owner(copy, [](void *p) noexcept { delete static_cast<std::vector<uint8_t> *>(p); });
+  std::vector<size_t> shape(host.shape.begin(), host.shape.end());
+  nb::dlpack::dtype dt;
+  const std::string &d = host.dtype;
+  if (d == "f32") dt = nb::dtype<float>();
+  else if (d == "f64") dt = nb::dtype<double>();
+  else if (d == "i64") dt = nb::dtype<int64_t>();
+  else if (d == "i32") dt = nb::dtype<int32_t>();
+  else if (d == "i8") dt = nb::dtype<int8_t>();
+  else if (d == "i1") dt = nb::dtype<bool>();
+  else if (d == "f16") dt = {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+  else throw RlxError("unsupported result dtype " + d);
+  return nb::cast(Array(copy->data(), shape.size(), shape.data(), owner, nullptr, dt));
+}
+
+class RlxCpuModel {
+public:
+  std::unique_ptr<rlx::CpuModel> model;
+
+  static std::shared_ptr<RlxCpuModel>
+  compile(std::shared_ptr<RlxModule> module, const std::string &entry,
+          const std::string &fusionPolicy, bool fuse, std::map<std::string, int64_t> dims,
+          const std::map<std::string, std::vector<int64_t>> &inputShapes, bool blas, bool lir,
+          unsigned optLevel, const std::string &planDir, const std::string &runtimeDir) {
+    rlx::CpuRunnerOptions options;
+    options.entry = entry;
+    options.fusionPolicy = fusionPolicy;
+    options.fuse = fuse;
+    options.dims = std::move(dims);
+    options.blas = blas;
+    options.lir = lir;
+    options.optLevel = optLevel;
+    options.planReportDir = planDir;
+    options.runtimeDir = runtimeDir;
+    std::string error;
+    auto compiled = rlx::CpuModel::compile(OwningOpRef<ModuleOp>(module->module->clone()),
+                                           options, inputShapes, error);
+    if (failed(compiled))
+      throw RlxError(error);
+    auto m = std::make_shared<RlxCpuModel>();
+    m->model = std::move(*compiled);
+    return m;
+  }
+
+  static nb::list describe(const std::vector<rlx::ModelTensor> &ts) {
+    nb::list out;
+    for (const rlx::ModelTensor &t : ts) {
+      nb::dict d;
+      d["name"] = t.name;
+      d["shape"] = t.shape;
+      d["dtype"] = t.dtype;
+      d["is_param"] = t.isParam;
+      out.append(d);
+    }
+    return out;
+  }
+
+  nb::dict run(std::map<std::string, Array> inputs) {
+    std::map<std::string, rlx::HostTensor> host;
+    for (auto &[name, a] : inputs)
+      host.emplace(name, toHost(name, a));
+    std::vector<rlx::HostTensor> outputs;
+    std::string error;
+    {
+      nb::gil_scoped_release release;
+      if (failed(model->run(host, outputs, error)))
+        error = error.empty() ? "run failed" : error;
+      else
+        error.clear();
+    }
+    if (!error.empty())
+      throw RlxError(error);
+    nb::dict out;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      out[model->results()[i].name.c_str()] = toNumpy(outputs[i]);
+    return out;
+  }
+};
+
+} // namespace
+
+NB_MODULE(_rlx, m) {
+  m.doc() = "RLX-MLIR's C++ API (contexts, modules, pipelines, model generator, CPU JIT).";
+  nb::exception<RlxError>(m, "RlxError");
+  rlx::registerAllPasses();
+
+  nb::class_<RlxContext>(m, "Context", "An MLIR context with every RLX and upstream dialect.")
+      .def(nb::init<>());
+
+  nb::class_<RlxModule>(m, "Module", "A builtin.module owned by a Context.")
+      .def("text", &RlxModule::text, nb::arg("generic") = false, nb::arg("debug_info") = false,
+           "The module as MLIR text (custom or generic form).")
+      .def("bytecode", &RlxModule::bytecode, "The module as MLIR bytecode.")
+      .def("verify", &RlxModule::verify, "Raises RlxError with the diagnostics if invalid.")
+      .def("run_pipeline", &RlxModule::runPipeline, nb::arg("pipeline"),
+           "Runs a textual pass pipeline on the module in place, e.g. "
+           "'convert-rlx-hir-to-mir,rlx-mir-fuse' or 'builtin.module(...)'.")
+      .def("clone", &RlxModule::clone)
+      .def("functions", &RlxModule::functions, "Names of the func.func ops.");
+
+  m.def("parse", &parseModule, nb::arg("context"), nb::arg("text"),
+        nb::arg("name") = "<string>", "Parses MLIR text into a Module (RlxError on errors).");
+  m.def("load_bytecode", &loadBytecode, nb::arg("context"), nb::arg("data"));
+  m.def("infer_result_types", &inferResultTypes, nb::arg("context"), nb::arg("arg_types"),
+        nb::arg("op"));
+  m.def("generate_model", &generateModel, nb::arg("context"), nb::arg("config_json"),
+        nb::arg("overrides"), nb::arg("layers").none(), nb::arg("dtype"),
+        nb::arg("seq").none(), nb::arg("kv_cache"), nb::arg("past").none(),
+        nb::arg("layer_only"), nb::arg("batch"), nb::arg("func_name"));
+
+  nb::class_<RlxCpuModel>(m, "CpuModel", "A module JIT-compiled for this CPU.")
+      .def_static("compile", &RlxCpuModel::compile, nb::arg("module"), nb::arg("entry"),
+                  nb::arg("fusion_policy"), nb::arg("fuse"), nb::arg("dims"),
+                  nb::arg("input_shapes"), nb::arg("blas"), nb::arg("lir"), nb::arg("opt_level"),
+                  nb::arg("plan_dir"), nb::arg("runtime_dir"))
+      .def("run", &RlxCpuModel::run, nb::arg("inputs"))
+      .def_prop_ro("arguments", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->arguments()); })
+      .def_prop_ro("results", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->results()); })
+      .def_prop_ro("stats", [](RlxCpuModel &m) {
+        const rlx::CpuModel &c = *m.model;
+        nb::dict d;
+        d["compile_ms"] = c.fuseMs + c.lowerMs + c.jitMs;
+        d["pack_ms"] = c.packMs;
+        d["mir_ops_before_fusion"] = c.opsBeforeFusion;
+        d["mir_ops_after_fusion"] = c.opsAfterFusion;
+        d["kernels"] = c.kernels;
+        d["arena_bytes"] = c.arenaBytes;
+        d["arena_lower_bound_bytes"] = c.arenaLowerBound;
+        return d;
+      });
+}
