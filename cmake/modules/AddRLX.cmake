@@ -2,7 +2,8 @@
 
 # rlx_add_library(name SOURCES... [DEPENDS ...] [LINK_LIBS ...])
 # A static, position-independent library linked against the shared MLIR/LLVM
-# libraries only (never the static MLIR archives).
+# libraries only (never the static MLIR archives). Installed and exported in
+# the RLXTargets set (RLXConfig.cmake imports it as RLX::<name>).
 function(rlx_add_library name)
   cmake_parse_arguments(ARG "" "" "DEPENDS;LINK_LIBS" ${ARGN})
   add_mlir_library(${name}
@@ -11,6 +12,10 @@ function(rlx_add_library name)
     LINK_LIBS PUBLIC ${ARG_LINK_LIBS} MLIR LLVM
     DISABLE_INSTALL
   )
+  target_include_directories(${name} INTERFACE $<INSTALL_INTERFACE:include>)
+  install(TARGETS ${name} EXPORT RLXTargets
+          ARCHIVE DESTINATION lib${LLVM_LIBDIR_SUFFIX}
+          LIBRARY DESTINATION lib${LLVM_LIBDIR_SUFFIX})
   set_property(GLOBAL APPEND PROPERTY RLX_ALL_LIBS ${name})
 endfunction()
 
