@@ -26,7 +26,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rlx_tools_dir, config.llvm_tools_dir]
-tools = ["rlx-opt", "rlx-gen", "rlx-run", "mlir-runner", "mlir-translate",
+tools = ["rlx-opt", "rlx-gen", "rlx-run", "rlx-translate", "mlir-runner", "mlir-translate",
          ToolSubst("mlir-opt-22", os.path.join(config.llvm_tools_dir, "mlir-opt"))]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
