@@ -74,11 +74,21 @@ class CompiledModel:
             ) -> dict[str, np.ndarray]:
         """Runs the model. Arrays are converted to the model's dtypes (f32
         arrays feed bf16 arguments, rounded to nearest even); bf16 results
-        come back as float32."""
+        come back as float32.
+
+        Parameters that fusion packs (merged Q/K/V, gate|up) are computed
+        from the first run's values and reused by later runs, as weights are
+        constants of a compiled model: after changing such a parameter, call
+        :meth:`invalidate_packed_params`."""
         arrays = dict(inputs or {}, **kwargs)
-        return self._model.run({k: np.ascontiguousarray(v) for k, v in arrays.items()})
+        # np.require keeps 0-d arrays 0-d (ascontiguousarray makes them 1-d).
+        return self._model.run({k: np.require(v, requirements="C") for k, v in arrays.items()})
 
     __call__ = run
+
+    def invalidate_packed_params(self) -> None:
+        """Forgets the packed parameters; the next run packs them again."""
+        self._model.invalidate_packed_params()
 
 
 def compile_cpu(module: Module, *, entry: str = "", dims: Mapping[str, int] | None = None,

@@ -380,6 +380,8 @@ NB_MODULE(_rlx, m) {
                   nb::arg("input_shapes"), nb::arg("blas"), nb::arg("lir"), nb::arg("opt_level"),
                   nb::arg("plan_dir"), nb::arg("runtime_dir"))
       .def("run", &RlxCpuModel::run, nb::arg("inputs"))
+      .def("invalidate_packed_params",
+           [](RlxCpuModel &m) { m.model->invalidatePackedParams(); })
       .def_prop_ro("arguments", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->arguments()); })
       .def_prop_ro("results", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->results()); })
       .def_prop_ro("stats", [](RlxCpuModel &m) {

@@ -318,3 +318,31 @@ def test_fused_matmul(case, row_tile):
         y = y.reshape(2, 7, 40)
         want = np.concatenate([ref.rope(y[..., :32], c, s, 8), y[..., 32:]], -1)
     assert rel_err(out, want) < TOL
+
+
+@pytest.mark.parametrize("lir", [True, False], ids=["lir", "no-lir"])
+def test_outputs_that_share_shapes_or_values(lir):
+    """Two reductions to the same shape, a value returned twice and an
+    argument returned as it is: every output gets its own correct bytes
+    (regression: CSE'd reduction inits once made the second reduction
+    accumulate into the first one's output)."""
+    from harness import run_mlir
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    text = """
+func.func @f(%a: tensor<3x4xf32> {rlx.input = "a"}, %b: tensor<3x4xf32> {rlx.input = "b"})
+    -> (tensor<f32> {rlx.output = "sa"}, tensor<f32> {rlx.output = "sb"},
+        tensor<3x4xf32> {rlx.output = "e1"}, tensor<3x4xf32> {rlx.output = "e2"},
+        tensor<3x4xf32> {rlx.output = "a_again"}) {
+  %sa = rlx_mir.reduce sum %a axes = [0, 1] : tensor<3x4xf32>
+  %sb = rlx_mir.reduce sum %b axes = [0, 1] : tensor<3x4xf32>
+  %e = rlx_mir.exp %b : tensor<3x4xf32>
+  return %sa, %sb, %e, %e, %a : tensor<f32>, tensor<f32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+}
+"""
+    out = run_mlir(text, {"a": a, "b": b}, extra=() if lir else ("--no-lir",))
+    assert rel_err(out["sa"], a.astype(np.float64).sum()) < 1e-6
+    assert rel_err(out["sb"], b.astype(np.float64).sum()) < 1e-6
+    assert rel_err(out["e1"], np.exp(b.astype(np.float64))) < 1e-6
+    assert rel_err(out["e2"], np.exp(b.astype(np.float64))) < 1e-6
+    np.testing.assert_array_equal(out["a_again"], a)

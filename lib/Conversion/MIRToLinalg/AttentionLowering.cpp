@@ -81,7 +81,7 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
                                                : vt.getShape()[3];
     int64_t group = cfg.numHeads / cfg.numKvHeads;
     double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
-    Type f32 = rw.getF32Type();
+    Type f32 = statsType(rw, out.getElementType());
     Type et = out.getElementType();
 
     SmallVector<OpFoldResult> ubs{rw.getIndexAttr(batch), rw.getIndexAttr(cfg.numHeads)};

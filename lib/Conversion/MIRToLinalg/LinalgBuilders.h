@@ -25,6 +25,11 @@ Value empty(OpBuilder &b, Location loc, RankedTensorType type);
 /// A tensor of `type` filled with `value`.
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, double value);
 
+/// The type statistics and accumulators use for element type `et`: f32,
+/// or f64 for f64 data (so f64 programs, e.g. finite-difference checks, keep
+/// their precision).
+inline Type statsType(OpBuilder &b, Type et) { return et.isF64() ? et : b.getF32Type(); }
+
 /// The map that reads an input of `inShape` for an iteration space of
 /// `outShape` under numpy broadcasting (size-1 dims read index 0).
 AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> inShape, ArrayRef<int64_t> outShape);

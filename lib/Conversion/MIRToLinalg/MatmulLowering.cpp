@@ -119,7 +119,7 @@ struct FusedTile {
   }
 
   Value build(OpBuilder &b, Location loc, Value bIdx, Value s0, int64_t rows) {
-    Type f32 = b.getF32Type();
+    Type f32 = statsType(b, op.getType().getElementType());
     Type et = op.getType().getElementType();
     Value x = rowsOf(b, loc, lhs3, bIdx, s0, rows);
     // 1. norm prologue (normalized rows in f32 feed the matmul).

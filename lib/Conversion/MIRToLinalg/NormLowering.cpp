@@ -31,7 +31,7 @@ static Value addF(OpBuilder &b, Location loc, Value x, Value y) {
 Value linalg_builders::normalizeLast(OpBuilder &b, Location loc, Value x, Value weight,
                                      Value bias, double eps, NormKind kind, Type outType) {
   auto xt = tensorTypeOf(x);
-  Type f32 = b.getF32Type();
+  Type f32 = statsType(b, xt.getElementType());
   int64_t h = xt.getShape().back();
   auto sum = [&](OpBuilder &nb, Location l, Value acc, Value e) { return addF(nb, l, acc, e); };
   Value mean;
@@ -160,7 +160,7 @@ Value linalg_builders::applyRope(OpBuilder &b, Location loc, Value x, Value cos,
   AffineMap pairMap = AffineMap::get(rank, 0, pairExprs, ctx);
   AffineMap tableMap = AffineMap::get(rank, 0, tableExprs, ctx);
   SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
-  Type f32 = b.getF32Type();
+  Type f32 = statsType(b, xt.getElementType());
   return linalg::GenericOp::create(
              b, loc, TypeRange{xt}, ValueRange{x, x, cos, sin}, ValueRange{empty(b, loc, xt)},
              ArrayRef<AffineMap>{id, pairMap, tableMap, tableMap, id}, par,
@@ -229,7 +229,7 @@ struct ResidualRmsNormLowering : OpConversionPattern<ResidualRmsNormOp> {
     // model dtype), then normalized.
     Value sum = elementwise(rw, loc, {a.getInput(), a.getResidual()}, t,
                             [&](OpBuilder &b, Location l, ValueRange v) -> SmallVector<Value> {
-                              Type f32 = b.getF32Type();
+                              Type f32 = statsType(b, t.getElementType());
                               Value s = arith::AddFOp::create(b, l, convertScalar(b, l, v[0], f32),
                                                               convertScalar(b, l, v[1], f32));
                               return {convertScalar(b, l, s, t.getElementType())};
@@ -260,7 +260,7 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     }
     Type et = in.getElementType();
     bool isFloat = isa<FloatType>(et);
-    Type acc = isFloat ? rw.getF32Type() : et;
+    Type acc = isFloat ? statsType(rw, et) : et;
     SmallVector<int64_t> kept;
     SmallVector<AffineExpr> outExprs;
     SmallVector<utils::IteratorType> iters;
@@ -368,7 +368,7 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
     if (axis < 0)
       axis += rank;
     MLIRContext *ctx = rw.getContext();
-    Type f32 = rw.getF32Type();
+    Type f32 = statsType(rw, t.getElementType());
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
     AffineMap row = id.dropResult(axis);
     SmallVector<int64_t> rowShape(t.getShape());

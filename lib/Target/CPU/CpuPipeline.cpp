@@ -50,8 +50,12 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
   linalg.rowTile = options.rowTile;
   pm.addPass(createConvertRLXMIRToLinalg(linalg));
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  // Empty-tensor elimination before CSE: once CSE has merged two equal
+  // `fill(tensor.empty)` inits, eliminating the empty into one consumer's
+  // destination also redirects the other consumer's init there (two
+  // reductions of the same shape then accumulate into one buffer).
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(createCSEPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -1,6 +1,7 @@
 //===- InlineKernels.cpp - rlx-cpu-inline-kernels -------------------------===//
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,6 +22,9 @@ namespace {
 
 struct CpuInlineKernelsPass : rlx::impl::CpuInlineKernelsBase<CpuInlineKernelsPass> {
   void runOnOperation() override {
+    // Functions still on tensors (the path without LIR): one value per result.
+    if (auto module = dyn_cast<ModuleOp>(getOperation()))
+      lir::separateReturnedTensors(module);
     IRRewriter rw(&getContext());
     SmallVector<lir::ViewOp> views;
     SmallVector<lir::KernelOp> kernels;

@@ -36,7 +36,9 @@ def CpuInlineKernels : Pass<"rlx-cpu-inline-kernels"> {
     into its output buffer; every `rlx_lir.view` becomes a `memref.view` of
     the arena at the planned byte offset. The MIR ops of the bodies then lower
     with `convert-rlx-mir-to-linalg` and One-Shot Bufferize writes the results
-    straight into the planned buffers.
+    straight into the planned buffers. Functions still on tensors (compiled
+    without LIR) get one value per result: a value returned twice or an
+    argument returned as it is is copied first.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

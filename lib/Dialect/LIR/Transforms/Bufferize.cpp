@@ -88,6 +88,7 @@ struct LIRBufferizePass : mlir::rlx::lir::impl::LIRBufferizeBase<LIRBufferizePas
       scheduleDestinationsEarly(fn);
     }
 
+    mlir::rlx::lir::separateReturnedTensors(module);
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;
     options.setFunctionBoundaryTypeConversion(
@@ -140,3 +141,17 @@ struct LIRBufferizePass : mlir::rlx::lir::impl::LIRBufferizeBase<LIRBufferizePas
 };
 
 } // namespace
+
+void mlir::rlx::lir::separateReturnedTensors(ModuleOp module) {
+  module.walk([](func::ReturnOp ret) {
+    OpBuilder b(ret);
+    llvm::SmallPtrSet<Value, 8> seen;
+    for (OpOperand &operand : ret->getOpOperands()) {
+      Value v = operand.get();
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || (seen.insert(v).second && !isa<BlockArgument>(v)))
+        continue;
+      operand.set(bufferization::AllocTensorOp::create(b, ret.getLoc(), type, ValueRange(), v));
+    }
+  });
+}

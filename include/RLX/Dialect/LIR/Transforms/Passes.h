@@ -30,6 +30,13 @@ class LIRDialect;
 #define GEN_PASS_REGISTRATION
 #include "RLX/Dialect/LIR/Transforms/Passes.h.inc"
 
+/// Gives every tensor result of `module`'s functions a value of its own: a
+/// value returned twice, or an argument returned as it is, is copied
+/// (bufferization.alloc_tensor copy). Promoting buffer results to out
+/// parameters needs one allocation per result; rlx-lir-bufferize and the
+/// CPU pipeline call this before bufferizing.
+void separateReturnedTensors(ModuleOp module);
+
 /// Attaches the BufferizableOpInterface model of rlx_lir.kernel.
 void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
 

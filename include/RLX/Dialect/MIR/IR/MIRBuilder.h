@@ -11,6 +11,7 @@
 #ifndef RLX_DIALECT_MIR_IR_MIRBUILDER_H
 #define RLX_DIALECT_MIR_IR_MIRBUILDER_H
 
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/IR/Builders.h"
 
@@ -92,6 +93,13 @@ public:
     return BroadcastOp::create(b, loc, x, shape);
   }
   Value softmax(Value x, int64_t axis) { return SoftmaxOp::create(b, loc, x, axis); }
+
+  /// Attention per `cfg` as the primitive chain that attention recognition
+  /// folds back: q, k, v → [B, H, S, D] (reshape/transpose; K/V heads
+  /// repeated by a broadcast for GQA) → matmul(q, kᵀ) → · scale →
+  /// [softcap] → [causal_mask] → [+ additive mask | select(bool mask)] →
+  /// softmax → matmul(p, v) → back to the query layout.
+  Value attentionChain(const AttentionConfig &cfg, Value q, Value k, Value v, Value mask);
 
   /// Builds `spec`: a plain matmul when no stage is set, else fused_matmul.
   Value fusedMatmul(const FusedMatmulSpec &spec);

@@ -140,4 +140,57 @@ def MIRSpecialize : Pass<"rlx-mir-specialize", "::mlir::ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Autodiff
+//===----------------------------------------------------------------------===//
+
+def MIRPrepareForAD : Pass<"rlx-mir-prepare-for-ad", "::mlir::ModuleOp"> {
+  let summary = "Unfuse fused MIR ops and regions into the primitives rlx-mir-grad has rules for";
+  let description = [{
+    Rewrites, in every function: `fused_matmul` into its stages (norm
+    prologue, matmul, bias add, activation or gated unit, residual add);
+    `attention` into the primitive chain (`matmul → scale → [softcap] →
+    [causal_mask] → [mask] → softmax → matmul`, GQA by broadcast);
+    `residual_rms_norm`, `rms_norm` and `layer_norm` into reductions and
+    elementwise ops (statistics in the input type); `elementwise` regions
+    back into MIR ops, one per `arith`/`math` op of the body. Ops it cannot
+    unfuse (a `fused_matmul` with head-norm or RoPE stages, a body op with
+    no MIR counterpart) are errors at the op. A function with `rlx_lir` ops
+    or memref arguments is an error: LIR is never differentiated.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
+def MIRGrad : Pass<"rlx-mir-grad", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode gradient of a MIR function returning a scalar loss";
+  let description = [{
+    For each public function with one result holding one element (the
+    loss), or the one named by `function`, adds `@<name>_grad`, which takes
+    the forward arguments plus `d_output` (the loss cotangent, the loss's
+    type) and returns the loss followed by the gradients of the arguments
+    named in `wrt` (their `rlx.input`/`rlx.param` names, or `argN`); empty
+    `wrt` means every floating-point argument. Results are named `loss` and
+    `d_<name>`.
+
+    The gradient function recomputes the forward pass and keeps every
+    forward value a rule reads (nothing is recomputed in the backward).
+    Gradients of a value used several times are summed; operands that were
+    broadcast get their gradient summed over the broadcast axes. Rules cover
+    the primitive MIR ops (run `rlx-mir-prepare-for-ad` first on fused MIR);
+    an op without a rule on the path from a `wrt` argument to the loss is an
+    error at that op, and so is HIR (lower with
+    `convert-rlx-hir-to-mir{fusion-policy=fusable}`) or LIR input. The
+    result is ordinary MIR: it fuses, bufferizes, plans and runs like any
+    other function. The rules and what each saves are listed in
+    docs/autodiff.md.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect", "::mlir::func::FuncDialect"];
+  let options = [
+    ListOption<"wrt", "wrt", "std::string",
+               "arguments to differentiate by name (rlx.input/rlx.param) or argN; default all float arguments">,
+    Option<"function", "function", "std::string", "\"\"",
+           "the function to differentiate (default: every public function with a scalar result)">
+  ];
+}
+
 #endif // RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD

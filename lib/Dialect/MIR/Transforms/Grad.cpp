@@ -1,0 +1,205 @@
+//===- Grad.cpp - rlx-mir-grad: reverse mode on MIR ------------------------===//
+//
+// @f(args) -> loss becomes, next to it, @f_grad(args, d_output) ->
+// (loss, d_<wrt>...): a copy of the forward body (unfused into primitives),
+// then the rules of GradRules.cpp applied in reverse order, gradients of
+// values with several uses summed, broadcast operands summed down.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Autodiff.h"
+
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::rlx::mir {
+#define GEN_PASS_DEF_MIRGRAD
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::mir
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+namespace {
+
+bool isFloatTensor(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && isa<FloatType>(r.getElementType());
+}
+
+/// The user-facing name of argument `i`: rlx.input / rlx.param, else argN.
+std::string argName(func::FuncOp fn, unsigned i) {
+  for (StringRef role : {"rlx.input", "rlx.param"})
+    if (auto s = fn.getArgAttrOfType<StringAttr>(i, role))
+      return s.str();
+  return "arg" + std::to_string(i);
+}
+
+class GradBuilder {
+public:
+  explicit GradBuilder(func::FuncOp fwd) : fwd(fwd) {}
+
+  /// Builds @<fwd>_grad after `fwd`; returns null after an error.
+  func::FuncOp build(ArrayRef<std::string> wrtNames) {
+    // Which arguments.
+    SmallVector<unsigned> wrt;
+    if (wrtNames.empty()) {
+      for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
+        if (isFloatTensor(fwd.getArgument(i).getType()))
+          wrt.push_back(i);
+    } else {
+      for (const std::string &name : wrtNames) {
+        std::optional<unsigned> found;
+        for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
+          if (argName(fwd, i) == name)
+            found = i;
+        if (!found) {
+          fwd.emitError("rlx-mir-grad: no argument named '") << name << "' (wrt)";
+          return nullptr;
+        }
+        if (!isFloatTensor(fwd.getArgument(*found).getType())) {
+          fwd.emitError("rlx-mir-grad: argument '") << name << "' is not a floating-point tensor";
+          return nullptr;
+        }
+        wrt.push_back(*found);
+      }
+    }
+    auto lossType = dyn_cast<RankedTensorType>(
+        fwd.getNumResults() == 1 ? fwd.getResultTypes()[0] : Type());
+    if (!lossType || !lossType.hasStaticShape() || lossType.getNumElements() != 1 ||
+        !isa<FloatType>(lossType.getElementType())) {
+      fwd.emitError("rlx-mir-grad: @")
+          << fwd.getSymName()
+          << " must return one floating-point scalar (the loss), e.g. tensor<f32> or tensor<1xf32>";
+      return nullptr;
+    }
+
+    // The signature: forward args + d_output -> loss, d_<wrt>...
+    OpBuilder b(fwd);
+    b.setInsertionPointAfter(fwd);
+    SmallVector<Type> ins(fwd.getArgumentTypes()), outs{lossType};
+    ins.push_back(lossType);
+    for (unsigned i : wrt)
+      outs.push_back(fwd.getArgument(i).getType());
+    auto fn = func::FuncOp::create(b, fwd.getLoc(), (fwd.getSymName() + "_grad").str(),
+                                   b.getFunctionType(ins, outs));
+    for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
+      fn.setArgAttrs(i, fwd.getArgAttrDict(i));
+    fn.setArgAttr(fwd.getNumArguments(), "rlx.input", b.getStringAttr("d_output"));
+    fn.setResultAttr(0, "rlx.output", b.getStringAttr("loss"));
+    for (auto [k, i] : llvm::enumerate(wrt))
+      fn.setResultAttr(k + 1, "rlx.output", b.getStringAttr("d_" + argName(fwd, i)));
+
+    // The forward body, unfused.
+    Block *entry = fn.addEntryBlock();
+    IRMapping map;
+    for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
+      map.map(fwd.getArgument(i), entry->getArgument(i));
+    b.setInsertionPointToEnd(entry);
+    Value loss;
+    for (Operation &op : fwd.getBody().front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        loss = map.lookup(ret.getOperand(0));
+        break;
+      }
+      b.clone(op, map);
+    }
+    if (failed(ad::unfuse(fn))) {
+      fn.erase();
+      return nullptr;
+    }
+
+    // Values that depend on a wrt argument: the only ones that get gradients.
+    DenseSet<Value> active;
+    for (unsigned i : wrt)
+      active.insert(entry->getArgument(i));
+    SmallVector<Operation *> ops;
+    for (Operation &op : *entry) {
+      ops.push_back(&op);
+      if (llvm::any_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
+        for (Value r : op.getResults())
+          if (isFloatTensor(r.getType()))
+            active.insert(r);
+    }
+
+    // Backward, in reverse order.
+    b.setInsertionPointToEnd(entry);
+    MIRBuilder mb(b, fwd.getLoc());
+    DenseMap<Value, Value> grads;
+    grads[loss] = entry->getArgument(fwd.getNumArguments());
+    for (Operation *op : llvm::reverse(ops)) {
+      if (op->getNumResults() != 1)
+        continue;
+      auto it = grads.find(op->getResult(0));
+      if (it == grads.end())
+        continue;
+      SmallVector<bool> need;
+      for (Value v : op->getOperands())
+        need.push_back(active.contains(v));
+      if (llvm::none_of(need, [](bool x) { return x; }))
+        continue;
+      MIRBuilder opb(b, op->getLoc());
+      SmallVector<Value> dx;
+      if (failed(ad::vjp(opb, op, it->second, need, dx))) {
+        fn.erase();
+        return nullptr;
+      }
+      for (auto [v, g] : llvm::zip(op->getOperands(), dx)) {
+        if (!g || !active.contains(v))
+          continue;
+        g = ad::sumTo(opb, g, cast<RankedTensorType>(v.getType()));
+        auto [slot, inserted] = grads.try_emplace(v, g);
+        if (!inserted)
+          slot->second = opb.add(slot->second, g);
+      }
+    }
+
+    SmallVector<Value> results{loss};
+    for (unsigned i : wrt) {
+      Value g = grads.lookup(entry->getArgument(i));
+      results.push_back(g ? g : ad::zerosLike(mb, entry->getArgument(i)));
+    }
+    func::ReturnOp::create(b, fwd.getLoc(), results);
+    return fn;
+  }
+
+private:
+  func::FuncOp fwd;
+};
+
+struct MIRGradPass : mir::impl::MIRGradBase<MIRGradPass> {
+  using MIRGradBase::MIRGradBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> targets;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      if (!function.empty() ? fn.getSymName() == function
+                            : fn.isPublic() && fn.getNumResults() == 1 &&
+                                  !fn.getSymName().ends_with("_grad") &&
+                                  !fn.getSymName().ends_with("_pack_params"))
+        targets.push_back(fn);
+    }
+    if (targets.empty()) {
+      module.emitError("rlx-mir-grad: no function to differentiate")
+          << (function.empty() ? std::string(" (none returns one scalar)")
+                               : " named '" + function + "'");
+      return signalPassFailure();
+    }
+    for (func::FuncOp fn : targets) {
+      if (failed(ad::checkIsMir(fn, "rlx-mir-grad")))
+        return signalPassFailure();
+      if (module.lookupSymbol((fn.getSymName() + "_grad").str())) {
+        fn.emitError("rlx-mir-grad: @") << fn.getSymName() << "_grad exists already";
+        return signalPassFailure();
+      }
+      if (!GradBuilder(fn).build(wrt))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,227 @@
+//===- PrepareForAD.cpp - Unfuse MIR into the primitives AD has rules for -===//
+//
+// Norms become reductions and elementwise ops (statistics in the input's
+// type), attention the primitive chain of MIRBuilder::attentionChain, a
+// fused_matmul its stages, and an elementwise region one MIR op per scalar
+// op of its body.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Autodiff.h"
+
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace mlir::rlx::mir {
+#define GEN_PASS_DEF_MIRPREPAREFORAD
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::mir
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+namespace {
+
+Value reduceLast(MIRBuilder &mb, ReduceKind kind, Value x) {
+  OpBuilder &b = mb.builder();
+  int64_t last = MIRBuilder::typeOf(x).getRank() - 1;
+  return ReduceOp::create(b, mb.getLoc(), x, ReduceKindAttr::get(b.getContext(), kind),
+                          b.getDenseI64ArrayAttr({last}), b.getUnitAttr());
+}
+
+/// x · rsqrt(mean(x², last) + eps) [· w]
+Value rmsNormChain(MIRBuilder &mb, Value x, Value w, double eps) {
+  Type et = MIRBuilder::elementType(x);
+  Value ms = reduceLast(mb, ReduceKind::Mean, mb.mul(x, x));
+  Value y = mb.mul(x, mb.unary<RsqrtOp>(mb.add(ms, mb.scalar(et, eps))));
+  return w ? mb.mul(y, w) : y;
+}
+
+/// (x − mean) · rsqrt(var + eps) [· w] [+ b]
+Value layerNormChain(MIRBuilder &mb, Value x, Value w, Value bias, double eps) {
+  Type et = MIRBuilder::elementType(x);
+  Value xc = mb.sub(x, reduceLast(mb, ReduceKind::Mean, x));
+  Value var = reduceLast(mb, ReduceKind::Mean, mb.mul(xc, xc));
+  Value y = mb.mul(xc, mb.unary<RsqrtOp>(mb.add(var, mb.scalar(et, eps))));
+  if (w)
+    y = mb.mul(y, w);
+  return bias ? mb.add(y, bias) : y;
+}
+
+FailureOr<Value> unfuseMatmul(MIRBuilder &mb, FusedMatmulOp op) {
+  auto spec = FusedMatmulSpec::of(op);
+  if (failed(spec))
+    return op.emitError("rlx-mir-prepare-for-ad: cannot read this fused_matmul"), failure();
+  if (spec->headNormWeight || spec->ropeCos)
+    return op.emitError("rlx-mir-prepare-for-ad: fused_matmul head-norm and RoPE stages are not "
+                        "unfused; differentiate the unfused graph (fusion-policy=fusable, no "
+                        "rlx-mir-fuse)"),
+           failure();
+  Value x = spec->lhs;
+  if (spec->norm == NormKind::RmsNorm)
+    x = rmsNormChain(mb, x, spec->normWeight, spec->normEps.value_or(1e-5));
+  else if (spec->norm == NormKind::LayerNorm)
+    x = layerNormChain(mb, x, spec->normWeight, spec->normBias, spec->normEps.value_or(1e-5));
+  Value y = mb.matmul(x, spec->rhs, false, spec->transposeB);
+  if (spec->bias)
+    y = mb.add(y, spec->bias);
+  if (spec->glu) {
+    int64_t n = MIRBuilder::shapeOf(y).back();
+    y = mb.mul(mb.activation(spec->activation, mb.sliceLast(y, 0, n / 2)),
+               mb.sliceLast(y, n / 2, n / 2));
+  } else {
+    y = mb.activation(spec->activation, y);
+  }
+  if (spec->residual)
+    y = mb.add(y, spec->residual);
+  return y;
+}
+
+/// One MIR op per arith/math op of the body.
+FailureOr<SmallVector<Value>> unfuseElementwise(MIRBuilder &mb, FusedElementwiseOp op) {
+  DenseMap<Value, Value> map;
+  Block &body = op.getBody().front();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), op.getInputs()))
+    map[arg] = in;
+  for (Operation &inner : body.without_terminator()) {
+    auto operand = [&](unsigned i) { return map.lookup(inner.getOperand(i)); };
+    Type resultType = inner.getNumResults() ? inner.getResult(0).getType() : Type();
+    Value r;
+    if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
+      auto f = dyn_cast<FloatAttr>(c.getValue());
+      if (f)
+        r = mb.scalar(f.getType(), f.getValueAsDouble());
+    } else if (isa<arith::AddFOp>(inner)) {
+      r = mb.add(operand(0), operand(1));
+    } else if (isa<arith::SubFOp>(inner)) {
+      r = mb.sub(operand(0), operand(1));
+    } else if (isa<arith::MulFOp>(inner)) {
+      r = mb.mul(operand(0), operand(1));
+    } else if (isa<arith::DivFOp>(inner)) {
+      r = mb.div(operand(0), operand(1));
+    } else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(inner)) {
+      r = MaxOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+    } else if (isa<arith::MinimumFOp, arith::MinNumFOp>(inner)) {
+      r = MinOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+    } else if (isa<math::PowFOp>(inner)) {
+      r = PowOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+    } else if (isa<arith::NegFOp>(inner)) {
+      r = mb.unary<NegOp>(operand(0));
+    } else if (isa<math::ExpOp>(inner)) {
+      r = mb.unary<ExpOp>(operand(0));
+    } else if (isa<math::LogOp>(inner)) {
+      r = mb.unary<LogOp>(operand(0));
+    } else if (isa<math::SqrtOp>(inner)) {
+      r = mb.unary<SqrtOp>(operand(0));
+    } else if (isa<math::RsqrtOp>(inner)) {
+      r = mb.unary<RsqrtOp>(operand(0));
+    } else if (isa<math::TanhOp>(inner)) {
+      r = mb.unary<TanhOp>(operand(0));
+    } else if (isa<math::ErfOp>(inner)) {
+      r = mb.unary<ErfOp>(operand(0));
+    } else if (isa<math::SinOp>(inner)) {
+      r = mb.unary<SinOp>(operand(0));
+    } else if (isa<math::CosOp>(inner)) {
+      r = mb.unary<CosOp>(operand(0));
+    } else if (isa<math::AbsFOp>(inner)) {
+      r = mb.unary<AbsOp>(operand(0));
+    } else if (isa<arith::ExtFOp, arith::TruncFOp>(inner)) {
+      r = mb.cast(operand(0), resultType);
+    }
+    if (!r)
+      return inner.emitError("rlx-mir-prepare-for-ad: '")
+                 << inner.getName() << "' in an elementwise body has no MIR counterpart",
+             failure();
+    map[inner.getResult(0)] = r;
+  }
+  SmallVector<Value> results;
+  for (auto [v, result] : llvm::zip(body.getTerminator()->getOperands(), op.getResults())) {
+    Value r = map.lookup(v);
+    auto want = cast<RankedTensorType>(result.getType());
+    if (MIRBuilder::typeOf(r).getShape() != want.getShape())
+      r = mb.broadcast(r, MIRBuilder::pattern(want.getShape()));
+    results.push_back(r);
+  }
+  return results;
+}
+
+} // namespace
+
+LogicalResult mlir::rlx::mir::ad::checkIsMir(func::FuncOp fn, StringRef pass) {
+  for (Type t : fn.getArgumentTypes())
+    if (isa<MemRefType>(t))
+      return fn.emitError(pass) << ": @" << fn.getSymName()
+                                << " is LIR (memref arguments); LIR is never differentiated, "
+                                   "run autodiff on the MIR before convert-rlx-mir-to-lir";
+  WalkResult r = fn.walk([&](Operation *op) {
+    StringRef ns = op->getDialect() ? op->getDialect()->getNamespace() : "";
+    if (ns == "rlx_lir") {
+      op->emitError(pass) << ": LIR is never differentiated; run autodiff on the MIR before "
+                             "convert-rlx-mir-to-lir";
+      return WalkResult::interrupt();
+    }
+    if (ns == "rlx_hir") {
+      op->emitError(pass) << ": HIR is not differentiated directly; lower it first with "
+                             "convert-rlx-hir-to-mir{fusion-policy=fusable}";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn) {
+  SmallVector<Operation *> ops;
+  fn.walk([&](Operation *op) {
+    if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp,
+            FusedElementwiseOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    MIRBuilder mb(b, op->getLoc());
+    SmallVector<Value> repl;
+    if (auto m = dyn_cast<FusedMatmulOp>(op)) {
+      auto y = unfuseMatmul(mb, m);
+      if (failed(y))
+        return failure();
+      repl.push_back(*y);
+    } else if (auto a = dyn_cast<AttentionOp>(op)) {
+      repl.push_back(mb.attentionChain(getAttentionConfig(a), a.getQuery(), a.getKey(),
+                                       a.getValue(), a.getMask()));
+    } else if (auto n = dyn_cast<RmsNormOp>(op)) {
+      repl.push_back(rmsNormChain(mb, n.getInput(), n.getWeight(), n.getEps().convertToDouble()));
+    } else if (auto n = dyn_cast<LayerNormOp>(op)) {
+      repl.push_back(layerNormChain(mb, n.getInput(), n.getWeight(), n.getBias(),
+                                    n.getEps().convertToDouble()));
+    } else if (auto n = dyn_cast<ResidualRmsNormOp>(op)) {
+      Value sum = mb.add(n.getInput(), n.getResidual());
+      repl.push_back(rmsNormChain(mb, sum, n.getWeight(), n.getEps().convertToDouble()));
+      repl.push_back(sum);
+    } else if (auto e = dyn_cast<FusedElementwiseOp>(op)) {
+      auto r = unfuseElementwise(mb, e);
+      if (failed(r))
+        return failure();
+      repl = *r;
+    }
+    op->replaceAllUsesWith(repl);
+    op->erase();
+  }
+  return success();
+}
+
+namespace {
+struct MIRPrepareForADPass : mir::impl::MIRPrepareForADBase<MIRPrepareForADPass> {
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      if (failed(ad::checkIsMir(fn, "rlx-mir-prepare-for-ad")) || failed(ad::unfuse(fn)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
