@@ -97,4 +97,27 @@ def ConvertRLXMIRToLIR : Pass<"convert-rlx-mir-to-lir", "::mlir::ModuleOp"> {
   ];
 }
 
+def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
+  let summary = "Raise TOSA and linalg-on-tensors (as PyTorch exporters write them) to rlx_mir blocks";
+  let description = [{
+    Raises, one op at a time, what torch-mlir/TOSA and linalg exporters
+    produce into rlx_mir (`populateTosaToRLXMIRPatterns`,
+    `populateLinalgToRLXMIRPatterns`): TOSA elementwise ops, reductions,
+    reshapes, transposes, slices, concats, tiles of size-1 dims, matmuls and
+    gathers; linalg matmul/batch_matmul (transposed maps included), generic
+    elementwise bodies (their `arith`/`math` ops become MIR ops), sum/max
+    reductions, transposes and embedding lookups; tensor reshapes, slices
+    and concats. Then recognizes blocks in the raised graph
+    (`rlx-mir-recognize-blocks`): rms_norm (also as pow/mean/rsqrt), softmax,
+    silu, RoPE (rotate_half form), causal masks given as constants, and the
+    matmul forms that attention recognition, SwiGLU and QKV merging expect,
+    so `rlx-mir-fuse` then finds attention (GQA repeats included), SwiGLU and
+    embedding gathers as in RLX's own HIR.
+
+    Ops it does not know stay as they are, between raised ones; the CPU
+    pipeline lowers leftover TOSA with upstream's TOSA-to-linalg passes.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
 #endif // RLX_CONVERSION_PASSES_TD

@@ -9,6 +9,7 @@
 #include "RLX/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,6 +28,16 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
   hir.fusionPolicy =
       options.fusionPolicy.getValue() == "fusable" ? FusionPolicy::Fusable : FusionPolicy::Direct;
   pm.addPass(createConvertRLXHIRToMIR(hir));
+  // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
+  // lowered by upstream's TOSA passes and compiled as it is.
+  if (options.importUpstream) {
+    pm.addPass(createRLXImportToMIR());
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(tosa::createTosaToLinalgNamed());
+    fpm.addPass(tosa::createTosaToLinalg());
+    fpm.addPass(createTosaToArithPass());
+    fpm.addPass(createTosaToTensorPass());
+  }
   if (options.fuse)
     pm.addPass(mir::createMIRFuse());
   if (!options.dims.empty()) {

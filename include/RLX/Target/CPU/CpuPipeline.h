@@ -23,6 +23,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                                    llvm::cl::desc("HIR lowering: direct or fusable"),
                                    llvm::cl::init("direct")};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("run rlx-mir-fuse"), llvm::cl::init(true)};
+  Option<bool> importUpstream{
+      *this, "import",
+      llvm::cl::desc("raise TOSA/linalg input with rlx-import-to-mir (leftover TOSA is lowered "
+                     "by upstream's TOSA-to-linalg passes)"),
+      llvm::cl::init(true)};
   ListOption<std::string> dims{*this, "dims",
                                llvm::cl::desc("symbolic dim bindings name=size")};
   Option<int64_t> rowTile{*this, "row-tile", llvm::cl::desc("fused_matmul row tile"),

@@ -2,6 +2,10 @@
 
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
 #include <limits>
 
@@ -193,4 +197,105 @@ Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, V
     return o;
   }
   llvm_unreachable("unknown layout");
+}
+
+FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRange inputs,
+                                                        TypeRange resultTypes, StringRef who) {
+  MIRBuilder &mb = *this;
+  // Check every op first, so that nothing is built for a body that fails.
+  for (Operation &inner : body.without_terminator()) {
+    auto c = dyn_cast<arith::ConstantOp>(inner);
+    bool ok = c ? isa<FloatAttr>(c.getValue())
+                : isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+                      arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp, arith::MinNumFOp,
+                      math::PowFOp, arith::NegFOp, math::ExpOp, math::LogOp, math::SqrtOp,
+                      math::RsqrtOp, math::TanhOp, math::ErfOp, math::SinOp, math::CosOp,
+                      math::AbsFOp, arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp>(inner);
+    if (!ok) {
+      if (!who.empty())
+        inner.emitError(who) << ": '" << inner.getName()
+                             << "' in an elementwise body has no MIR counterpart";
+      return failure();
+    }
+  }
+  // Every value used must be an input's block argument, computed in the
+  // body, or a scalar float constant from outside (exporters hoist those).
+  auto outsideConstant = [&](Value v) -> std::optional<double> {
+    FloatAttr f;
+    if (v.getParentBlock() != &body && matchPattern(v, m_Constant(&f)))
+      return f.getValueAsDouble();
+    return std::nullopt;
+  };
+  auto known = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() == &body && arg.getArgNumber() < inputs.size();
+    return v.getParentBlock() == &body || outsideConstant(v).has_value();
+  };
+  for (Operation &inner : body)
+    if (!llvm::all_of(inner.getOperands(), known))
+      return failure();
+  DenseMap<Value, Value> map;
+  for (auto [arg, in] : llvm::zip(body.getArguments(), inputs))
+    map[arg] = in;
+  for (Operation &inner : body.without_terminator()) {
+    for (Value v : inner.getOperands())
+      if (auto c = outsideConstant(v); c && !map.count(v))
+        map[v] = mb.scalar(v.getType(), *c);
+    auto operand = [&](unsigned i) { return map.lookup(inner.getOperand(i)); };
+    Type resultType = inner.getNumResults() ? inner.getResult(0).getType() : Type();
+    Value r;
+    if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
+      auto f = dyn_cast<FloatAttr>(c.getValue());
+      if (f)
+        r = mb.scalar(f.getType(), f.getValueAsDouble());
+    } else if (isa<arith::AddFOp>(inner)) {
+      r = mb.add(operand(0), operand(1));
+    } else if (isa<arith::SubFOp>(inner)) {
+      r = mb.sub(operand(0), operand(1));
+    } else if (isa<arith::MulFOp>(inner)) {
+      r = mb.mul(operand(0), operand(1));
+    } else if (isa<arith::DivFOp>(inner)) {
+      r = mb.div(operand(0), operand(1));
+    } else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(inner)) {
+      r = MaxOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+    } else if (isa<arith::MinimumFOp, arith::MinNumFOp>(inner)) {
+      r = MinOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+    } else if (isa<math::PowFOp>(inner)) {
+      r = PowOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+    } else if (isa<arith::NegFOp>(inner)) {
+      r = mb.unary<NegOp>(operand(0));
+    } else if (isa<math::ExpOp>(inner)) {
+      r = mb.unary<ExpOp>(operand(0));
+    } else if (isa<math::LogOp>(inner)) {
+      r = mb.unary<LogOp>(operand(0));
+    } else if (isa<math::SqrtOp>(inner)) {
+      r = mb.unary<SqrtOp>(operand(0));
+    } else if (isa<math::RsqrtOp>(inner)) {
+      r = mb.unary<RsqrtOp>(operand(0));
+    } else if (isa<math::TanhOp>(inner)) {
+      r = mb.unary<TanhOp>(operand(0));
+    } else if (isa<math::ErfOp>(inner)) {
+      r = mb.unary<ErfOp>(operand(0));
+    } else if (isa<math::SinOp>(inner)) {
+      r = mb.unary<SinOp>(operand(0));
+    } else if (isa<math::CosOp>(inner)) {
+      r = mb.unary<CosOp>(operand(0));
+    } else if (isa<math::AbsFOp>(inner)) {
+      r = mb.unary<AbsOp>(operand(0));
+    } else if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp>(inner)) {
+      r = mb.cast(operand(0), resultType);
+    }
+    map[inner.getResult(0)] = r;
+  }
+  SmallVector<Value> results;
+  for (auto [v, resultType] : llvm::zip(body.getTerminator()->getOperands(), resultTypes)) {
+    Value r = map.lookup(v);
+    if (!r)
+      return failure();
+    auto want = llvm::cast<RankedTensorType>(resultType);
+    if (MIRBuilder::typeOf(r).getShape() != want.getShape())
+      r = mb.broadcast(r, MIRBuilder::pattern(want.getShape()));
+    results.push_back(r);
+  }
+  return results;
 }

@@ -11,8 +11,6 @@
 
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 
 namespace mlir::rlx::mir {
 #define GEN_PASS_DEF_MIRPREPAREFORAD
@@ -80,74 +78,6 @@ FailureOr<Value> unfuseMatmul(MIRBuilder &mb, FusedMatmulOp op) {
   return y;
 }
 
-/// One MIR op per arith/math op of the body.
-FailureOr<SmallVector<Value>> unfuseElementwise(MIRBuilder &mb, FusedElementwiseOp op) {
-  DenseMap<Value, Value> map;
-  Block &body = op.getBody().front();
-  for (auto [arg, in] : llvm::zip(body.getArguments(), op.getInputs()))
-    map[arg] = in;
-  for (Operation &inner : body.without_terminator()) {
-    auto operand = [&](unsigned i) { return map.lookup(inner.getOperand(i)); };
-    Type resultType = inner.getNumResults() ? inner.getResult(0).getType() : Type();
-    Value r;
-    if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
-      auto f = dyn_cast<FloatAttr>(c.getValue());
-      if (f)
-        r = mb.scalar(f.getType(), f.getValueAsDouble());
-    } else if (isa<arith::AddFOp>(inner)) {
-      r = mb.add(operand(0), operand(1));
-    } else if (isa<arith::SubFOp>(inner)) {
-      r = mb.sub(operand(0), operand(1));
-    } else if (isa<arith::MulFOp>(inner)) {
-      r = mb.mul(operand(0), operand(1));
-    } else if (isa<arith::DivFOp>(inner)) {
-      r = mb.div(operand(0), operand(1));
-    } else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(inner)) {
-      r = MaxOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
-    } else if (isa<arith::MinimumFOp, arith::MinNumFOp>(inner)) {
-      r = MinOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
-    } else if (isa<math::PowFOp>(inner)) {
-      r = PowOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
-    } else if (isa<arith::NegFOp>(inner)) {
-      r = mb.unary<NegOp>(operand(0));
-    } else if (isa<math::ExpOp>(inner)) {
-      r = mb.unary<ExpOp>(operand(0));
-    } else if (isa<math::LogOp>(inner)) {
-      r = mb.unary<LogOp>(operand(0));
-    } else if (isa<math::SqrtOp>(inner)) {
-      r = mb.unary<SqrtOp>(operand(0));
-    } else if (isa<math::RsqrtOp>(inner)) {
-      r = mb.unary<RsqrtOp>(operand(0));
-    } else if (isa<math::TanhOp>(inner)) {
-      r = mb.unary<TanhOp>(operand(0));
-    } else if (isa<math::ErfOp>(inner)) {
-      r = mb.unary<ErfOp>(operand(0));
-    } else if (isa<math::SinOp>(inner)) {
-      r = mb.unary<SinOp>(operand(0));
-    } else if (isa<math::CosOp>(inner)) {
-      r = mb.unary<CosOp>(operand(0));
-    } else if (isa<math::AbsFOp>(inner)) {
-      r = mb.unary<AbsOp>(operand(0));
-    } else if (isa<arith::ExtFOp, arith::TruncFOp>(inner)) {
-      r = mb.cast(operand(0), resultType);
-    }
-    if (!r)
-      return inner.emitError("rlx-mir-prepare-for-ad: '")
-                 << inner.getName() << "' in an elementwise body has no MIR counterpart",
-             failure();
-    map[inner.getResult(0)] = r;
-  }
-  SmallVector<Value> results;
-  for (auto [v, result] : llvm::zip(body.getTerminator()->getOperands(), op.getResults())) {
-    Value r = map.lookup(v);
-    auto want = cast<RankedTensorType>(result.getType());
-    if (MIRBuilder::typeOf(r).getShape() != want.getShape())
-      r = mb.broadcast(r, MIRBuilder::pattern(want.getShape()));
-    results.push_back(r);
-  }
-  return results;
-}
-
 } // namespace
 
 LogicalResult mlir::rlx::mir::ad::checkIsMir(func::FuncOp fn, StringRef pass) {
@@ -202,7 +132,8 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn) {
       repl.push_back(rmsNormChain(mb, sum, n.getWeight(), n.getEps().convertToDouble()));
       repl.push_back(sum);
     } else if (auto e = dyn_cast<FusedElementwiseOp>(op)) {
-      auto r = unfuseElementwise(mb, e);
+      auto r = mb.expandScalarBody(e.getBody().front(), e.getInputs(), e.getResultTypes(),
+                                   "rlx-mir-prepare-for-ad");
       if (failed(r))
         return failure();
       repl = *r;

@@ -101,6 +101,16 @@ public:
   /// softmax → matmul(p, v) → back to the query layout.
   Value attentionChain(const AttentionConfig &cfg, Value q, Value k, Value v, Value mask);
 
+  /// The scalar `body` (block arguments: one scalar per input; terminator:
+  /// the results) applied to whole tensors: one MIR op per arith/math op
+  /// (addf → add, math.exp → exp, a scalar constant → rank-0 constant, ...),
+  /// results broadcast to `resultTypes`. Fails, building nothing, when an op
+  /// has no MIR counterpart or a value comes from outside the body; the op is
+  /// then reported as an error prefixed with `who` (silently when `who` is
+  /// empty, as a pattern that does not apply).
+  FailureOr<SmallVector<Value>> expandScalarBody(Block &body, ValueRange inputs,
+                                                 TypeRange resultTypes, StringRef who);
+
   /// Builds `spec`: a plain matmul when no stage is set, else fused_matmul.
   Value fusedMatmul(const FusedMatmulSpec &spec);
 

@@ -52,6 +52,11 @@ void populateNormPrologueFusionPatterns(RewritePatternSet &patterns,
 void populateAttentionFusionPatterns(RewritePatternSet &patterns,
                                      FusionReport *report = nullptr);
 
+/// Blocks spelled out in primitives (imported graphs): rms_norm, softmax,
+/// sigmoid/silu, RoPE, constant causal masks, and the matmul forms fusion
+/// expects. See rlx-mir-recognize-blocks.
+void populateBlockRecognitionPatterns(RewritePatternSet &patterns);
+
 /// Elementwise-chain fusion is a graph partitioning, not a local rewrite: it
 /// groups connected elementwise ops of one shape and outlines each group into
 /// an rlx_mir.elementwise. Returns the number of groups formed.

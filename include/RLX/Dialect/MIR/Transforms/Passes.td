@@ -193,4 +193,20 @@ def MIRGrad : Pass<"rlx-mir-grad", "::mlir::ModuleOp"> {
   ];
 }
 
+def MIRRecognizeBlocks : Pass<"rlx-mir-recognize-blocks"> {
+  let summary = "Recognize blocks spelled out in primitive MIR (imported graphs)";
+  let description = [{
+    Applies `populateBlockRecognitionPatterns`: rms_norm from
+    `x · rsqrt(mean(x²) + eps) [· w]` (mean as reduce mean, sum · 1/H or
+    sum / H; x² as x·x or pow(x, 2)), softmax from `exp(x − max) / Σ`,
+    sigmoid from `1 / (1 + exp(−x))` and silu from `x · sigmoid(x)`, RoPE from
+    `x·cos(cat(f, f)) + rotate_half(x)·sin(cat(f, f))` on heads split from a
+    packed projection, causal (and sliding-window) masks given as additive
+    constants, and the matmul forms fusion expects (transposes folded into
+    flags, a weight reshaped to `[1, K, N]` read as `[K, N]`, 4-D matmuls
+    that were split into 3-D). Part of `rlx-import-to-mir`.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
 #endif // RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD

@@ -1,0 +1,33 @@
+//===- ImportToMIR.h - Raise TOSA and linalg-on-tensors to rlx_mir -*- C++ -*-===//
+//
+// Patterns that raise the IR PyTorch exporters produce (TOSA; linalg named
+// ops and generics on tensors with tensor reshapes/slices) into rlx_mir ops,
+// one op at a time. Anything they do not know stays as it is. Block
+// recognition (rms_norm, softmax, RoPE, ...) on the raised graph is
+// mir::populateBlockRecognitionPatterns; rlx-import-to-mir runs both.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_CONVERSION_IMPORTTOMIR_IMPORTTOMIR_H
+#define RLX_CONVERSION_IMPORTTOMIR_IMPORTTOMIR_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::rlx {
+
+/// tosa.{const, add, sub, mul, maximum, minimum, pow, exp, log, rsqrt,
+/// reciprocal, tanh, sigmoid, abs, sin, cos, erf, negate, clamp (ReLU),
+/// cast, select, reduce_sum/max/min/prod, reshape, transpose, slice, concat,
+/// tile (of size-1 dims), matmul, gather (batch 1)} → rlx_mir.
+void populateTosaToRLXMIRPatterns(RewritePatternSet &patterns);
+
+/// linalg.{matmul, batch_matmul (with transposed indexing maps), transpose,
+/// broadcast, softmax, reduce, generic: elementwise bodies, sum/max
+/// reductions, transposes, embedding lookups}, tensor.{expand_shape,
+/// collapse_shape, extract_slice, concat} and dense arith.constant tensors
+/// → rlx_mir.
+void populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::rlx
+
+#endif // RLX_CONVERSION_IMPORTTOMIR_IMPORTTOMIR_H

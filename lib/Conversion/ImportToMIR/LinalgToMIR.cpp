@@ -1,0 +1,373 @@
+//===- LinalgToMIR.cpp - Raise linalg-on-tensors to rlx_mir ----------------===//
+//
+// Named ops map directly. A linalg.generic is read by its shape: all
+// parallel with broadcast-only input maps is an elementwise body (its arith/
+// math ops become MIR ops, inputs reshaped to numpy-broadcastable shapes); a
+// sum or max over some dims with the matching fill is a reduce; a single
+// permuted input is a transpose; an index_cast + tensor.extract from a table
+// is an embedding gather. Anything else stays.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Conversion/ImportToMIR/ImportToMIR.h"
+
+#include "RLX/Dialect/MIR/IR/MIRBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+namespace {
+
+LogicalResult replaceIfSameType(PatternRewriter &rw, Operation *op, Value v) {
+  if (v.getType() != op->getResult(0).getType())
+    return failure();
+  rw.replaceOp(op, v);
+  return success();
+}
+
+/// The splat value `v` is filled with (linalg.fill of a constant).
+std::optional<double> fillValue(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return std::nullopt;
+  FloatAttr f;
+  if (!matchPattern(fill.getInputs()[0], m_Constant(&f)))
+    return std::nullopt;
+  return f.getValueAsDouble();
+}
+
+/// matmul / batch_matmul with their default or transposed maps, accumulating
+/// into zeros.
+struct Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(linalg::LinalgOp op, PatternRewriter &rw) const override {
+    if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) || !op.hasPureTensorSemantics())
+      return failure();
+    if (fillValue(op.getDpsInits()[0]) != 0.0)
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    bool batched = isa<linalg::BatchMatmulOp>(op);
+    unsigned b = batched ? 1 : 0;
+    // dims: [batch,] m, n, k
+    auto dim = [&](AffineMap m, unsigned r) {
+      auto d = dyn_cast<AffineDimExpr>(m.getResult(r));
+      return d ? static_cast<int64_t>(d.getPosition()) : -1;
+    };
+    int64_t M = b, N = b + 1, K = b + 2;
+    bool ta, tb;
+    if (dim(maps[0], b) == M && dim(maps[0], b + 1) == K)
+      ta = false;
+    else if (dim(maps[0], b) == K && dim(maps[0], b + 1) == M)
+      ta = true;
+    else
+      return failure();
+    if (dim(maps[1], b) == K && dim(maps[1], b + 1) == N)
+      tb = false;
+    else if (dim(maps[1], b) == N && dim(maps[1], b + 1) == K)
+      tb = true;
+    else
+      return failure();
+    Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+    return replaceIfSameType(rw, op, MatmulOp::create(rw, op.getLoc(), lhs, rhs, ta, tb));
+  }
+};
+
+struct Transpose : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp op, PatternRewriter &rw) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    return replaceIfSameType(rw, op, TransposeOp::create(rw, op.getLoc(), op.getInput(),
+                                                         op.getPermutation()));
+  }
+};
+
+struct Softmax : OpRewritePattern<linalg::SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::SoftmaxOp op, PatternRewriter &rw) const override {
+    return replaceIfSameType(rw, op, SoftmaxOp::create(rw, op.getLoc(), op.getInput(),
+                                                       static_cast<int64_t>(op.getDimension())));
+  }
+};
+
+struct Broadcast : OpRewritePattern<linalg::BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::BroadcastOp op, PatternRewriter &rw) const override {
+    auto out = cast<RankedTensorType>(op.getInit().getType());
+    SmallVector<int64_t> kept = MIRBuilder::pattern(out.getShape());
+    for (int64_t d : op.getDimensions())
+      kept[d] = 1;
+    MIRBuilder mb(rw, op.getLoc());
+    Value r = mb.reshape(op.getInput(), kept);
+    return replaceIfSameType(rw, op, mb.broadcast(r, MIRBuilder::pattern(out.getShape())));
+  }
+};
+
+/// The reduction a combiner body computes: addf → sum, maximumf/maxnumf → max.
+std::optional<ReduceKind> combinerKind(Block &body) {
+  if (body.getOperations().size() != 2)
+    return std::nullopt;
+  Operation &op = body.front();
+  if (op.getNumOperands() != 2 ||
+      !llvm::is_contained(op.getOperands(), body.getArgument(0)) ||
+      !llvm::is_contained(op.getOperands(), body.getArgument(1)) ||
+      body.getTerminator()->getOperand(0) != op.getResult(0))
+    return std::nullopt;
+  if (isa<arith::AddFOp>(op))
+    return ReduceKind::Sum;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return ReduceKind::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
+    return ReduceKind::Min;
+  return std::nullopt;
+}
+
+bool initMatches(ReduceKind kind, Value init) {
+  auto v = fillValue(init);
+  if (!v)
+    return false;
+  if (kind == ReduceKind::Sum)
+    return *v == 0.0;
+  if (kind == ReduceKind::Max)
+    return std::isinf(*v) ? *v < 0 : *v <= -3.0e38;
+  return std::isinf(*v) ? *v > 0 : *v >= 3.0e38;
+}
+
+struct Reduce : OpRewritePattern<linalg::ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::ReduceOp op, PatternRewriter &rw) const override {
+    if (op.getInputs().size() != 1)
+      return failure();
+    auto kind = combinerKind(op.getCombiner().front());
+    if (!kind || !initMatches(*kind, op.getInits()[0]))
+      return failure();
+    return replaceIfSameType(
+        rw, op,
+        ReduceOp::create(rw, op.getLoc(), op.getInputs()[0], ReduceKindAttr::get(rw.getContext(), *kind),
+                         rw.getDenseI64ArrayAttr(op.getDimensions()), UnitAttr()));
+  }
+};
+
+/// For an all-parallel generic input map made of output dims in increasing
+/// order and zeros (size-1 dims): the shape the input reshapes to so that it
+/// broadcasts to the output by numpy rules.
+std::optional<SmallVector<int64_t>> broadcastShape(AffineMap map, RankedTensorType in,
+                                                   unsigned rank) {
+  SmallVector<int64_t> shape(rank, 1);
+  int64_t last = -1;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0 || in.getDimSize(i) != 1)
+        return std::nullopt;
+      continue;
+    }
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || static_cast<int64_t>(d.getPosition()) <= last)
+      return std::nullopt;
+    last = d.getPosition();
+    shape[last] = in.getDimSize(i) == ShapedType::kDynamic ? -1 : in.getDimSize(i);
+  }
+  return shape;
+}
+
+struct Generic : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rw) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1)
+      return failure();
+    if (succeeded(embedding(op, rw)))
+      return success();
+    if (op.getNumReductionLoops() > 0)
+      return reduction(op, rw);
+    if (succeeded(transpose(op, rw)))
+      return success();
+    return elementwise(op, rw);
+  }
+
+  /// out = body(broadcast inputs); the init is only a shape.
+  static LogicalResult elementwise(linalg::GenericOp op, PatternRewriter &rw) {
+    Block &body = op.getRegion().front();
+    if (!body.getArgument(body.getNumArguments() - 1).use_empty())
+      return failure();
+    for (Operation &inner : body.without_terminator())
+      if (isa<linalg::IndexOp, tensor::ExtractOp>(inner))
+        return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (!maps.back().isIdentity())
+      return failure();
+    auto outType = cast<RankedTensorType>(op.getResult(0).getType());
+    unsigned rank = outType.getRank();
+    MIRBuilder mb(rw, op.getLoc());
+    SmallVector<Value> ins;
+    for (auto [in, map] : llvm::zip(op.getDpsInputs(), maps)) {
+      auto t = dyn_cast<RankedTensorType>(in.getType());
+      if (!t)
+        return failure();
+      auto shape = broadcastShape(map, t, rank);
+      if (!shape)
+        return failure();
+      Value v = in;
+      // Leading 1s are implicit in numpy broadcasting; only reshape when the
+      // input's dims do not line up from the right.
+      SmallVector<int64_t> trimmed(*shape);
+      while (!trimmed.empty() && trimmed.front() == 1 &&
+             static_cast<int64_t>(trimmed.size()) > t.getRank())
+        trimmed.erase(trimmed.begin());
+      if (trimmed != MIRBuilder::pattern(t.getShape()))
+        v = mb.reshape(in, *shape);
+      ins.push_back(v);
+    }
+    // Scalar bodies see one element per input, as MIR ops do.
+    auto results = mb.expandScalarBody(body, ins, op.getResultTypes(), /*who=*/"");
+    if (failed(results)) {
+      for (auto [v, in] : llvm::zip(ins, op.getDpsInputs()))
+        if (v != in)
+          rw.eraseOp(v.getDefiningOp());
+      return failure();
+    }
+    rw.replaceOp(op, *results);
+    return success();
+  }
+
+  static LogicalResult reduction(linalg::GenericOp op, PatternRewriter &rw) {
+    if (op.getNumDpsInputs() != 1)
+      return failure();
+    auto kind = combinerKind(op.getRegion().front());
+    if (!kind)
+      return failure();
+    // The body is combine(in, out) with the block arguments in either order.
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (!maps[0].isIdentity())
+      return failure();
+    SmallVector<int64_t> axes;
+    auto iters = op.getIteratorTypesArray();
+    for (auto [i, it] : llvm::enumerate(iters))
+      if (it == utils::IteratorType::reduction)
+        axes.push_back(i);
+    // The output keeps the reduced dims as size 1 (keep_dims) or drops them.
+    auto out = cast<RankedTensorType>(op.getResult(0).getType());
+    bool keep = out.getRank() == static_cast<int64_t>(iters.size());
+    // Output map: the kept loop dims in order, with constant 0 in place of
+    // each reduced dim when they are kept.
+    unsigned next = 0;
+    for (auto [i, e] : llvm::enumerate(maps[1].getResults())) {
+      if (keep && llvm::is_contained(axes, static_cast<int64_t>(i))) {
+        auto c = dyn_cast<AffineConstantExpr>(e);
+        if (!c || c.getValue() != 0)
+          return failure();
+        continue;
+      }
+      while (llvm::is_contained(axes, static_cast<int64_t>(next)))
+        ++next;
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d || d.getPosition() != next++)
+        return failure();
+    }
+    if (!initMatches(*kind, op.getDpsInits()[0]))
+      return failure();
+    return replaceIfSameType(
+        rw, op,
+        ReduceOp::create(rw, op.getLoc(), op.getDpsInputs()[0],
+                         ReduceKindAttr::get(rw.getContext(), *kind), rw.getDenseI64ArrayAttr(axes),
+                         keep ? rw.getUnitAttr() : UnitAttr()));
+  }
+
+  /// One input read through a permutation, yielded as it is.
+  static LogicalResult transpose(linalg::GenericOp op, PatternRewriter &rw) {
+    Block &body = op.getRegion().front();
+    if (op.getNumDpsInputs() != 1 || body.getOperations().size() != 1 ||
+        body.getTerminator()->getOperand(0) != body.getArgument(0))
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (!maps[0].isPermutation() || !maps[1].isIdentity() || maps[0].isIdentity())
+      return failure();
+    // out[d] = in[perm⁻¹...]: input dim i is loop dim maps[0](i); the result's
+    // dim d is input dim perm[d] with perm = inverse of maps[0].
+    AffineMap inv = inversePermutation(maps[0]);
+    SmallVector<int64_t> perm;
+    for (AffineExpr e : inv.getResults())
+      perm.push_back(cast<AffineDimExpr>(e).getPosition());
+    return replaceIfSameType(rw, op, TransposeOp::create(rw, op.getLoc(), op.getDpsInputs()[0], perm));
+  }
+
+  /// out[..., j] = table[index_cast(ids[...]), j] (torch-mlir's embedding).
+  static LogicalResult embedding(linalg::GenericOp op, PatternRewriter &rw) {
+    Block &body = op.getRegion().front();
+    auto yield = body.getTerminator();
+    auto extract = yield->getOperand(0).getDefiningOp<tensor::ExtractOp>();
+    if (op.getNumDpsInputs() != 1 || !extract || extract.getIndices().size() != 2)
+      return failure();
+    auto cast = extract.getIndices()[0].getDefiningOp<arith::IndexCastOp>();
+    auto col = extract.getIndices()[1].getDefiningOp<linalg::IndexOp>();
+    auto outType = cast ? dyn_cast<RankedTensorType>(op.getResult(0).getType()) : nullptr;
+    if (!cast || !col || cast.getIn() != body.getArgument(0) || !outType ||
+        col.getDim() != static_cast<uint64_t>(outType.getRank() - 1))
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (!maps[1].isIdentity() || maps[0] != maps[1].dropResult(outType.getRank() - 1))
+      return failure();
+    return replaceIfSameType(rw, op, GatherOp::create(rw, op.getLoc(), extract.getTensor(),
+                                                      op.getDpsInputs()[0]));
+  }
+};
+
+template <typename ReshapeOpT>
+struct Reshape : OpRewritePattern<ReshapeOpT> {
+  using OpRewritePattern<ReshapeOpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOpT op, PatternRewriter &rw) const override {
+    auto t = cast<RankedTensorType>(op.getResult().getType());
+    return replaceIfSameType(rw, op, ReshapeOp::create(rw, op.getLoc(), op.getSrc(),
+                                                       MIRBuilder::pattern(t.getShape())));
+  }
+};
+
+struct ExtractSlice : OpRewritePattern<tensor::ExtractSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp op, PatternRewriter &rw) const override {
+    if (op.getSourceType().getRank() != op.getResultType().getRank() ||
+        !op.getOffsets().empty() || !op.getSizes().empty() || !op.getStrides().empty())
+      return failure();
+    return replaceIfSameType(rw, op, SliceOp::create(rw, op.getLoc(), op.getSource(),
+                                                     op.getStaticOffsets(), op.getStaticSizes(),
+                                                     op.getStaticStrides()));
+  }
+};
+
+struct Concat : OpRewritePattern<tensor::ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ConcatOp op, PatternRewriter &rw) const override {
+    return replaceIfSameType(rw, op, ConcatOp::create(rw, op.getLoc(), op.getInputs(),
+                                                      static_cast<int64_t>(op.getDim())));
+  }
+};
+
+/// Dense tensor constants (weights, masks, scalars) become rlx_mir.constant.
+struct Constant : OpRewritePattern<arith::ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ConstantOp op, PatternRewriter &rw) const override {
+    auto t = dyn_cast<RankedTensorType>(op.getType());
+    auto value = dyn_cast<ElementsAttr>(op.getValue());
+    if (!t || !value || op->getParentOfType<linalg::LinalgOp>())
+      return failure();
+    rw.replaceOpWithNewOp<ConstantOp>(op, value);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::rlx::populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<Matmul>(ctx);
+  patterns.add<Transpose, Softmax, Broadcast, Reduce, Generic, Reshape<tensor::ExpandShapeOp>,
+               Reshape<tensor::CollapseShapeOp>, ExtractSlice, Concat, Constant>(ctx);
+}

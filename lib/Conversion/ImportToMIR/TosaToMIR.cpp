@@ -1,0 +1,246 @@
+//===- TosaToMIR.cpp - Raise TOSA ops to rlx_mir ---------------------------===//
+//
+// One pattern per TOSA op family. TOSA's broadcasting (equal ranks, size-1
+// dims stretch) is a special case of MIR's numpy rules, so elementwise ops
+// map one to one; a pattern only fires when the MIR op infers exactly the
+// TOSA result type, so the raised graph has the same types throughout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Conversion/ImportToMIR/ImportToMIR.h"
+
+#include "RLX/Dialect/MIR/IR/MIRBuilder.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+namespace {
+
+/// Replaces `op` by `v` when the types agree (else leaves it).
+LogicalResult replaceIfSameType(PatternRewriter &rw, Operation *op, Value v) {
+  if (v.getType() != op->getResult(0).getType()) {
+    if (Operation *def = v.getDefiningOp(); def && def->use_empty())
+      rw.eraseOp(def);
+    return failure();
+  }
+  rw.replaceOp(op, v);
+  return success();
+}
+
+bool isFloatTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && isa<FloatType>(t.getElementType());
+}
+
+/// The constant values of a !tosa.shape operand.
+std::optional<SmallVector<int64_t>> shapeValues(Value shape) {
+  auto c = shape.getDefiningOp<tosa::ConstShapeOp>();
+  if (!c)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (APInt v : cast<DenseIntElementsAttr>(c.getValues()).getValues<APInt>())
+    out.push_back(v.getSExtValue());
+  return out;
+}
+
+/// A float-zero zero point (TOSA's zp operands on float ops).
+bool isZeroPoint(Value zp) {
+  DenseElementsAttr attr;
+  if (!matchPattern(zp, m_Constant(&attr)) || !attr.isSplat())
+    return false;
+  if (isa<FloatType>(attr.getElementType()))
+    return attr.getSplatValue<APFloat>().isZero();
+  return attr.getSplatValue<APInt>().isZero();
+}
+
+template <typename TosaOp, typename MirOp>
+struct Binary : OpRewritePattern<TosaOp> {
+  using OpRewritePattern<TosaOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
+    return replaceIfSameType(
+        rw, op, MirOp::create(rw, op.getLoc(), op->getOperand(0), op->getOperand(1)));
+  }
+};
+
+template <typename TosaOp, typename MirOp>
+struct Unary : OpRewritePattern<TosaOp> {
+  using OpRewritePattern<TosaOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
+    if (!isFloatTensor(op->getOperand(0)))
+      return failure();
+    return replaceIfSameType(rw, op, MirOp::create(rw, op.getLoc(), op->getOperand(0)));
+  }
+};
+
+struct Const : OpRewritePattern<tosa::ConstOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::ConstOp op, PatternRewriter &rw) const override {
+    if (!isa<RankedTensorType>(op.getType()))
+      return failure();
+    rw.replaceOpWithNewOp<ConstantOp>(op, op.getValues());
+    return success();
+  }
+};
+
+struct Mul : OpRewritePattern<tosa::MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::MulOp op, PatternRewriter &rw) const override {
+    if (!isFloatTensor(op.getInput1()) || !isZeroPoint(op.getShift()))
+      return failure();
+    return replaceIfSameType(rw, op, MulOp::create(rw, op.getLoc(), op.getInput1(), op.getInput2()));
+  }
+};
+
+struct Negate : OpRewritePattern<tosa::NegateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::NegateOp op, PatternRewriter &rw) const override {
+    if (!isFloatTensor(op.getInput1()) || !isZeroPoint(op.getInput1Zp()) ||
+        !isZeroPoint(op.getOutputZp()))
+      return failure();
+    return replaceIfSameType(rw, op, NegOp::create(rw, op.getLoc(), op.getInput1()));
+  }
+};
+
+/// clamp(x, 0, +max) is ReLU.
+struct Clamp : OpRewritePattern<tosa::ClampOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::ClampOp op, PatternRewriter &rw) const override {
+    auto lo = dyn_cast<FloatAttr>(op.getMinValAttr());
+    auto hi = dyn_cast<FloatAttr>(op.getMaxValAttr());
+    if (!lo || !hi || !lo.getValue().isZero() ||
+        !(hi.getValue().isInfinity() || hi.getValueAsDouble() >= 3.0e38))
+      return failure();
+    return replaceIfSameType(rw, op, ReluOp::create(rw, op.getLoc(), op.getInput()));
+  }
+};
+
+struct Cast : OpRewritePattern<tosa::CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::CastOp op, PatternRewriter &rw) const override {
+    auto t = cast<RankedTensorType>(op.getType());
+    return replaceIfSameType(rw, op, CastOp::create(rw, op.getLoc(), op.getInput(),
+                                                    t.getElementType()));
+  }
+};
+
+struct Select : OpRewritePattern<tosa::SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::SelectOp op, PatternRewriter &rw) const override {
+    return replaceIfSameType(rw, op, SelectOp::create(rw, op.getLoc(), op->getOperand(0),
+                                                      op->getOperand(1), op->getOperand(2)));
+  }
+};
+
+template <typename TosaOp, ReduceKind kind>
+struct Reduce : OpRewritePattern<TosaOp> {
+  using OpRewritePattern<TosaOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
+    int64_t axis = op.getAxis();
+    return replaceIfSameType(
+        rw, op,
+        ReduceOp::create(rw, op.getLoc(), op.getInput(), ReduceKindAttr::get(rw.getContext(), kind),
+                         rw.getDenseI64ArrayAttr({axis}), rw.getUnitAttr()));
+  }
+};
+
+struct Reshape : OpRewritePattern<tosa::ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::ReshapeOp op, PatternRewriter &rw) const override {
+    auto t = cast<RankedTensorType>(op.getType());
+    return replaceIfSameType(rw, op, ReshapeOp::create(rw, op.getLoc(), op.getInput1(),
+                                                       MIRBuilder::pattern(t.getShape())));
+  }
+};
+
+struct Transpose : OpRewritePattern<tosa::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::TransposeOp op, PatternRewriter &rw) const override {
+    SmallVector<int64_t> perm(op.getPerms().begin(), op.getPerms().end());
+    return replaceIfSameType(rw, op, TransposeOp::create(rw, op.getLoc(), op.getInput1(), perm));
+  }
+};
+
+struct Slice : OpRewritePattern<tosa::SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::SliceOp op, PatternRewriter &rw) const override {
+    auto start = shapeValues(op.getStart()), size = shapeValues(op.getSize());
+    if (!start || !size)
+      return failure();
+    SmallVector<int64_t> strides(start->size(), 1);
+    return replaceIfSameType(rw, op,
+                             SliceOp::create(rw, op.getLoc(), op.getInput1(), *start, *size, strides));
+  }
+};
+
+struct Concat : OpRewritePattern<tosa::ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::ConcatOp op, PatternRewriter &rw) const override {
+    return replaceIfSameType(rw, op, ConcatOp::create(rw, op.getLoc(), op.getInput1(),
+                                                      static_cast<int64_t>(op.getAxis())));
+  }
+};
+
+/// tile of size-1 dims is a broadcast (HF repeat_kv in TOSA form).
+struct Tile : OpRewritePattern<tosa::TileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::TileOp op, PatternRewriter &rw) const override {
+    auto mult = shapeValues(op.getMultiples());
+    auto in = cast<RankedTensorType>(op.getInput1().getType());
+    if (!mult)
+      return failure();
+    for (auto [m, d] : llvm::zip(*mult, in.getShape()))
+      if (m != 1 && d != 1)
+        return failure();
+    auto t = cast<RankedTensorType>(op.getType());
+    return replaceIfSameType(rw, op, BroadcastOp::create(rw, op.getLoc(), op.getInput1(),
+                                                         MIRBuilder::pattern(t.getShape())));
+  }
+};
+
+struct Matmul : OpRewritePattern<tosa::MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::MatMulOp op, PatternRewriter &rw) const override {
+    if (!isFloatTensor(op.getA()) || !isZeroPoint(op.getAZp()) || !isZeroPoint(op.getBZp()))
+      return failure();
+    return replaceIfSameType(rw, op, MatmulOp::create(rw, op.getLoc(), op.getA(), op.getB(),
+                                                      false, false));
+  }
+};
+
+/// gather(values [1, K, C], indices [1, W]) is an embedding lookup.
+struct Gather : OpRewritePattern<tosa::GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::GatherOp op, PatternRewriter &rw) const override {
+    auto values = cast<RankedTensorType>(op.getValues().getType());
+    if (values.getDimSize(0) != 1)
+      return failure();
+    MIRBuilder mb(rw, op.getLoc());
+    Value table = mb.reshape(op.getValues(), MIRBuilder::pattern(values.getShape().drop_front()));
+    return replaceIfSameType(rw, op, GatherOp::create(rw, op.getLoc(), table, op.getIndices()));
+  }
+};
+
+} // namespace
+
+void mlir::rlx::populateTosaToRLXMIRPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<Binary<tosa::AddOp, AddOp>, Binary<tosa::SubOp, SubOp>,
+               Binary<tosa::MaximumOp, MaxOp>, Binary<tosa::MinimumOp, MinOp>,
+               Binary<tosa::PowOp, PowOp>>(ctx);
+  patterns.add<Unary<tosa::ExpOp, ExpOp>, Unary<tosa::LogOp, LogOp>,
+               Unary<tosa::RsqrtOp, RsqrtOp>, Unary<tosa::ReciprocalOp, ReciprocalOp>,
+               Unary<tosa::TanhOp, TanhOp>, Unary<tosa::SigmoidOp, SigmoidOp>,
+               Unary<tosa::AbsOp, AbsOp>, Unary<tosa::SinOp, SinOp>, Unary<tosa::CosOp, CosOp>,
+               Unary<tosa::ErfOp, ErfOp>>(ctx);
+  patterns.add<Reduce<tosa::ReduceSumOp, ReduceKind::Sum>,
+               Reduce<tosa::ReduceMaxOp, ReduceKind::Max>,
+               Reduce<tosa::ReduceMinOp, ReduceKind::Min>,
+               Reduce<tosa::ReduceProductOp, ReduceKind::Prod>>(ctx);
+  patterns.add<Const, Mul, Negate, Clamp, Cast, Select, Reshape, Transpose, Slice, Concat, Tile,
+               Matmul, Gather>(ctx);
+}
