@@ -82,13 +82,19 @@ class CompiledModel:
         :meth:`invalidate_packed_params`."""
         arrays = dict(inputs or {}, **kwargs)
         # np.require keeps 0-d arrays 0-d (ascontiguousarray makes them 1-d).
-        return self._model.run({k: np.require(v, requirements="C") for k, v in arrays.items()})
+        return self._model.run({k: _as_array(v) for k, v in arrays.items()})
 
     __call__ = run
 
     def invalidate_packed_params(self) -> None:
         """Forgets the packed parameters; the next run packs them again."""
         self._model.invalidate_packed_params()
+
+
+def _as_array(v) -> np.ndarray:
+    a = np.require(v, requirements="C")
+    # One-byte ml_dtypes floats (float8_e4m3fn scales) go in as their bytes.
+    return a.view(np.uint8) if a.dtype.kind == "V" and a.dtype.itemsize == 1 else a
 
 
 def compile_cpu(module: Module, *, entry: str = "", dims: Mapping[str, int] | None = None,

@@ -243,6 +243,7 @@ std::string dtypeOf(const nb::dlpack::dtype &dt) {
   if (code == dtype_code::Int && dt.bits == 64) return "i64";
   if (code == dtype_code::Int && dt.bits == 32) return "i32";
   if (code == dtype_code::Int && dt.bits == 8) return "i8";
+  if (code == dtype_code::UInt && dt.bits == 8) return "i8"; // bytes (E4M3 scales, packed FP4)
   if (code == dtype_code::Bool) return "i1";
   return "";
 }
@@ -273,6 +274,7 @@ nb::object toNumpy(const rlx::HostTensor &t) {
   else if (d == "i64") dt = nb::dtype<int64_t>();
   else if (d == "i32") dt = nb::dtype<int32_t>();
   else if (d == "i8") dt = nb::dtype<int8_t>();
+  else if (d == "f8e4m3fn") dt = nb::dtype<uint8_t>(); // the E4M3 bytes
   else if (d == "i1") dt = nb::dtype<bool>();
   else if (d == "f16") dt = {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
   else throw RlxError("unsupported result dtype " + d);

@@ -177,12 +177,19 @@ struct EmbeddingLowering : HIRLowering<hir::EmbeddingOp> {
   }
 };
 
-/// NVFP4 is reserved at HIR; its MIR form comes with the NVFP4 work.
+/// act(nvfp4_matmul(x, W) + b): the NVFP4 matmul (f32 accumulation), then
+/// bias and activation as MIR ops (which the epilogue patterns may fuse).
 struct DequantLinearLowering : HIRLowering<hir::DequantLinearOp> {
   using HIRLowering::HIRLowering;
-  LogicalResult matchAndRewrite(hir::DequantLinearOp op, OpAdaptor,
+  LogicalResult matchAndRewrite(hir::DequantLinearOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
-    return op.emitError("NVFP4 dequant_linear has no MIR lowering yet");
+    MIRBuilder mb(rw, op.getLoc());
+    Value y = Nvfp4MatmulOp::create(rw, op.getLoc(), a.getInput(), a.getWeight(), a.getScales(),
+                                    a.getGlobalScale(), op.getLayout());
+    if (a.getBias())
+      y = mb.add(y, a.getBias());
+    rw.replaceOp(op, mb.activation(op.getActivation(), y));
+    return success();
   }
 };
 

@@ -37,6 +37,7 @@ void populateShapeLowerings(RewritePatternSet &patterns);
 void populateNormLowerings(RewritePatternSet &patterns);
 void populateMatmulLowerings(RewritePatternSet &patterns, const MIRToLinalgOptions &options);
 void populateAttentionLowerings(RewritePatternSet &patterns);
+void populateNvfp4Lowerings(RewritePatternSet &patterns);
 
 } // namespace mlir::rlx::linalg_builders
 

@@ -25,6 +25,7 @@ void mlir::rlx::populateMIRToLinalgConversionPatterns(RewritePatternSet &pattern
   linalg_builders::populateNormLowerings(patterns);
   linalg_builders::populateMatmulLowerings(patterns, options);
   linalg_builders::populateAttentionLowerings(patterns);
+  linalg_builders::populateNvfp4Lowerings(patterns);
 }
 
 namespace {

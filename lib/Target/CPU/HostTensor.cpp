@@ -122,6 +122,12 @@ void HostTensor::set(int64_t i, double v) {
 HostTensor mlir::rlx::convert(const HostTensor &t, StringRef dtype) {
   if (t.dtype == dtype)
     return t;
+  // E4M3 scales travel as their bytes: i8 <-> f8e4m3fn keeps the bit patterns.
+  if ((t.dtype == "f8e4m3fn" && dtype == "i8") || (t.dtype == "i8" && dtype == "f8e4m3fn")) {
+    HostTensor out = t;
+    out.dtype = dtype.str();
+    return out;
+  }
   HostTensor out = HostTensor::zeros(dtype, t.shape);
   int64_t n = t.numElements();
   if (t.dtype == "f32" && dtype == "bf16") {
@@ -151,6 +157,8 @@ std::string mlir::rlx::dtypeOf(Type t) {
     return "i32";
   if (t.isInteger(8))
     return "i8";
+  if (isa<Float8E4M3FNType>(t))
+    return "f8e4m3fn";
   if (t.isInteger(1))
     return "i1";
   return "";
@@ -173,6 +181,8 @@ static std::string npyDescr(StringRef dtype) {
     return "<i4";
   if (dtype == "i8")
     return "|i1";
+  if (dtype == "f8e4m3fn")
+    return "|u1"; // the E4M3 bytes
   return "|b1";
 }
 
@@ -212,7 +222,9 @@ FailureOr<HostTensor> mlir::rlx::readNpy(StringRef path, std::string &error) {
   HostTensor t;
   static const std::pair<StringRef, StringRef> kinds[] = {
       {"<f4", "f32"}, {"<f8", "f64"}, {"<f2", "f16"}, {"<i8", "i64"},
-      {"<i4", "i32"}, {"|i1", "i8"},  {"|b1", "i1"},  {"|u1", "i8"}};
+      {"<i4", "i32"}, {"|i1", "i8"},  {"|b1", "i1"},  {"|u1", "i8"},
+      // ml_dtypes.float8_e4m3fn arrays are saved as one-byte voids.
+      {"|V1", "f8e4m3fn"}, {"<V1", "f8e4m3fn"}};
   for (auto [d, name] : kinds)
     if (descr == d)
       t.dtype = name.str();

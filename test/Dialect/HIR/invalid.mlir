@@ -565,7 +565,7 @@ func.func @qk_norm_zero_head_dim(%x: tensor<1x4x64xf32>, %g: tensor<16xf32>) {
 // -----
 
 func.func @dequant_k(%x: tensor<2x40xf32>, %w: tensor<4x20xi8>, %s: tensor<4x2xf8E4M3FN>, %g: tensor<f32>) {
-  // expected-error @+1 {{NVFP4 needs a static K that is a multiple of 16, got 2x40}}
+  // expected-error @+1 {{NVFP4 needs a static K that is a multiple of 16, got K = 40}}
   %0 = rlx_hir.dequant_linear %x, %w, %s, %g : tensor<2x40xf32>, tensor<4x20xi8>, tensor<4x2xf8E4M3FN>, tensor<f32>
   return
 }

@@ -831,3 +831,31 @@ LogicalResult mlir::rlx::inferGatherTypes(OptLoc loc, Value table, Value ids,
   results.push_back(RankedTensorType::get(*shape, t->getElementType()));
   return success();
 }
+
+FailureOr<std::pair<int64_t, int64_t>>
+mlir::rlx::inferNvfp4Dims(OptLoc loc, RankedTensorType w, RankedTensorType s, bool outIn,
+                          std::optional<int64_t> k) {
+  if (w.getRank() != 2 || s.getRank() != 2)
+    return shapeError(loc, "NVFP4 weight and scales must have rank 2, got " +
+                               shapeToString(w.getShape()) + " and " +
+                               shapeToString(s.getShape()));
+  ArrayRef<int64_t> ws = w.getShape(), ss = s.getShape();
+  int64_t n = outIn ? ws[0] : ws[1];
+  int64_t wk = outIn ? ws[1] : ws[0];
+  int64_t sn = outIn ? ss[0] : ss[1];
+  int64_t sk = outIn ? ss[1] : ss[0];
+  if (!k)
+    k = isDynamicDim(wk) ? wk : 2 * wk;
+  if (isDynamicDim(*k) || *k % 16 != 0)
+    return shapeError(loc, "NVFP4 needs a static K that is a multiple of 16, got K = " +
+                               (isDynamicDim(*k) ? std::string("?") : std::to_string(*k)));
+  if (!dimsMatch(wk, *k / 2))
+    return shapeError(loc, "packed weight " + shapeToString(ws) + " must hold K/2 = " +
+                               Twine(*k / 2) + " bytes per row along K");
+  if (!dimsMatch(sk, *k / 16) || !dimsMatch(sn, n))
+    return shapeError(loc, "scales " + shapeToString(ss) + " must be " +
+                               (outIn ? "[N, K/16] = [" : "[K/16, N] = [") +
+                               (outIn ? Twine(n) + ", " + Twine(*k / 16)
+                                      : Twine(*k / 16) + ", " + Twine(n)) + "]");
+  return std::make_pair(n, *k);
+}

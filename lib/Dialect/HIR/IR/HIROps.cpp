@@ -236,24 +236,11 @@ LogicalResult DequantLinearOp::inferReturnTypes(MLIRContext *,
     return shapeError(loc, "dequant_linear supports the nvfp4 scheme only");
   if (x->getRank() < 1 || w->getRank() != 2 || s->getRank() != 2)
     return shapeError(loc, "input must have rank >= 1 and weight/scales rank 2");
-  int64_t k = x->getShape().back();
-  if (isDynamicDim(k) || k % 16 != 0)
-    return shapeError(loc, "NVFP4 needs a static K that is a multiple of 16, got " +
-                               shapeToString(x->getShape()));
   bool outIn = enumOr(a.getLayoutAttr(), WeightLayout::OutIn) == WeightLayout::OutIn;
-  ArrayRef<int64_t> ws = w->getShape(), ss = s->getShape();
-  int64_t n = outIn ? ws[0] : ws[1];
-  int64_t wk = outIn ? ws[1] : ws[0];
-  int64_t sn = outIn ? ss[0] : ss[1];
-  int64_t sk = outIn ? ss[1] : ss[0];
-  if (!dimsMatch(wk, k / 2))
-    return shapeError(loc, "packed weight " + shapeToString(ws) + " must hold K/2 = " +
-                               Twine(k / 2) + " bytes per row along K");
-  if (!dimsMatch(sk, k / 16) || !dimsMatch(sn, n))
-    return shapeError(loc, "scales " + shapeToString(ss) + " must be " +
-                               (outIn ? "[N, K/16] = [" : "[K/16, N] = [") +
-                               (outIn ? Twine(n) + ", " + Twine(k / 16)
-                                      : Twine(k / 16) + ", " + Twine(n)) + "]");
+  auto nk = inferNvfp4Dims(loc, *w, *s, outIn, x->getShape().back());
+  if (failed(nk))
+    return failure();
+  int64_t n = nk->first;
   if (a.getBias()) {
     auto b = getRankedTensor(loc, a.getBias(), "bias");
     if (failed(b) || failed(checkSameElementType(loc, {*x, *b}, {"input", "bias"})))

@@ -403,3 +403,62 @@ bool mlir::rlx::mir::isViewLikeOp(Operation *op) {
 
 #define GET_OP_CLASSES
 #include "RLX/Dialect/MIR/IR/MIROps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// NVFP4
+//===----------------------------------------------------------------------===//
+
+LogicalResult Nvfp4DequantizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                                  Adaptor a, SmallVectorImpl<Type> &out) {
+  auto w = getRankedTensor(loc, a.getWeight(), "weight");
+  auto s = getRankedTensor(loc, a.getScales(), "scales");
+  if (failed(w) || failed(s))
+    return failure();
+  bool outIn = enumOr(a.getLayoutAttr(), WeightLayout::OutIn) == WeightLayout::OutIn;
+  auto nk = inferNvfp4Dims(loc, *w, *s, outIn, std::nullopt);
+  if (failed(nk))
+    return failure();
+  auto [n, k] = *nk;
+  out.push_back(RankedTensorType::get(outIn ? Shape{n, k} : Shape{k, n}, Float32Type::get(ctx)));
+  return success();
+}
+
+LogicalResult Nvfp4QuantizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                                Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  if (failed(x))
+    return failure();
+  bool outIn = enumOr(a.getLayoutAttr(), WeightLayout::OutIn) == WeightLayout::OutIn;
+  if (x->getRank() != 2 || !x->hasStaticShape())
+    return shapeError(loc, "nvfp4_quantize needs a static rank-2 weight, got " +
+                               shapeToString(x->getShape()));
+  int64_t n = x->getShape()[outIn ? 0 : 1], k = x->getShape()[outIn ? 1 : 0];
+  if (k % 16 != 0)
+    return shapeError(loc, "NVFP4 needs a static K that is a multiple of 16, got K = " + Twine(k));
+  Builder b(ctx);
+  out.push_back(RankedTensorType::get(outIn ? Shape{n, k / 2} : Shape{k / 2, n}, b.getI8Type()));
+  out.push_back(RankedTensorType::get(outIn ? Shape{n, k / 16} : Shape{k / 16, n},
+                                      b.getType<Float8E4M3FNType>()));
+  out.push_back(RankedTensorType::get({}, b.getF32Type()));
+  return success();
+}
+
+LogicalResult Nvfp4MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                              Adaptor a, SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  auto w = getRankedTensor(loc, a.getWeight(), "weight");
+  auto s = getRankedTensor(loc, a.getScales(), "scales");
+  if (failed(x) || failed(w) || failed(s))
+    return failure();
+  if (x->getRank() < 1)
+    return shapeError(loc, "nvfp4_matmul input must have rank >= 1");
+  auto nk = inferNvfp4Dims(loc, *w, *s,
+                           enumOr(a.getLayoutAttr(), WeightLayout::OutIn) == WeightLayout::OutIn,
+                           x->getShape().back());
+  if (failed(nk))
+    return failure();
+  Shape result(x->getShape());
+  result.back() = nk->first;
+  out.push_back(RankedTensorType::get(result, x->getElementType()));
+  return success();
+}

@@ -1,0 +1,55 @@
+// RUN: rlx-opt %s -split-input-file -verify-diagnostics
+
+func.func @k_not_16(%q: tensor<8x4xi8>, %s: tensor<8x1xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{NVFP4 needs a static K that is a multiple of 16, got K = 8}}
+  %d = rlx_mir.nvfp4_dequantize %q, %s, %g : tensor<8x4xi8>, tensor<8x1xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @scales(%q: tensor<8x16xi8>, %s: tensor<8x4xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{scales 8x4 must be [N, K/16] = [8, 2]}}
+  %d = rlx_mir.nvfp4_dequantize %q, %s, %g : tensor<8x16xi8>, tensor<8x4xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @scales_in_out(%q: tensor<16x8xi8>, %s: tensor<8x2xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{scales 8x2 must be [K/16, N] = [2, 8]}}
+  %d = rlx_mir.nvfp4_dequantize %q, %s, %g layout in_out : tensor<16x8xi8>, tensor<8x2xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%x: tensor<4x48xf32>, %q: tensor<8x16xi8>, %s: tensor<8x2xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{packed weight 8x16 must hold K/2 = 24 bytes per row along K}}
+  %y = rlx_mir.nvfp4_matmul %x, %q, %s, %g : tensor<4x48xf32>, tensor<8x16xi8>, tensor<8x2xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_rank(%w: tensor<2x4x32xf32>) {
+  // expected-error @+1 {{nvfp4_quantize needs a static rank-2 weight, got 2x4x32}}
+  %q, %s, %g = rlx_mir.nvfp4_quantize %w : tensor<2x4x32xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_k(%w: tensor<4x24xf32>) {
+  // expected-error @+1 {{NVFP4 needs a static K that is a multiple of 16, got K = 24}}
+  %q, %s, %g = rlx_mir.nvfp4_quantize %w : tensor<4x24xf32>
+  return
+}
+
+// -----
+
+func.func @weight_type(%q: tensor<8x16xi32>, %s: tensor<8x2xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 8-bit signless integer values}}
+  %d = rlx_mir.nvfp4_dequantize %q, %s, %g : tensor<8x16xi32>, tensor<8x2xf8E4M3FN>, tensor<f32>
+  return
+}
