@@ -92,6 +92,41 @@ private:
                WeightLayout layout = WeightLayout::OutIn) {
     return hir::LinearOp::create(b, loc, x, w, bias, act, layout);
   }
+
+  /// A linear layer's weight: dense `<name>.weight`, or with NVFP4 weights
+  /// the packed codes `<name>.weight`, E4M3 block scales
+  /// `<name>.weight_scale` and global scale `<name>.weight_scale_2`
+  /// (NVIDIA ModelOpt's names).
+  struct Weight {
+    Value dense, codes, scales, global;
+    WeightLayout layout = WeightLayout::OutIn;
+  };
+  Weight weight(const Twine &name, int64_t out, int64_t in,
+                WeightLayout layout = WeightLayout::OutIn) {
+    bool outIn = layout == WeightLayout::OutIn;
+    Weight w;
+    w.layout = layout;
+    if (!o.nvfp4Weights) {
+      w.dense = param(name + ".weight", outIn ? ArrayRef<int64_t>{out, in}
+                                              : ArrayRef<int64_t>{in, out});
+      return w;
+    }
+    SmallVector<int64_t> codes = outIn ? SmallVector<int64_t>{out, in / 2}
+                                       : SmallVector<int64_t>{in / 2, out};
+    SmallVector<int64_t> scales = outIn ? SmallVector<int64_t>{out, in / 16}
+                                        : SmallVector<int64_t>{in / 16, out};
+    w.codes = addArg(tensor(codes, b.getI8Type()), "rlx.param", (name + ".weight").str());
+    w.scales = addArg(tensor(scales, b.getType<Float8E4M3FNType>()), "rlx.param",
+                      (name + ".weight_scale").str());
+    w.global = addArg(tensor({}, b.getF32Type()), "rlx.param", (name + ".weight_scale_2").str());
+    return w;
+  }
+  Value proj(Value x, const Weight &w, Value bias, ActivationKind act = ActivationKind::None) {
+    if (w.dense)
+      return linear(x, w.dense, bias, act, w.layout);
+    return hir::DequantLinearOp::create(b, loc, x, w.codes, w.scales, w.global, bias,
+                                        QuantScheme::NVFP4, act, w.layout);
+  }
   /// Past K/V for layer i, or null without a cache.
   std::pair<Value, Value> pastKv(int64_t i) {
     if (!o.kvCache)
@@ -126,9 +161,9 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   int64_t inter = c.intermediateSize;
   auto [pastK, pastV] = pastKv(i);
   Value inNorm = param(p + "input_layernorm.weight", {h});
-  Value wq = param(p + "self_attn.q_proj.weight", {q, h});
-  Value wk = param(p + "self_attn.k_proj.weight", {kv, h});
-  Value wv = param(p + "self_attn.v_proj.weight", {kv, h});
+  Weight wq = weight(p + "self_attn.q_proj", q, h);
+  Weight wk = weight(p + "self_attn.k_proj", kv, h);
+  Weight wv = weight(p + "self_attn.v_proj", kv, h);
   Value bq, bk, bv;
   if (c.attentionBias) {
     bq = param(p + "self_attn.q_proj.bias", {q});
@@ -140,26 +175,28 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
     qNorm = param(p + "self_attn.q_norm.weight", {c.headDim});
     kNorm = param(p + "self_attn.k_norm.weight", {c.headDim});
   }
-  Value wo = param(p + "self_attn.o_proj.weight", {h, q});
+  Weight wo = weight(p + "self_attn.o_proj", h, q);
   Value postNorm = param(p + "post_attention_layernorm.weight", {h});
-  Value wg = param(p + "mlp.gate_proj.weight", {inter, h});
-  Value wu = param(p + "mlp.up_proj.weight", {inter, h});
-  Value wd = param(p + "mlp.down_proj.weight", {h, inter});
+  Weight wg = weight(p + "mlp.gate_proj", inter, h);
+  Weight wu = weight(p + "mlp.up_proj", inter, h);
+  Weight wd = weight(p + "mlp.down_proj", h, inter);
   MaskKindAttr mask = MaskKindAttr::get(ctx, c.slidingWindow ? MaskKind::SlidingWindow
                                                              : MaskKind::Causal);
   IntegerAttr window = c.slidingWindow ? b.getI64IntegerAttr(*c.slidingWindow) : IntegerAttr();
   FloatAttr eps = b.getF64FloatAttr(c.eps);
-  if (!c.attentionBias && !c.mlpBias) {
+  if (!c.attentionBias && !c.mlpBias && !o.nvfp4Weights) {
     auto layer = hir::DecoderLayerOp::create(
-        b, loc, x, positions, inNorm, wq, wk, wv, wo, postNorm, wg, wu, wd, qNorm, kNorm, pastK,
+        b, loc, x, positions, inNorm, wq.dense, wk.dense, wv.dense, wo.dense, postNorm, wg.dense,
+        wu.dense, wd.dense, qNorm, kNorm, pastK,
         pastV, b.getI64IntegerAttr(c.numHeads), b.getI64IntegerAttr(c.numKvHeads),
         b.getI64IntegerAttr(c.headDim), eps, b.getF64FloatAttr(c.ropeTheta), ropeScaling(), mask,
         window, ActivationKindAttr::get(ctx, activation()));
     return {layer.getOutput(), layer.getPresentKey(), layer.getPresentValue()};
   }
-  // Layers with biases are written block by block (same semantics).
+  // Layers with biases or NVFP4 weights are written block by block (same
+  // semantics).
   Value hn = hir::RmsNormOp::create(b, loc, x, inNorm, eps);
-  Value qs = linear(hn, wq, bq), ks = linear(hn, wk, bk), vs = linear(hn, wv, bv);
+  Value qs = proj(hn, wq, bq), ks = proj(hn, wk, bk), vs = proj(hn, wv, bv);
   if (c.qkNorm) {
     qs = hir::QkNormOp::create(b, loc, qs, qNorm, c.headDim, eps.getValue());
     ks = hir::QkNormOp::create(b, loc, ks, kNorm, c.headDim, eps.getValue());
@@ -182,10 +219,16 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
       b, loc, qs, ks, vs, Value(), b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim), mask, window,
       FloatAttr(), FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
-  Value o1 = linear(attn, wo, c.mlpBias ? param(p + "self_attn.o_proj.bias", {h}) : Value());
+  Value o1 = proj(attn, wo, c.mlpBias ? param(p + "self_attn.o_proj.bias", {h}) : Value());
   auto rn = hir::ResidualRmsNormOp::create(b, loc, o1, x, postNorm, eps);
-  Value mlp = hir::SwiGluOp::create(b, loc, rn.getOutput(), wg, wu, wd, activation(),
-                                    WeightLayout::OutIn);
+  Value mlp;
+  if (o.nvfp4Weights) {
+    Value g = proj(rn.getOutput(), wg, Value(), activation());
+    mlp = proj(mb.mul(g, proj(rn.getOutput(), wu, Value())), wd, Value());
+  } else {
+    mlp = hir::SwiGluOp::create(b, loc, rn.getOutput(), wg.dense, wu.dense, wd.dense,
+                                activation(), WeightLayout::OutIn);
+  }
   return {mb.add(mlp, rn.getSum()), ks, vs};
 }
 
@@ -202,9 +245,9 @@ ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
   // GPT-2's Conv1D stores weights [in, out].
   auto conv1d = [&](Value t, StringRef name, int64_t in, int64_t out,
                     ActivationKind act = ActivationKind::None) {
-    Value w = param(p + name + ".weight", {in, out});
+    Weight w = weight(p + name, out, in, WeightLayout::InOut);
     Value bias = param(p + name + ".bias", {out});
-    return linear(t, w, bias, act, WeightLayout::InOut);
+    return proj(t, w, bias, act);
   };
   mir::MIRBuilder mb(b, loc);
   Value qkv = conv1d(ln(x, "ln_1"), "attn.c_attn", h, 3 * h);

@@ -17,7 +17,7 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
                    dtype: str = "f32", seq: Optional[int] = None, kv_cache: bool = False,
                    past: Optional[int] = None, layer_only: bool = False, batch: int = 1,
                    overrides: Optional[Mapping[str, object]] = None, func_name: str = "forward",
-                   context: Optional[Context] = None) -> Module:
+                   nvfp4_weights: bool = False, context: Optional[Context] = None) -> Module:
     """The model a config.json describes, in rlx_hir.
 
     `config`: a path to config.json, or its contents as a dict. `num_layers`
@@ -25,7 +25,11 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
     ``"f16"``; `seq`/`past` make the sequence / KV-history length static;
     `kv_cache` adds past K/V inputs and present K/V outputs; `layer_only`
     builds one decoder layer on hidden states; `overrides` sets config keys
-    (e.g. ``{"hidden_size": 128}``)."""
+    (e.g. ``{"hidden_size": 128}``); `nvfp4_weights` stores every
+    decoder-layer linear weight as NVFP4 (``<name>.weight`` int8 [N, K/2],
+    ``<name>.weight_scale`` float8_e4m3fn [N, K/16], ``<name>.weight_scale_2``
+    float32, ModelOpt's names); embeddings, norms and the LM head stay in
+    `dtype`."""
     if isinstance(config, Mapping):
         text = json.dumps(dict(config))
     else:
@@ -33,7 +37,7 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
             text = f.read()
     sets = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in (overrides or {}).items()]
     return _rlx.generate_model(context or default_context(), text, sets, num_layers, dtype, seq,
-                               kv_cache, past, layer_only, batch, func_name)
+                               kv_cache, past, layer_only, batch, func_name, nvfp4_weights)
 
 
 __all__ = ["from_hf_config"]

@@ -237,3 +237,44 @@ func.func @layer(%x: {T(1, S, D)} {{rlx.input = "x"}}, %cos: {T(S, HD // 2)} {{r
     want = r + (ref.silu(nn @ deq["wg"].T) * (nn @ deq["wu"].T)) @ deq["wd"].T
     err = np.abs(got - want).max() / np.abs(want).max()
     assert err < 1e-5, err
+
+
+def test_generated_llama_layer_with_nvfp4_weights():
+    """rlx.models.from_hf_config(..., nvfp4_weights=True): every linear weight
+    of the layer is NVFP4 (ModelOpt names); the compiled layer matches numpy on
+    the dequantized weights."""
+    import json
+    from harness import shared_dir
+    from rlx.models import from_hf_config
+
+    shared = shared_dir()
+    if shared is None:
+        pytest.skip("../shared/models not found")
+    cfg = json.loads((shared / "models" / "llama-3.2-1b.json").read_text())
+    small = dict(cfg, hidden_size=64, intermediate_size=128, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=16)
+    m = from_hf_config(small, 1, layer_only=True, seq=6, nvfp4_weights=True)
+    text = m.text()
+    assert text.count("rlx_hir.dequant_linear") == 7 and "weight_scale_2" in text
+    rng = np.random.default_rng(11)
+    p = "model.layers.0."
+    shapes = {"self_attn.q_proj": (64, 64), "self_attn.k_proj": (32, 64),
+              "self_attn.v_proj": (32, 64), "self_attn.o_proj": (64, 64),
+              "mlp.gate_proj": (128, 64), "mlp.up_proj": (128, 64), "mlp.down_proj": (64, 128)}
+    inputs, dense = {}, {}
+    for name, (n, k) in shapes.items():
+        pw, ps, g = quant_ref(rng.standard_normal((n, k)).astype(np.float32) / np.sqrt(k))
+        inputs[p + name + ".weight"] = pw
+        inputs[p + name + ".weight_scale"] = ps
+        inputs[p + name + ".weight_scale_2"] = np.array(g)
+        dense[p + name + ".weight"] = dequant_ref(pw, ps, g).astype(np.float64)
+    for name in ["input_layernorm.weight", "post_attention_layernorm.weight"]:
+        dense[p + name] = inputs[p + name] = (1 + 0.1 * rng.standard_normal(64)).astype(np.float32)
+    x = rng.standard_normal((1, 6, 64)).astype(np.float32)
+    pos = np.arange(6, dtype=np.int64)
+    got = rlx.compile_cpu(m).run(dict(inputs, hidden_states=x, position_ids=pos))["hidden_states"]
+    rcfg = {"heads": 4, "kv_heads": 2, "head_dim": 16, "eps": cfg["rms_norm_eps"],
+            "rope_theta": cfg["rope_theta"], "rope_scaling": cfg.get("rope_scaling")}
+    want, _, _ = ref.llama_layer(x.astype(np.float64), pos, dense, rcfg)
+    err = np.abs(got - want).max() / np.abs(want).max()
+    assert err < 1e-5, err

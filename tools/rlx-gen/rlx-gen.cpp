@@ -1,7 +1,8 @@
 //===- rlx-gen.cpp - Generate a HIR model from a HF config.json -----------===//
 //
 //   rlx-gen config.json [--layers N] [--dtype f32|bf16|f16] [--seq N]
-//           [--kv-cache [--past N]] [--layer-only] [--set key=value]... [-o out.mlir]
+//           [--kv-cache [--past N]] [--layer-only] [--nvfp4-weights] [--set key=value]...
+//           [-o out.mlir]
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,11 @@ static cl::opt<bool> kvCache("kv-cache", cl::desc("past K/V inputs and present K
 static cl::opt<int64_t> past("past", cl::desc("static past length (default: dynamic `past_seq`)"),
                              cl::init(-1), cl::cat(genCat));
 static cl::opt<bool> layerOnly("layer-only", cl::desc("one decoder layer on hidden states"), cl::cat(genCat));
+static cl::opt<bool> nvfp4Weights(
+    "nvfp4-weights",
+    cl::desc("store every decoder-layer linear weight as NVFP4 (dequant_linear; embeddings, norms "
+             "and the LM head stay in --dtype)"),
+    cl::cat(genCat));
 static cl::opt<int64_t> batch("batch", cl::desc("batch size"), cl::init(1), cl::cat(genCat));
 static cl::list<std::string> overrides("set", cl::desc("override a config.json key (key=value)"), cl::cat(genCat));
 static cl::opt<std::string> funcName("func", cl::desc("function name"), cl::init("forward"), cl::cat(genCat));
@@ -58,6 +64,7 @@ int main(int argc, char **argv) {
   if (past >= 0)
     options.pastLen = past;
   options.dtype = dtype;
+  options.nvfp4Weights = nvfp4Weights;
   options.kvCache = kvCache;
   options.layerOnly = layerOnly;
   options.batch = batch;

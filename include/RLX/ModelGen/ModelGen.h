@@ -53,6 +53,11 @@ struct ModelGenOptions {
   bool kvCache = false;                ///< Past K/V inputs and present K/V outputs.
   std::optional<int64_t> pastLen;      ///< Static past length (default `past_seq`).
   bool layerOnly = false;              ///< One decoder layer on hidden states.
+  /// Every decoder-layer linear weight as NVFP4 (rlx_hir.dequant_linear with
+  /// ModelOpt's parameter names: <name>.weight [N, K/2] i8, .weight_scale
+  /// [N, K/16] f8E4M3FN, .weight_scale_2 f32); embeddings, norms and the LM
+  /// head stay in `dtype`.
+  bool nvfp4Weights = false;
   std::string funcName = "forward";
 };
 
