@@ -245,7 +245,7 @@ std::string dtypeOf(const nb::dlpack::dtype &dt) {
   if (code == dtype_code::Int && dt.bits == 64) return "i64";
   if (code == dtype_code::Int && dt.bits == 32) return "i32";
   if (code == dtype_code::Int && dt.bits == 8) return "i8";
-  if (code == dtype_code::UInt && dt.bits == 8) return "i8"; // bytes (E4M3 scales, packed FP4)
+  if (code == dtype_code::UInt && dt.bits == 8) return "u8"; // bytes (E4M3 scales, packed FP4)
   if (code == dtype_code::Bool) return "i1";
   return "";
 }

@@ -278,3 +278,16 @@ def test_generated_llama_layer_with_nvfp4_weights():
     want, _, _ = ref.llama_layer(x.astype(np.float64), pos, dense, rcfg)
     err = np.abs(got - want).max() / np.abs(want).max()
     assert err < 1e-5, err
+
+
+def test_scales_must_be_bytes_and_uint8_stays_numeric():
+    codes = np.full((1, 16), 2, np.uint8)
+    with pytest.raises(rlx.RlxError, match="pass its bytes"):
+        run(dequant_fn(1, 16), {"w": pack(codes), "s": np.array([[2.0]], np.float32),
+                                "g": np.array(1.0, np.float32)})
+    m = rlx.parse("""func.func @f(%x: tensor<2xf32> {rlx.input = "x"}) -> (tensor<2xf32> {rlx.output = "y"}) {
+  %y = rlx_mir.neg %x : tensor<2xf32>
+  return %y : tensor<2xf32>
+}""")
+    y = rlx.compile_cpu(m).run(x=np.array([200, 3], np.uint8))["y"]
+    np.testing.assert_array_equal(y, [-200.0, -3.0])

@@ -26,11 +26,23 @@ using namespace mlir::rlx::mir;
 
 namespace {
 
+/// Replaces `op` by `v` when the types agree; else erases what was built
+/// for `v` and fails (the op stays as it is).
 LogicalResult replaceIfSameType(PatternRewriter &rw, Operation *op, Value v) {
-  if (v.getType() != op->getResult(0).getType())
+  if (v.getType() != op->getResult(0).getType()) {
+    if (Operation *def = v.getDefiningOp(); def && def->use_empty())
+      rw.eraseOp(def);
     return failure();
+  }
   rw.replaceOp(op, v);
   return success();
+}
+
+/// MIR ops take ranked tensors with one element type per op family: the
+/// patterns only look at ops whose operands and results are ranked tensors.
+bool allRankedTensors(Operation *op) {
+  auto ranked = [](Type t) { return isa<RankedTensorType>(t); };
+  return llvm::all_of(op->getOperandTypes(), ranked) && llvm::all_of(op->getResultTypes(), ranked);
 }
 
 /// The splat value `v` is filled with (linalg.fill of a constant).
@@ -49,13 +61,28 @@ std::optional<double> fillValue(Value v) {
 struct Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
   LogicalResult matchAndRewrite(linalg::LinalgOp op, PatternRewriter &rw) const override {
-    if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) || !op.hasPureTensorSemantics())
+    if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) || !op.hasPureTensorSemantics() ||
+        !allRankedTensors(op))
       return failure();
     if (fillValue(op.getDpsInits()[0]) != 0.0)
       return failure();
+    // One element type throughout (mixed-precision matmuls stay linalg).
+    Type et = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+    for (Value in : op.getDpsInputs())
+      if (cast<RankedTensorType>(in.getType()).getElementType() != et)
+        return failure();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     bool batched = isa<linalg::BatchMatmulOp>(op);
     unsigned b = batched ? 1 : 0;
+    // Operands of the full rank (no broadcast maps), the batch dim first,
+    // and the output in (batch, m, n) order.
+    for (AffineMap m : maps)
+      if (m.getNumResults() != b + 2)
+        return failure();
+    if (batched)
+      for (AffineMap m : maps)
+        if (m.getResult(0) != getAffineDimExpr(0, op->getContext()))
+          return failure();
     // dims: [batch,] m, n, k
     auto dim = [&](AffineMap m, unsigned r) {
       auto d = dyn_cast<AffineDimExpr>(m.getResult(r));
@@ -74,6 +101,8 @@ struct Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     else if (dim(maps[1], b) == N && dim(maps[1], b + 1) == K)
       tb = true;
     else
+      return failure();
+    if (dim(maps[2], b) != M || dim(maps[2], b + 1) != N)
       return failure();
     Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
     return replaceIfSameType(rw, op, MatmulOp::create(rw, op.getLoc(), lhs, rhs, ta, tb));
@@ -123,9 +152,11 @@ std::optional<ReduceKind> combinerKind(Block &body) {
     return std::nullopt;
   if (isa<arith::AddFOp>(op))
     return ReduceKind::Sum;
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+  // maximumf/minimumf propagate NaN like MIR's reductions; maxnumf/minnumf
+  // do not, so those reductions stay linalg.
+  if (isa<arith::MaximumFOp>(op))
     return ReduceKind::Max;
-  if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
+  if (isa<arith::MinimumFOp>(op))
     return ReduceKind::Min;
   return std::nullopt;
 }
@@ -182,7 +213,7 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rw) const override {
-    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1)
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || !allRankedTensors(op))
       return failure();
     if (succeeded(embedding(op, rw)))
       return success();

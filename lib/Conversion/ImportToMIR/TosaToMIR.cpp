@@ -21,6 +21,20 @@ using namespace mlir::rlx::mir;
 
 namespace {
 
+/// MIR ops take ranked tensors: the patterns only look at TOSA ops whose
+/// operands (shape operands aside) and results are ranked tensors.
+bool allRankedTensors(Operation *op) {
+  auto ok = [](Type t) { return isa<RankedTensorType, tosa::shapeType>(t); };
+  return llvm::all_of(op->getOperandTypes(), ok) &&
+         llvm::all_of(op->getResultTypes(), [](Type t) { return isa<RankedTensorType>(t); });
+}
+
+/// NaN handling MIR matches: TOSA's default PROPAGATE (ops with IGNORE stay).
+bool propagatesNaN(Operation *op) {
+  auto mode = op->getAttrOfType<tosa::NanPropagationModeAttr>("nan_mode");
+  return !mode || mode.getValue() == tosa::NanPropagationMode::PROPAGATE;
+}
+
 /// Replaces `op` by `v` when the types agree (else leaves it).
 LogicalResult replaceIfSameType(PatternRewriter &rw, Operation *op, Value v) {
   if (v.getType() != op->getResult(0).getType()) {
@@ -62,6 +76,8 @@ template <typename TosaOp, typename MirOp>
 struct Binary : OpRewritePattern<TosaOp> {
   using OpRewritePattern<TosaOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     return replaceIfSameType(
         rw, op, MirOp::create(rw, op.getLoc(), op->getOperand(0), op->getOperand(1)));
   }
@@ -71,6 +87,8 @@ template <typename TosaOp, typename MirOp>
 struct Unary : OpRewritePattern<TosaOp> {
   using OpRewritePattern<TosaOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     if (!isFloatTensor(op->getOperand(0)))
       return failure();
     return replaceIfSameType(rw, op, MirOp::create(rw, op.getLoc(), op->getOperand(0)));
@@ -80,6 +98,8 @@ struct Unary : OpRewritePattern<TosaOp> {
 struct Const : OpRewritePattern<tosa::ConstOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::ConstOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     if (!isa<RankedTensorType>(op.getType()))
       return failure();
     rw.replaceOpWithNewOp<ConstantOp>(op, op.getValues());
@@ -90,6 +110,8 @@ struct Const : OpRewritePattern<tosa::ConstOp> {
 struct Mul : OpRewritePattern<tosa::MulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::MulOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     if (!isFloatTensor(op.getInput1()) || !isZeroPoint(op.getShift()))
       return failure();
     return replaceIfSameType(rw, op, MulOp::create(rw, op.getLoc(), op.getInput1(), op.getInput2()));
@@ -99,6 +121,8 @@ struct Mul : OpRewritePattern<tosa::MulOp> {
 struct Negate : OpRewritePattern<tosa::NegateOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::NegateOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     if (!isFloatTensor(op.getInput1()) || !isZeroPoint(op.getInput1Zp()) ||
         !isZeroPoint(op.getOutputZp()))
       return failure();
@@ -110,6 +134,8 @@ struct Negate : OpRewritePattern<tosa::NegateOp> {
 struct Clamp : OpRewritePattern<tosa::ClampOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::ClampOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     auto lo = dyn_cast<FloatAttr>(op.getMinValAttr());
     auto hi = dyn_cast<FloatAttr>(op.getMaxValAttr());
     if (!lo || !hi || !lo.getValue().isZero() ||
@@ -122,7 +148,13 @@ struct Clamp : OpRewritePattern<tosa::ClampOp> {
 struct Cast : OpRewritePattern<tosa::CastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::CastOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
+    // TOSA rounds float → int to nearest even, MIR's cast truncates: only
+    // casts to float are raised.
     auto t = cast<RankedTensorType>(op.getType());
+    if (!isa<FloatType>(t.getElementType()))
+      return failure();
     return replaceIfSameType(rw, op, CastOp::create(rw, op.getLoc(), op.getInput(),
                                                     t.getElementType()));
   }
@@ -131,6 +163,8 @@ struct Cast : OpRewritePattern<tosa::CastOp> {
 struct Select : OpRewritePattern<tosa::SelectOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::SelectOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     return replaceIfSameType(rw, op, SelectOp::create(rw, op.getLoc(), op->getOperand(0),
                                                       op->getOperand(1), op->getOperand(2)));
   }
@@ -140,6 +174,8 @@ template <typename TosaOp, ReduceKind kind>
 struct Reduce : OpRewritePattern<TosaOp> {
   using OpRewritePattern<TosaOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     int64_t axis = op.getAxis();
     return replaceIfSameType(
         rw, op,
@@ -151,6 +187,8 @@ struct Reduce : OpRewritePattern<TosaOp> {
 struct Reshape : OpRewritePattern<tosa::ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::ReshapeOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     auto t = cast<RankedTensorType>(op.getType());
     return replaceIfSameType(rw, op, ReshapeOp::create(rw, op.getLoc(), op.getInput1(),
                                                        MIRBuilder::pattern(t.getShape())));
@@ -160,6 +198,8 @@ struct Reshape : OpRewritePattern<tosa::ReshapeOp> {
 struct Transpose : OpRewritePattern<tosa::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::TransposeOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     SmallVector<int64_t> perm(op.getPerms().begin(), op.getPerms().end());
     return replaceIfSameType(rw, op, TransposeOp::create(rw, op.getLoc(), op.getInput1(), perm));
   }
@@ -168,6 +208,8 @@ struct Transpose : OpRewritePattern<tosa::TransposeOp> {
 struct Slice : OpRewritePattern<tosa::SliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::SliceOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     auto start = shapeValues(op.getStart()), size = shapeValues(op.getSize());
     if (!start || !size)
       return failure();
@@ -180,6 +222,8 @@ struct Slice : OpRewritePattern<tosa::SliceOp> {
 struct Concat : OpRewritePattern<tosa::ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::ConcatOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     return replaceIfSameType(rw, op, ConcatOp::create(rw, op.getLoc(), op.getInput1(),
                                                       static_cast<int64_t>(op.getAxis())));
   }
@@ -189,6 +233,8 @@ struct Concat : OpRewritePattern<tosa::ConcatOp> {
 struct Tile : OpRewritePattern<tosa::TileOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::TileOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     auto mult = shapeValues(op.getMultiples());
     auto in = cast<RankedTensorType>(op.getInput1().getType());
     if (!mult)
@@ -205,6 +251,8 @@ struct Tile : OpRewritePattern<tosa::TileOp> {
 struct Matmul : OpRewritePattern<tosa::MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::MatMulOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     if (!isFloatTensor(op.getA()) || !isZeroPoint(op.getAZp()) || !isZeroPoint(op.getBZp()))
       return failure();
     return replaceIfSameType(rw, op, MatmulOp::create(rw, op.getLoc(), op.getA(), op.getB(),
@@ -216,6 +264,8 @@ struct Matmul : OpRewritePattern<tosa::MatMulOp> {
 struct Gather : OpRewritePattern<tosa::GatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::GatherOp op, PatternRewriter &rw) const override {
+    if (!allRankedTensors(op) || !propagatesNaN(op))
+      return failure();
     auto values = cast<RankedTensorType>(op.getValues().getType());
     if (values.getDimSize(0) != 1)
       return failure();

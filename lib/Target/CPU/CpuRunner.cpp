@@ -160,6 +160,9 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
         hir.fusionPolicy = options.fusionPolicy == "fusable" ? FusionPolicy::Fusable
                                                              : FusionPolicy::Direct;
         pm.addPass(createConvertRLXHIRToMIR(hir));
+        // TOSA / linalg input is raised to MIR blocks before fusion counts
+        // and fuses them.
+        pm.addPass(createRLXImportToMIR());
       }, error)))
     return failure();
   entry = module.lookupSymbol<func::FuncOp>(entryName);
@@ -454,6 +457,13 @@ LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
       return nullptr;
     }
     if (t->dtype != dtype) {
+      // FP8 scales are bytes: only byte arrays feed them.
+      bool byteArg = dtype == "f8e4m3fn";
+      if (byteArg && t->dtype != "u8" && t->dtype != "i8" && t->dtype != "f8e4m3fn") {
+        error = "argument '" + name + "' is " + dtype +
+                ": pass its bytes (uint8, int8 or ml_dtypes.float8_e4m3fn), got " + t->dtype;
+        return nullptr;
+      }
       converted.push_back(std::make_unique<HostTensor>(convert(*t, dtype)));
       t = converted.back().get();
     }

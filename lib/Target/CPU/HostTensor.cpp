@@ -90,6 +90,8 @@ double HostTensor::at(int64_t i) const {
   }
   if (dtype == "i8")
     return static_cast<int8_t>(*p);
+  if (dtype == "u8")
+    return *p;
   return *p ? 1.0 : 0.0;
 }
 
@@ -114,6 +116,8 @@ void HostTensor::set(int64_t i, double v) {
     std::memcpy(p, &x, 4);
   } else if (dtype == "i8") {
     *p = static_cast<uint8_t>(static_cast<int8_t>(v));
+  } else if (dtype == "u8") {
+    *p = static_cast<uint8_t>(v);
   } else {
     *p = v != 0.0;
   }
@@ -122,8 +126,11 @@ void HostTensor::set(int64_t i, double v) {
 HostTensor mlir::rlx::convert(const HostTensor &t, StringRef dtype) {
   if (t.dtype == dtype)
     return t;
-  // E4M3 scales travel as their bytes: i8 <-> f8e4m3fn keeps the bit patterns.
-  if ((t.dtype == "f8e4m3fn" && dtype == "i8") || (t.dtype == "i8" && dtype == "f8e4m3fn")) {
+  // Bytes stay bytes: uint8/int8 arrays feed packed FP4 weights (i8) and
+  // E4M3 scales (f8e4m3fn) with their bit patterns. (The runner refuses
+  // other sources for f8e4m3fn arguments.)
+  auto isByte = [](StringRef d) { return d == "i8" || d == "u8" || d == "f8e4m3fn"; };
+  if (isByte(t.dtype) && (dtype == "i8" || dtype == "f8e4m3fn")) {
     HostTensor out = t;
     out.dtype = dtype.str();
     return out;
@@ -222,7 +229,7 @@ FailureOr<HostTensor> mlir::rlx::readNpy(StringRef path, std::string &error) {
   HostTensor t;
   static const std::pair<StringRef, StringRef> kinds[] = {
       {"<f4", "f32"}, {"<f8", "f64"}, {"<f2", "f16"}, {"<i8", "i64"},
-      {"<i4", "i32"}, {"|i1", "i8"},  {"|b1", "i1"},  {"|u1", "i8"},
+      {"<i4", "i32"}, {"|i1", "i8"},  {"|b1", "i1"},  {"|u1", "u8"},
       // ml_dtypes.float8_e4m3fn arrays are saved as one-byte voids.
       {"|V1", "f8e4m3fn"}, {"<V1", "f8e4m3fn"}};
   for (auto [d, name] : kinds)

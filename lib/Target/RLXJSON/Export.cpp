@@ -126,6 +126,10 @@ std::optional<json::Value> mirJson(Operation *op) {
   return std::nullopt;
 }
 
+/// Ops whose text the {"Mlir": ...} escape can carry: no regions (a region
+/// would need its own scope, which the escape does not have).
+bool escapable(Operation *op) { return op->getNumRegions() == 0; }
+
 json::Value mirOrEscape(Operation *op) {
   if (auto j = mirJson(op))
     return std::move(*j);
@@ -249,6 +253,10 @@ public:
     if (op->getNumResults() != 1)
       return op->emitError("export: ") << op->getName() << " with " << op->getNumResults()
                                        << " results has no RLX JSON form";
+    if (!mirJson(op) && !escapable(op))
+      return op->emitError("export: ")
+             << op->getName()
+             << " (an op with a region) has no RLX JSON form; export before rlx-mir-fuse";
     return set(tagged("Mir", mirOrEscape(op)), *ins);
   }
 };
@@ -393,6 +401,9 @@ LogicalResult mlir::rlx::exportRLXLirJson(ModuleOp module, llvm::raw_ostream &os
         ins.push_back(src);
       }
       Value out = k.getOutputs()[0];
+      if (!mirJson(root) && !escapable(root))
+        return k.emitError("export-rlx-lir-json: ")
+               << root->getName() << " (an op with a region) has no RLX JSON form";
       int64_t id = g.add(mirOrEscape(root), ins, out.getType(), nodeName(k.getLoc()));
       producer[out] = id;
       if (auto off = viewOffset.find(out); off != viewOffset.end())

@@ -76,9 +76,9 @@ private:
 
   Location nodeLoc(int64_t id) { return FileLineColLoc::get(ctx, file + " node", id, 0); }
   std::string locText(const Node &n) {
-    std::string l = llvm::formatv("loc(\"{0} node\":{1}:0)", file, n.id).str();
+    std::string l = llvm::formatv("loc({0}:{1}:0)", quoted(file + " node"), n.id).str();
     if (!n.name.empty())
-      l = llvm::formatv("loc(\"{0}\"({1}))", n.name, l.substr(4, l.size() - 5)).str();
+      l = llvm::formatv("loc({0}({1}))", quoted(n.name), l.substr(4, l.size() - 5)).str();
     return l;
   }
   bool fail(Location loc, const Twine &msg) {
@@ -123,11 +123,11 @@ private:
     std::string name = n.op && tagOf(*n.op).second && tagOf(*n.op).second->getAsObject()
                            ? tagOf(*n.op).second->getAsObject()->getString("name").value_or("").str()
                            : "";
-    std::string a = llvm::formatv("rlx.{0} = \"{1}\"", role, name).str();
+    std::string a = llvm::formatv("rlx.{0} = {1}", role, quoted(name)).str();
     if (llvm::any_of(n.shape.dims, [](int64_t d) { return d < 0; })) {
       a += ", rlx.dim_names = [";
       for (auto [i, d] : llvm::enumerate(n.shape.dimNames))
-        a += (i ? ", \"" : "\"") + d + "\"";
+        a += (i ? ", " : "") + quoted(d);
       a += "]";
     }
     return "{" + a + "}";
@@ -190,7 +190,8 @@ private:
     if (tag == "RmsNorm") {
       if (!need(2))
         return false;
-      withBeta(llvm::formatv("rlx_hir.rms_norm {0}, {1} eps = {2:e} : {3}, {4}", x[0], x[1], eps,
+      withBeta(llvm::formatv("rlx_hir.rms_norm {0}, {1} eps = {2} : {3}, {4}", x[0], x[1],
+                             floatLiteral(eps),
                              t[0], t[1]),
                2);
       return true;
@@ -202,8 +203,9 @@ private:
       // is %n<id>_sum.
       bool beta = x.size() > 3;
       out += llvm::formatv("  {0}{1}, {0}_sum = rlx_hir.residual_rms_norm {2}, {3}, {4} eps = "
-                           "{5:e} : {6}, {7}, {8} {9}\n",
-                           res, beta ? "_norm" : "", x[0], x[1], x[2], eps, t[0], t[1], t[2], loc);
+                           "{5} : {6}, {7}, {8} {9}\n",
+                           res, beta ? "_norm" : "", x[0], x[1], x[2], floatLiteral(eps), t[0],
+                           t[1], t[2], loc);
       if (beta)
         out += llvm::formatv("  {0} = rlx_mir.add {0}_norm, {1} : {2}, {3} {4}\n", res, x[3],
                              n.shape.tensorType(), t[3], loc);
@@ -214,7 +216,11 @@ private:
         return false;
       int64_t heads = f ? f->getInteger("num_heads").value_or(0) : 0;
       int64_t hd = f ? f->getInteger("head_dim").value_or(0) : 0;
-      int64_t kwidth = nodes[n.inputs[1]].shape.dims.back();
+      const Shape &ks = nodes[n.inputs[1]].shape;
+      if (ks.dims.empty() || hd <= 0)
+        return fail(nodeLoc(n.id), "Attention needs head_dim > 0 and k of shape "
+                                   "[..., kv_heads·head_dim]");
+      int64_t kwidth = ks.dims.back();
       std::string mask;
       if (const json::Value *m = f ? f->get("mask") : nullptr) {
         auto [mtag, mv] = tagOf(*m);
@@ -302,13 +308,13 @@ private:
       const Node &n = nodes[id];
       results += (i ? ", " : "") + n.shape.tensorType();
       if (!n.name.empty())
-        results += " {rlx.output = \"" + n.name + "\"}";
+        results += " {rlx.output = " + quoted(n.name) + "}";
       rets += (i ? ", %n" : "%n") + std::to_string(id);
       retTypes += (i ? ", " : "") + n.shape.tensorType();
     }
     out = llvm::formatv("module attributes {{rlx.fusion_policy = \"{0}\"} {{\n"
                         "func.func @{1}({2}) -> ({3}) {{\n{4}  return {5} : {6}\n}\n}\n",
-                        policy, name, llvm::join(args, ", "), results, body, rets, retTypes);
+                        policy, quoted(name), llvm::join(args, ", "), results, body, rets, retTypes);
     return true;
   }
 
@@ -378,14 +384,14 @@ private:
           return fail(FileLineColLoc::get(ctx, file, 0, 0),
                       "io entry \"" + name + "\" names no node");
         std::string arg = "%in" + std::to_string(id);
-        args += llvm::formatv(", {0}: {1} {{rlx.{2} = \"{3}\"}", arg, nodes[id].shape.memrefType(),
-                              role, name);
+        args += llvm::formatv(", {0}: {1} {{rlx.{2} = {3}}", arg, nodes[id].shape.memrefType(),
+                              role, quoted(name));
         if (buffer.count(id))
           copyIn += llvm::formatv("  memref.copy {0}, {1} : {2} to {2}\n", arg, buffer[id],
                                   nodes[id].shape.memrefType());
         else
           buffer[id] = arg;
-        names += (names.empty() ? "\"" : ", \"") + name + "\"";
+        names += (names.empty() ? "" : ", ") + quoted(name);
       }
       return true;
     };
@@ -399,14 +405,14 @@ private:
                     "output " + std::to_string(id) + " is not a node");
       std::string name = nodes[id].name.empty() ? "output" + std::to_string(i) : nodes[id].name;
       std::string arg = "%out" + std::to_string(i);
-      args += llvm::formatv(", {0}: {1} {{rlx.output = \"{2}\"}", arg,
-                            nodes[id].shape.memrefType(), name);
+      args += llvm::formatv(", {0}: {1} {{rlx.output = {2}}", arg,
+                            nodes[id].shape.memrefType(), quoted(name));
       if (buffer.count(id))
         copyOut += llvm::formatv("  memref.copy {0}, {1} : {2} to {2}\n", buffer[id], arg,
                                  nodes[id].shape.memrefType());
       else
         buffer[id] = arg;
-      outputs += (outputs.empty() ? "\"" : ", \"") + name + "\"";
+      outputs += (outputs.empty() ? "" : ", ") + quoted(name);
     }
     body += copyIn;
     for (const json::Value &s : *schedule) {
@@ -453,7 +459,7 @@ private:
         "func.func @{0}({1}) attributes {{rlx_lir.io = {{inputs = [{2}], params = [{3}], outputs "
         "= [{4}]}, rlx_lir.plan = {{alignment = {5} : i64, arena_bytes = {6} : i64, imported = "
         "\"rlx-json\"}} {{\n{7}  return\n}\n",
-        name, args, inputs, params, outputs, alignment, arena, body);
+        quoted(name), args, inputs, params, outputs, alignment, arena, body);
     return true;
   }
 

@@ -95,9 +95,11 @@ int64_t rlxjson::Shape::byteSize() const {
   int64_t n = 1;
   for (int64_t d : dims)
     n *= d;
-  int64_t bits = dtype == "i1" ? 8 : std::stoi(dtype.substr(dtype[0] == 'u' ? 2 : 1));
-  if (dtype == "bf16")
-    bits = 16;
+  // f32 → 32, ui8 → 8, bf16 → 16, i1 → 8 (one byte per bool).
+  int64_t bits = 8;
+  StringRef digits = StringRef(dtype).drop_while([](char c) { return !llvm::isDigit(c); });
+  if (dtype != "i1" && digits.getAsInteger(10, bits))
+    bits = 8;
   return n * ((bits + 7) / 8);
 }
 
@@ -233,9 +235,9 @@ std::string rlxjson::mirOpText(const json::Value &op, ArrayRef<std::string> x,
     int64_t hd = f->getInteger("head_dim").value_or(0);
     std::string attrs;
     if (auto s = f->getNumber("score_scale"))
-      attrs += llvm::formatv(" scale = {0:e}", *s).str();
+      attrs += " scale = " + floatLiteral(*s);
     if (auto c = f->getNumber("attn_logit_softcap"))
-      attrs += llvm::formatv(" softcap = {0:e}", *c).str();
+      attrs += " softcap = " + floatLiteral(*c);
     std::string mask;
     if (const json::Value *m = f->get("mask_kind")) {
       auto [mtag, mv] = tagOf(*m);
@@ -250,10 +252,15 @@ std::string rlxjson::mirOpText(const json::Value &op, ArrayRef<std::string> x,
       SmallVector<StringRef> parts;
       body.split(parts, 'x');
       int64_t w = 0;
-      parts[parts.size() - 2].getAsInteger(10, w);
+      if (parts.size() < 2 || parts[parts.size() - 2].getAsInteger(10, w))
+        return int64_t(0);
       return w;
     };
-    int64_t kv = hd ? width(t[1]) / hd : heads;
+    int64_t kv = hd > 0 ? width(t[1]) / hd : heads;
+    if (kv <= 0) {
+      error = "Attention needs head_dim > 0 and k of shape [..., kv_heads·head_dim]";
+      return "";
+    }
     return llvm::formatv("rlx_mir.attention {0}, {1}, {2} heads = {3}, kv_heads = {4}, "
                          "head_dim = {5}{6}{7} : {8}",
                          x[0], x[1], x[2], heads, kv, hd, attrs, mask, types(3));
@@ -261,4 +268,19 @@ std::string rlxjson::mirOpText(const json::Value &op, ArrayRef<std::string> x,
   if (error.empty())
     error = "RLX op '" + tag + "' is not supported by the importer";
   return "";
+}
+
+std::string rlxjson::floatLiteral(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17e", v);
+  return buf;
+}
+
+std::string rlxjson::quoted(StringRef s) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << '"';
+  llvm::printEscapedString(s, os);
+  os << '"';
+  return out;
 }

@@ -29,6 +29,11 @@ std::string snakeToCamel(llvm::StringRef s);
 
 /// The names of RLX's dynamic dim symbols: 0 batch, 1 seq, 2 rows, 3 past_seq.
 std::string symbolName(int64_t symbol);
+
+/// A float as an MLIR literal with every digit (%.17e).
+std::string floatLiteral(double v);
+/// `s` as an MLIR string literal: quoted, with escapes.
+std::string quoted(llvm::StringRef s);
 std::optional<int64_t> symbolOf(llvm::StringRef name);
 
 /// A node's shape: MLIR dims (-1 for dynamic), the names of the dynamic dims

@@ -207,7 +207,7 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
     auto c = dyn_cast<arith::ConstantOp>(inner);
     bool ok = c ? isa<FloatAttr>(c.getValue())
                 : isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
-                      arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp, arith::MinNumFOp,
+                      arith::MaximumFOp, arith::MinimumFOp,
                       math::PowFOp, arith::NegFOp, math::ExpOp, math::LogOp, math::SqrtOp,
                       math::RsqrtOp, math::TanhOp, math::ErfOp, math::SinOp, math::CosOp,
                       math::AbsFOp, arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp>(inner);
@@ -256,9 +256,9 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
       r = mb.mul(operand(0), operand(1));
     } else if (isa<arith::DivFOp>(inner)) {
       r = mb.div(operand(0), operand(1));
-    } else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(inner)) {
+    } else if (isa<arith::MaximumFOp>(inner)) {
       r = MaxOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
-    } else if (isa<arith::MinimumFOp, arith::MinNumFOp>(inner)) {
+    } else if (isa<arith::MinimumFOp>(inner)) {
       r = MinOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
     } else if (isa<math::PowFOp>(inner)) {
       r = PowOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
@@ -289,6 +289,8 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
   }
   SmallVector<Value> results;
   for (auto [v, resultType] : llvm::zip(body.getTerminator()->getOperands(), resultTypes)) {
+    if (auto c = outsideConstant(v); c && !map.count(v))
+      map[v] = mb.scalar(v.getType(), *c);
     Value r = map.lookup(v);
     if (!r)
       return failure();

@@ -228,11 +228,16 @@ struct CausalMaskFromConstant : OpRewritePattern<AddOp> {
           !matchPattern(op->getOperand(1 - i), m_Constant(&c)) || c.isSplat())
         continue;
       auto ct = cast<RankedTensorType>(c.getType());
-      if (!isa<FloatType>(ct.getElementType()) || ct.getRank() < 2)
+      auto st = MIRBuilder::typeOf(s);
+      if (!isa<FloatType>(ct.getElementType()) || ct.getRank() < 2 || st.getRank() < 2 ||
+          !st.hasStaticShape())
         continue;
-      int64_t sq = ct.getShape()[ct.getRank() - 2], sk = ct.getShape().back();
-      if (ct.getNumElements() != sq * sk)
-        continue; // one mask for every batch and head
+      // The mask covers exactly the scores' last two dims [Sq, Sk] and is
+      // the same for every batch and head (its other dims are 1).
+      int64_t sq = st.getShape()[st.getRank() - 2], sk = st.getShape().back();
+      if (ct.getShape().take_back(2) != st.getShape().take_back(2) ||
+          ct.getNumElements() != sq * sk)
+        continue;
       auto window = causalWindow(c, sq, sk);
       if (!window)
         continue;
@@ -243,36 +248,52 @@ struct CausalMaskFromConstant : OpRewritePattern<AddOp> {
     return failure();
   }
 
-  /// 0 for plain causal, w > 0 for a sliding window, nullopt otherwise.
+  /// 0 when the constant is exactly the bottom-right causal mask, w > 0 when
+  /// it is exactly the sliding window of w keys, nullopt otherwise. Row i
+  /// sees keys (last − w, last] ∩ [0, Sk) with last = i + Sk − Sq; hidden
+  /// entries are −inf or ≤ −1e30, visible ones exactly 0.
   static std::optional<int64_t> causalWindow(DenseElementsAttr c, int64_t sq, int64_t sk) {
     auto values = llvm::to_vector(c.getValues<APFloat>());
-    std::optional<int64_t> window;
+    auto hidden = [](const APFloat &v) {
+      return v.isInfinity() ? v.isNegative() : !v.isNaN() && v.convertToDouble() <= -1.0e30;
+    };
+    // Each row: one contiguous visible range that ends at `last` (nothing
+    // visible when last < 0); record where it starts.
+    SmallVector<int64_t> first(sq, 0), lastOf(sq, 0);
     for (int64_t i = 0; i < sq; ++i) {
-      int64_t last = i + sk - sq; // the newest key query i sees
-      int64_t first = -1;
+      int64_t last = i + sk - sq, lo = -1, hi = -1, count = 0;
       for (int64_t j = 0; j < sk; ++j) {
         const APFloat &v = values[i * sk + j];
-        bool hidden = v.isInfinity() ? v.isNegative() : v.convertToDouble() <= -1.0e30;
-        bool visible = v.isZero();
-        if (!hidden && !visible)
+        bool visible = v.isZero() && !v.isNegative();
+        if (!visible && !hidden(v))
           return std::nullopt;
-        if (j > last && !hidden)
-          return std::nullopt;
-        if (j <= last && visible && first < 0)
-          first = j;
-        if (j <= last && first >= 0 && hidden)
-          return std::nullopt;
+        if (visible) {
+          lo = lo < 0 ? j : lo;
+          hi = j;
+          ++count;
+        }
       }
-      if (last < 0)
-        continue;
-      int64_t w = first < 0 ? 0 : last - first + 1;
-      if (first > 0) {
-        if (window && *window != w)
-          return std::nullopt;
-        window = w;
-      }
+      if (last < 0 ? count != 0 : (count == 0 || hi != last || count != hi - lo + 1))
+        return std::nullopt;
+      lastOf[i] = last;
+      first[i] = lo;
     }
-    return window.value_or(0);
+    // Plain causal: every row starts at key 0.
+    std::optional<int64_t> w;
+    for (int64_t i = 0; i < sq; ++i)
+      if (lastOf[i] >= 0 && first[i] > 0) {
+        int64_t wi = lastOf[i] - first[i] + 1;
+        if (w && *w != wi)
+          return std::nullopt;
+        w = wi;
+      }
+    if (!w)
+      return 0;
+    // Rows starting at 0 must be ones the window does not cut yet.
+    for (int64_t i = 0; i < sq; ++i)
+      if (lastOf[i] >= 0 && first[i] == 0 && lastOf[i] + 1 > *w)
+        return std::nullopt;
+    return w;
   }
 };
 
@@ -339,24 +360,40 @@ struct RopeFromPrimitives : OpRewritePattern<AddOp> {
           Value f = tableSource(cosF, true);
           if (!f || tableSource(sinF, false) != f)
             continue;
-          if (succeeded(rewrite(op, x, f, rw)))
+          if (succeeded(rewrite(op, x, f, {cosF, sinF}, rw)))
             return success();
         }
     }
     return failure();
   }
 
-  static LogicalResult rewrite(AddOp op, Value x, Value f, PatternRewriter &rw) {
+  /// True when `shape` is [1..., a, b] (leading dims all 1).
+  static bool onlyLast2(ArrayRef<int64_t> shape, int64_t a, int64_t b) {
+    return shape.size() >= 2 && shape.take_back(2) == ArrayRef<int64_t>{a, b} &&
+           llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; });
+  }
+
+  static LogicalResult rewrite(AddOp op, Value x, Value f, ArrayRef<Value> tables,
+                               PatternRewriter &rw) {
     // x = transpose(reshape(p [B, S, H·D] → [B, S, H, D]), [0, 2, 1, 3]).
     auto tr = x.getDefiningOp<TransposeOp>();
     auto rs = tr ? tr.getInput().getDefiningOp<ReshapeOp>() : nullptr;
-    if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3} || !rs ||
-        MIRBuilder::typeOf(rs.getInput()).getRank() != 3 || op.getType() != MIRBuilder::typeOf(x))
-      return failure();
     auto xt = MIRBuilder::typeOf(x);
-    int64_t s = xt.getShape()[2], d = xt.getShape()[3];
+    if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3} || !rs ||
+        op.getType() != xt || !xt.hasStaticShape())
+      return failure();
+    int64_t b = xt.getShape()[0], h = xt.getShape()[1], s = xt.getShape()[2],
+            d = xt.getShape()[3];
+    if (MIRBuilder::typeOf(rs.getInput()).getShape() != ArrayRef<int64_t>{b, s, h * d} ||
+        rs.getType().getShape() != ArrayRef<int64_t>{b, s, h, d} || d % 2 != 0)
+      return failure();
+    // Tables shared by batch and heads: cos/sin read as [1..., S, D] against
+    // x's [B, H, S, D], computed from f [1..., S, D/2].
+    for (Value t : tables)
+      if (!onlyLast2(MIRBuilder::shapeOf(t), s, d))
+        return failure();
     auto ft = MIRBuilder::typeOf(f);
-    if (ft.getShape().back() != d / 2 || ft.getNumElements() != s * (d / 2))
+    if (!onlyLast2(ft.getShape(), s, d / 2))
       return failure();
     MIRBuilder mb(rw, op.getLoc());
     Value f2 = ft.getRank() == 2 ? f : mb.reshape(f, {s, d / 2});
@@ -440,19 +477,22 @@ struct MatmulBatchDims : OpRewritePattern<ReshapeOp> {
       llvm::append_range(shape, r.getType().getShape().take_back(2));
       return shape;
     };
+    // Both operands carry the whole merged batch (no broadcast operand).
+    int64_t batch = 1;
+    for (int64_t dim : out.getShape().drop_back(2))
+      batch *= dim;
     auto source = [&](ReshapeOp r) {
       auto in = MIRBuilder::typeOf(r.getInput());
-      return in.hasStaticShape() && in.getNumElements() == r.getType().getNumElements();
+      return in.hasStaticShape() && r.getType().hasStaticShape() &&
+             r.getType().getRank() == 3 && r.getType().getDimSize(0) == batch &&
+             in.getNumElements() == r.getType().getNumElements();
     };
     if (!source(ra) || !source(rb))
       return failure();
     MIRBuilder mb(rw, op.getLoc());
     Value a = mb.reshape(ra.getInput(), viewOf(ra));
     Value b = mb.reshape(rb.getInput(), viewOf(rb));
-    auto full = MatmulOp::create(rw, op.getLoc(), a, b, mm.getTransposeA(), mm.getTransposeB());
-    if (full.getType() != out)
-      return failure();
-    rw.replaceOp(op, full);
+    rw.replaceOpWithNewOp<MatmulOp>(op, a, b, mm.getTransposeA(), mm.getTransposeB());
     return success();
   }
 };

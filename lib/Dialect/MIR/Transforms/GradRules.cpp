@@ -378,6 +378,12 @@ LogicalResult mlir::rlx::mir::ad::vjp(MIRBuilder &mb, Operation *op, Value dy,
       int64_t v = table.getDimSize(0);
       if (table.getRank() != 2 || ShapedType::isDynamic(v) || !isStatic(dy))
         return noRule(op, "needs a static 2-D table and static ids");
+      // The one-hot rows come from a V×V identity constant.
+      constexpr int64_t kMaxOneHotRows = 8192;
+      if (v > kMaxOneHotRows)
+        return noRule(op, "the embedding gradient builds a V×V one-hot constant; a table of " +
+                              std::to_string(v) + " rows is over the " +
+                              std::to_string(kMaxOneHotRows) + "-row limit");
       auto et = table.getElementType();
       auto eyeType = RankedTensorType::get({v, v}, et);
       SmallVector<Attribute> eye(v * v, mb.builder().getFloatAttr(et, 0.0));
