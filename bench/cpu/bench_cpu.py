@@ -38,7 +38,9 @@ os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
 import numpy as np  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "python"))
+# The rlx package as the CMake build assembles it (with its extension).
+sys.path.insert(0, str(pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "build"))
+                       / "python_packages"))
 from rlx.random import argument_values  # noqa: E402
 
 CFG = json.loads((ROOT.parent / "shared" / "models" / "llama-3.2-1b.json").read_text())
