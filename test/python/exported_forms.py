@@ -156,6 +156,34 @@ class Tosa:
         self.emit(f"{r} = tosa.cast {a} : ({ty(s, src_et)}) -> {ty(s, dst_et)}")
         return r
 
+    # -- the form-neutral API llama_layer uses ------------------------------
+
+    def add(self, a, b):
+        return self.binary("add", a, b)
+
+    def mul(self, a, b):
+        return self.binary("mul", a, b)
+
+    def mul_scalar(self, a, v):
+        return self.binary("mul", a, self.splat(v, len(self.shapes[a])))
+
+    def bmm(self, a, b):
+        return self.matmul(a, b)
+
+    def repeat(self, x, mult):
+        return self.tile(x, mult)
+
+    def rope_tables(self, pos, inv, S, HD):
+        """cos/sin [1, 1, S, HD] of cat(freqs, freqs), freqs = pos ⊗ inv."""
+        posf = self.reshape(self.cast(pos, "i64"), (1, S, 1))
+        freqs = self.binary("mul", posf, self.const(inv.reshape(1, 1, HD // 2)))
+        emb = self.concat([freqs, freqs], 2)
+        return (self.reshape(self.unary("cos", emb), (1, 1, S, HD)),
+                self.reshape(self.unary("sin", emb), (1, 1, S, HD)))
+
+    def silu(self, x):
+        return self.binary("mul", x, self.unary("sigmoid", x))
+
     # -- blocks, as TorchToTosa spells them ---------------------------------
 
     def linear(self, x, w):  # x [1, S, K], w [N, K] (nn.Linear)
@@ -180,74 +208,6 @@ class Tosa:
         x1 = self.slice(x, (0, 0, 0, 0), (b, h, s, d // 2))
         x2 = self.slice(x, (0, 0, 0, d // 2), (b, h, s, d // 2))
         return self.concat([self.unary("negate", x2), x1], 3)
-
-
-def tosa_llama_layer(S, D, H, KV, HD, F, eps=1e-5, theta=10000.0, name="layer"):
-    """HF LlamaDecoderLayer (plus its rotary embedding) in TorchToTosa's form.
-    Arguments: hidden_states [1, S, D], position_ids [1, S] (i64), then the
-    nine weights by their HF names."""
-    t = Tosa()
-    G = H // KV
-    args = [("%x", (1, S, D), "f32", 'rlx.input = "hidden_states"'),
-            ("%pos", (1, S), "i64", 'rlx.input = "position_ids"')]
-    wshapes = [("input_layernorm.weight", (D,)), ("self_attn.q_proj.weight", (H * HD, D)),
-               ("self_attn.k_proj.weight", (KV * HD, D)), ("self_attn.v_proj.weight", (KV * HD, D)),
-               ("self_attn.o_proj.weight", (D, H * HD)),
-               ("post_attention_layernorm.weight", (D,)), ("mlp.gate_proj.weight", (F, D)),
-               ("mlp.up_proj.weight", (F, D)), ("mlp.down_proj.weight", (D, F))]
-    w = {}
-    for i, (n, s) in enumerate(wshapes):
-        w[n] = f"%w{i}"
-        args.append((w[n], s, "f32", f'rlx.param = "{n}"'))
-        t.shapes[w[n]] = s
-    t.shapes["%x"] = (1, S, D)
-    t.shapes["%pos"] = (1, S)
-
-    # LlamaRotaryEmbedding: freqs = pos ⊗ inv_freq, emb = cat(freqs, freqs).
-    inv = (1.0 / theta ** (np.arange(0, HD, 2, dtype=np.float32) / HD)).astype(np.float32)
-    posf = t.reshape(t.cast("%pos", "i64"), (1, S, 1))
-    freqs = t.binary("mul", posf, t.const(inv.reshape(1, 1, HD // 2)))
-    emb = t.concat([freqs, freqs], 2)
-    cos = t.reshape(t.unary("cos", emb), (1, 1, S, HD))
-    sin = t.reshape(t.unary("sin", emb), (1, 1, S, HD))
-
-    h = t.rms_norm("%x", w["input_layernorm.weight"], eps)
-
-    def heads(p, n):
-        return t.transpose(t.reshape(p, (1, S, n, HD)), [0, 2, 1, 3])
-
-    def rope(x):
-        return t.binary("add", t.binary("mul", x, cos), t.binary("mul", t.rotate_half(x), sin))
-
-    def repeat_kv(x):
-        if G == 1:
-            return x
-        r = t.reshape(x, (1, KV, 1, S, HD))
-        return t.reshape(t.tile(r, (1, 1, G, 1, 1)), (1, H, S, HD))
-
-    q = rope(heads(t.linear(h, w["self_attn.q_proj.weight"]), H))
-    k = repeat_kv(rope(heads(t.linear(h, w["self_attn.k_proj.weight"]), KV)))
-    v = repeat_kv(heads(t.linear(h, w["self_attn.v_proj.weight"]), KV))
-    kt = t.transpose(k, [0, 1, 3, 2])
-    scores = t.reshape(t.matmul(t.reshape(q, (H, S, HD)), t.reshape(kt, (H, HD, S))), (1, H, S, S))
-    scores = t.binary("mul", scores, t.splat(1.0 / np.sqrt(HD), 4))
-    mask = np.triu(np.full((S, S), np.finfo(np.float32).min, np.float32), 1).reshape(1, 1, S, S)
-    scores = t.binary("add", scores, t.const(mask))
-    p = t.softmax(scores)
-    o = t.reshape(t.matmul(t.reshape(p, (H, S, S)), t.reshape(v, (H, S, HD))), (1, H, S, HD))
-    o = t.reshape(t.transpose(o, [0, 2, 1, 3]), (1, S, H * HD))
-    h1 = t.binary("add", "%x", t.linear(o, w["self_attn.o_proj.weight"]))
-
-    n2 = t.rms_norm(h1, w["post_attention_layernorm.weight"], eps)
-    g = t.linear(n2, w["mlp.gate_proj.weight"])
-    act = t.binary("mul", g, t.unary("sigmoid", g))
-    m = t.binary("mul", act, t.linear(n2, w["mlp.up_proj.weight"]))
-    y = t.binary("add", h1, t.linear(m, w["mlp.down_proj.weight"]))
-
-    sig = ", ".join(f"{n}: {ty(s, et)} {{{a}}}" for n, s, et, a in args)
-    body = "\n".join(t.lines)
-    return (f"func.func @{name}({sig}) -> ({ty((1, S, D))} {{rlx.output = \"output\"}}) {{\n"
-            f"{body}\n  return {y} : {ty((1, S, D))}\n}}\n")
 
 
 def numpy_llama_layer(x, pos, w, H, KV, HD, eps=1e-5, theta=10000.0):
@@ -458,6 +418,42 @@ class Linalg:
         self.emit(f"{r} = arith.constant {dense(a)} : {ty(a.shape)}")
         return r
 
+    # -- the form-neutral API llama_layer uses ------------------------------
+
+    def add(self, a, b):
+        return self.binary("addf", a, b)
+
+    def mul(self, a, b):
+        return self.binary("mulf", a, b)
+
+    def mul_scalar(self, a, v):
+        return self.with_scalar("mulf", a, v)
+
+    def const(self, a):
+        return self.constant(a)
+
+    def bmm(self, a, b):
+        return self.matmul(a, b, batch=True)
+
+    def repeat(self, x, mult):
+        out = tuple(d * m for d, m in zip(self.shapes[x], mult))
+        return self.ew([x], lambda v: ([], v), out_shape=out)
+
+    def rope_tables(self, pos, inv, S, HD):
+        pos3 = self.reshape(pos, (1, S, 1), et="i64")
+        freqs = self.ew([pos3, self.constant(inv)],
+                        lambda p, f: ([f"%p = arith.sitofp {p} : i64 to f32",
+                                       f"%r = arith.mulf %p, {f} : f32"], "%r"),
+                        ets=["i64", "f32"])
+        emb = self.concat_last([freqs, freqs])
+        return (self.reshape(self.unary("math.cos", emb), (1, 1, S, HD)),
+                self.reshape(self.unary("math.sin", emb), (1, 1, S, HD)))
+
+    def rotate_half(self, x):
+        d = self.shapes[x][-1]
+        return self.concat_last([self.unary("arith.negf", self.slice_last(x, d // 2, d // 2)),
+                                 self.slice_last(x, 0, d // 2)])
+
     # -- blocks -------------------------------------------------------------
 
     def linear(self, x, w):
@@ -486,9 +482,11 @@ class Linalg:
                                         f"%r = arith.mulf {v}, %s : f32"], "%r"))
 
 
-def linalg_llama_layer(S, D, H, KV, HD, F, eps=1e-5, theta=10000.0, name="layer"):
-    """The layer of tosa_llama_layer in TorchToLinalg's form (same arguments)."""
-    t = Linalg()
+def llama_layer(form, S, D, H, KV, HD, F, eps=1e-5, theta=10000.0, name="layer"):
+    """HF LlamaDecoderLayer (plus its rotary embedding) as `form` (Tosa or
+    Linalg) spells it. Arguments: hidden_states [1, S, D], position_ids
+    [1, S] (i64), then the nine weights by their HF names."""
+    t = form()
     G = H // KV
     args = [("%x", (1, S, D), "f32", 'rlx.input = "hidden_states"'),
             ("%pos", (1, S), "i64", 'rlx.input = "position_ids"')]
@@ -505,50 +503,45 @@ def linalg_llama_layer(S, D, H, KV, HD, F, eps=1e-5, theta=10000.0, name="layer"
     t.shapes["%x"], t.shapes["%pos"] = (1, S, D), (1, S)
 
     inv = (1.0 / theta ** (np.arange(0, HD, 2, dtype=np.float32) / HD)).astype(np.float32)
-    invc = t.constant(inv)
-    pos3 = t.reshape("%pos", (1, S, 1), et="i64")
-    freqs = t.ew([pos3, invc], lambda p, f: ([f"%p = arith.sitofp {p} : i64 to f32",
-                                               f"%r = arith.mulf %p, {f} : f32"], "%r"),
-                 ets=["i64", "f32"])
-    emb = t.concat_last([freqs, freqs])
-    cos = t.reshape(t.unary("math.cos", emb), (1, 1, S, HD))
-    sin = t.reshape(t.unary("math.sin", emb), (1, 1, S, HD))
-
+    cos, sin = t.rope_tables("%pos", inv, S, HD)
     h = t.rms_norm("%x", w["input_layernorm.weight"], eps)
 
     def heads(p, n):
         return t.transpose(t.reshape(p, (1, S, n, HD)), [0, 2, 1, 3])
 
     def rope(x):
-        rot = t.concat_last([t.unary("arith.negf", t.slice_last(x, HD // 2, HD // 2)),
-                             t.slice_last(x, 0, HD // 2)])
-        return t.binary("addf", t.binary("mulf", x, cos), t.binary("mulf", rot, sin))
+        return t.add(t.mul(x, cos), t.mul(t.rotate_half(x), sin))
 
     def repeat_kv(x):
         if G == 1:
             return x
-        r = t.reshape(x, (1, KV, 1, S, HD))
-        b = t.ew([r], lambda v: ([], v), out_shape=(1, KV, G, S, HD))
-        return t.reshape(b, (1, H, S, HD))
+        r = t.repeat(t.reshape(x, (1, KV, 1, S, HD)), (1, 1, G, 1, 1))
+        return t.reshape(r, (1, H, S, HD))
 
     q = rope(heads(t.linear(h, w["self_attn.q_proj.weight"]), H))
     k = repeat_kv(rope(heads(t.linear(h, w["self_attn.k_proj.weight"]), KV)))
     v = repeat_kv(heads(t.linear(h, w["self_attn.v_proj.weight"]), KV))
     kt = t.transpose(k, [0, 1, 3, 2])
-    s = t.reshape(t.matmul(t.reshape(q, (H, S, HD)), t.reshape(kt, (H, HD, S)), batch=True),
-                  (1, H, S, S))
-    s = t.with_scalar("mulf", s, 1.0 / np.sqrt(HD))
+    s = t.reshape(t.bmm(t.reshape(q, (H, S, HD)), t.reshape(kt, (H, HD, S))), (1, H, S, S))
+    s = t.mul_scalar(s, 1.0 / np.sqrt(HD))
     mask = np.triu(np.full((S, S), np.finfo(np.float32).min, np.float32), 1).reshape(1, 1, S, S)
-    s = t.binary("addf", s, t.constant(mask))
-    p = t.softmax(s)
-    o = t.reshape(t.matmul(t.reshape(p, (H, S, S)), t.reshape(v, (H, S, HD)), batch=True),
-                  (1, H, S, HD))
+    p = t.softmax(t.add(s, t.const(mask)))
+    o = t.reshape(t.bmm(t.reshape(p, (H, S, S)), t.reshape(v, (H, S, HD))), (1, H, S, HD))
     o = t.reshape(t.transpose(o, [0, 2, 1, 3]), (1, S, H * HD))
-    h1 = t.binary("addf", "%x", t.linear(o, w["self_attn.o_proj.weight"]))
+    h1 = t.add("%x", t.linear(o, w["self_attn.o_proj.weight"]))
     n2 = t.rms_norm(h1, w["post_attention_layernorm.weight"], eps)
-    m = t.binary("mulf", t.silu(t.linear(n2, w["mlp.gate_proj.weight"])),
-                 t.linear(n2, w["mlp.up_proj.weight"]))
-    y = t.binary("addf", h1, t.linear(m, w["mlp.down_proj.weight"]))
+    m = t.mul(t.silu(t.linear(n2, w["mlp.gate_proj.weight"])), t.linear(n2, w["mlp.up_proj.weight"]))
+    y = t.add(h1, t.linear(m, w["mlp.down_proj.weight"]))
     sig = ", ".join(f"{n}: {ty(s, et)} {{{a}}}" for n, s, et, a in args)
     return (f"func.func @{name}({sig}) -> ({ty((1, S, D))} {{rlx.output = \"output\"}}) {{\n"
             + "\n".join(t.lines) + f"\n  return {y} : {ty((1, S, D))}\n}}\n")
+
+
+def tosa_llama_layer(*args, **kw):
+    """The layer as torch-mlir's TorchToTosa writes it."""
+    return llama_layer(Tosa, *args, **kw)
+
+
+def linalg_llama_layer(*args, **kw):
+    """The layer as torch-mlir's TorchToLinalg writes it."""
+    return llama_layer(Linalg, *args, **kw)

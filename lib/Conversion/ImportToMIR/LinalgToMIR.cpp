@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ImportUtils.h"
+
 #include "RLX/Conversion/ImportToMIR/ImportToMIR.h"
 
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
@@ -23,20 +25,10 @@
 using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::mir;
+using mlir::rlx::import_detail::replaceIfSameType;
 
 namespace {
 
-/// Replaces `op` by `v` when the types agree; else erases what was built
-/// for `v` and fails (the op stays as it is).
-LogicalResult replaceIfSameType(PatternRewriter &rw, Operation *op, Value v) {
-  if (v.getType() != op->getResult(0).getType()) {
-    if (Operation *def = v.getDefiningOp(); def && def->use_empty())
-      rw.eraseOp(def);
-    return failure();
-  }
-  rw.replaceOp(op, v);
-  return success();
-}
 
 /// MIR ops take ranked tensors with one element type per op family: the
 /// patterns only look at ops whose operands and results are ranked tensors.

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ImportUtils.h"
+
 #include "RLX/Conversion/ImportToMIR/ImportToMIR.h"
 
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
@@ -18,6 +20,7 @@
 using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::mir;
+using mlir::rlx::import_detail::replaceIfSameType;
 
 namespace {
 
@@ -35,16 +38,6 @@ bool propagatesNaN(Operation *op) {
   return !mode || mode.getValue() == tosa::NanPropagationMode::PROPAGATE;
 }
 
-/// Replaces `op` by `v` when the types agree (else leaves it).
-LogicalResult replaceIfSameType(PatternRewriter &rw, Operation *op, Value v) {
-  if (v.getType() != op->getResult(0).getType()) {
-    if (Operation *def = v.getDefiningOp(); def && def->use_empty())
-      rw.eraseOp(def);
-    return failure();
-  }
-  rw.replaceOp(op, v);
-  return success();
-}
 
 bool isFloatTensor(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
