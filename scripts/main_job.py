@@ -29,7 +29,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test" / "python"))
 import reference as ref  # noqa: E402
-from harness import signature  # noqa: E402
+from harness import shared_dir, signature  # noqa: E402
 
 TOLERANCE = 1e-4
 
@@ -93,9 +93,14 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeat", type=int, default=3, help="timed runs per program (median)")
     p.add_argument("--build", default=os.environ.get("RLX_BUILD_DIR", ROOT / "build"), type=pathlib.Path)
-    p.add_argument("--shared", default=os.environ.get("RLX_SHARED_DIR", ROOT.parent / "shared"),
-                   type=pathlib.Path)
+    # The project's shared inputs: $RLX_SHARED_DIR, ../shared next to the
+    # checkout, or /work/shared (as the tests look for them).
+    p.add_argument("--shared", default=shared_dir(), type=pathlib.Path)
     a = p.parse_args()
+    if a.shared is None:
+        print("main job: ../shared/models not found; set RLX_SHARED_DIR or pass --shared",
+              file=sys.stderr)
+        return 2
     config_path = a.shared / "models" / "llama-3.2-1b.json"
     cfg = json.loads(config_path.read_text())
     lc = layer_config(cfg)

@@ -43,7 +43,12 @@ sys.path.insert(0, str(pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "buil
                        / "python_packages"))
 from rlx.random import argument_values  # noqa: E402
 
-CFG = json.loads((ROOT.parent / "shared" / "models" / "llama-3.2-1b.json").read_text())
+sys.path.insert(0, str(ROOT / "test" / "python"))
+from harness import shared_dir  # noqa: E402  ($RLX_SHARED_DIR, ../shared, /work/shared)
+
+SHARED = shared_dir() or ROOT.parent / "shared"
+
+CFG = json.loads((SHARED / "models" / "llama-3.2-1b.json").read_text())
 H, HKV, D = CFG["num_attention_heads"], CFG["num_key_value_heads"], CFG["head_dim"]
 HID, INTER, EPS = CFG["hidden_size"], CFG["intermediate_size"], CFG["rms_norm_eps"]
 P = "model.layers.0."
@@ -220,7 +225,7 @@ def main():
     for case in args.cases.split(","):
         seq, past = CASES[case]
         model = tmp / f"{case}.mlir"
-        gen = [str(args.build / "bin" / "rlx-gen"), str(ROOT.parent / "shared" / "models" /
+        gen = [str(args.build / "bin" / "rlx-gen"), str(SHARED / "models" /
                "llama-3.2-1b.json"), "--layer-only", "-o", str(model)]
         if past:
             gen.append("--kv-cache")

@@ -23,7 +23,10 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "models"
+sys.path.insert(0, str(ROOT / "test" / "python"))
+from harness import shared_dir  # noqa: E402  ($RLX_SHARED_DIR, ../shared, /work/shared)
+
+SHARED = (shared_dir() or ROOT.parent / "shared") / "models"
 PIPELINE = ["--convert-rlx-hir-to-mir", "--rlx-mir-fuse", "--convert-rlx-mir-to-lir",
             "--rlx-lir-bufferize"]
 
