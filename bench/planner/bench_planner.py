@@ -31,9 +31,9 @@ PIPELINE = ["--convert-rlx-hir-to-mir", "--rlx-mir-fuse", "--convert-rlx-mir-to-
             "--rlx-lir-bufferize"]
 
 
-def plan(build, text, alignment, tmp, name):
+def plan(build, text, alignment, tmp, name, pre=()):
     rep = tmp / name
-    cmd = [str(build / "bin" / "rlx-opt"), "-", *PIPELINE,
+    cmd = [str(build / "bin" / "rlx-opt"), "-", *pre, *PIPELINE,
            f"--rlx-lir-plan-buffers=alignment={alignment} report-dir={rep}",
            "--rlx-lir-verify-plan", "-o", "/dev/null"]
     proc = subprocess.run(cmd, input=text, capture_output=True, text=True)
@@ -183,6 +183,12 @@ def main():
                            text=True).stdout
     rows.append(("llama-3.2-1b, one layer", "prefill 128",
                  plan(args.build, layer, args.alignment, tmp, "layer")))
+    # Its backward: loss = Σ layer(x)·r, gradients of all nine weights.
+    backward = (ROOT / "test" / "Models" / "llama-layer-backward.mlir").read_text()
+    rows.append(("llama-3.2-1b, one layer, backward", "prefill 128",
+                 plan(args.build, backward, args.alignment, tmp, "backward",
+                      pre=["--convert-rlx-hir-to-mir=fusion-policy=fusable",
+                           "--rlx-mir-grad=wrt=n1,wq,wk,wv,wo,n2,wg,wu,wd"])))
 
     mib = lambda b: f"{b / 2**20:.1f}" if b >= 2**20 else f"{b / 2**20:.3f}"
     out = ["| model | shape | buffers | sum of buffers MiB | lower bound MiB | RLX-MLIR arena MiB | "
