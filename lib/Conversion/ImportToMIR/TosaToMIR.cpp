@@ -65,34 +65,41 @@ bool isZeroPoint(Value zp) {
   return attr.getSplatValue<APInt>().isZero();
 }
 
-template <typename TosaOp, typename MirOp>
-struct Binary : OpRewritePattern<TosaOp> {
-  using OpRewritePattern<TosaOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
+/// Base of the raising patterns: only ops on ranked tensors with TOSA's
+/// default NaN propagation are raised; `raise` does the rest.
+template <typename OpT>
+struct TosaPattern : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const final {
     if (!allRankedTensors(op) || !propagatesNaN(op))
       return failure();
+    return raise(op, rw);
+  }
+  virtual LogicalResult raise(OpT op, PatternRewriter &rw) const = 0;
+};
+
+template <typename TosaOp, typename MirOp>
+struct Binary : TosaPattern<TosaOp> {
+  using TosaPattern<TosaOp>::TosaPattern;
+  LogicalResult raise(TosaOp op, PatternRewriter &rw) const override {
     return replaceIfSameType(
         rw, op, MirOp::create(rw, op.getLoc(), op->getOperand(0), op->getOperand(1)));
   }
 };
 
 template <typename TosaOp, typename MirOp>
-struct Unary : OpRewritePattern<TosaOp> {
-  using OpRewritePattern<TosaOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Unary : TosaPattern<TosaOp> {
+  using TosaPattern<TosaOp>::TosaPattern;
+  LogicalResult raise(TosaOp op, PatternRewriter &rw) const override {
     if (!isFloatTensor(op->getOperand(0)))
       return failure();
     return replaceIfSameType(rw, op, MirOp::create(rw, op.getLoc(), op->getOperand(0)));
   }
 };
 
-struct Const : OpRewritePattern<tosa::ConstOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::ConstOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Const : TosaPattern<tosa::ConstOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::ConstOp op, PatternRewriter &rw) const override {
     if (!isa<RankedTensorType>(op.getType()))
       return failure();
     rw.replaceOpWithNewOp<ConstantOp>(op, op.getValues());
@@ -100,22 +107,18 @@ struct Const : OpRewritePattern<tosa::ConstOp> {
   }
 };
 
-struct Mul : OpRewritePattern<tosa::MulOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::MulOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Mul : TosaPattern<tosa::MulOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::MulOp op, PatternRewriter &rw) const override {
     if (!isFloatTensor(op.getInput1()) || !isZeroPoint(op.getShift()))
       return failure();
     return replaceIfSameType(rw, op, MulOp::create(rw, op.getLoc(), op.getInput1(), op.getInput2()));
   }
 };
 
-struct Negate : OpRewritePattern<tosa::NegateOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::NegateOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Negate : TosaPattern<tosa::NegateOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::NegateOp op, PatternRewriter &rw) const override {
     if (!isFloatTensor(op.getInput1()) || !isZeroPoint(op.getInput1Zp()) ||
         !isZeroPoint(op.getOutputZp()))
       return failure();
@@ -124,11 +127,9 @@ struct Negate : OpRewritePattern<tosa::NegateOp> {
 };
 
 /// clamp(x, 0, +max) is ReLU.
-struct Clamp : OpRewritePattern<tosa::ClampOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::ClampOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Clamp : TosaPattern<tosa::ClampOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::ClampOp op, PatternRewriter &rw) const override {
     auto lo = dyn_cast<FloatAttr>(op.getMinValAttr());
     auto hi = dyn_cast<FloatAttr>(op.getMaxValAttr());
     if (!lo || !hi || !lo.getValue().isZero() ||
@@ -138,11 +139,9 @@ struct Clamp : OpRewritePattern<tosa::ClampOp> {
   }
 };
 
-struct Cast : OpRewritePattern<tosa::CastOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::CastOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Cast : TosaPattern<tosa::CastOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::CastOp op, PatternRewriter &rw) const override {
     // TOSA rounds float → int to nearest even, MIR's cast truncates: only
     // casts to float are raised.
     auto t = cast<RankedTensorType>(op.getType());
@@ -153,22 +152,18 @@ struct Cast : OpRewritePattern<tosa::CastOp> {
   }
 };
 
-struct Select : OpRewritePattern<tosa::SelectOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::SelectOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Select : TosaPattern<tosa::SelectOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::SelectOp op, PatternRewriter &rw) const override {
     return replaceIfSameType(rw, op, SelectOp::create(rw, op.getLoc(), op->getOperand(0),
                                                       op->getOperand(1), op->getOperand(2)));
   }
 };
 
 template <typename TosaOp, ReduceKind kind>
-struct Reduce : OpRewritePattern<TosaOp> {
-  using OpRewritePattern<TosaOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Reduce : TosaPattern<TosaOp> {
+  using TosaPattern<TosaOp>::TosaPattern;
+  LogicalResult raise(TosaOp op, PatternRewriter &rw) const override {
     int64_t axis = op.getAxis();
     return replaceIfSameType(
         rw, op,
@@ -177,32 +172,26 @@ struct Reduce : OpRewritePattern<TosaOp> {
   }
 };
 
-struct Reshape : OpRewritePattern<tosa::ReshapeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::ReshapeOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Reshape : TosaPattern<tosa::ReshapeOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::ReshapeOp op, PatternRewriter &rw) const override {
     auto t = cast<RankedTensorType>(op.getType());
     return replaceIfSameType(rw, op, ReshapeOp::create(rw, op.getLoc(), op.getInput1(),
                                                        MIRBuilder::pattern(t.getShape())));
   }
 };
 
-struct Transpose : OpRewritePattern<tosa::TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::TransposeOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Transpose : TosaPattern<tosa::TransposeOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::TransposeOp op, PatternRewriter &rw) const override {
     SmallVector<int64_t> perm(op.getPerms().begin(), op.getPerms().end());
     return replaceIfSameType(rw, op, TransposeOp::create(rw, op.getLoc(), op.getInput1(), perm));
   }
 };
 
-struct Slice : OpRewritePattern<tosa::SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::SliceOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Slice : TosaPattern<tosa::SliceOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::SliceOp op, PatternRewriter &rw) const override {
     auto start = shapeValues(op.getStart()), size = shapeValues(op.getSize());
     if (!start || !size)
       return failure();
@@ -212,22 +201,18 @@ struct Slice : OpRewritePattern<tosa::SliceOp> {
   }
 };
 
-struct Concat : OpRewritePattern<tosa::ConcatOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::ConcatOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Concat : TosaPattern<tosa::ConcatOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::ConcatOp op, PatternRewriter &rw) const override {
     return replaceIfSameType(rw, op, ConcatOp::create(rw, op.getLoc(), op.getInput1(),
                                                       static_cast<int64_t>(op.getAxis())));
   }
 };
 
 /// tile of size-1 dims is a broadcast (HF repeat_kv in TOSA form).
-struct Tile : OpRewritePattern<tosa::TileOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::TileOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Tile : TosaPattern<tosa::TileOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::TileOp op, PatternRewriter &rw) const override {
     auto mult = shapeValues(op.getMultiples());
     auto in = cast<RankedTensorType>(op.getInput1().getType());
     if (!mult)
@@ -241,11 +226,9 @@ struct Tile : OpRewritePattern<tosa::TileOp> {
   }
 };
 
-struct Matmul : OpRewritePattern<tosa::MatMulOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::MatMulOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Matmul : TosaPattern<tosa::MatMulOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::MatMulOp op, PatternRewriter &rw) const override {
     if (!isFloatTensor(op.getA()) || !isZeroPoint(op.getAZp()) || !isZeroPoint(op.getBZp()))
       return failure();
     return replaceIfSameType(rw, op, MatmulOp::create(rw, op.getLoc(), op.getA(), op.getB(),
@@ -254,11 +237,9 @@ struct Matmul : OpRewritePattern<tosa::MatMulOp> {
 };
 
 /// gather(values [1, K, C], indices [1, W]) is an embedding lookup.
-struct Gather : OpRewritePattern<tosa::GatherOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tosa::GatherOp op, PatternRewriter &rw) const override {
-    if (!allRankedTensors(op) || !propagatesNaN(op))
-      return failure();
+struct Gather : TosaPattern<tosa::GatherOp> {
+  using TosaPattern::TosaPattern;
+  LogicalResult raise(tosa::GatherOp op, PatternRewriter &rw) const override {
     auto values = cast<RankedTensorType>(op.getValues().getType());
     if (values.getDimSize(0) != 1)
       return failure();
