@@ -2,7 +2,10 @@
 
 #include "RLX/Target/CPU/HostTensor.h"
 
+#include "RLX/Dialect/Common/IR/StorageSize.h"
+
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Parallel.h"
@@ -16,13 +19,14 @@ using namespace mlir;
 using namespace mlir::rlx;
 
 size_t HostTensor::elementBytes(StringRef dtype) {
-  if (dtype == "f64" || dtype == "i64")
-    return 8;
-  if (dtype == "f32" || dtype == "i32")
-    return 4;
-  if (dtype == "f16" || dtype == "bf16")
-    return 2;
-  return 1;
+  // The element's bits, stored as the generated code stores them.
+  unsigned bits = llvm::StringSwitch<unsigned>(dtype)
+                      .Cases("f64", "i64", 64)
+                      .Cases("f32", "i32", 32)
+                      .Cases("f16", "bf16", 16)
+                      .Case("i1", 1)
+                      .Default(8);
+  return storageBytesForBits(bits);
 }
 
 int64_t HostTensor::numElements() const {

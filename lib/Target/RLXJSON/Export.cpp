@@ -12,6 +12,7 @@
 
 #include "JsonCommon.h"
 
+#include "RLX/Dialect/Common/IR/StorageSize.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
@@ -345,10 +346,7 @@ LogicalResult mlir::rlx::exportRLXLirJson(ModuleOp module, llvm::raw_ostream &os
   }
   DenseMap<Value, int64_t> producer; // buffer → node that last wrote it
   std::map<int64_t, Value> writtenAt;  // arena offset → view last written there
-  auto bytesOf = [](Type t) {
-    auto m = cast<MemRefType>(t);
-    return m.getNumElements() * m.getElementTypeBitWidth() / 8;
-  };
+  auto bytesOf = [](Type t) { return getStorageBytes(cast<MemRefType>(t)).value_or(-1); };
   // A view nobody wrote that starts where a written view of as many bytes
   // does is a reshape of it (the original's view alias).
   auto aliasView = [&](Value in) -> LogicalResult {
@@ -412,8 +410,7 @@ LogicalResult mlir::rlx::exportRLXLirJson(ModuleOp module, llvm::raw_ostream &os
       if (auto off = viewOffset.find(out); off != viewOffset.end())
         assignments[std::to_string(id)] =
             json::Object{{"offset", off->second},
-                         {"size", cast<MemRefType>(out.getType()).getNumElements() *
-                                      cast<MemRefType>(out.getType()).getElementTypeBitWidth() / 8}};
+                         {"size", bytesOf(out.getType())}};
       for (auto [i, arg] : llvm::enumerate(fn.getArguments()))
         if (arg == out)
           markOutput(id, i);

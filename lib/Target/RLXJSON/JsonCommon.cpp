@@ -2,6 +2,8 @@
 
 #include "JsonCommon.h"
 
+#include "RLX/Dialect/Common/IR/StorageSize.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -95,12 +97,12 @@ int64_t rlxjson::Shape::byteSize() const {
   int64_t n = 1;
   for (int64_t d : dims)
     n *= d;
-  // f32 → 32, ui8 → 8, bf16 → 16, i1 → 8 (one byte per bool).
+  // f32 → 32, ui8 → 8, bf16 → 16, i1 → 1 bit, stored in a byte (StorageSize.h).
   int64_t bits = 8;
   StringRef digits = StringRef(dtype).drop_while([](char c) { return !llvm::isDigit(c); });
-  if (dtype != "i1" && digits.getAsInteger(10, bits))
+  if (digits.getAsInteger(10, bits))
     bits = 8;
-  return n * ((bits + 7) / 8);
+  return n * storageBytesForBits(bits);
 }
 
 bool rlxjson::parseShape(const json::Value *v, Shape &out, std::string &error) {

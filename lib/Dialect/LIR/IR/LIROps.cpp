@@ -2,29 +2,25 @@
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 
+#include "RLX/Dialect/Common/IR/StorageSize.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
+using namespace mlir::rlx;
 using namespace mlir::rlx::lir;
 
 //===----------------------------------------------------------------------===//
 // view
 //===----------------------------------------------------------------------===//
 
-static int64_t elementByteSize(Type t) {
-  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
-}
-
 int64_t ViewOp::getByteSize() {
-  auto t = cast<MemRefType>(getResult().getType());
-  Type et = t.getElementType();
-  // Sub-byte types (f4E2M1FN) are packed two per byte.
-  int64_t bits = et.getIntOrFloatBitWidth();
-  return (t.getNumElements() * bits + 7) / 8;
+  // As the generated code stores it (StorageSize.h): i1 and f4 take a byte.
+  return getStorageBytes(cast<MemRefType>(getResult().getType())).value_or(-1);
 }
 
 LogicalResult ViewOp::verify() {
@@ -43,13 +39,16 @@ LogicalResult ViewOp::verify() {
   int64_t offset = getByteOffset();
   if (offset < 0)
     return emitOpError("byte_offset must be >= 0, got ") << offset;
-  int64_t eltBytes = elementByteSize(result.getElementType());
+  std::optional<int64_t> bytes = getStorageBytes(result);
+  if (!bytes)
+    return emitOpError("view of ") << result << " has no byte size that fits in 64 bits";
+  int64_t eltBytes = *getElementStorageBytes(result.getElementType());
   if (offset % eltBytes != 0)
     return emitOpError("byte_offset ")
            << offset << " is not a multiple of the element size (" << eltBytes
            << " bytes)";
-  int64_t end = offset + getByteSize();
-  if (end > arena.getNumElements())
+  int64_t end;
+  if (llvm::AddOverflow(offset, *bytes, end) || end > arena.getNumElements())
     return emitOpError("view [")
            << offset << ", " << end << ") runs past the end of the "
            << arena.getNumElements() << "-byte arena";

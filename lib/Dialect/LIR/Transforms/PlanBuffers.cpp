@@ -8,6 +8,7 @@
 
 #include "PlanReport.h"
 
+#include "RLX/Dialect/Common/IR/StorageSize.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/LIR/Transforms/BufferPlan.h"
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
@@ -24,6 +25,7 @@ namespace mlir::rlx::lir {
 
 using namespace mlir;
 using namespace mlir::rlx::lir;
+using mlir::rlx::getStorageBytes;
 
 namespace {
 
@@ -36,9 +38,9 @@ Value viewSource(Operation *op) {
   return nullptr;
 }
 
-int64_t byteSize(MemRefType t) {
-  return (t.getNumElements() * t.getElementTypeBitWidth() + 7) / 8;
-}
+/// Bytes as the generated code stores them (StorageSize.h); collect() has
+/// checked that every planned buffer has one.
+int64_t byteSize(MemRefType t) { return *getStorageBytes(t); }
 
 /// Symbolic dims named by the function's arguments ("seq, past_seq").
 std::string symbolicDims(func::FuncOp fn) {
@@ -86,6 +88,14 @@ struct FunctionPlanner {
       }
       if (!t.getLayout().isIdentity())
         continue;
+      // Arena arithmetic (alignment, sums of live bytes) stays far from
+      // int64_t overflow below 2^50 bytes per buffer.
+      std::optional<int64_t> bytes = getStorageBytes(t);
+      if (!bytes || *bytes >= (int64_t(1) << 50)) {
+        alloc.emitError() << "rlx-lir-plan-buffers: " << t
+                          << (bytes ? " needs 2^50 bytes or more" : " has no byte size");
+        return failure();
+      }
       allocs.push_back(alloc);
     }
     first.assign(allocs.size(), INT64_MAX);

@@ -198,6 +198,17 @@ Value mlir::rlx::mir::convertScalar(OpBuilder &b, Location loc, Value v, Type to
     return v;
   auto fromF = dyn_cast<FloatType>(from);
   auto toF = dyn_cast<FloatType>(to);
+  // Conversions with no direct arith form go through f32, which holds every
+  // f16, bf16, f8E4M3FN and f4E2M1FN value exactly (one rounding, at the
+  // end): f16 ↔ bf16 (same width: neither extf nor truncf), anything from
+  // f8/f4 (decoded by rlx-expand-low-precision-floats only to f32), and
+  // integers to or from f8/f4 (LLVM has no such float types).
+  auto isLowPrecision = [](Type t) { return isa<Float8E4M3FNType, Float4E2M1FNType>(t); };
+  Type f32 = b.getF32Type();
+  if (from != f32 && to != f32 &&
+      ((fromF && toF && fromF.getWidth() == toF.getWidth()) || isLowPrecision(from) ||
+       (isLowPrecision(to) && !fromF)))
+    return convertScalar(b, loc, convertScalar(b, loc, v, f32), to);
   if (fromF && toF) {
     if (fromF.getWidth() < toF.getWidth())
       return arith::ExtFOp::create(b, loc, to, v);
@@ -223,6 +234,9 @@ Value mlir::rlx::mir::convertScalar(OpBuilder &b, Location loc, Value v, Type to
                                              constF(b, loc, from, 0.0)))
                : Value(arith::FPToSIOp::create(b, loc, to, v));
   if (fromI && toI) {
+    if (toI.getWidth() == 1) // torch: nonzero is true (not the low bit)
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                   arith::ConstantOp::create(b, loc, from, b.getIntegerAttr(from, 0)));
     if (fromI.getWidth() < toI.getWidth())
       return fromI.getWidth() == 1 || fromI.isUnsigned()
                  ? Value(arith::ExtUIOp::create(b, loc, to, v))
