@@ -26,6 +26,7 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::mir;
 using mlir::rlx::import_detail::replaceIfSameType;
+using mlir::rlx::tryCreate;
 
 namespace {
 
@@ -97,7 +98,7 @@ struct Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     if (dim(maps[2], b) != M || dim(maps[2], b + 1) != N)
       return failure();
     Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
-    return replaceIfSameType(rw, op, MatmulOp::create(rw, op.getLoc(), lhs, rhs, ta, tb));
+    return replaceIfSameType(rw, op, tryCreate<MatmulOp>(rw, op.getLoc(), /*diagnose=*/false, lhs, rhs, ta, tb));
   }
 };
 
@@ -106,7 +107,7 @@ struct Transpose : OpRewritePattern<linalg::TransposeOp> {
   LogicalResult matchAndRewrite(linalg::TransposeOp op, PatternRewriter &rw) const override {
     if (!op.hasPureTensorSemantics())
       return failure();
-    return replaceIfSameType(rw, op, TransposeOp::create(rw, op.getLoc(), op.getInput(),
+    return replaceIfSameType(rw, op, tryCreate<TransposeOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput(),
                                                          op.getPermutation()));
   }
 };
@@ -114,7 +115,7 @@ struct Transpose : OpRewritePattern<linalg::TransposeOp> {
 struct Softmax : OpRewritePattern<linalg::SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::SoftmaxOp op, PatternRewriter &rw) const override {
-    return replaceIfSameType(rw, op, SoftmaxOp::create(rw, op.getLoc(), op.getInput(),
+    return replaceIfSameType(rw, op, tryCreate<SoftmaxOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput(),
                                                        static_cast<int64_t>(op.getDimension())));
   }
 };
@@ -128,7 +129,7 @@ struct Broadcast : OpRewritePattern<linalg::BroadcastOp> {
       kept[d] = 1;
     MIRBuilder mb(rw, op.getLoc());
     Value r = mb.reshape(op.getInput(), kept);
-    return replaceIfSameType(rw, op, mb.broadcast(r, MIRBuilder::pattern(out.getShape())));
+    return replaceIfSameType(rw, op, mb, mb.broadcast(r, MIRBuilder::pattern(out.getShape())));
   }
 };
 
@@ -174,7 +175,7 @@ struct Reduce : OpRewritePattern<linalg::ReduceOp> {
       return failure();
     return replaceIfSameType(
         rw, op,
-        ReduceOp::create(rw, op.getLoc(), op.getInputs()[0], ReduceKindAttr::get(rw.getContext(), *kind),
+        tryCreate<ReduceOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInputs()[0], ReduceKindAttr::get(rw.getContext(), *kind),
                          rw.getDenseI64ArrayAttr(op.getDimensions()), UnitAttr()));
   }
 };
@@ -233,11 +234,11 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     SmallVector<Value> ins;
     for (auto [in, map] : llvm::zip(op.getDpsInputs(), maps)) {
       auto t = dyn_cast<RankedTensorType>(in.getType());
-      if (!t)
+      auto shape = t ? broadcastShape(map, t, rank) : std::nullopt;
+      if (!shape) {
+        mb.discardUnused(&rw);
         return failure();
-      auto shape = broadcastShape(map, t, rank);
-      if (!shape)
-        return failure();
+      }
       Value v = in;
       // Leading 1s are implicit in numpy broadcasting; only reshape when the
       // input's dims do not line up from the right.
@@ -251,10 +252,8 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     }
     // Scalar bodies see one element per input, as MIR ops do.
     auto results = mb.expandScalarBody(body, ins, op.getResultTypes(), /*who=*/"");
-    if (failed(results)) {
-      for (auto [v, in] : llvm::zip(ins, op.getDpsInputs()))
-        if (v != in)
-          rw.eraseOp(v.getDefiningOp());
+    if (failed(results) || mb.failed()) {
+      mb.discardUnused(&rw);
       return failure();
     }
     rw.replaceOp(op, *results);
@@ -299,7 +298,7 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
       return failure();
     return replaceIfSameType(
         rw, op,
-        ReduceOp::create(rw, op.getLoc(), op.getDpsInputs()[0],
+        tryCreate<ReduceOp>(rw, op.getLoc(), /*diagnose=*/false, op.getDpsInputs()[0],
                          ReduceKindAttr::get(rw.getContext(), *kind), rw.getDenseI64ArrayAttr(axes),
                          keep ? rw.getUnitAttr() : UnitAttr()));
   }
@@ -319,7 +318,7 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     SmallVector<int64_t> perm;
     for (AffineExpr e : inv.getResults())
       perm.push_back(cast<AffineDimExpr>(e).getPosition());
-    return replaceIfSameType(rw, op, TransposeOp::create(rw, op.getLoc(), op.getDpsInputs()[0], perm));
+    return replaceIfSameType(rw, op, tryCreate<TransposeOp>(rw, op.getLoc(), /*diagnose=*/false, op.getDpsInputs()[0], perm));
   }
 
   /// out[..., j] = table[index_cast(ids[...]), j] (torch-mlir's embedding).
@@ -338,7 +337,7 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     if (!maps[1].isIdentity() || maps[0] != maps[1].dropResult(outType.getRank() - 1))
       return failure();
-    return replaceIfSameType(rw, op, GatherOp::create(rw, op.getLoc(), extract.getTensor(),
+    return replaceIfSameType(rw, op, tryCreate<GatherOp>(rw, op.getLoc(), /*diagnose=*/false, extract.getTensor(),
                                                       op.getDpsInputs()[0]));
   }
 };
@@ -348,7 +347,7 @@ struct Reshape : OpRewritePattern<ReshapeOpT> {
   using OpRewritePattern<ReshapeOpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOpT op, PatternRewriter &rw) const override {
     auto t = cast<RankedTensorType>(op.getResult().getType());
-    return replaceIfSameType(rw, op, ReshapeOp::create(rw, op.getLoc(), op.getSrc(),
+    return replaceIfSameType(rw, op, tryCreate<ReshapeOp>(rw, op.getLoc(), /*diagnose=*/false, op.getSrc(),
                                                        MIRBuilder::pattern(t.getShape())));
   }
 };
@@ -359,7 +358,7 @@ struct ExtractSlice : OpRewritePattern<tensor::ExtractSliceOp> {
     if (op.getSourceType().getRank() != op.getResultType().getRank() ||
         !op.getOffsets().empty() || !op.getSizes().empty() || !op.getStrides().empty())
       return failure();
-    return replaceIfSameType(rw, op, SliceOp::create(rw, op.getLoc(), op.getSource(),
+    return replaceIfSameType(rw, op, tryCreate<SliceOp>(rw, op.getLoc(), /*diagnose=*/false, op.getSource(),
                                                      op.getStaticOffsets(), op.getStaticSizes(),
                                                      op.getStaticStrides()));
   }
@@ -368,7 +367,7 @@ struct ExtractSlice : OpRewritePattern<tensor::ExtractSliceOp> {
 struct Concat : OpRewritePattern<tensor::ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tensor::ConcatOp op, PatternRewriter &rw) const override {
-    return replaceIfSameType(rw, op, ConcatOp::create(rw, op.getLoc(), op.getInputs(),
+    return replaceIfSameType(rw, op, tryCreate<ConcatOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInputs(),
                                                       static_cast<int64_t>(op.getDim())));
   }
 };

@@ -21,6 +21,7 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::mir;
 using mlir::rlx::import_detail::replaceIfSameType;
+using mlir::rlx::tryCreate;
 
 namespace {
 
@@ -83,7 +84,7 @@ struct Binary : TosaPattern<TosaOp> {
   using TosaPattern<TosaOp>::TosaPattern;
   LogicalResult raise(TosaOp op, PatternRewriter &rw) const override {
     return replaceIfSameType(
-        rw, op, MirOp::create(rw, op.getLoc(), op->getOperand(0), op->getOperand(1)));
+        rw, op, tryCreate<MirOp>(rw, op.getLoc(), /*diagnose=*/false, op->getOperand(0), op->getOperand(1)));
   }
 };
 
@@ -93,7 +94,7 @@ struct Unary : TosaPattern<TosaOp> {
   LogicalResult raise(TosaOp op, PatternRewriter &rw) const override {
     if (!isFloatTensor(op->getOperand(0)))
       return failure();
-    return replaceIfSameType(rw, op, MirOp::create(rw, op.getLoc(), op->getOperand(0)));
+    return replaceIfSameType(rw, op, tryCreate<MirOp>(rw, op.getLoc(), /*diagnose=*/false, op->getOperand(0)));
   }
 };
 
@@ -112,7 +113,7 @@ struct Mul : TosaPattern<tosa::MulOp> {
   LogicalResult raise(tosa::MulOp op, PatternRewriter &rw) const override {
     if (!isFloatTensor(op.getInput1()) || !isZeroPoint(op.getShift()))
       return failure();
-    return replaceIfSameType(rw, op, MulOp::create(rw, op.getLoc(), op.getInput1(), op.getInput2()));
+    return replaceIfSameType(rw, op, tryCreate<MulOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput1(), op.getInput2()));
   }
 };
 
@@ -122,7 +123,7 @@ struct Negate : TosaPattern<tosa::NegateOp> {
     if (!isFloatTensor(op.getInput1()) || !isZeroPoint(op.getInput1Zp()) ||
         !isZeroPoint(op.getOutputZp()))
       return failure();
-    return replaceIfSameType(rw, op, NegOp::create(rw, op.getLoc(), op.getInput1()));
+    return replaceIfSameType(rw, op, tryCreate<NegOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput1()));
   }
 };
 
@@ -135,7 +136,7 @@ struct Clamp : TosaPattern<tosa::ClampOp> {
     if (!lo || !hi || !lo.getValue().isZero() ||
         !(hi.getValue().isInfinity() || hi.getValueAsDouble() >= 3.0e38))
       return failure();
-    return replaceIfSameType(rw, op, ReluOp::create(rw, op.getLoc(), op.getInput()));
+    return replaceIfSameType(rw, op, tryCreate<ReluOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput()));
   }
 };
 
@@ -155,7 +156,7 @@ struct Cast : TosaPattern<tosa::CastOp> {
 struct Select : TosaPattern<tosa::SelectOp> {
   using TosaPattern::TosaPattern;
   LogicalResult raise(tosa::SelectOp op, PatternRewriter &rw) const override {
-    return replaceIfSameType(rw, op, SelectOp::create(rw, op.getLoc(), op->getOperand(0),
+    return replaceIfSameType(rw, op, tryCreate<SelectOp>(rw, op.getLoc(), /*diagnose=*/false, op->getOperand(0),
                                                       op->getOperand(1), op->getOperand(2)));
   }
 };
@@ -167,7 +168,7 @@ struct Reduce : TosaPattern<TosaOp> {
     int64_t axis = op.getAxis();
     return replaceIfSameType(
         rw, op,
-        ReduceOp::create(rw, op.getLoc(), op.getInput(), ReduceKindAttr::get(rw.getContext(), kind),
+        tryCreate<ReduceOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput(), ReduceKindAttr::get(rw.getContext(), kind),
                          rw.getDenseI64ArrayAttr({axis}), rw.getUnitAttr()));
   }
 };
@@ -176,7 +177,7 @@ struct Reshape : TosaPattern<tosa::ReshapeOp> {
   using TosaPattern::TosaPattern;
   LogicalResult raise(tosa::ReshapeOp op, PatternRewriter &rw) const override {
     auto t = cast<RankedTensorType>(op.getType());
-    return replaceIfSameType(rw, op, ReshapeOp::create(rw, op.getLoc(), op.getInput1(),
+    return replaceIfSameType(rw, op, tryCreate<ReshapeOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput1(),
                                                        MIRBuilder::pattern(t.getShape())));
   }
 };
@@ -185,7 +186,7 @@ struct Transpose : TosaPattern<tosa::TransposeOp> {
   using TosaPattern::TosaPattern;
   LogicalResult raise(tosa::TransposeOp op, PatternRewriter &rw) const override {
     SmallVector<int64_t> perm(op.getPerms().begin(), op.getPerms().end());
-    return replaceIfSameType(rw, op, TransposeOp::create(rw, op.getLoc(), op.getInput1(), perm));
+    return replaceIfSameType(rw, op, tryCreate<TransposeOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput1(), perm));
   }
 };
 
@@ -197,14 +198,14 @@ struct Slice : TosaPattern<tosa::SliceOp> {
       return failure();
     SmallVector<int64_t> strides(start->size(), 1);
     return replaceIfSameType(rw, op,
-                             SliceOp::create(rw, op.getLoc(), op.getInput1(), *start, *size, strides));
+                             tryCreate<SliceOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput1(), *start, *size, strides));
   }
 };
 
 struct Concat : TosaPattern<tosa::ConcatOp> {
   using TosaPattern::TosaPattern;
   LogicalResult raise(tosa::ConcatOp op, PatternRewriter &rw) const override {
-    return replaceIfSameType(rw, op, ConcatOp::create(rw, op.getLoc(), op.getInput1(),
+    return replaceIfSameType(rw, op, tryCreate<ConcatOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput1(),
                                                       static_cast<int64_t>(op.getAxis())));
   }
 };
@@ -221,7 +222,7 @@ struct Tile : TosaPattern<tosa::TileOp> {
       if (m != 1 && d != 1)
         return failure();
     auto t = cast<RankedTensorType>(op.getType());
-    return replaceIfSameType(rw, op, BroadcastOp::create(rw, op.getLoc(), op.getInput1(),
+    return replaceIfSameType(rw, op, tryCreate<BroadcastOp>(rw, op.getLoc(), /*diagnose=*/false, op.getInput1(),
                                                          MIRBuilder::pattern(t.getShape())));
   }
 };
@@ -231,7 +232,7 @@ struct Matmul : TosaPattern<tosa::MatMulOp> {
   LogicalResult raise(tosa::MatMulOp op, PatternRewriter &rw) const override {
     if (!isFloatTensor(op.getA()) || !isZeroPoint(op.getAZp()) || !isZeroPoint(op.getBZp()))
       return failure();
-    return replaceIfSameType(rw, op, MatmulOp::create(rw, op.getLoc(), op.getA(), op.getB(),
+    return replaceIfSameType(rw, op, tryCreate<MatmulOp>(rw, op.getLoc(), /*diagnose=*/false, op.getA(), op.getB(),
                                                       false, false));
   }
 };
@@ -245,7 +246,7 @@ struct Gather : TosaPattern<tosa::GatherOp> {
       return failure();
     MIRBuilder mb(rw, op.getLoc());
     Value table = mb.reshape(op.getValues(), MIRBuilder::pattern(values.getShape().drop_front()));
-    return replaceIfSameType(rw, op, GatherOp::create(rw, op.getLoc(), table, op.getIndices()));
+    return replaceIfSameType(rw, op, mb, mb.create<GatherOp>(table, op.getIndices()));
   }
 };
 

@@ -17,12 +17,12 @@ Value MIRBuilder::scalar(Type et, double value) {
   auto t = RankedTensorType::get({}, et);
   Attribute attr = isa<FloatType>(et) ? Attribute(b.getFloatAttr(et, value))
                                       : Attribute(b.getIntegerAttr(et, static_cast<int64_t>(value)));
-  return ConstantOp::create(b, loc, DenseElementsAttr::get(t, attr));
+  return record(ConstantOp::create(b, loc, DenseElementsAttr::get(t, attr)));
 }
 
 Value MIRBuilder::constantF32(ArrayRef<int64_t> shape, ArrayRef<float> values) {
   auto t = RankedTensorType::get(shape, b.getF32Type());
-  return ConstantOp::create(b, loc, DenseElementsAttr::get(t, values));
+  return record(ConstantOp::create(b, loc, DenseElementsAttr::get(t, values)));
 }
 
 Value MIRBuilder::activation(ActivationKind kind, Value x) {
@@ -45,7 +45,45 @@ Value MIRBuilder::activation(ActivationKind kind, Value x) {
   llvm_unreachable("unknown activation");
 }
 
+Value MIRBuilder::cast(Value x, Type elementType) {
+  if (hasFailed || !x)
+    return fail();
+  return record(CastOp::create(b, loc, x, elementType));
+}
+
+LogicalResult mlir::rlx::mir::replaceWithBuilt(RewriterBase &rw, Operation *op, MIRBuilder &mb,
+                                               ValueRange values) {
+  bool ok = !mb.failed() && values.size() == op->getNumResults() && !anyNullValue(values) &&
+            llvm::all_of(llvm::zip(values, op->getResultTypes()),
+                         [](auto p) { return std::get<0>(p).getType() == std::get<1>(p); });
+  if (!ok) {
+    mb.discardUnused(&rw);
+    return failure();
+  }
+  rw.replaceOp(op, values);
+  return success();
+}
+
+void MIRBuilder::discardUnused(RewriterBase *rw) {
+  for (Operation *op : llvm::reverse(created)) {
+    if (!op->use_empty())
+      continue;
+    if (rw)
+      rw->eraseOp(op);
+    else
+      op->erase();
+  }
+  created.clear();
+}
+
+Value MIRBuilder::reduce(ReduceKind kind, Value x, ArrayRef<int64_t> axes, bool keepDims) {
+  return create<ReduceOp>(x, ReduceKindAttr::get(b.getContext(), kind),
+                          b.getDenseI64ArrayAttr(axes), keepDims ? b.getUnitAttr() : UnitAttr());
+}
+
 Value MIRBuilder::sliceLast(Value x, int64_t offset, int64_t size) {
+  if (!x)
+    return fail();
   int64_t rank = typeOf(x).getRank();
   SmallVector<int64_t> offsets(rank, 0), sizes(rank, -1), strides(rank, 1);
   offsets.back() = offset;
@@ -115,8 +153,10 @@ Value MIRBuilder::fusedMatmul(const FusedMatmulSpec &s) {
   auto i64 = [&](std::optional<int64_t> v) -> IntegerAttr {
     return v ? b.getI64IntegerAttr(*v) : IntegerAttr();
   };
-  return FusedMatmulOp::create(
-      b, loc, s.lhs, s.rhs, s.normWeight, s.normBias, s.bias, s.headNormWeight, s.ropeCos,
+  if (!s.lhs || !s.rhs)
+    return fail();
+  return createWithOptional<FusedMatmulOp>(
+      s.lhs, s.rhs, s.normWeight, s.normBias, s.bias, s.headNormWeight, s.ropeCos,
       s.ropeSin, s.residual, s.transposeB ? b.getUnitAttr() : UnitAttr(),
       s.norm ? NormKindAttr::get(ctx, *s.norm) : NormKindAttr(), f64(s.normEps),
       ActivationKindAttr::get(ctx, s.activation), s.glu ? b.getUnitAttr() : UnitAttr(),
@@ -126,6 +166,8 @@ Value MIRBuilder::fusedMatmul(const FusedMatmulSpec &s) {
 
 /// x in `layout` with `heads` heads -> [B, heads, S, D].
 static Value toBHSD(MIRBuilder &mb, Value x, AttnLayout layout, int64_t heads) {
+  if (!x || heads <= 0 || MIRBuilder::typeOf(x).getRank() != (layout == AttnLayout::BSD ? 3 : 4))
+    return mb.fail();
   ArrayRef<int64_t> s = MIRBuilder::shapeOf(x);
   switch (layout) {
   case AttnLayout::BSD: {
@@ -143,7 +185,7 @@ static Value toBHSD(MIRBuilder &mb, Value x, AttnLayout layout, int64_t heads) {
 
 /// [B, Hkv, S, D] -> [B, Hkv·group, S, D] by repeating each kv head (HF repeat_kv).
 static Value repeatKv(MIRBuilder &mb, Value x, int64_t group) {
-  if (group == 1)
+  if (group == 1 || !x)
     return x;
   SmallVector<int64_t> p = MIRBuilder::pattern(MIRBuilder::shapeOf(x));
   int64_t hkv = p[1];
@@ -155,6 +197,9 @@ static Value repeatKv(MIRBuilder &mb, Value x, int64_t group) {
 Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, Value v,
                                  Value mask) {
   MIRBuilder &mb = *this;
+  if (!q || !k || !v || cfg.numKvHeads <= 0 || cfg.numHeads % cfg.numKvHeads != 0 ||
+      cfg.headDim <= 0)
+    return fail();
   Type et = MIRBuilder::elementType(q);
   Value qh = toBHSD(mb, q, cfg.layout, cfg.numHeads);
   Value kh = repeatKv(mb, toBHSD(mb, k, cfg.layout, cfg.numKvHeads),
@@ -169,8 +214,7 @@ Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, V
     s = mb.mul(mb.unary<TanhOp>(mb.div(s, c)), c);
   }
   if (cfg.maskKind != MaskKind::None)
-    s = CausalMaskOp::create(b, mb.getLoc(), s,
-                             cfg.window ? b.getI64IntegerAttr(*cfg.window) : IntegerAttr());
+    s = create<CausalMaskOp>(s, cfg.window ? b.getI64IntegerAttr(*cfg.window) : IntegerAttr());
   if (mask) {
     // Masks of rank 3 are [B, Sq, Sk]: give them the head axis first.
     if (MIRBuilder::typeOf(mask).getRank() == 3) {
@@ -184,6 +228,8 @@ Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, V
   }
   Value p = mb.softmax(s, -1);
   Value o = mb.matmul(p, vh);
+  if (!o)
+    return fail();
   switch (cfg.layout) {
   case AttnLayout::BSD: {
     ArrayRef<int64_t> qs = MIRBuilder::shapeOf(q);
@@ -257,11 +303,11 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
     } else if (isa<arith::DivFOp>(inner)) {
       r = mb.div(operand(0), operand(1));
     } else if (isa<arith::MaximumFOp>(inner)) {
-      r = MaxOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+      r = mb.create<MaxOp>(operand(0), operand(1));
     } else if (isa<arith::MinimumFOp>(inner)) {
-      r = MinOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+      r = mb.create<MinOp>(operand(0), operand(1));
     } else if (isa<math::PowFOp>(inner)) {
-      r = PowOp::create(mb.builder(), mb.getLoc(), operand(0), operand(1));
+      r = mb.create<PowOp>(operand(0), operand(1));
     } else if (isa<arith::NegFOp>(inner)) {
       r = mb.unary<NegOp>(operand(0));
     } else if (isa<math::ExpOp>(inner)) {
@@ -285,6 +331,8 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
     } else if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp>(inner)) {
       r = mb.cast(operand(0), resultType);
     }
+    if (!r)
+      return failure();
     map[inner.getResult(0)] = r;
   }
   SmallVector<Value> results;
@@ -297,6 +345,10 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
     auto want = llvm::cast<RankedTensorType>(resultType);
     if (MIRBuilder::typeOf(r).getShape() != want.getShape())
       r = mb.broadcast(r, MIRBuilder::pattern(want.getShape()));
+    if (r && MIRBuilder::elementType(r) != want.getElementType())
+      r = mb.cast(r, want.getElementType());
+    if (!r || MIRBuilder::typeOf(r) != want)
+      return failure();
     results.push_back(r);
   }
   return results;

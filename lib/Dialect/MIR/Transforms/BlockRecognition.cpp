@@ -121,8 +121,8 @@ struct RmsNormWeight : OpRewritePattern<MulOp> {
         continue;
       MIRBuilder mb(rw, op.getLoc());
       Value w1 = wt.getRank() == 1 ? w : mb.reshape(w, {h});
-      rw.replaceOpWithNewOp<RmsNormOp>(op, n.getInput(), w1, n.getEpsAttr());
-      return success();
+      Value norm = mb.create<RmsNormOp>(n.getInput(), w1, n.getEpsAttr());
+      return replaceWithBuilt(rw, op, mb, norm);
     }
     return failure();
   }
@@ -398,11 +398,10 @@ struct RopeFromPrimitives : OpRewritePattern<AddOp> {
     MIRBuilder mb(rw, op.getLoc());
     Value f2 = ft.getRank() == 2 ? f : mb.reshape(f, {s, d / 2});
     Value cos = mb.unary<CosOp>(f2), sin = mb.unary<SinOp>(f2);
-    Value r = RopeOp::create(rw, op.getLoc(), rs.getInput(), cos, sin, rw.getI64IntegerAttr(d),
-                             IntegerAttr(), RopeStyleAttr::get(rw.getContext(), RopeStyle::NeoX));
+    Value r = mb.create<RopeOp>(rs.getInput(), cos, sin, rw.getI64IntegerAttr(d), IntegerAttr(),
+                                RopeStyleAttr::get(rw.getContext(), RopeStyle::NeoX));
     Value heads = mb.reshape(r, MIRBuilder::pattern(rs.getType().getShape()));
-    rw.replaceOp(op, mb.transpose(heads, {0, 2, 1, 3}));
-    return success();
+    return replaceWithBuilt(rw, op, mb, mb.transpose(heads, {0, 2, 1, 3}));
   }
 };
 
@@ -492,8 +491,7 @@ struct MatmulBatchDims : OpRewritePattern<ReshapeOp> {
     MIRBuilder mb(rw, op.getLoc());
     Value a = mb.reshape(ra.getInput(), viewOf(ra));
     Value b = mb.reshape(rb.getInput(), viewOf(rb));
-    rw.replaceOpWithNewOp<MatmulOp>(op, a, b, mm.getTransposeA(), mm.getTransposeB());
-    return success();
+    return replaceWithBuilt(rw, op, mb, mb.matmul(a, b, mm.getTransposeA(), mm.getTransposeB()));
   }
 };
 
@@ -568,8 +566,8 @@ struct HoistReshapeAboveCast : OpRewritePattern<ReshapeOp> {
     if (!c || !c->hasOneUse())
       return failure();
     MIRBuilder mb(rw, op.getLoc());
-    rw.replaceOp(op, mb.cast(mb.reshape(c.getInput(), op.getShape()), op.getType().getElementType()));
-    return success();
+    return replaceWithBuilt(
+        rw, op, mb, mb.cast(mb.reshape(c.getInput(), op.getShape()), op.getType().getElementType()));
   }
 };
 

@@ -50,8 +50,9 @@ struct AddIntoMatmul : FusionPattern<AddOp> {
         continue;
       }
       (asBias ? spec->bias : spec->residual) = other;
-      replaceWithFusedMatmul(rw, add, *spec, mm.getDefiningOp());
-      return success();
+      if (succeeded(replaceWithFusedMatmul(rw, add, *spec, mm.getDefiningOp())))
+        return success();
+      continue;
     }
     return failure();
   }
@@ -80,8 +81,10 @@ struct ResidualNormIntoMatmul : FusionPattern<ResidualRmsNormOp> {
       spec->residual = other;
       MIRBuilder mb(rw, op.getLoc());
       Value sum = mb.fusedMatmul(*spec);
-      Value norm = RmsNormOp::create(rw, op.getLoc(), sum, op.getWeight(), op.getEpsAttr());
-      rw.replaceOp(op, {norm, sum});
+      Value norm = sum ? mb.createWithOptional<RmsNormOp>(sum, op.getWeight(), op.getEpsAttr())
+                       : Value();
+      if (failed(replaceWithBuilt(rw, op, mb, {norm, sum})))
+        return failure();
       rw.eraseOp(producer);
       return success();
     }
@@ -112,8 +115,7 @@ struct ActivationIntoMatmul : RewritePattern, FusionReporter {
       return failure();
     }
     spec->activation = *act;
-    replaceWithFusedMatmul(rw, op, *spec, mm.getDefiningOp());
-    return success();
+    return replaceWithFusedMatmul(rw, op, *spec, mm.getDefiningOp());
   }
 };
 
@@ -150,8 +152,7 @@ struct RopeIntoMatmul : FusionPattern<RopeOp> {
     spec->ropeHeads = n / d;
     spec->rotaryDim = rope.getRotaryDim();
     spec->ropeStyle = rope.getStyle();
-    replaceWithFusedMatmul(rw, rope, *spec, mm.getDefiningOp());
-    return success();
+    return replaceWithFusedMatmul(rw, rope, *spec, mm.getDefiningOp());
   }
 };
 
@@ -200,7 +201,8 @@ struct HeadNormIntoMatmul : FusionPattern<ReshapeOp> {
     spec->headDim = d;
     spec->headNormWeight = rows;
     spec->headNormEps = norm.getEps().convertToDouble();
-    rw.replaceOp(back, mb.fusedMatmul(*spec));
+    if (failed(replaceWithBuilt(rw, back, mb, mb.fusedMatmul(*spec))))
+      return failure();
     rw.eraseOp(norm);
     rw.eraseOp(split);
     rw.eraseOp(producer);

@@ -35,12 +35,15 @@ void FusionReport::emitRemarks() {
   misses.clear();
 }
 
-void mlir::rlx::mir::replaceWithFusedMatmul(RewriterBase &rw, Operation *root,
-                                             const FusedMatmulSpec &spec, Operation *producer) {
+LogicalResult mlir::rlx::mir::replaceWithFusedMatmul(RewriterBase &rw, Operation *root,
+                                                      const FusedMatmulSpec &spec,
+                                                      Operation *producer) {
   rw.setInsertionPoint(root);
   MIRBuilder mb(rw, root->getLoc());
-  rw.replaceOp(root, mb.fusedMatmul(spec));
+  if (failed(replaceWithBuilt(rw, root, mb, mb.fusedMatmul(spec))))
+    return failure();
   rw.eraseOp(producer);
+  return success();
 }
 
 std::optional<ActivationKind> mlir::rlx::mir::activationOf(Operation *op) {

@@ -40,8 +40,9 @@ struct FusionPattern : OpRewritePattern<OpT>, FusionReporter {
 };
 
 /// Replaces `root` with the matmul `spec` describes and erases `producer`,
-/// the matmul whose stages `spec` extends (now without users).
-void replaceWithFusedMatmul(RewriterBase &rw, Operation *root, const FusedMatmulSpec &spec,
+/// the matmul whose stages `spec` extends (now without users). Fails, changing
+/// nothing, when the fused op cannot be built.
+LogicalResult replaceWithFusedMatmul(RewriterBase &rw, Operation *root, const FusedMatmulSpec &spec,
                             Operation *producer);
 
 /// The activation a unary MIR op applies, if it is one of ActivationKind.

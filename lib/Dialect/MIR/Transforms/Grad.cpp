@@ -126,7 +126,7 @@ public:
 
     // Backward, in reverse order.
     b.setInsertionPointToEnd(entry);
-    MIRBuilder mb(b, fwd.getLoc());
+    MIRBuilder mb(b, fwd.getLoc(), /*diagnose=*/true);
     DenseMap<Value, Value> grads;
     grads[loss] = entry->getArgument(fwd.getNumArguments());
     for (Operation *op : llvm::reverse(ops)) {
@@ -140,9 +140,15 @@ public:
         need.push_back(active.contains(v));
       if (llvm::none_of(need, [](bool x) { return x; }))
         continue;
-      MIRBuilder opb(b, op->getLoc());
+      MIRBuilder opb(b, op->getLoc(), /*diagnose=*/true);
       SmallVector<Value> dx;
       if (failed(ad::vjp(opb, op, it->second, need, dx))) {
+        fn.erase();
+        return nullptr;
+      }
+      if (opb.failed()) {
+        op->emitError("rlx-mir-grad: cannot build the gradient of '")
+            << op->getName() << "' for these operand types";
         fn.erase();
         return nullptr;
       }
@@ -154,12 +160,23 @@ public:
         if (!inserted)
           slot->second = opb.add(slot->second, g);
       }
+      if (opb.failed()) {
+        op->emitError("rlx-mir-grad: cannot sum the gradients of the operands of '")
+            << op->getName() << "'";
+        fn.erase();
+        return nullptr;
+      }
     }
 
     SmallVector<Value> results{loss};
     for (unsigned i : wrt) {
       Value g = grads.lookup(entry->getArgument(i));
       results.push_back(g ? g : ad::zerosLike(mb, entry->getArgument(i)));
+    }
+    if (mb.failed()) {
+      fwd.emitError("rlx-mir-grad: cannot build zero gradients for the unused arguments");
+      fn.erase();
+      return nullptr;
     }
     func::ReturnOp::create(b, fwd.getLoc(), results);
     return fn;

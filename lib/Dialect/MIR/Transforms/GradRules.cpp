@@ -21,15 +21,15 @@ namespace {
 bool isStatic(Value v) { return MIRBuilder::typeOf(v).hasStaticShape(); }
 
 Value reduce(MIRBuilder &mb, ReduceKind kind, Value x, ArrayRef<int64_t> axes, bool keep) {
-  OpBuilder &b = mb.builder();
-  return ReduceOp::create(b, mb.getLoc(), x, ReduceKindAttr::get(b.getContext(), kind),
-                          b.getDenseI64ArrayAttr(axes), keep ? b.getUnitAttr() : UnitAttr());
+  return mb.reduce(kind, x, axes, keep);
 }
 
 /// A scalar-body elementwise op over `ins` (same shape or broadcastable) with
 /// one result of `resultType`; `body` gets the scalar block arguments.
 Value elementwise(MIRBuilder &mb, ValueRange ins, RankedTensorType resultType,
                   function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  if (mb.failed() || anyNullValue(ins))
+    return mb.fail();
   OpBuilder &b = mb.builder();
   auto op = FusedElementwiseOp::create(b, mb.getLoc(), TypeRange{resultType}, ins);
   OpBuilder::InsertionGuard guard(b);
@@ -127,6 +127,8 @@ LogicalResult noRule(Operation *op, StringRef why = "") {
 } // namespace
 
 Value mlir::rlx::mir::ad::zerosLike(MIRBuilder &mb, Value like) {
+  if (!like)
+    return mb.fail();
   auto t = MIRBuilder::typeOf(like);
   if (t.hasStaticShape())
     return ConstantOp::create(mb.builder(), mb.getLoc(),
@@ -135,6 +137,8 @@ Value mlir::rlx::mir::ad::zerosLike(MIRBuilder &mb, Value like) {
 }
 
 Value mlir::rlx::mir::ad::sumTo(MIRBuilder &mb, Value g, RankedTensorType target) {
+  if (!g)
+    return mb.fail();
   auto gt = MIRBuilder::typeOf(g);
   if (gt == target)
     return g;
@@ -150,6 +154,8 @@ Value mlir::rlx::mir::ad::sumTo(MIRBuilder &mb, Value g, RankedTensorType target
       axes.push_back(d);
   }
   Value r = axes.empty() ? g : reduce(mb, ReduceKind::Sum, g, axes, /*keep=*/true);
+  if (!r)
+    return r;
   if (MIRBuilder::typeOf(r).getShape() != target.getShape())
     r = mb.reshape(r, MIRBuilder::pattern(target.getShape()));
   return r;
@@ -201,7 +207,7 @@ LogicalResult mlir::rlx::mir::ad::vjp(MIRBuilder &mb, Operation *op, Value dy,
     Value a = p.getLhs(), e = p.getRhs();
     if (want(0)) { // e · a^(e−1)
       Value em1 = mb.sub(e, scalarLike(mb, e, 1.0));
-      dx[0] = mb.mul(dy, mb.mul(e, PowOp::create(mb.builder(), mb.getLoc(), a, em1)));
+      dx[0] = mb.mul(dy, mb.mul(e, mb.create<PowOp>(a, em1)));
     }
     if (want(1)) // y · log(a)
       dx[1] = mb.mul(dy, mb.mul(y, mb.unary<LogOp>(a)));
@@ -280,14 +286,14 @@ LogicalResult mlir::rlx::mir::ad::vjp(MIRBuilder &mb, Operation *op, Value dy,
     // A rotation per pair: its transpose rotates by the opposite angle.
     if (want(1) || want(2))
       return noRule(op, "the cos/sin tables are not differentiated");
-    dx[0] = RopeOp::create(mb.builder(), mb.getLoc(), dy, r.getCos(), mb.unary<NegOp>(r.getSin()),
-                           r.getHeadDimAttr(), r.getRotaryDimAttr(), r.getStyleAttr());
+    dx[0] = mb.create<RopeOp>(dy, r.getCos(), mb.unary<NegOp>(r.getSin()), r.getHeadDimAttr(),
+                              r.getRotaryDimAttr(), r.getStyleAttr());
     return success();
   }
   if (auto c = dyn_cast<CausalMaskOp>(op)) {
     // Masked entries (−inf) get no gradient: dy · exp(mask(0)).
-    Value keep = mb.unary<ExpOp>(CausalMaskOp::create(mb.builder(), mb.getLoc(),
-                                                      zerosLike(mb, dy), c.getWindowAttr()));
+    Value keep =
+        mb.unary<ExpOp>(mb.create<CausalMaskOp>(zerosLike(mb, dy), c.getWindowAttr()));
     dx[0] = mb.mul(dy, keep);
     return success();
   }
@@ -319,6 +325,8 @@ LogicalResult mlir::rlx::mir::ad::vjp(MIRBuilder &mb, Operation *op, Value dy,
     for (int64_t d = 0; d < xt.getRank(); ++d) {
       if (s.getStrides()[d] != 1)
         return noRule(op, "strided slices are not differentiated");
+      if (!g)
+        return failure();
       int64_t off = s.getOffsets()[d], size = MIRBuilder::typeOf(g).getDimSize(d);
       int64_t full = xt.getDimSize(d);
       if (off == 0 && size == full && !ShapedType::isDynamic(full))
@@ -390,7 +398,7 @@ LogicalResult mlir::rlx::mir::ad::vjp(MIRBuilder &mb, Operation *op, Value dy,
       for (int64_t i = 0; i < v; ++i)
         eye[i * v + i] = mb.builder().getFloatAttr(et, 1.0);
       Value id = ConstantOp::create(mb.builder(), mb.getLoc(), DenseElementsAttr::get(eyeType, eye));
-      Value onehot = GatherOp::create(mb.builder(), mb.getLoc(), id, g.getIndices());
+      Value onehot = mb.create<GatherOp>(id, g.getIndices());
       int64_t n = MIRBuilder::typeOf(g.getIndices()).getNumElements();
       Value oh2 = mb.reshape(onehot, {n, v});
       Value dy2 = mb.reshape(dy, {n, table.getDimSize(1)});

@@ -97,7 +97,8 @@ struct SwiGluIntoMatmul : FusionPattern<MulOp> {
       SmallVector<Operation *> dead{gateV.getDefiningOp(), upV.getDefiningOp()};
       if (activationOf(gateAct))
         dead.push_back(gateAct->getOperand(0).getDefiningOp());
-      rw.replaceOp(mul, mb.fusedMatmul(merged));
+      if (failed(replaceWithBuilt(rw, mul, mb, mb.fusedMatmul(merged))))
+        return failure();
       for (Operation *op : dead)
         rw.eraseOp(op);
       return success();
@@ -229,12 +230,21 @@ struct MergeSharedInput : FusionPattern<MatmulT> {
     if (ropeHeads)
       merged.ropeHeads = ropeHeads;
     Value all = mb.fusedMatmul(merged);
+    SmallVector<Value> parts;
     int64_t offset = 0;
     for (const MergeCandidate &c : group) {
       int64_t n = MIRBuilder::shapeOf(c.op->getResult(0)).back();
-      rw.replaceOp(c.op, mb.sliceLast(all, offset, n));
+      parts.push_back(mb.sliceLast(all, offset, n));
       offset += n;
     }
+    if (mb.failed() || llvm::any_of(llvm::zip(group, parts), [](auto p) {
+          return std::get<1>(p).getType() != std::get<0>(p).op->getResult(0).getType();
+        })) {
+      mb.discardUnused(&rw);
+      return failure();
+    }
+    for (auto [c, part] : llvm::zip(group, parts))
+      rw.replaceOp(c.op, part);
     return success();
   }
 };

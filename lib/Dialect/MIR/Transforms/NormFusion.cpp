@@ -77,7 +77,13 @@ struct NormIntoPrologue : FusionPattern<NormT> {
         spec.normBias = norm.getBias();
       rw.setInsertionPoint(user);
       MIRBuilder mb(rw, user->getLoc());
-      rw.replaceOp(user, mb.fusedMatmul(spec));
+      Value fused = mb.fusedMatmul(spec);
+      if (!fused) {
+        // The uses handled so far stay fused; the norm stays for the rest.
+        mb.discardUnused(&rw);
+        return success(user != users.front().first);
+      }
+      rw.replaceOp(user, fused);
     }
     rw.eraseOp(norm);
     return success();

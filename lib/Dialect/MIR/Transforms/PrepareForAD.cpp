@@ -24,10 +24,9 @@ using namespace mlir::rlx::mir;
 namespace {
 
 Value reduceLast(MIRBuilder &mb, ReduceKind kind, Value x) {
-  OpBuilder &b = mb.builder();
-  int64_t last = MIRBuilder::typeOf(x).getRank() - 1;
-  return ReduceOp::create(b, mb.getLoc(), x, ReduceKindAttr::get(b.getContext(), kind),
-                          b.getDenseI64ArrayAttr({last}), b.getUnitAttr());
+  if (!x)
+    return mb.fail();
+  return mb.reduce(kind, x, {MIRBuilder::typeOf(x).getRank() - 1}, /*keepDims=*/true);
 }
 
 /// x · rsqrt(mean(x², last) + eps) [· w]
@@ -66,7 +65,7 @@ FailureOr<Value> unfuseMatmul(MIRBuilder &mb, FusedMatmulOp op) {
   Value y = mb.matmul(x, spec->rhs, false, spec->transposeB);
   if (spec->bias)
     y = mb.add(y, spec->bias);
-  if (spec->glu) {
+  if (spec->glu && y) {
     int64_t n = MIRBuilder::shapeOf(y).back();
     y = mb.mul(mb.activation(spec->activation, mb.sliceLast(y, 0, n / 2)),
                mb.sliceLast(y, n / 2, n / 2));
@@ -112,7 +111,7 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn) {
   });
   for (Operation *op : ops) {
     OpBuilder b(op);
-    MIRBuilder mb(b, op->getLoc());
+    MIRBuilder mb(b, op->getLoc(), /*diagnose=*/true);
     SmallVector<Value> repl;
     if (auto m = dyn_cast<FusedMatmulOp>(op)) {
       auto y = unfuseMatmul(mb, m);
@@ -138,6 +137,10 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn) {
         return failure();
       repl = *r;
     }
+    if (mb.failed() || repl.size() != op->getNumResults() || anyNullValue(ValueRange(repl)))
+      return op->emitError("rlx-mir-prepare-for-ad: cannot expand '")
+             << op->getName() << "' into primitive ops for these operand types",
+             failure();
     op->replaceAllUsesWith(repl);
     op->erase();
   }

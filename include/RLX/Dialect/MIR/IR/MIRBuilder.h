@@ -3,8 +3,9 @@
 // A small helper that builds rlx_mir ops at one insertion point and location,
 // used by the HIR→MIR lowering, the fusion patterns and autodiff so that
 // graph-building code reads like the math it implements. Every method infers
-// result types through the ops' shape rules; callers build from verified IR,
-// so the shapes are known to be legal.
+// result types through the ops' shape rules and fails cleanly (a null Value,
+// failed()) when they reject the operands, so that input the caller did not
+// check never reaches an ODS builder's fatal error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,8 +13,10 @@
 #define RLX_DIALECT_MIR_IR_MIRBUILDER_H
 
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/Common/IR/TryCreate.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::rlx::mir {
 
@@ -47,14 +50,55 @@ struct FusedMatmulSpec {
 
 class MIRBuilder {
 public:
-  MIRBuilder(OpBuilder &builder, Location loc) : b(builder), loc(loc) {}
+  /// With `diagnose`, an op the shape rules reject is reported at `loc`
+  /// (passes that turn such input into an error); without, it fails silently
+  /// (fusion patterns that then do not apply).
+  MIRBuilder(OpBuilder &builder, Location loc, bool diagnose = false)
+      : b(builder), loc(loc), diagnose(diagnose) {}
 
   OpBuilder &builder() { return b; }
   Location getLoc() const { return loc; }
+  /// True once any op could not be built. Every method then returns a null
+  /// Value (and so does any method given a null Value), so a chain of calls
+  /// needs one check at its end. What was built before the failure stays;
+  /// callers fail the pass or erase it.
+  bool failed() const { return hasFailed; }
 
   static RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
   static Type elementType(Value v) { return typeOf(v).getElementType(); }
   static ArrayRef<int64_t> shapeOf(Value v) { return typeOf(v).getShape(); }
+
+  /// Builds OpTy from the arguments of its type-inferring builder, checked by
+  /// its shape rules (TryCreate.h); the first result, or null on failure.
+  /// A null Value among `args` is taken for a failed earlier step.
+  template <typename OpTy, typename... Args>
+  Value create(Args &&...args) {
+    if (anyNullValue(args...))
+      return fail();
+    return createWithOptional<OpTy>(std::forward<Args>(args)...);
+  }
+  /// As create, for ops with optional operands: null Values are absent
+  /// operands (the caller checks the required ones).
+  template <typename OpTy, typename... Args>
+  Value createWithOptional(Args &&...args) {
+    if (hasFailed)
+      return Value();
+    FailureOr<OpTy> op = tryCreate<OpTy>(b, loc, diagnose, std::forward<Args>(args)...);
+    if (mlir::failed(op)) {
+      hasFailed = true;
+      return Value();
+    }
+    return record(*op);
+  }
+  /// Erases, newest first, every op this builder created that has no uses
+  /// (what a failed rewrite leaves behind), through `rw` when given.
+  void discardUnused(RewriterBase *rw = nullptr);
+  /// Records a failure of a composite step (e.g. a shape the step needs is
+  /// not known) and returns a null Value.
+  Value fail() {
+    hasFailed = true;
+    return Value();
+  }
 
   /// A rank-0 constant of element type `et`.
   Value scalar(Type et, double value);
@@ -62,37 +106,33 @@ public:
   Value constantF32(ArrayRef<int64_t> shape, ArrayRef<float> values);
 
   Value matmul(Value lhs, Value rhs, bool transA = false, bool transB = false) {
-    return MatmulOp::create(b, loc, lhs, rhs, transA, transB);
+    return create<MatmulOp>(lhs, rhs, transA, transB);
   }
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value select(Value c, Value x, Value y) { return SelectOp::create(b, loc, c, x, y); }
+  Value add(Value x, Value y) { return create<AddOp>(x, y); }
+  Value sub(Value x, Value y) { return create<SubOp>(x, y); }
+  Value mul(Value x, Value y) { return create<MulOp>(x, y); }
+  Value div(Value x, Value y) { return create<DivOp>(x, y); }
+  Value select(Value c, Value x, Value y) { return create<SelectOp>(c, x, y); }
   template <typename UnaryOpT>
   Value unary(Value x) {
-    return UnaryOpT::create(b, loc, x);
+    return create<UnaryOpT>(x);
   }
   /// Applies `kind` (identity for none).
   Value activation(ActivationKind kind, Value x);
-  Value cast(Value x, Type elementType) { return CastOp::create(b, loc, x, elementType); }
-  Value reshape(Value x, ArrayRef<int64_t> pattern) {
-    return ReshapeOp::create(b, loc, x, pattern);
-  }
-  Value transpose(Value x, ArrayRef<int64_t> perm) {
-    return TransposeOp::create(b, loc, x, perm);
-  }
+  Value cast(Value x, Type elementType);
+  Value reshape(Value x, ArrayRef<int64_t> pattern) { return create<ReshapeOp>(x, pattern); }
+  Value transpose(Value x, ArrayRef<int64_t> perm) { return create<TransposeOp>(x, perm); }
   Value slice(Value x, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
               ArrayRef<int64_t> strides) {
-    return SliceOp::create(b, loc, x, offsets, sizes, strides);
+    return create<SliceOp>(x, offsets, sizes, strides);
   }
   /// x[..., offset:offset+size] along the last axis.
   Value sliceLast(Value x, int64_t offset, int64_t size);
-  Value concat(ValueRange xs, int64_t axis) { return ConcatOp::create(b, loc, xs, axis); }
-  Value broadcast(Value x, ArrayRef<int64_t> shape) {
-    return BroadcastOp::create(b, loc, x, shape);
-  }
-  Value softmax(Value x, int64_t axis) { return SoftmaxOp::create(b, loc, x, axis); }
+  Value concat(ValueRange xs, int64_t axis) { return create<ConcatOp>(xs, axis); }
+  Value broadcast(Value x, ArrayRef<int64_t> shape) { return create<BroadcastOp>(x, shape); }
+  Value softmax(Value x, int64_t axis) { return create<SoftmaxOp>(x, axis); }
+  /// A reduction over `axes` (kept as size-1 dims with `keepDims`).
+  Value reduce(ReduceKind kind, Value x, ArrayRef<int64_t> axes, bool keepDims);
 
   /// Attention per `cfg` as the primitive chain that attention recognition
   /// folds back: q, k, v → [B, H, S, D] (reshape/transpose; K/V heads
@@ -118,9 +158,23 @@ public:
   static SmallVector<int64_t> pattern(ArrayRef<int64_t> shape);
 
 private:
+  Value record(Operation *op) {
+    created.push_back(op);
+    return op->getResult(0);
+  }
+
   OpBuilder &b;
   Location loc;
+  bool diagnose;
+  bool hasFailed = false;
+  SmallVector<Operation *> created;
 };
+
+/// Replaces `op` by `values` when `mb` built every one of them; otherwise
+/// erases what `mb` built and fails, leaving `op` as it is (the rewrite does
+/// not apply).
+LogicalResult replaceWithBuilt(RewriterBase &rw, Operation *op, MIRBuilder &mb,
+                               ValueRange values);
 
 } // namespace mlir::rlx::mir
 
