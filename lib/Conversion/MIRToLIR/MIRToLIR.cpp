@@ -44,7 +44,7 @@ struct ComputeToKernel : ConversionPattern {
                                 ConversionPatternRewriter &rw) const override {
     // Reshape and slice are views, concat a set of slices, constants data;
     // everything else (broadcast included: it materializes) is a kernel.
-    if (!isa<mir::MIRDialect>(op->getDialect()) ||
+    if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) ||
         isa<mir::ReshapeOp, mir::SliceOp, mir::ConcatOp, mir::ConstantOp, mir::YieldOp>(op) ||
         op->getParentOfType<lir::KernelOp>())
       return failure();
@@ -122,7 +122,7 @@ struct ConvertRLXMIRToLIRPass : rlx::impl::ConvertRLXMIRToLIRBase<ConvertRLXMIRT
     bool failedDynamic = false;
     module.walk([&](func::FuncOp fn) {
       fn.walk([&](Operation *op) {
-        if (failedDynamic || !isa<mir::MIRDialect>(op->getDialect()))
+        if (failedDynamic || !isa_and_nonnull<mir::MIRDialect>(op->getDialect()))
           return;
         for (Type t : op->getResultTypes())
           if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
@@ -146,7 +146,7 @@ struct ConvertRLXMIRToLIRPass : rlx::impl::ConvertRLXMIRToLIRBase<ConvertRLXMIRT
     ConversionTarget target(*ctx);
     target.addLegalDialect<lir::LIRDialect, tensor::TensorDialect, arith::ArithDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *op) {
-      return !isa<mir::MIRDialect>(op->getDialect()) || op->getParentOfType<lir::KernelOp>();
+      return !isa_and_nonnull<mir::MIRDialect>(op->getDialect()) || op->getParentOfType<lir::KernelOp>();
     });
     RewritePatternSet patterns(ctx);
     patterns.add<ComputeToKernel>(ctx, inlineConstantLimit);

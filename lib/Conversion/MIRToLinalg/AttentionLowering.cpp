@@ -83,6 +83,13 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
     double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
     Type f32 = statsType(rw, out.getElementType());
     Type et = out.getElementType();
+    int64_t keys = cfg.layout == AttnLayout::BHSD ? kt.getShape()[2] : kt.getShape()[1];
+    if (keys == 0) {
+      // No key is visible to any query: every row is 0 (DESIGN §3).
+      Value zero = arith::ConstantOp::create(rw, loc, et, rw.getZeroAttr(et));
+      rw.replaceOpWithNewOp<linalg::FillOp>(op, zero, empty(rw, loc, out));
+      return success();
+    }
 
     SmallVector<OpFoldResult> ubs{rw.getIndexAttr(batch), rw.getIndexAttr(cfg.numHeads)};
     auto forall = scf::ForallOp::create(rw, loc, ubs, ValueRange{empty(rw, loc, out)},

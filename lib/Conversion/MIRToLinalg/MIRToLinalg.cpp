@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::rlx {
@@ -18,8 +19,35 @@ namespace mlir::rlx {
 using namespace mlir;
 using namespace mlir::rlx;
 
+namespace {
+/// An MIR op whose results hold no elements (a static 0-size dim) computes
+/// nothing: its results are tensor.empty, before any op-specific lowering
+/// builds slices into 0-size dims (which tensor.extract_slice rejects).
+struct ZeroElementResults : ConversionPattern {
+  explicit ZeroElementResults(MLIRContext *ctx)
+      : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/10, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value>,
+                                ConversionPatternRewriter &rw) const override {
+    if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) || op->getNumResults() == 0 ||
+        isa<mir::ConstantOp>(op))
+      return failure();
+    SmallVector<Value> results;
+    for (Type t : op->getResultTypes()) {
+      auto rt = dyn_cast<RankedTensorType>(t);
+      if (!rt || !rt.hasStaticShape() || rt.getNumElements() != 0)
+        return failure();
+      results.push_back(tensor::EmptyOp::create(rw, op->getLoc(), rt.getShape(),
+                                                rt.getElementType()));
+    }
+    rw.replaceOp(op, results);
+    return success();
+  }
+};
+} // namespace
+
 void mlir::rlx::populateMIRToLinalgConversionPatterns(RewritePatternSet &patterns,
                                                       const MIRToLinalgOptions &options) {
+  patterns.add<ZeroElementResults>(patterns.getContext());
   linalg_builders::populateElementwiseLowerings(patterns);
   linalg_builders::populateShapeLowerings(patterns);
   linalg_builders::populateNormLowerings(patterns);
@@ -37,7 +65,7 @@ struct ConvertRLXMIRToLinalgPass
     Operation *root = getOperation();
     // The lowering works on static shapes; say which dims to bind otherwise.
     WalkResult dynamic = root->walk([&](Operation *op) {
-      if (!isa<mir::MIRDialect>(op->getDialect()))
+      if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()))
         return WalkResult::advance();
       for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
         if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {

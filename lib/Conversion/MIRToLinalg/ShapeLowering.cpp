@@ -35,6 +35,11 @@ struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
                                                      SmallVector<ReassociationIndices>{});
       return success();
     }
+    if (out.hasStaticShape() && out.getNumElements() == 0) {
+      // No elements to move (the shape rules made `out` static).
+      rw.replaceOp(op, empty(rw, loc, out));
+      return success();
+    }
     auto groups = computeReshapeGroups(std::nullopt, in.getShape(), out.getShape());
     if (failed(groups))
       return rw.notifyMatchFailure(op, "no reshape grouping");
@@ -80,6 +85,11 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(SliceOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
+    if (op.getType().hasStaticShape() && op.getType().getNumElements() == 0) {
+      // x[o:o]: nothing to read (extract_slice rejects offsets at a dim's end).
+      rw.replaceOp(op, empty(rw, op.getLoc(), op.getType()));
+      return success();
+    }
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (auto [o, s, st] : llvm::zip(op.getOffsets(), op.getType().getShape(), op.getStrides())) {
       offsets.push_back(rw.getIndexAttr(o));
@@ -105,6 +115,8 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
     int64_t offset = 0;
     for (Value in : a.getInputs()) {
       auto t = tensorTypeOf(in);
+      if (t.getShape()[axis] == 0)
+        continue; // nothing to insert (an empty KV cache)
       SmallVector<OpFoldResult> offsets(out.getRank(), rw.getIndexAttr(0)), sizes, strides;
       for (int64_t d : t.getShape()) {
         sizes.push_back(rw.getIndexAttr(d));

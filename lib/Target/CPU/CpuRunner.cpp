@@ -49,7 +49,7 @@ std::string argName(func::FuncOp fn, unsigned i) {
 std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
   unsigned all = 0, compute = 0;
   fn.walk([&](Operation *op) {
-    if (!isa<mir::MIRDialect>(op->getDialect()) || op->getParentOfType<mir::FusedElementwiseOp>() ||
+    if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) || op->getParentOfType<mir::FusedElementwiseOp>() ||
         isa<mir::YieldOp>(op))
       return;
     ++all;

@@ -169,3 +169,36 @@ func.func @max_ignore_nan(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32>
   %y = tosa.maximum %a, %b {nan_mode = IGNORE} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Input the MIR ops' shape rules reject stays as it is (this aborted with
+// "Failed to infer result type(s)"): a reshape from a dynamic to a static
+// shape, a negative-stride slice, a broadcast into a 0-size dim.
+// CHECK-LABEL: func.func @reshape_dynamic_to_static(
+// CHECK:         tosa.reshape
+func.func @reshape_dynamic_to_static(%x: tensor<?x4xf32>) -> tensor<2x4xf32> {
+  %s = tosa.const_shape {values = dense<[2, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %y = tosa.reshape %x, %s : (tensor<?x4xf32>, !tosa.shape<2>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_stride(
+// CHECK:         tensor.extract_slice
+func.func @negative_stride(%x: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %y = tensor.extract_slice %x[6, 0] [2, 4] [-2, 1] : tensor<8x4xf32> to tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @broadcast_into_zero(
+// CHECK-NOT:     linalg.broadcast
+// CHECK:         rlx_mir.broadcast {{.*}} [0, 4]
+func.func @broadcast_into_zero(%x: tensor<4xf32>) -> tensor<0x4xf32> {
+  %e = tensor.empty() : tensor<0x4xf32>
+  %y = linalg.broadcast ins(%x : tensor<4xf32>) outs(%e : tensor<0x4xf32>) dimensions = [0]
+  return %y : tensor<0x4xf32>
+}

@@ -70,3 +70,15 @@ func.func @body_op(%x: tensor<4xf32>) -> tensor<f32> {
   %l = rlx_mir.reduce sum %y axes = [0] : tensor<4xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Unfusing builds primitives whose shape rules reject these operands (k/v
+// batch dynamic, q batch static): a located error, not an abort.
+func.func @dynamic_kv_batch(%q: tensor<1x4x64xf32>, %k: tensor<?x4x32xf32>, %v: tensor<?x4x32xf32>) -> tensor<f32> {
+  // expected-error @+2 {{reshape of ?x4x2x32 to static dims 1x4x64 cannot be checked}}
+  // expected-error @+1 {{rlx-mir-prepare-for-ad: cannot expand 'rlx_mir.attention' into primitive ops for these operand types}}
+  %0 = rlx_mir.attention %q, %k, %v heads = 2, kv_heads = 1, head_dim = 32 causal : tensor<1x4x64xf32>, tensor<?x4x32xf32>, tensor<?x4x32xf32>
+  %l = rlx_mir.reduce sum %0 axes = [0, 1, 2] : tensor<1x4x64xf32>
+  return %l : tensor<f32>
+}

@@ -40,3 +40,19 @@ func.func @f(%x: tensor<4x3xf32> {rlx.input = "x"}, %b: tensor<3xf32> {rlx.param
   %l = rlx_mir.reduce sum %p axes = [0, 1] : tensor<4x3xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A 0-size input (this aborted building the gradient): the sum's gradient is
+// the cotangent broadcast to the input's empty shape.
+// CHECK-LABEL: func.func @empty_f_grad(
+// CHECK:         %[[R:.*]] = rlx_mir.reshape %arg2 [1, 1]
+// CHECK:         %[[G:.*]] = rlx_mir.broadcast %[[R]] [0, 4]
+// CHECK:         return %{{.*}}, %[[G]]
+// ALL-LABEL: func.func @empty_f_grad(
+// PLAN-LABEL: func.func @empty_f_grad(
+func.func @empty_f(%x: tensor<0x4xf32> {rlx.input = "x"}, %b: tensor<4xf32> {rlx.input = "b"}) -> tensor<f32> {
+  %y = rlx_mir.add %x, %b : tensor<0x4xf32>, tensor<4xf32>
+  %l = rlx_mir.reduce sum %y axes = [0, 1] : tensor<0x4xf32>
+  return %l : tensor<f32>
+}

@@ -164,7 +164,16 @@ func.func @reshape_count(%a: tensor<2x4xf32>) {
 // -----
 
 func.func @reshape_dim(%a: tensor<2x4xf32>) {
-  // expected-error @+1 {{reshape dims must be > 0 or -1 (dynamic), got 0}}
+  // expected-error @+1 {{reshape dims must be >= 0 or -1 (dynamic), got -2}}
+  %0 = rlx_mir.reshape %a [-2, 8] : tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// 0-size dims are valid, but the element count must still match.
+func.func @reshape_to_empty(%a: tensor<2x4xf32>) {
+  // expected-error @+1 {{reshape of 2x4 to 0x8 changes the number of elements}}
   %0 = rlx_mir.reshape %a [0, 8] : tensor<2x4xf32>
   return
 }
@@ -236,8 +245,8 @@ func.func @slice_stride(%a: tensor<2x4xf32>) {
 // -----
 
 func.func @slice_size(%a: tensor<2x4xf32>) {
-  // expected-error @+1 {{slice size at dim 1 must be > 0 or -1 (to the end)}}
-  %0 = rlx_mir.slice %a offsets [0, 0] sizes [1, 0] strides [1, 1] : tensor<2x4xf32>
+  // expected-error @+1 {{slice size at dim 1 must be >= 0 or -1 (to the end)}}
+  %0 = rlx_mir.slice %a offsets [0, 0] sizes [1, -2] strides [1, 1] : tensor<2x4xf32>
   return
 }
 
@@ -252,8 +261,8 @@ func.func @slice_past_end(%a: tensor<2x4xf32>) {
 // -----
 
 func.func @slice_offset_past_end(%a: tensor<2x4xf32>) {
-  // expected-error @+1 {{slice offset 4 is past the end of dim 1 (size 4)}}
-  %0 = rlx_mir.slice %a offsets [0, 4] sizes [1, -1] strides [1, 1] : tensor<2x4xf32>
+  // expected-error @+1 {{slice offset 5 is past the end of dim 1 (size 4)}}
+  %0 = rlx_mir.slice %a offsets [0, 5] sizes [1, -1] strides [1, 1] : tensor<2x4xf32>
   return
 }
 
@@ -325,8 +334,8 @@ func.func @broadcast_keep_leading(%a: tensor<4xf32>) {
 // -----
 
 func.func @broadcast_zero(%a: tensor<4xf32>) {
-  // expected-error @+1 {{broadcast dims must be > 0 or -1, got 0}}
-  %0 = rlx_mir.broadcast %a [0, 4] : tensor<4xf32>
+  // expected-error @+1 {{broadcast dims must be >= 0 or -1, got -2}}
+  %0 = rlx_mir.broadcast %a [-2, 4] : tensor<4xf32>
   return
 }
 

@@ -62,3 +62,15 @@ func.func @region(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Attention over an empty sequence unfuses like any other (this aborted:
+// reshape patterns rejected 0-size dims).
+// CHECK-LABEL: func.func @attention_seq0(
+// CHECK-NOT:     rlx_mir.attention
+// CHECK:         rlx_mir.softmax
+func.func @attention_seq0(%q: tensor<1x0x64xf32>, %k: tensor<1x0x32xf32>, %v: tensor<1x0x32xf32>) -> tensor<1x0x64xf32> {
+  %0 = rlx_mir.attention %q, %k, %v heads = 2, kv_heads = 1, head_dim = 32 causal : tensor<1x0x64xf32>, tensor<1x0x32xf32>, tensor<1x0x32xf32>
+  return %0 : tensor<1x0x64xf32>
+}

@@ -511,12 +511,32 @@ FailureOr<Shape> mlir::rlx::inferReshape(OptLoc loc, ArrayRef<int64_t> in,
   for (int64_t d : pattern) {
     if (d == -1) {
       out.push_back(ShapedType::kDynamic);
-    } else if (d <= 0) {
-      return shapeError(loc, "reshape dims must be > 0 or -1 (dynamic), got " +
+    } else if (d < 0) {
+      return shapeError(loc, "reshape dims must be >= 0 or -1 (dynamic), got " +
                                  Twine(d));
     } else {
       out.push_back(d);
     }
+  }
+  // Zero elements (a static 0 on either side): no dims to group, as in
+  // torch.reshape every static shape with zero elements is reachable, and a
+  // dynamic output dim has no size to infer.
+  auto hasZero = [](ArrayRef<int64_t> s) { return llvm::is_contained(s, 0); };
+  if (hasZero(in) || hasZero(out)) {
+    if (llvm::any_of(out, isDynamicDim))
+      return shapeError(loc, "reshape of " + shapeToString(in) + " to " + shapeToString(out) +
+                                 ": a dynamic dim of a tensor with no elements cannot be "
+                                 "inferred; give every dim");
+    if (!hasZero(in) && llvm::any_of(in, isDynamicDim))
+      return shapeError(loc, "reshape of " + shapeToString(in) + " to static dims " +
+                                 shapeToString(out) + " cannot be checked");
+    if (!hasZero(in))
+      return shapeError(loc, "reshape of " + shapeToString(in) + " to " + shapeToString(out) +
+                                 " changes the number of elements");
+    if (!hasZero(out))
+      return shapeError(loc, "reshape of " + shapeToString(in) + " to " + shapeToString(out) +
+                                 " changes the number of elements");
+    return out;
   }
   // Scalars reshape freely to all-ones shapes and back.
   if (in.empty() || out.empty()) {
@@ -588,19 +608,27 @@ FailureOr<Shape> mlir::rlx::inferSlice(OptLoc loc, ArrayRef<int64_t> in,
     if (strides[d] < 1)
       return shapeError(loc, "slice stride at dim " + Twine(d) +
                                  " must be >= 1");
-    if (sizes[d] < -1 || sizes[d] == 0)
+    if (sizes[d] < -1)
       return shapeError(loc, "slice size at dim " + Twine(d) +
-                                 " must be > 0 or -1 (to the end)");
+                                 " must be >= 0 or -1 (to the end)");
     if (sizes[d] == -1) {
       if (isDynamicDim(in[d])) {
         out.push_back(ShapedType::kDynamic);
         continue;
       }
-      if (offsets[d] >= in[d])
+      if (offsets[d] > in[d])
         return shapeError(loc, "slice offset " + Twine(offsets[d]) +
                                    " is past the end of dim " + Twine(d) +
                                    " (size " + Twine(in[d]) + ")");
       out.push_back((in[d] - offsets[d] + strides[d] - 1) / strides[d]);
+      continue;
+    }
+    if (sizes[d] == 0) { // empty, like x[o:o] in torch
+      if (!isDynamicDim(in[d]) && offsets[d] > in[d])
+        return shapeError(loc, "slice offset " + Twine(offsets[d]) +
+                                   " is past the end of dim " + Twine(d) +
+                                   " (size " + Twine(in[d]) + ")");
+      out.push_back(0);
       continue;
     }
     int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
@@ -658,8 +686,8 @@ FailureOr<Shape> mlir::rlx::inferBroadcastTo(OptLoc loc, ArrayRef<int64_t> in,
   Shape out;
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t t = shape[d];
-    if (t < -1 || t == 0)
-      return shapeError(loc, "broadcast dims must be > 0 or -1, got " +
+    if (t < -1)
+      return shapeError(loc, "broadcast dims must be >= 0 or -1, got " +
                                  Twine(t));
     if (d < lead) {
       if (t == -1)

@@ -132,6 +132,15 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   auto shape = inferReduce(loc, x->getShape(), a.getAxes(), a.getKeepDims());
   if (failed(shape))
     return failure();
+  ReduceKind kind = a.getKind();
+  if (kind == ReduceKind::Max || kind == ReduceKind::Min)
+    for (int64_t axis : a.getAxes()) {
+      int64_t d = axis < 0 ? axis + x->getRank() : axis;
+      if (x->getDimSize(d) == 0)
+        return shapeError(loc, "a " + stringifyReduceKind(kind) +
+                                   " reduction over an empty axis has no value (axis " +
+                                   Twine(axis) + " has size 0)");
+    }
   out.push_back(RankedTensorType::get(*shape, x->getElementType()));
   return success();
 }

@@ -94,7 +94,7 @@ struct MIRPackWeightsPass : mir::impl::MIRPackWeightsBase<MIRPackWeightsPass> {
 std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
   unsigned all = 0, compute = 0;
   fn.walk([&](Operation *op) {
-    if (!isa<MIRDialect>(op->getDialect()) || op->getParentOfType<FusedElementwiseOp>() ||
+    if (!isa_and_nonnull<MIRDialect>(op->getDialect()) || op->getParentOfType<FusedElementwiseOp>() ||
         isa<YieldOp>(op))
       return;
     ++all;

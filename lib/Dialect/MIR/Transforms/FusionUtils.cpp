@@ -114,7 +114,7 @@ Operation *mlir::rlx::mir::findInsertionPoint(Block *block, ArrayRef<Value> oper
 }
 
 bool mlir::rlx::mir::isComputeOp(Operation *op) {
-  if (!isa<MIRDialect>(op->getDialect()))
+  if (!isa_and_nonnull<MIRDialect>(op->getDialect()))
     return false;
   return !isViewLikeOp(op) && !isa<YieldOp>(op) &&
          !op->getParentOfType<FusedElementwiseOp>();

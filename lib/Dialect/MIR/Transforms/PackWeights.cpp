@@ -43,7 +43,7 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
   // compute parameter transforms. Only pure MIR ops qualify.
   llvm::SetVector<Operation *> transformOps;
   for (Operation &op : entry.without_terminator()) {
-    if (!isa<MIRDialect>(op.getDialect()) || op.getNumOperands() == 0 ||
+    if (!isa_and_nonnull<MIRDialect>(op.getDialect()) || op.getNumOperands() == 0 ||
         op.getNumRegions() != 0)
       continue;
     if (!llvm::all_of(op.getOperands(), [&](Value v) {

@@ -207,9 +207,11 @@ def MIR_ReduceOp : MIR_InferOp<"reduce"> {
     `prod`); `keep_dims` keeps the reduced axes with size 1
     (`torch.sum(dim, keepdim)`, `torch.amax`, ...). Float inputs accumulate in
     f32; the result has the input's element type. Axes may be negative
-    (counted from the end) and must be distinct.
+    (counted from the end) and must be distinct. Over an empty axis (size 0)
+    `sum` gives 0, `prod` 1 and `mean` NaN, as in torch.
 
-    The verifier rejects out-of-range or repeated axes.
+    The verifier rejects out-of-range or repeated axes, and `max`/`min` over
+    an axis of static size 0 (no value; torch.amax raises).
 
     Example:
     ```mlir
