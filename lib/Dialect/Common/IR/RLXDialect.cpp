@@ -3,6 +3,8 @@
 #include "RLX/Dialect/Common/IR/RLXDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
@@ -81,36 +83,127 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult RLXDialect::verifyRegionArgAttribute(Operation *op, unsigned regionIndex,
-                                                   unsigned argIndex,
-                                                   NamedAttribute attr) {
-  if (attr.getName() != kDimNamesAttr)
-    return success();
-  auto names = dyn_cast<ArrayAttr>(attr.getValue());
+/// A non-empty string attribute named `name`, or an error at `op`.
+static LogicalResult checkName(Operation *op, NamedAttribute attr, StringRef where) {
+  auto s = dyn_cast<StringAttr>(attr.getValue());
+  if (!s || s.getValue().empty())
+    return op->emitError() << attr.getName().getValue() << " on " << where
+                           << " must be a non-empty string, got " << attr.getValue();
+  return success();
+}
+
+/// `rlx.dim_names` against the argument's tensor type.
+static LogicalResult verifyDimNames(Operation *op, Region &region, unsigned argIndex,
+                                    Attribute value) {
+  StringRef kDimNames = RLXDialect::kDimNamesAttr;
+  auto names = dyn_cast<ArrayAttr>(value);
   if (!names)
-    return op->emitError() << kDimNamesAttr << " must be an array of strings";
-  Region &region = op->getRegion(regionIndex);
+    return op->emitError() << kDimNames << " must be an array of strings";
   if (region.empty() || argIndex >= region.getNumArguments())
     return success();
   auto type = dyn_cast<RankedTensorType>(region.getArgument(argIndex).getType());
   if (!type)
-    return op->emitError() << kDimNamesAttr << " on argument " << argIndex
+    return op->emitError() << kDimNames << " on argument " << argIndex
                            << " needs a ranked tensor argument";
   if (static_cast<int64_t>(names.size()) != type.getRank())
-    return op->emitError() << kDimNamesAttr << " on argument " << argIndex
-                           << " has " << names.size() << " names for rank "
-                           << type.getRank();
+    return op->emitError() << kDimNames << " on argument " << argIndex << " has "
+                           << names.size() << " names for rank " << type.getRank();
   for (auto [dim, name] : llvm::enumerate(names)) {
     auto str = dyn_cast<StringAttr>(name);
     if (!str)
-      return op->emitError() << kDimNamesAttr << " must be an array of strings";
+      return op->emitError() << kDimNames << " must be an array of strings";
     bool dynamic = type.isDynamicDim(dim);
     if (dynamic && str.getValue().empty())
       return op->emitError() << "dynamic dim " << dim << " of argument " << argIndex
-                             << " needs a name in " << kDimNamesAttr;
+                             << " needs a name in " << kDimNames;
     if (!dynamic && !str.getValue().empty())
       return op->emitError() << "static dim " << dim << " of argument " << argIndex
                              << " must not be named ('" << str.getValue() << "')";
   }
   return success();
+}
+
+/// `rlx.packed_by = {fn = @pack, result = i}`: @pack is a function next to
+/// `op` with a result `i`.
+static LogicalResult verifyPackedBy(Operation *op, Attribute value) {
+  auto dict = dyn_cast<DictionaryAttr>(value);
+  auto fn = dict ? dyn_cast_or_null<FlatSymbolRefAttr>(dict.get("fn")) : nullptr;
+  auto result = dict ? dyn_cast_or_null<IntegerAttr>(dict.get("result")) : nullptr;
+  if (!fn || !result || dict.size() != 2)
+    return op->emitError() << "rlx.packed_by must be {fn = @<packing function>, result = "
+                              "<index>}, got "
+                           << value;
+  Operation *table = op->getParentOp() ? SymbolTable::getNearestSymbolTable(op->getParentOp())
+                                       : nullptr;
+  auto pack = table ? dyn_cast_or_null<FunctionOpInterface>(
+                          SymbolTable::lookupSymbolIn(table, fn.getAttr()))
+                    : FunctionOpInterface();
+  if (!pack)
+    return op->emitError() << "rlx.packed_by names " << fn << ", which is not a function here";
+  // After bufferization the results are trailing out-parameters, named by
+  // rlx.output.
+  int64_t results = pack.getNumResults();
+  if (results == 0)
+    for (unsigned a = 0; a < pack.getNumArguments(); ++a)
+      results += pack.getArgAttr(a, "rlx.output") ? 1 : 0;
+  int64_t i = result.getInt();
+  if (i < 0 || i >= results)
+    return op->emitError() << "rlx.packed_by result " << i << " is not a result of " << fn
+                           << " (it has " << results << ")";
+  return success();
+}
+
+LogicalResult RLXDialect::verifyRegionArgAttribute(Operation *op, unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  std::string where = "argument " + std::to_string(argIndex);
+  if (name == kDimNamesAttr)
+    return verifyDimNames(op, op->getRegion(regionIndex), argIndex, attr.getValue());
+  if (name == "rlx.input" || name == "rlx.param" || name == "rlx.output") {
+    if (failed(checkName(op, attr, where)))
+      return failure();
+    // One role per argument.
+    if (auto fn = dyn_cast<FunctionOpInterface>(op);
+        fn && argIndex < fn.getNumArguments() && name != "rlx.output") {
+      StringRef other = name == "rlx.input" ? "rlx.param" : "rlx.input";
+      if (fn.getArgAttr(argIndex, other))
+        return op->emitError() << where << " has both rlx.input and rlx.param";
+    }
+    return success();
+  }
+  if (name == "rlx.packed_by")
+    return verifyPackedBy(op, attr.getValue());
+  if (name == "rlx.packed_from") {
+    auto a = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!a || !llvm::all_of(a, [](Attribute e) { return isa<StringAttr>(e); }))
+      return op->emitError() << "rlx.packed_from must be an array of parameter names, got "
+                             << attr.getValue();
+    return success();
+  }
+  return op->emitError() << "unknown attribute '" << name << "' on " << where
+                         << " (the rlx dialect defines rlx.input, rlx.param, rlx.output, "
+                            "rlx.dim_names, rlx.packed_by, rlx.packed_from)";
+}
+
+LogicalResult RLXDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned resultIndex,
+                                                      NamedAttribute attr) {
+  if (attr.getName() == "rlx.output")
+    return checkName(op, attr, "result " + std::to_string(resultIndex));
+  return op->emitError() << "unknown attribute '" << attr.getName().getValue() << "' on result "
+                         << resultIndex << " (the rlx dialect defines rlx.output there)";
+}
+
+LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == "rlx.fusion_policy") {
+    auto s = dyn_cast<StringAttr>(attr.getValue());
+    if (!s || (s.getValue() != "direct" && s.getValue() != "fusable"))
+      return op->emitError() << "rlx.fusion_policy must be \"direct\" or \"fusable\", got "
+                             << attr.getValue();
+    return success();
+  }
+  return op->emitError() << "unknown attribute '" << attr.getName().getValue()
+                         << "' (the rlx dialect defines rlx.fusion_policy on modules; "
+                            "rlx.input, rlx.param, rlx.output, rlx.dim_names, rlx.packed_by "
+                            "and rlx.packed_from on function arguments and results)";
 }

@@ -82,6 +82,19 @@ struct LIRBufferizePass : mlir::rlx::lir::impl::LIRBufferizeBase<LIRBufferizePas
       // Already in buffer form (LIR given as input): nothing to record.
       if (fn.isExternal() || fn->hasAttr("rlx_lir.io"))
         continue;
+      // Results become out-parameters and arguments IO buffers: both must
+      // be buffers-to-be (scalars would stay results, unranked tensors have
+      // no buffer type to plan).
+      for (auto [what, types] : {std::pair<StringRef, ArrayRef<Type>>{"argument", fn.getArgumentTypes()},
+                                 {"result", fn.getResultTypes()}})
+        for (auto [i, t] : llvm::enumerate(types))
+          if (!isa<RankedTensorType, MemRefType>(t)) {
+            fn.emitError("rlx-lir-bufferize: ")
+                << what << " " << i << " of @" << fn.getSymName() << " is " << t
+                << "; RLX functions take and return ranked tensors (a scalar is "
+                   "tensor<f32>)";
+            return signalPassFailure();
+          }
       DictionaryAttr io = ioManifest(fn);
       saved[fn.getSymNameAttr()] = {io, llvm::to_vector(
                                             cast<ArrayAttr>(io.get("outputs")).getValue())};
@@ -117,15 +130,8 @@ struct LIRBufferizePass : mlir::rlx::lir::impl::LIRBufferizeBase<LIRBufferizePas
     if (failed(bufferization::promoteBufferResultsToOutParams(module, outParams)))
       return signalPassFailure();
 
-    // A result written straight into its slice of a larger buffer leaves a
-    // copy of that slice onto itself (two equal subviews): CSE makes them one
-    // value, and the canonicalizer drops the self-copy.
-    OpPassManager cleanup("builtin.module");
-    cleanup.addPass(createCSEPass());
-    cleanup.addPass(createCanonicalizerPass());
-    if (failed(runPipeline(cleanup, module)))
-      return signalPassFailure();
-
+    // Name the out-parameters before anything verifies the module (the
+    // cleanup below does; rlx.packed_by counts a pack function's outputs).
     for (auto fn : module.getOps<func::FuncOp>()) {
       auto it = saved.find(fn.getSymNameAttr());
       if (it == saved.end())
@@ -137,6 +143,14 @@ struct LIRBufferizePass : mlir::rlx::lir::impl::LIRBufferizeBase<LIRBufferizePas
       for (auto [i, name] : llvm::enumerate(outputs))
         fn.setArgAttr(first + i, "rlx.output", name);
     }
+    // A result written straight into its slice of a larger buffer leaves a
+    // copy of that slice onto itself (two equal subviews): CSE makes them one
+    // value, and the canonicalizer drops the self-copy.
+    OpPassManager cleanup("builtin.module");
+    cleanup.addPass(createCSEPass());
+    cleanup.addPass(createCanonicalizerPass());
+    if (failed(runPipeline(cleanup, module)))
+      return signalPassFailure();
   }
 };
 

@@ -26,13 +26,25 @@ def RLX_Dialect : Dialect {
     enums print as bare keywords (`silu`, `causal`); in generic form they print
     as `#rlx<activation silu>`.
 
-    It also owns the `rlx.dim_names` function-argument attribute: one string
-    per dim of a tensor argument, non-empty exactly on the dynamic dims it
-    names (`batch`, `seq`, `past_seq`, ...). `rlx-mir-specialize` binds these
-    names to sizes.
+    It also owns, and verifies, the discardable `rlx.*` attributes:
+    - on function arguments: `rlx.dim_names` (one string per dim of a tensor
+      argument, non-empty exactly on the dynamic dims it names: `batch`,
+      `seq`, `past_seq`, ...; `rlx-mir-specialize` binds them), `rlx.input` /
+      `rlx.param` (the argument's name as an input or a weight: a non-empty
+      string; at most one of the two), `rlx.output` (an out-parameter's
+      name, after bufferization), `rlx.packed_by = {fn = @pack, result = i}`
+      (a packed weight: result `i` of the packing function `@pack`, which
+      must exist and have that result) and `rlx.packed_from` (the names of
+      the parameters it was packed from: strings);
+    - on function results: `rlx.output` (a non-empty string);
+    - on the module: `rlx.fusion_policy` (`"direct"` or `"fusable"`).
+    Any other `rlx.*` name is rejected, so a misspelled attribute is an error,
+    not silently ignored.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// `rlx.dim_names` on a function argument names its dynamic dims
     /// (e.g. ["", "seq", ""]) so rlx-mir-specialize can bind them.

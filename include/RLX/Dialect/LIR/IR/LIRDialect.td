@@ -24,7 +24,17 @@ def LIR_Dialect : Dialect {
     style). What a kernel computes is the rlx_mir op in its body, on tensor
     views of its buffers, so every MIR op is a LIR kernel without a second
     definition of its semantics.
+
+    The dialect verifies its discardable attributes: `rlx_lir.arena` (a unit
+    attribute on a static 1-D `memref<Nxi8>` argument, or on the op that
+    allocates the arena), `rlx_lir.io` on a function (`{inputs = [...],
+    params = [...], outputs = [...]}`, arrays of names) and `rlx_lir.plan` on
+    a function (`arena_bytes`, `alignment` > 0 and optional
+    `lower_bound_bytes`, `sum_bytes` as non-negative i64, optional `imported`
+    string). Any other `rlx_lir.*` name is rejected.
   }];
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = ["::mlir::rlx::RLXDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::rlx::mir::MIRDialect"];
 }

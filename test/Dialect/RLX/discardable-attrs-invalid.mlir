@@ -1,0 +1,88 @@
+// Every rlx.* and rlx_lir.* attribute is verified: a malformed rlx.packed_by
+// segfaulted rlx-run, a misspelled name was silently ignored.
+// RUN: rlx-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{rlx.packed_by must be {fn = @<packing function>, result = <index>}, got "f_pack"}}
+func.func @packed_by_string(%w: tensor<4xf32> {rlx.packed_by = "f_pack"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rlx.packed_by names @missing, which is not a function here}}
+func.func @packed_by_missing(%w: tensor<4xf32> {rlx.packed_by = {fn = @missing, result = 0 : i64}}) {
+  return
+}
+
+// -----
+
+func.func @pack(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+// expected-error @+1 {{rlx.packed_by result 3 is not a result of @pack (it has 1)}}
+func.func @packed_by_index(%w: tensor<4xf32> {rlx.packed_by = {fn = @pack, result = 3 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rlx.packed_from must be an array of parameter names, got [1, 2]}}
+func.func @packed_from(%w: tensor<4xf32> {rlx.packed_from = [1, 2]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rlx.param on argument 0 must be a non-empty string, got ""}}
+func.func @empty_name(%w: tensor<4xf32> {rlx.param = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 has both rlx.input and rlx.param}}
+func.func @two_roles(%w: tensor<4xf32> {rlx.param = "w", rlx.input = "w"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown attribute 'rlx.parm' on argument 0}}
+func.func @misspelled(%w: tensor<4xf32> {rlx.parm = "w"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rlx.output on result 0 must be a non-empty string, got 3 : i64}}
+func.func @output_name() -> (tensor<4xf32> {rlx.output = 3 : i64}) {
+  %c = arith.constant dense<1.0> : tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{rlx.fusion_policy must be "direct" or "fusable", got "bogus"}}
+module attributes {rlx.fusion_policy = "bogus"} {
+}
+
+// -----
+
+// expected-error @+1 {{rlx_lir.plan 'alignment' must be a positive integer, got 0 : i64}}
+func.func @plan(%arena: memref<64xi8> {rlx_lir.arena}) attributes {rlx_lir.plan = {arena_bytes = 64 : i64, alignment = 0 : i64}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rlx_lir.io has inputs, params and outputs (arrays of names), got 'input' = ["x"]}}
+func.func @io(%x: memref<4xf32>) attributes {rlx_lir.io = {input = ["x"]}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rlx_lir.arena argument 0 must be a static memref<Nxi8>, got 'memref<16xf32>'}}
+func.func @arena_type(%arena: memref<16xf32> {rlx_lir.arena}) {
+  return
+}
