@@ -68,8 +68,6 @@ static cl::opt<bool> serve("serve",
                            cl::desc("after compiling, run once per 'run' line on stdin and print "
                                     "'ms <time>' (for interleaved benchmarks); 'quit' ends"), cl::cat(runCat));
 
-extern "C" void rlx_cpu_set_num_threads(int32_t) __attribute__((weak));
-
 static bool isNormWeight(StringRef name) {
   return name.ends_with("weight") && (name.contains("norm") || name.contains("ln_"));
 }
@@ -132,6 +130,10 @@ int main(int argc, char **argv) {
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const std::string &in : inputs) {
     auto [name, path] = StringRef(in).split('=');
+    if (name.empty() || path.empty()) {
+      llvm::errs() << "rlx-run: bad --input '" << in << "', expected name=file.npy\n";
+      return 1;
+    }
     auto t = readNpy(path, error);
     if (failed(t)) {
       llvm::errs() << "rlx-run: " << error << "\n";
@@ -154,8 +156,8 @@ int main(int argc, char **argv) {
   for (const std::string &d : dimArgs) {
     auto [name, size] = StringRef(d).split('=');
     int64_t v;
-    if (size.getAsInteger(10, v) || v <= 0) {
-      llvm::errs() << "rlx-run: bad --dims entry '" << d << "'\n";
+    if (name.empty() || size.getAsInteger(10, v) || v < 0) {
+      llvm::errs() << "rlx-run: bad --dims entry '" << d << "', expected name=size with size >= 0\n";
       return 1;
     }
     options.dims[name.str()] = v;
@@ -169,8 +171,19 @@ int main(int argc, char **argv) {
         m.print(os);
     };
   }
-  if (threads > 0 && rlx_cpu_set_num_threads)
-    rlx_cpu_set_num_threads(threads);
+  if (threads < 0) {
+    llvm::errs() << "rlx-run: --blas-threads must be >= 1 (0: the BLAS default)\n";
+    return 1;
+  }
+  if (rowTile <= 0) {
+    llvm::errs() << "rlx-run: --row-tile must be >= 1\n";
+    return 1;
+  }
+  if (policy != "direct" && policy != "fusable") {
+    llvm::errs() << "rlx-run: --fusion-policy must be direct or fusable, got '" << policy << "'\n";
+    return 1;
+  }
+  options.blasThreads = threads;
 
   auto model = CpuModel::compile(std::move(module), options, shapes, error);
   if (failed(model)) {
@@ -180,6 +193,19 @@ int main(int argc, char **argv) {
     return 1;
   }
   CpuModel &m = **model;
+  // An --input that names no argument would be ignored and the argument
+  // seeded instead: an error, with the names there are.
+  for (auto &value : values) {
+    const std::string &name = value.first;
+    if (llvm::any_of(m.arguments(), [&](const ModelTensor &a) { return a.name == name; }))
+      continue;
+    std::string known;
+    for (const ModelTensor &a : m.arguments())
+      known += (known.empty() ? "" : ", ") + a.name;
+    llvm::errs() << "rlx-run: --input '" << name << "' is not an argument of the model ("
+                 << (known.empty() ? "it has none" : "arguments: " + known) << ")\n";
+    return 1;
+  }
   int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
   unsigned generated = 0;
   for (const ModelTensor &arg : m.arguments())
@@ -243,6 +269,8 @@ int main(int argc, char **argv) {
         (long long)m.arenaSumBytes);
   if (m.packMs > 0)
     llvm::outs() << llvm::format("weight packing: %.1f ms (once)\n", m.packMs);
+  if (m.blasThreads > 0)
+    llvm::outs() << "blas: " << m.blasThreads << " thread(s)\n";
   llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms mean, %.3f ms min over %zu run(s)\n",
                                times[times.size() / 2], sum / times.size(), times.front(),
                                times.size());

@@ -63,6 +63,11 @@ struct ConvertRLXMIRToLinalgPass
 
   void runOnOperation() override {
     Operation *root = getOperation();
+    if (rowTile <= 0) {
+      emitError(root->getLoc()) << "convert-rlx-mir-to-linalg: row-tile must be >= 1, got "
+                                << static_cast<int64_t>(rowTile);
+      return signalPassFailure();
+    }
     // The lowering works on static shapes; say which dims to bind otherwise.
     WalkResult dynamic = root->walk([&](Operation *op) {
       if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()))

@@ -19,6 +19,7 @@ void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int 
 void cblas_sgemv(CBLAS_ORDER order, CBLAS_TRANSPOSE t, int m, int n, float alpha, const float *a,
                  int lda, const float *x, int incx, float beta, float *y, int incy);
 void openblas_set_num_threads(int n) __attribute__((weak));
+int openblas_get_num_threads(void) __attribute__((weak));
 }
 
 namespace {
@@ -83,5 +84,10 @@ void _mlir_ciface_rlx_cpu_sgemm_batched(Desc<3> *a, Desc<3> *b, Desc<3> *c, int3
 void rlx_cpu_set_num_threads(int32_t n) {
   if (openblas_set_num_threads)
     openblas_set_num_threads(n);
+}
+
+/// The BLAS thread count (0 when the BLAS cannot tell).
+int32_t rlx_cpu_get_num_threads() {
+  return openblas_get_num_threads ? openblas_get_num_threads() : 0;
 }
 }

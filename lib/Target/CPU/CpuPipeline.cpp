@@ -25,8 +25,7 @@ using namespace mlir::rlx;
 
 void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   ConvertRLXHIRToMIROptions hir;
-  hir.fusionPolicy =
-      options.fusionPolicy.getValue() == "fusable" ? FusionPolicy::Fusable : FusionPolicy::Direct;
+  hir.fusionPolicy = options.fusionPolicy;
   pm.addPass(createConvertRLXHIRToMIR(hir));
   // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
   // lowered by upstream's TOSA passes and compiled as it is.

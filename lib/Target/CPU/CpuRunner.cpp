@@ -14,6 +14,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -132,6 +133,15 @@ FailureOr<std::unique_ptr<CpuModel>>
 CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
                   const std::map<std::string, std::vector<int64_t>> &inputShapes,
                   std::string &error) {
+  if (options.fusionPolicy != "direct" && options.fusionPolicy != "fusable") {
+    error = "fusion policy must be direct or fusable, got '" + options.fusionPolicy + "'";
+    return failure();
+  }
+  if (options.rowTile <= 0 || options.blasThreads < 0 || options.alignment <= 0 ||
+      options.blasMinFlops < 0) {
+    error = "row tile and alignment must be >= 1, BLAS threads and min flops >= 0";
+    return failure();
+  }
   std::unique_ptr<CpuModel> model(new CpuModel());
   ModuleOp module = *owned;
   MLIRContext *ctx = module.getContext();
@@ -183,7 +193,31 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   std::map<std::string, int64_t> dims = options.dims;
   std::vector<std::string> entryArgNames;
   std::vector<bool> entryIsParam;
+  // LIR given as input (buffer form): the arena is the runner's, outputs are
+  // out-parameters named by rlx.output, and shapes are static.
+  bool bufferForm = llvm::any_of(entry.getArgumentTypes(),
+                                 [](Type t) { return isa<MemRefType>(t); });
+  std::vector<std::string> bufferOutputs;
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    if (bufferForm) {
+      if (!isa<MemRefType>(entry.getArgumentTypes()[i])) {
+        error = "@" + entryName + " argument " + std::to_string(i) + " is not a buffer";
+        return failure();
+      }
+      if (entry.getArgAttr(i, "rlx_lir.arena"))
+        continue;
+      if (auto out = entry.getArgAttrOfType<StringAttr>(i, "rlx.output")) {
+        bufferOutputs.push_back(out.str());
+        continue;
+      }
+      if (!bufferOutputs.empty()) {
+        error = "@" + entryName + ": inputs must precede the out-parameters (rlx.output)";
+        return failure();
+      }
+      entryArgNames.push_back(argName(entry, i));
+      entryIsParam.push_back(entry.getArgAttr(i, "rlx.param") != nullptr);
+      continue;
+    }
     std::string name = argName(entry, i);
     entryArgNames.push_back(name);
     entryIsParam.push_back(entry.getArgAttr(i, "rlx.param") != nullptr);
@@ -222,7 +256,8 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   // Stage 2: specialize, linalg, bufferize (the signatures are read here).
   auto t1 = std::chrono::steady_clock::now();
   CpuPipelineOptions cpu;
-  cpu.fusionPolicy = options.fusionPolicy;
+  cpu.fusionPolicy = options.fusionPolicy == "fusable" ? FusionPolicy::Fusable
+                                                      : FusionPolicy::Direct;
   cpu.fuse = false;
   cpu.rowTile = options.rowTile;
   cpu.blas = options.blas;
@@ -233,7 +268,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   for (auto &[k, v] : dims)
     cpu.dims.push_back(k + "=" + std::to_string(v));
   // Result names survive as attributes only until results become out-params.
-  std::vector<std::string> resultNames;
+  std::vector<std::string> resultNames = bufferOutputs;
   for (unsigned i = 0; i < entry.getNumResults(); ++i) {
     auto s = entry.getResultAttrOfType<StringAttr>(i, "rlx.output");
     resultNames.push_back(s ? s.str() : "result" + std::to_string(i));
@@ -252,7 +287,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
       packArgNames[fnName].push_back(argName(fn, i));
   }
-  unsigned entryInputs = entry.getNumArguments();
+  unsigned entryInputs = entryArgNames.size();
   if (failed(runPasses(module, [&](OpPassManager &pm) { buildCpuBufferPipeline(pm, cpu); },
                        error)))
     return failure();
@@ -374,6 +409,19 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     return failure();
   }
   model->engine = std::move(*engine);
+  if (options.blasThreads > 0) {
+    // The runtime library the engine loaded sets the BLAS's thread count.
+    auto *setThreads = reinterpret_cast<void (*)(int32_t)>(
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("rlx_cpu_set_num_threads"));
+    if (!setThreads) {
+      error = "the CPU runtime " + runtime + " has no rlx_cpu_set_num_threads";
+      return failure();
+    }
+    setThreads(options.blasThreads);
+  }
+  if (auto *getThreads = reinterpret_cast<int32_t (*)()>(
+          llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("rlx_cpu_get_num_threads")))
+    model->blasThreads = getThreads();
   // ORC materializes (generates machine code for) the module on the first
   // symbol lookup: look every function up now, so that compile time includes
   // code generation and the first run does not.
@@ -427,6 +475,18 @@ LogicalResult CpuModel::invoke(const Signature &sig, std::vector<const HostTenso
 
 LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
                             std::vector<HostTensor> &outputs, std::string &error) {
+  // A value for no argument is a misspelled name, not something to ignore.
+  for (auto &input : inputs) {
+    const std::string &name = input.first;
+    if (llvm::any_of(args, [&](const ModelTensor &a) { return a.name == name; }))
+      continue;
+    std::string known;
+    for (const ModelTensor &a : args)
+      known += (known.empty() ? "" : ", ") + a.name;
+    error = "'" + name + "' is not an argument of the model (" +
+            (known.empty() ? std::string("it has none") : "arguments: " + known) + ")";
+    return failure();
+  }
   // Holds converted copies of inputs whose dtype differs from the model's.
   std::vector<std::unique_ptr<HostTensor>> converted;
   auto lookup = [&](const std::string &name, const std::vector<int64_t> &shape,
@@ -452,8 +512,8 @@ LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
         want += std::to_string(d) + "x";
       for (int64_t d : t->shape)
         got += std::to_string(d) + "x";
-      error = "argument '" + name + "' has shape " + got + dtype + ", the model expects " + want +
-              dtype;
+      error = "argument '" + name + "' has shape " + got + t->dtype + ", the model expects " +
+              want + dtype;
       return nullptr;
     }
     if (t->dtype != dtype) {

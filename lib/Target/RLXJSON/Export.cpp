@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -115,7 +116,7 @@ std::optional<json::Value> mirJson(Operation *op) {
     if (a.getMaskKind() == MaskKind::Causal)
       mask = "Causal";
     else if (a.getMaskKind() == MaskKind::SlidingWindow)
-      mask = tagged("SlidingWindow", static_cast<int64_t>(a.getWindow().value_or(0)));
+      mask = slidingWindowToJson(static_cast<int64_t>(a.getWindow().value_or(1)));
     json::Value scale = a.getScale() ? json::Value(a.getScale()->convertToDouble()) : nullptr;
     json::Value cap = a.getSoftcap() ? json::Value(a.getSoftcap()->convertToDouble()) : nullptr;
     return tagged("Attention", json::Object{{"num_heads", static_cast<int64_t>(a.getNumHeads())},
@@ -135,6 +136,45 @@ json::Value mirOrEscape(Operation *op) {
   if (auto j = mirJson(op))
     return std::move(*j);
   return tagged("Mlir", json::Object{{"op", opText(op)}});
+}
+
+/// A kernel the node form cannot carry (several outputs, constants cloned
+/// into it, an op with a region): its whole body in generic form, which the
+/// importer puts back verbatim. The body is isolated from above, so its value
+/// names never meet the enclosing function's.
+std::string kernelBodyText(lir::KernelOp k) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  OpPrintingFlags flags;
+  flags.printGenericOpForm().useLocalScope();
+  AsmState state(k, flags);
+  os << "{\n";
+  Block &body = k.getBody().front();
+  os << "^bb0(";
+  llvm::interleaveComma(body.getArguments(), os, [&](BlockArgument a) {
+    a.printAsOperand(os, state);
+    os << ": " << a.getType();
+  });
+  os << "):\n";
+  for (Operation &inner : body) {
+    inner.print(os, state);
+    os << "\n";
+  }
+  os << "}";
+  return s;
+}
+
+/// True when the kernel is its root op applied to the kernel's inputs in
+/// order, with one result: the plain node form.
+bool isPlainKernel(lir::KernelOp k) {
+  Operation *root = k.getRootOp();
+  if (!root || k.getOutputs().size() != 1 || root->getNumResults() != 1 ||
+      root->getNumRegions() != 0 || root->getNumOperands() != k.getInputs().size())
+    return false;
+  for (auto [i, v] : llvm::enumerate(root->getOperands()))
+    if (v != k.getBody().front().getArgument(i))
+      return false;
+  return llvm::hasSingleElement(k.getBody().front().without_terminator());
 }
 
 std::optional<std::string> nodeName(Location loc) {
@@ -238,7 +278,7 @@ public:
       if (a.getMaskKind() == MaskKind::Causal)
         mask = "Causal";
       else if (a.getMaskKind() == MaskKind::SlidingWindow)
-        mask = tagged("SlidingWindow", static_cast<int64_t>(a.getWindow().value_or(0)));
+        mask = slidingWindowToJson(static_cast<int64_t>(a.getWindow().value_or(1)));
       return set(tagged("Attention", json::Object{{"num_heads", static_cast<int64_t>(a.getNumHeads())},
                                                   {"head_dim", static_cast<int64_t>(a.getHeadDim())},
                                                   {"mask", std::move(mask)}}),
@@ -274,7 +314,7 @@ func::FuncOp mainFunction(ModuleOp module) {
 LogicalResult mlir::rlx::exportRLXHirJson(ModuleOp module, llvm::raw_ostream &os) {
   func::FuncOp fn = mainFunction(module);
   if (!fn)
-    return module.emitError("export: no public function");
+    return emitError(module.getLoc(), "export: no public function");
   GraphWriter g;
   for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
     auto t = dyn_cast<RankedTensorType>(arg.getType());
@@ -320,7 +360,7 @@ LogicalResult mlir::rlx::exportRLXLirJson(ModuleOp module, llvm::raw_ostream &os
   func::FuncOp fn = mainFunction(module);
   auto plan = fn ? fn->getAttrOfType<DictionaryAttr>("rlx_lir.plan") : nullptr;
   if (!plan)
-    return module.emitError("export-rlx-lir-json needs a planned LIR function (rlx-lir-plan-buffers)");
+    return emitError(module.getLoc(), "export-rlx-lir-json needs a planned LIR function (rlx-lir-plan-buffers)");
   GraphWriter g;
   json::Array inputs, params, outputs, schedule;
   json::Object assignments, aliases;
@@ -386,8 +426,6 @@ LogicalResult mlir::rlx::exportRLXLirJson(ModuleOp module, llvm::raw_ostream &os
       continue;
     if (auto k = dyn_cast<lir::KernelOp>(op)) {
       Operation *root = k.getRootOp();
-      if (!root || k.getOutputs().size() != 1 || root->getNumResults() != 1)
-        return k.emitError("export-rlx-lir-json: a kernel must have one root op with one result");
       SmallVector<int64_t> ins;
       for (Value in : k.getInputs()) {
         if (failed(aliasView(in)))
@@ -398,36 +436,108 @@ LogicalResult mlir::rlx::exportRLXLirJson(ModuleOp module, llvm::raw_ostream &os
           return k.emitError("export-rlx-lir-json: an input that no node produces");
         ins.push_back(src);
       }
-      Value out = k.getOutputs()[0];
-      if (!mirJson(root) && !escapable(root))
-        return k.emitError("export-rlx-lir-json: ")
-               << root->getName() << " (an op with a region) has no RLX JSON form";
-      int64_t id = g.add(mirOrEscape(root), ins, out.getType(), nodeName(k.getLoc()));
-      producer[out] = id;
-      if (auto off = viewOffset.find(out); off != viewOffset.end())
-        writtenAt[off->second] = out;
+      // One node per output: the root op in the original's form (or the
+      // one-op escape) when the kernel is just that, else the kernel escape,
+      // whose nodes (one per output) the importer joins into one kernel.
+      bool plain = isPlainKernel(k);
+      std::string body = plain ? std::string() : kernelBodyText(k);
+      for (auto [r, out] : llvm::enumerate(k.getOutputs())) {
+        json::Value node =
+            plain ? mirOrEscape(root)
+                  : tagged("Mlir", json::Object{{"kernel", body},
+                                                {"name", k.getName().value_or("kernel").str()},
+                                                {"result", static_cast<int64_t>(r)},
+                                                {"results", static_cast<int64_t>(k.getOutputs().size())}});
+        int64_t id = g.add(std::move(node), ins, out.getType(), nodeName(k.getLoc()));
+        producer[out] = id;
+        if (auto off = viewOffset.find(out); off != viewOffset.end())
+          writtenAt[off->second] = out;
+        schedule.push_back(id);
+        if (auto off = viewOffset.find(out); off != viewOffset.end())
+          assignments[std::to_string(id)] =
+              json::Object{{"offset", off->second}, {"size", bytesOf(out.getType())}};
+        for (auto [i, arg] : llvm::enumerate(fn.getArguments()))
+          if (arg == out)
+            markOutput(id, i);
+      }
+      continue;
+    }
+    // The node whose bytes `v` are: the kernel that wrote it, or an input.
+    auto nodeOf = [&](Value v) -> std::optional<int64_t> {
+      if (auto it = producer.find(v); it != producer.end())
+        return it->second;
+      if (auto it = g.id.find(v); it != g.id.end() && it->second >= 0)
+        return it->second;
+      return std::nullopt;
+    };
+    if (auto sv = dyn_cast<memref::SubViewOp>(op)) {
+      // A slice kernels read in place (e.g. q, k, v of the merged QKV
+      // output): a slice node, and a view alias that also records the
+      // offsets, sizes and strides (an RLX-MLIR extension the original's
+      // serde ignores) so that the import rebuilds the strided view.
+      std::optional<int64_t> root = nodeOf(sv.getSource());
+      if (auto arg = dyn_cast<BlockArgument>(sv.getSource()); !root && arg) {
+        auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "rlx.output");
+        return op.emitError("export-rlx-lir-json: kernels write into slices of output '")
+               << (name ? name.getValue() : "?")
+               << "' in place (a KV-cache append); the RLX LIR format has no node for a "
+                  "concat written in place: export the HIR (--export-rlx-hir-json) instead";
+      }
+      auto srcType = cast<MemRefType>(sv.getSource().getType());
+      if (!root || !srcType.getLayout().isIdentity() || !sv.hasUnitStride() ||
+          srcType.getRank() != sv.getType().getRank() || !sv.getType().hasStaticShape() ||
+          ShapedType::isDynamicShape(sv.getStaticOffsets()))
+        return op.emitError("export-rlx-lir-json: only rank-preserving, static, unit-stride "
+                            "slices of a node's buffer have an RLX LIR form");
+      SmallVector<int64_t> sizes(sv.getType().getShape());
+      json::Array offsetsJson, sizesJson, stridesJson;
+      int64_t elementOffset = 0, stride = 1;
+      for (int64_t d = srcType.getRank() - 1; d >= 0; --d) {
+        elementOffset += sv.getStaticOffsets()[d] * stride;
+        stride *= srcType.getDimSize(d);
+      }
+      for (auto [o, sz] : llvm::zip(sv.getStaticOffsets(), sizes)) {
+        offsetsJson.push_back(o);
+        sizesJson.push_back(sz);
+        stridesJson.push_back(int64_t(1));
+      }
+      auto tensorOf = [](MemRefType t) {
+        return RankedTensorType::get(t.getShape(), t.getElementType());
+      };
+      std::string text = llvm::formatv("rlx_mir.slice $0 offsets [{0}] sizes [{1}] strides [{2}] : {3}",
+                                       llvm::join(llvm::map_range(sv.getStaticOffsets(),
+                                                                  [](int64_t v) { return std::to_string(v); }),
+                                                  ", "),
+                                       llvm::join(llvm::map_range(sizes, [](int64_t v) { return std::to_string(v); }),
+                                                  ", "),
+                                       llvm::join(SmallVector<std::string>(sizes.size(), "1"), ", "),
+                                       tensorOf(srcType))
+                             .str();
+      int64_t id = g.add(tagged("Mlir", json::Object{{"op", text}}), {*root},
+                         tensorOf(cast<MemRefType>(sv.getType())), std::nullopt);
+      producer[sv.getResult()] = id;
+      int64_t elementBytes = *getElementStorageBytes(srcType.getElementType());
+      aliases[std::to_string(id)] =
+          json::Object{{"root", *root},
+                       {"byte_offset", elementOffset * elementBytes},
+                       {"slice", json::Object{{"offsets", std::move(offsetsJson)},
+                                              {"sizes", std::move(sizesJson)},
+                                              {"strides", std::move(stridesJson)}}}};
       schedule.push_back(id);
-      if (auto off = viewOffset.find(out); off != viewOffset.end())
-        assignments[std::to_string(id)] =
-            json::Object{{"offset", off->second},
-                         {"size", bytesOf(out.getType())}};
-      for (auto [i, arg] : llvm::enumerate(fn.getArguments()))
-        if (arg == out)
-          markOutput(id, i);
       continue;
     }
     if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op)) {
       Value src = op.getOperand(0);
-      auto it = producer.find(src);
-      if (it == producer.end())
+      std::optional<int64_t> srcNode = nodeOf(src);
+      if (!srcNode)
         return op.emitError("export-rlx-lir-json: a view of a buffer no node produced");
       json::Array dims;
       for (int64_t d : cast<MemRefType>(op.getResult(0).getType()).getShape())
         dims.push_back(d);
       int64_t id = g.add(tagged("Reshape", json::Object{{"new_shape", std::move(dims)}}),
-                         {it->second}, op.getResult(0).getType(), std::nullopt);
+                         {*srcNode}, op.getResult(0).getType(), std::nullopt);
       producer[op.getResult(0)] = id;
-      aliases[std::to_string(id)] = json::Object{{"root", it->second}, {"byte_offset", 0}};
+      aliases[std::to_string(id)] = json::Object{{"root", *srcNode}, {"byte_offset", 0}};
       schedule.push_back(id);
       continue;
     }

@@ -227,7 +227,7 @@ private:
         if (mtag == "Causal")
           mask = " causal";
         else if (mtag == "SlidingWindow" && mv)
-          mask = " sliding_window window = " + std::to_string(mv->getAsInteger().value_or(0));
+          mask = " sliding_window window = " + std::to_string(slidingWindowFromJson(mv));
       }
       std::string maskOperand = x.size() > 3 ? " mask(" + x[3] + " : " + t[3] + ")" : "";
       out += llvm::formatv("  {0} = rlx_hir.attention {1}, {2}, {3}{4} heads = {5}, kv_heads = "
@@ -276,6 +276,9 @@ private:
       return false;
     std::string name = root.getString("name").value_or("rlx_module").str();
     std::string policy = camelToSnake(root.getString("fusion_policy").value_or("Direct"));
+    if (policy != "direct" && policy != "fusable")
+      return fail(FileLineColLoc::get(ctx, file, 0, 0), "fusion_policy must be \"Direct\" or \"Fusable\", got " +
+                                 llvm::formatv("{0}", *root.get("fusion_policy")).str());
     std::vector<std::string> args;
     std::string body;
     for (int64_t id : order) {
@@ -353,14 +356,31 @@ private:
         return fail(nodeLoc(id), "assigned " + std::to_string(size) + " bytes for a " +
                                      std::to_string(nodes[id].shape.byteSize()) + "-byte value");
     }
-    for (auto &[key, v] : aliases ? *aliases : json::Object()) {
+    // Aliases: a view at the root's offset (the original's), a strided
+    // slice (RLX-MLIR's "slice" extension: kernels read it in place) or a
+    // reshape of an IO buffer outside the arena; the last two are made once
+    // the IO buffers exist.
+    struct LateAlias {
+      int64_t id, root;
+      const json::Object *slice;
+    };
+    std::vector<LateAlias> late;
+    static const json::Object kNoAliases;
+    // (Not `aliases ? *aliases : json::Object()`: that copies the object and
+    // the pointers kept in `late` would dangle.)
+    for (auto &[key, v] : aliases ? *aliases : kNoAliases) {
       int64_t id;
       const json::Object *a = v.getAsObject();
-      if (StringRef(key).getAsInteger(10, id) || !a)
+      if (StringRef(key).getAsInteger(10, id) || !a || !nodes.count(id))
         return fail(FileLineColLoc::get(ctx, file, 0, 0), "bad view alias " + key.str());
       int64_t root = a->getInteger("root").value_or(-1);
-      if (!offset.count(root))
-        return fail(nodeLoc(id), "view of node " + std::to_string(root) + ", which has no bytes");
+      if (!nodes.count(root) || root >= id)
+        return fail(nodeLoc(id), "view of node " + std::to_string(root) + ", not an earlier node");
+      const json::Object *slice = a->getObject("slice");
+      if (slice || !offset.count(root)) {
+        late.push_back({id, root, slice});
+        continue;
+      }
       offset[id] = offset[root] + a->getInteger("byte_offset").value_or(0);
     }
     // The buffer of every node: its arena view when it has bytes there, else
@@ -415,6 +435,95 @@ private:
       outputs += (outputs.empty() ? "" : ", ") + quoted(name);
     }
     body += copyIn;
+    llvm::sort(late, [](const LateAlias &a, const LateAlias &b) { return a.id < b.id; });
+    // An output written over the bytes of one of the kernel's inputs (an
+    // elementwise kernel in place): recorded as in_place so that the checker
+    // accepts it where the kernel is elementwise, and rejects it otherwise.
+    auto inPlaceAttr = [&](const std::vector<int64_t> &inputs,
+                           const std::vector<int64_t> &outs) -> std::string {
+      std::vector<std::string> entries;
+      bool any = false;
+      for (int64_t o : outs) {
+        int64_t reuse = -1;
+        auto ob = offset.find(o);
+        for (auto [k, in] : llvm::enumerate(inputs)) {
+          auto ib = offset.find(in);
+          if (ob != offset.end() && ib != offset.end() && ib->second == ob->second &&
+              nodes[in].shape.byteSize() == nodes[o].shape.byteSize())
+            reuse = static_cast<int64_t>(k);
+        }
+        any |= reuse >= 0;
+        entries.push_back(std::to_string(reuse));
+      }
+      return any ? "attributes {in_place = array<i64: " + llvm::join(entries, ", ") + ">} " : "";
+    };
+    std::map<int64_t, std::string> bufferType; // non-identity buffer types
+    auto typeOfBuffer = [&](int64_t id) {
+      auto it = bufferType.find(id);
+      return it != bufferType.end() ? it->second : nodes[id].shape.memrefType();
+    };
+    for (const LateAlias &a : late) {
+      if (!buffer.count(a.root))
+        return fail(nodeLoc(a.id), "view of node " + std::to_string(a.root) + ", which has no bytes");
+      const Node &n = nodes[a.id], &r = nodes[a.root];
+      std::string name = "%v" + std::to_string(a.id);
+      if (!a.slice) {
+        // A reshape of a contiguous IO buffer.
+        std::string strides;
+        int64_t st = 1;
+        for (size_t d = n.shape.dims.size(); d-- > 0;) {
+          strides = std::to_string(st) + (strides.empty() ? "" : ", ") + strides;
+          st *= n.shape.dims[d];
+        }
+        std::string sizes;
+        for (int64_t d : n.shape.dims)
+          sizes += (sizes.empty() ? "" : ", ") + std::to_string(d);
+        body += llvm::formatv("  {0} = memref.reinterpret_cast {1} to offset: [0], sizes: [{2}], "
+                              "strides: [{3}] : {4} to {5} {6}\n",
+                              name, buffer[a.root], sizes, strides, typeOfBuffer(a.root),
+                              n.shape.memrefType(), locText(n));
+        buffer[a.id] = name;
+        continue;
+      }
+      // A unit-stride slice of the root's identity-layout buffer.
+      auto ints = [&](StringRef key, std::vector<int64_t> &out) {
+        const json::Array *arr = a.slice->getArray(key);
+        for (const json::Value &e : arr ? *arr : json::Array())
+          out.push_back(e.getAsInteger().value_or(-1));
+        return out.size() == r.shape.dims.size();
+      };
+      std::vector<int64_t> offs, sizes, steps;
+      if (!ints("offsets", offs) || !ints("sizes", sizes) || !ints("strides", steps) ||
+          llvm::any_of(steps, [](int64_t s) { return s != 1; }) || bufferType.count(a.root))
+        return fail(nodeLoc(a.id), "a slice alias needs offsets, sizes and unit strides of an "
+                                   "unsliced node's rank");
+      std::vector<int64_t> rootStrides(r.shape.dims.size(), 1);
+      for (size_t d = r.shape.dims.size(); d-- > 1;)
+        rootStrides[d - 1] = rootStrides[d] * r.shape.dims[d];
+      int64_t elementOffset = 0;
+      for (size_t d = 0; d < offs.size(); ++d) {
+        if (offs[d] < 0 || sizes[d] < 0 || offs[d] + sizes[d] > r.shape.dims[d])
+          return fail(nodeLoc(a.id), "the slice runs outside node " + std::to_string(a.root));
+        elementOffset += offs[d] * rootStrides[d];
+      }
+      auto list = [](const std::vector<int64_t> &v) {
+        std::string out;
+        for (int64_t x : v)
+          out += (out.empty() ? "" : ", ") + std::to_string(x);
+        return out;
+      };
+      std::string dims;
+      for (int64_t d : sizes)
+        dims += std::to_string(d) + "x";
+      std::string dtype = n.shape.dtype;
+      std::string type = llvm::formatv("memref<{0}{1}, strided<[{2}], offset: {3}>>", dims, dtype,
+                                       list(rootStrides), elementOffset);
+      body += llvm::formatv("  {0} = memref.subview {1}[{2}] [{3}] [{4}] : {5} to {6} {7}\n",
+                            name, buffer[a.root], list(offs), list(sizes), list(steps),
+                            typeOfBuffer(a.root), type, locText(n));
+      buffer[a.id] = name;
+      bufferType[a.id] = type;
+    }
     for (const json::Value &s : *schedule) {
       int64_t id = s.getAsInteger().value_or(-1);
       if (!nodes.count(id))
@@ -432,10 +541,42 @@ private:
         x.push_back("%a" + std::to_string(k));
         t.push_back(nodes[i].shape.tensorType());
         ins.push_back(buffer[i]);
-        insT.push_back(nodes[i].shape.memrefType());
+        insT.push_back(typeOfBuffer(i));
       }
       std::string error;
       const json::Value &op = tag == "Mir" && tagOf(*n.op).second ? *tagOf(*n.op).second : *n.op;
+      if (auto [etag, ev] = tagOf(op); etag == "Mlir" && ev && ev->getAsObject() &&
+                                        ev->getAsObject()->get("kernel")) {
+        // RLX-MLIR's kernel escape: its body verbatim, once for the run of
+        // nodes (one per output, result 0..n-1) that carry it.
+        const json::Object *k = ev->getAsObject();
+        int64_t result = k->getInteger("result").value_or(-1);
+        int64_t results = k->getInteger("results").value_or(-1);
+        if (result < 0 || results < 1 || result >= results)
+          return fail(nodeLoc(id), "a kernel escape needs result < results");
+        if (result != 0)
+          continue; // emitted with result 0
+        std::vector<std::string> outs, outsT;
+        for (int64_t r = 0; r < results; ++r) {
+          auto it = nodes.find(id + r);
+          if (it == nodes.end() || !buffer.count(id + r) || it->second.op == nullptr ||
+              !tagOf(*it->second.op).second)
+            return fail(nodeLoc(id), "a kernel escape with " + std::to_string(results) +
+                                         " results needs that many consecutive nodes");
+          outs.push_back(buffer[id + r]);
+          outsT.push_back(typeOfBuffer(id + r));
+        }
+        std::vector<int64_t> outIds;
+        for (int64_t r = 0; r < results; ++r)
+          outIds.push_back(id + r);
+        body += llvm::formatv("  rlx_lir.kernel {0} ins({1} : {2}) outs({3} : {4}) {7}{5} {6}\n",
+                              quoted(k->getString("name").value_or("kernel")),
+                              llvm::join(ins, ", "), llvm::join(insT, ", "),
+                              llvm::join(outs, ", "), llvm::join(outsT, ", "),
+                              k->getString("kernel").value_or("{}"), locText(n),
+                              inPlaceAttr(n.inputs, outIds));
+        continue;
+      }
       std::string text = mirOpText(op, x, t, n.shape, error);
       if (text.empty())
         return fail(nodeLoc(id), error);
@@ -447,11 +588,12 @@ private:
       std::string blockArgs;
       for (auto [k, ty] : llvm::enumerate(t))
         blockArgs += (k ? ", %a" : "%a") + std::to_string(k) + ": " + ty;
-      body += llvm::formatv("  rlx_lir.kernel \"{0}\" ins({1} : {2}) outs({3} : {4}) {{\n"
+      body += llvm::formatv("  rlx_lir.kernel \"{0}\" ins({1} : {2}) outs({3} : {4}) {9}{{\n"
                             "  ^bb0({5}):\n    %r = {6} {7}\n    rlx_lir.yield %r : {8}\n  } {7}\n",
                             camelToSnake(tagOf(op).first), llvm::join(ins, ", "),
                             llvm::join(insT, ", "), buffer[id], n.shape.memrefType(), blockArgs,
-                            text, locText(n), n.shape.tensorType());
+                            text, locText(n), n.shape.tensorType(),
+                            inPlaceAttr(n.inputs, {id}));
     }
     body += copyOut;
     std::string name = graph->getString("name").value_or("rlx_module").str();

@@ -246,7 +246,7 @@ std::string rlxjson::mirOpText(const json::Value &op, ArrayRef<std::string> x,
       if (mtag == "Causal")
         mask = " causal";
       else if (mtag == "SlidingWindow" && mv)
-        mask = " sliding_window window = " + std::to_string(mv->getAsInteger().value_or(0));
+        mask = " sliding_window window = " + std::to_string(slidingWindowFromJson(mv));
     }
     // Head counts from the widths: q [.., H·D], k [.., Hkv·D].
     auto width = [](StringRef type) {
@@ -285,4 +285,13 @@ std::string rlxjson::quoted(StringRef s) {
   llvm::printEscapedString(s, os);
   os << '"';
   return out;
+}
+
+int64_t rlxjson::slidingWindowFromJson(const json::Value *original) {
+  std::optional<int64_t> w = original ? original->getAsInteger() : std::nullopt;
+  return w && *w >= 0 ? *w + 1 : 0;
+}
+
+json::Value rlxjson::slidingWindowToJson(int64_t window) {
+  return json::Object{{"SlidingWindow", window - 1}};
 }

@@ -53,6 +53,14 @@ llvm::json::Value shapeToJson(ShapedType t, llvm::ArrayRef<std::string> dimNames
 /// "MatMul" → ("MatMul", null); {"Softmax": {...}} → ("Softmax", &{...}).
 std::pair<std::string, const llvm::json::Value *> tagOf(const llvm::json::Value &v);
 
+/// Sliding windows: the original RLX's window w admits w + 1 keys (the
+/// query's own position and w before it); ours (DESIGN §3, Hugging Face's
+/// convention) admits w. Import adds 1, export subtracts 1. A window that is
+/// not a non-negative integer imports as 0, which the verifier rejects at
+/// the node.
+int64_t slidingWindowFromJson(const llvm::json::Value *original);
+llvm::json::Value slidingWindowToJson(int64_t window);
+
 /// The text of the MIR op an RLX MIR op denotes, with `operands` (SSA names)
 /// of `operandTypes`, producing `resultType`. Empty with `error` set when the
 /// op is not supported.

@@ -11,6 +11,8 @@
 #ifndef RLX_TARGET_CPU_CPUPIPELINE_H
 #define RLX_TARGET_CPU_CPUPIPELINE_H
 
+#include "RLX/Conversion/HIRToMIR/HIRToMIR.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -19,9 +21,12 @@
 namespace mlir::rlx {
 
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
-  Option<std::string> fusionPolicy{*this, "fusion-policy",
-                                   llvm::cl::desc("HIR lowering: direct or fusable"),
-                                   llvm::cl::init("direct")};
+  Option<FusionPolicy> fusionPolicy{
+      *this, "fusion-policy", llvm::cl::desc("HIR lowering: direct or fusable"),
+      llvm::cl::init(FusionPolicy::Direct),
+      llvm::cl::values(clEnumValN(FusionPolicy::Direct, "direct", "emit fused MIR ops"),
+                       clEnumValN(FusionPolicy::Fusable, "fusable",
+                                  "emit primitive chains for the fusion patterns"))};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("run rlx-mir-fuse"), llvm::cl::init(true)};
   Option<bool> importUpstream{
       *this, "import",

@@ -33,6 +33,7 @@ struct CpuRunnerOptions {
   bool fuse = true;
   int64_t rowTile = 512;
   bool blas = true;
+  int blasThreads = 0;          ///< BLAS threads (0: the library's default).
   int64_t blasMinFlops = 32768; ///< Smaller matmuls stay generated loops.
   bool lir = true;              ///< Through LIR and the arena plan.
   int64_t alignment = 64;       ///< Arena buffer alignment.
@@ -84,6 +85,8 @@ public:
            computeOpsAfter = 0, kernels = 0;
   /// The entry's arena plan (-1 without LIR).
   int64_t arenaBytes = -1, arenaLowerBound = -1, arenaSumBytes = -1;
+  /// The BLAS thread count in effect (0 when the BLAS cannot tell).
+  int blasThreads = 0;
 
 private:
   struct Signature {

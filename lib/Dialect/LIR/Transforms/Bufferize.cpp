@@ -113,7 +113,7 @@ struct LIRBufferizePass : mlir::rlx::lir::impl::LIRBufferizeBase<LIRBufferizePas
     {
       bufferization::OneShotAnalysisState state(module, options);
       if (failed(bufferization::analyzeModuleOp(module, state))) {
-        module.emitError("rlx-lir-bufferize: One-Shot analysis failed");
+        emitError(module.getLoc(), "rlx-lir-bufferize: One-Shot analysis failed");
         return signalPassFailure();
       }
       IRRewriter rewriter(ctx);

@@ -139,7 +139,7 @@ struct LIRPlanBuffersPass : mlir::rlx::lir::impl::LIRPlanBuffersBase<LIRPlanBuff
 
   void runOnOperation() override {
     if (alignment <= 0) {
-      getOperation().emitError("rlx-lir-plan-buffers: alignment must be > 0");
+      emitError(getOperation().getLoc(), "rlx-lir-plan-buffers: alignment must be > 0");
       return signalPassFailure();
     }
     for (auto fn : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {

@@ -107,7 +107,10 @@ static bool outlineGroup(ArrayRef<Operation *> group, RewriterBase &rw) {
   return true;
 }
 
-unsigned mlir::rlx::mir::fuseElementwiseChains(Operation *root, RewriterBase &rw) {
+static constexpr llvm::StringLiteral kFamily = "rlx-mir-fuse-elementwise";
+
+unsigned mlir::rlx::mir::fuseElementwiseChains(Operation *root, RewriterBase &rw,
+                                               FusionReport *report) {
   SmallVector<Block *> blocks;
   root->walk([&](Block *b) {
     if (!isa<FusedElementwiseOp>(b->getParentOp()))
@@ -133,13 +136,25 @@ unsigned mlir::rlx::mir::fuseElementwiseChains(Operation *root, RewriterBase &rw
         if (shapeOfOp(def) == shapeOfOp(op) ||
             (def->hasOneUse() && *def->user_begin() == op))
           classes.unionSets(def, op);
+        else if (report)
+          report->missed(def, kFamily,
+                         "shape mismatch: " + typeToString(def->getResult(0).getType()) +
+                             " broadcasts into " + typeToString(op->getResult(0).getType()) +
+                             " and has other readers (only a sole reader recomputes it)");
       }
     llvm::MapVector<Operation *, SmallVector<Operation *>> groups;
     for (Operation *op : candidates)
       groups[classes.getLeaderValue(op)].push_back(op);
-    for (auto &[leader, group] : groups)
-      if (group.size() >= 2 && outlineGroup(group, rw))
+    for (auto &[leader, group] : groups) {
+      if (group.size() < 2)
+        continue;
+      if (outlineGroup(group, rw))
         ++formed;
+      else if (report)
+        report->missed(group.front(), kFamily,
+                       "unsupported: no point dominates every input of the chain and "
+                       "precedes every use of its results");
+    }
   }
   return formed;
 }

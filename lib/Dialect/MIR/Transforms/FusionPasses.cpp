@@ -78,8 +78,11 @@ RLX_FAMILY_PASS(MIRFuseAttention, populateAttentionFusionPatterns)
 struct MIRFuseElementwisePass : mir::impl::MIRFuseElementwiseBase<MIRFuseElementwisePass> {
   using MIRFuseElementwiseBase::MIRFuseElementwiseBase;
   void runOnOperation() override {
-    IRRewriter rewriter(&getContext());
-    fuseElementwiseChains(getOperation(), rewriter);
+    FusionReport misses;
+    IRRewriter rewriter(&getContext(), &misses);
+    fuseElementwiseChains(getOperation(), rewriter, report ? &misses : nullptr);
+    if (report)
+      misses.emitRemarks();
   }
 };
 
@@ -150,7 +153,7 @@ struct MIRFusePass : mir::impl::MIRFuseBase<MIRFusePass> {
         return signalPassFailure();
     }
     IRRewriter rewriter(ctx, &misses);
-    fuseElementwiseChains(module, rewriter);
+    fuseElementwiseChains(module, rewriter, &misses);
     if (failed(cleanup()))
       return signalPassFailure();
     if (packWeights && failed(mlir::rlx::mir::packWeights(module)))

@@ -201,7 +201,7 @@ struct MIRGradPass : mir::impl::MIRGradBase<MIRGradPass> {
         targets.push_back(fn);
     }
     if (targets.empty()) {
-      module.emitError("rlx-mir-grad: no function to differentiate")
+      emitError(module.getLoc(), "rlx-mir-grad: no function to differentiate")
           << (function.empty() ? std::string(" (none returns one scalar)")
                                : " named '" + function + "'");
       return signalPassFailure();

@@ -8,6 +8,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <set>
+
 namespace mlir::rlx::mir {
 #define GEN_PASS_DEF_MIRSPECIALIZE
 #include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
@@ -76,13 +78,30 @@ struct MIRSpecializePass : mir::impl::MIRSpecializeBase<MIRSpecializePass> {
     for (const std::string &d : dims) {
       auto [name, value] = StringRef(d).split('=');
       int64_t size;
-      if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
-        getOperation().emitError() << "rlx-mir-specialize: bad binding '" << d
-                                   << "', expected name=size with size > 0";
+      if (name.trim().empty() || value.trim().getAsInteger(10, size) || size < 0) {
+        emitError(getOperation().getLoc()) << "rlx-mir-specialize: bad binding '" << d
+                                   << "', expected name=size with size >= 0";
         return signalPassFailure();
       }
       bindings[name.trim()] = size;
     }
+    // A binding no function's dims are named by is a typo, not a no-op.
+    std::set<std::string> known;
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        if (auto names = fn.getArgAttrOfType<ArrayAttr>(i, RLXDialect::kDimNamesAttr))
+          for (auto n : names.getAsValueRange<StringAttr>())
+            if (!n.empty())
+              known.insert(n.str());
+    for (auto &binding : bindings)
+      if (!known.count(binding.getKey().str())) {
+        emitError(getOperation().getLoc())
+            << "rlx-mir-specialize: no dim is named '" << binding.getKey() << "' ("
+            << (known.empty() ? std::string("the module names no dims")
+                              : "named dims: " + llvm::join(known, ", "))
+            << ")";
+        return signalPassFailure();
+      }
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (failed(specialize(fn, bindings)))
         return signalPassFailure();

@@ -60,7 +60,11 @@ void populateBlockRecognitionPatterns(RewritePatternSet &patterns);
 /// Elementwise-chain fusion is a graph partitioning, not a local rewrite: it
 /// groups connected elementwise ops of one shape and outlines each group into
 /// an rlx_mir.elementwise. Returns the number of groups formed.
-unsigned fuseElementwiseChains(Operation *root, RewriterBase &rewriter);
+/// With `report`, elementwise ops that stay apart are recorded: a smaller
+/// producer read by other ops too (recomputing it per element is only done
+/// for a sole reader), a group with no insertion point.
+unsigned fuseElementwiseChains(Operation *root, RewriterBase &rewriter,
+                               FusionReport *report = nullptr);
 
 /// Moves parameter-only computations of every function in `module` into
 /// `@<fn>_pack_params` functions (see rlx-mir-pack-weights).

@@ -1,0 +1,16 @@
+// What rlx-mir-specialize rejects, as located errors.
+// RUN: rlx-opt %s --rlx-mir-specialize="dims=seq=4" -split-input-file -verify-diagnostics
+// RUN: not rlx-opt %s --rlx-mir-specialize="dims=sequence=4" -split-input-file 2>&1 | FileCheck %s --check-prefix=NAME
+// RUN: not rlx-opt %s --rlx-mir-specialize="dims=seq=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=SIZE
+
+// A binding no dim is named by is a typo, not a no-op (it was ignored).
+// NAME: error: rlx-mir-specialize: no dim is named 'sequence' (named dims: seq)
+// SIZE: error: rlx-mir-specialize: bad binding 'seq=-1', expected name=size with size >= 0
+
+// Binding a size the graph cannot take is a located error from the op.
+func.func @bad_size(%x: tensor<?xf32> {rlx.dim_names = ["seq"]}) -> tensor<?x8xf32> {
+  // expected-error @+1 {{reshape of 4 to ?x8: 4 elements do not divide into 8}}
+  %0 = rlx_mir.reshape %x [-1, 8] : tensor<?xf32>
+  return %0 : tensor<?x8xf32>
+}
+
