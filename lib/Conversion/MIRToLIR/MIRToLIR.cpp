@@ -44,9 +44,7 @@ struct ComputeToKernel : ConversionPattern {
                                 ConversionPatternRewriter &rw) const override {
     // Reshape and slice are views, concat a set of slices, constants data;
     // everything else (broadcast included: it materializes) is a kernel.
-    if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) ||
-        isa<mir::ReshapeOp, mir::SliceOp, mir::ConcatOp, mir::ConstantOp, mir::YieldOp>(op) ||
-        op->getParentOfType<lir::KernelOp>())
+    if (!mir::isKernelOp(op) || op->getParentOfType<lir::KernelOp>())
       return failure();
     Location loc = op->getLoc();
     // Kernel inputs: each distinct operand once, small constants cloned inside.

@@ -54,7 +54,7 @@ std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
         isa<mir::YieldOp>(op))
       return;
     ++all;
-    compute += mir::isComputeOp(op);
+    compute += mir::isKernelOp(op);
   });
   return {all, compute};
 }

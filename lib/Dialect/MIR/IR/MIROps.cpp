@@ -406,8 +406,10 @@ LogicalResult CausalMaskOp::inferReturnTypes(MLIRContext *, std::optional<Locati
   return success();
 }
 
-bool mlir::rlx::mir::isViewLikeOp(Operation *op) {
-  return isa<ReshapeOp, SliceOp, BroadcastOp, ConstantOp>(op);
+bool mlir::rlx::mir::isKernelOp(Operation *op) {
+  return isa_and_nonnull<MIRDialect>(op->getDialect()) &&
+         !isa<ReshapeOp, SliceOp, ConcatOp, ConstantOp, YieldOp>(op) &&
+         !op->getParentOfType<FusedElementwiseOp>();
 }
 
 #define GET_OP_CLASSES

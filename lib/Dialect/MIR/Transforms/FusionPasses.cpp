@@ -101,7 +101,7 @@ std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
         isa<YieldOp>(op))
       return;
     ++all;
-    compute += isComputeOp(op);
+    compute += isKernelOp(op);
   });
   return {all, compute};
 }

@@ -113,9 +113,4 @@ Operation *mlir::rlx::mir::findInsertionPoint(Block *block, ArrayRef<Value> oper
   return firstUse;
 }
 
-bool mlir::rlx::mir::isComputeOp(Operation *op) {
-  if (!isa_and_nonnull<MIRDialect>(op->getDialect()))
-    return false;
-  return !isViewLikeOp(op) && !isa<YieldOp>(op) &&
-         !op->getParentOfType<FusedElementwiseOp>();
-}
+

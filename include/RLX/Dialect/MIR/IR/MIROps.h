@@ -38,9 +38,13 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to);
 /// Emits activation `kind` on scalar `x` (identity for none); f16/bf16 are
 /// computed in f32 and rounded once.
 Value buildActivationScalar(OpBuilder &b, Location loc, ActivationKind kind, Value x);
-/// True for the view-like MIR ops (reshape, transpose-free data movement that
-/// bufferizes without a kernel): reshape and broadcast-free slices.
-bool isViewLikeOp(Operation *op);
+/// The one definition of a kernel: true for the MIR ops that
+/// convert-rlx-mir-to-lir turns into an rlx_lir.kernel, i.e. every op but
+/// the data movement that becomes views or copies (reshape, slice, concat),
+/// constants and the scalar ops inside elementwise regions. Fusion reports,
+/// rlx-run, the Python statistics and the LIR conversion all use it, so "6
+/// kernels" means six rlx_lir.kernel ops.
+bool isKernelOp(Operation *op);
 } // namespace mlir::rlx::mir
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_H

@@ -70,9 +70,6 @@ unsigned fuseElementwiseChains(Operation *root, RewriterBase &rewriter,
 /// `@<fn>_pack_params` functions (see rlx-mir-pack-weights).
 LogicalResult packWeights(Operation *module);
 
-/// Compute ops: MIR ops that are not views or constants (what a kernel count
-/// counts).
-bool isComputeOp(Operation *op);
 
 } // namespace mlir::rlx::mir
 
