@@ -1,5 +1,13 @@
 //===- HFConfig.cpp - Reading Hugging Face config.json --------------------===//
+//
+// The defaults are transformers' (its config classes and modeling code), so
+// that a config.json means here what it means to transformers: a key that is
+// absent takes the architecture's default, a key of the wrong type is an
+// error rather than a silent default.
+//
+//===----------------------------------------------------------------------===//
 
+#include "HFNames.h"
 #include "RLX/ModelGen/ModelGen.h"
 
 #include "llvm/Support/JSON.h"
@@ -8,7 +16,8 @@ using namespace mlir;
 using namespace mlir::rlx;
 
 namespace {
-/// Typed access to a config object with defaults and error collection.
+/// Typed access to a config object with defaults and error collection (the
+/// first error wins).
 struct Reader {
   const llvm::json::Object &obj;
   std::string &error;
@@ -17,50 +26,216 @@ struct Reader {
     const llvm::json::Value *v = obj.get(key);
     return v && v->kind() != llvm::json::Value::Null;
   }
+  void fail(const Twine &msg) {
+    if (error.empty())
+      error = msg.str();
+  }
+  void wrongType(StringRef key, StringRef what) {
+    fail("'" + key + "' must be " + what);
+  }
   int64_t integer(StringRef key, std::optional<int64_t> def = std::nullopt) {
-    if (has(key))
+    if (has(key)) {
       if (auto v = obj.getInteger(key))
         return *v;
+      wrongType(key, "an integer");
+      return 0;
+    }
     if (def)
       return *def;
-    if (error.empty())
-      error = ("config.json: missing integer '" + key + "'").str();
+    fail("missing integer '" + key + "'");
     return 0;
   }
+  /// The first of `keys` that is present (HF's attribute_map aliases).
+  int64_t integerOf(ArrayRef<StringRef> keys, std::optional<int64_t> def = std::nullopt) {
+    for (StringRef k : keys)
+      if (has(k))
+        return integer(k);
+    return integer(keys.front(), def);
+  }
   double number(StringRef key, double def) {
-    if (has(key))
-      if (auto v = obj.getNumber(key))
-        return *v;
+    if (!has(key))
+      return def;
+    if (auto v = obj.getNumber(key))
+      return *v;
+    wrongType(key, "a number");
     return def;
   }
   bool boolean(StringRef key, bool def) {
-    if (has(key))
-      if (auto v = obj.getBoolean(key))
-        return *v;
+    if (!has(key))
+      return def;
+    if (auto v = obj.getBoolean(key))
+      return *v;
+    wrongType(key, "true or false");
     return def;
   }
   std::string string(StringRef key, StringRef def) {
-    if (has(key))
-      if (auto v = obj.getString(key))
-        return v->str();
+    if (!has(key))
+      return def.str();
+    if (auto v = obj.getString(key))
+      return v->str();
+    wrongType(key, "a string");
     return def.str();
   }
+  std::optional<StringRef> optString(StringRef key) {
+    if (!has(key))
+      return std::nullopt;
+    if (auto v = obj.getString(key))
+      return *v;
+    wrongType(key, "a string");
+    return std::nullopt;
+  }
 };
-} // namespace
 
-FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
-                                                ArrayRef<std::string> overrides,
-                                                std::string &error) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
-  if (!parsed) {
-    error = "config.json: " + llvm::toString(parsed.takeError());
-    return failure();
+/// HF's ACT2FN name -> RLX's activation, or an error listing the names.
+std::string activation(Reader &r, StringRef key, StringRef def) {
+  std::string name = r.string(key, def);
+  if (std::optional<StringRef> act = hf::activationFromHF(name))
+    return act->str();
+  r.fail(key + " '" + name + "' is not supported; supported (transformers ACT2FN names): " +
+         hf::supportedActivations());
+  return "";
+}
+
+void readGPT2(Reader &r, ModelConfig &c) {
+  // GPT2Config's attribute_map lets the generic names stand for n_*.
+  c.hiddenSize = r.integerOf({"n_embd", "hidden_size"});
+  c.numLayers = r.integerOf({"n_layer", "num_hidden_layers"});
+  c.numHeads = r.integerOf({"n_head", "num_attention_heads"});
+  c.numKvHeads = c.numHeads;
+  c.headDim = c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0;
+  if (c.numHeads > 0 && c.hiddenSize % c.numHeads != 0)
+    r.fail("n_embd must be divisible by n_head");
+  c.intermediateSize = r.integer("n_inner", 4 * c.hiddenSize);
+  c.vocabSize = r.integer("vocab_size", 50257);
+  c.maxPositions = r.integerOf({"n_positions", "max_position_embeddings"}, 1024);
+  c.eps = r.number("layer_norm_epsilon", 1e-5);
+  c.activation = activation(r, "activation_function", "gelu_new");
+  c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+  c.qkvBias = c.oProjBias = c.mlpBias = true;
+  c.scaleAttnWeights = r.boolean("scale_attn_weights", true);
+  c.scaleAttnByInverseLayerIdx = r.boolean("scale_attn_by_inverse_layer_idx", false);
+  // reorder_and_upcast_attn only changes bf16/f16 rounding: the f32 result
+  // is the same. Cross-attention adds parameters the model has no input for.
+  if (r.boolean("add_cross_attention", false))
+    r.fail("add_cross_attention is not supported");
+}
+
+/// rope_theta and the scaling: transformers >= 5 writes `rope_parameters`
+/// (theta inside); older configs `rope_theta` and `rope_scaling`.
+void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+  c.ropeTheta = r.number("rope_theta", 10000.0);
+  const llvm::json::Object *rs = root.getObject("rope_parameters");
+  if (!rs)
+    rs = root.getObject("rope_scaling");
+  else if (root.getObject("rope_scaling"))
+    r.fail("both rope_parameters and rope_scaling are given");
+  if (!rs) {
+    if (r.has("rope_scaling") || r.has("rope_parameters"))
+      r.fail("rope_scaling / rope_parameters must be an object");
+    return;
   }
-  llvm::json::Object *root = parsed->getAsObject();
-  if (!root) {
-    error = "config.json: the top level must be an object";
-    return failure();
+  Reader s{*rs, r.error};
+  c.ropeTheta = s.number("rope_theta", c.ropeTheta);
+  std::string type = s.string("rope_type", s.string("type", "default"));
+  if (type == "default")
+    return;
+  if (type != "llama3" && type != "linear") {
+    r.fail("rope type '" + type + "' is not supported; supported: default, llama3, linear");
+    return;
   }
+  c.ropeScalingType = type;
+  c.ropeFactor = s.number("factor", 1.0);
+  c.ropeLowFreqFactor = s.number("low_freq_factor", 1.0);
+  c.ropeHighFreqFactor = s.number("high_freq_factor", 4.0);
+  c.ropeOriginalMaxPositions = s.integer("original_max_position_embeddings", 8192);
+}
+
+/// `sliding_window` as Mistral/Qwen2/Qwen3's config classes read it: 4096
+/// when the key is absent, no window when it is null.
+std::optional<int64_t> windowOrDefault(Reader &r, const llvm::json::Object &root) {
+  const llvm::json::Value *w = root.get("sliding_window");
+  if (!w)
+    return 4096;
+  if (w->kind() == llvm::json::Value::Null)
+    return std::nullopt;
+  return r.integer("sliding_window");
+}
+
+/// Which layers slide, as Qwen2Config/Qwen3Config decide: only with
+/// use_sliding_window, then `layer_types` or layers >= max_window_layers.
+void readQwenWindow(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+  if (!r.boolean("use_sliding_window", false))
+    return;
+  c.slidingWindow = windowOrDefault(r, root);
+  if (!c.slidingWindow)
+    return;
+  c.firstSlidingLayer = r.integer("max_window_layers", 28);
+  if (!r.has("layer_types"))
+    return;
+  const llvm::json::Array *types = root.getArray("layer_types");
+  if (!types) {
+    r.wrongType("layer_types", "a list of strings");
+    return;
+  }
+  for (const llvm::json::Value &t : *types) {
+    std::optional<StringRef> s = t.getAsString();
+    if (!s || (*s != "sliding_attention" && *s != "full_attention")) {
+      r.fail("layer_types entries must be 'sliding_attention' or 'full_attention'");
+      return;
+    }
+    c.slidingLayers.push_back(*s == "sliding_attention");
+  }
+}
+
+void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+  c.hiddenSize = r.integer("hidden_size");
+  c.numLayers = r.integer("num_hidden_layers");
+  c.numHeads = r.integer("num_attention_heads");
+  c.numKvHeads = r.integer("num_key_value_heads", c.numHeads);
+  // Qwen3Config defaults head_dim to 128; the others derive it.
+  std::optional<int64_t> derived;
+  if (c.family == ModelFamily::Qwen3)
+    derived = 128;
+  else if (c.numHeads > 0)
+    derived = c.hiddenSize / c.numHeads;
+  c.headDim = r.integer("head_dim", derived);
+  c.intermediateSize = r.integer("intermediate_size");
+  c.vocabSize = r.integer("vocab_size");
+  c.maxPositions = r.integer("max_position_embeddings", 2048);
+  c.eps = r.number("rms_norm_eps", 1e-6);
+  c.activation = activation(r, "hidden_act", "silu");
+  c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
+  readRope(r, root, c);
+  switch (c.family) {
+  case ModelFamily::Llama:
+    // LlamaAttention: bias=attention_bias on q, k, v and o; LlamaMLP:
+    // bias=mlp_bias on gate, up and down. No sliding window.
+    c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
+    c.mlpBias = r.boolean("mlp_bias", false);
+    break;
+  case ModelFamily::Mistral:
+    // No biases anywhere; every layer slides (MistralConfig's window is
+    // 4096 when the key is absent, none when it is null).
+    c.slidingWindow = windowOrDefault(r, root);
+    break;
+  case ModelFamily::Qwen2:
+    // Qwen2Attention hard-codes bias=True on q/k/v and none on o.
+    c.qkvBias = true;
+    readQwenWindow(r, root, c);
+    break;
+  case ModelFamily::Qwen3:
+    c.qkNorm = true;
+    c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
+    readQwenWindow(r, root, c);
+    break;
+  case ModelFamily::GPT2:
+    break;
+  }
+}
+
+/// `key=value` overrides on top of the JSON.
+LogicalResult applyOverrides(llvm::json::Object &root, ArrayRef<std::string> overrides,
+                             std::string &error) {
   for (const std::string &o : overrides) {
     auto [key, value] = StringRef(o).split('=');
     if (key.empty() || value.empty()) {
@@ -68,84 +243,66 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
       return failure();
     }
     llvm::Expected<llvm::json::Value> v = llvm::json::parse(value);
-    if (v)
-      (*root)[key] = std::move(*v);
-    else {
+    if (v) {
+      root[key] = std::move(*v);
+    } else {
       llvm::consumeError(v.takeError());
-      (*root)[key] = value.str();
+      root[key] = value.str();
     }
   }
+  return success();
+}
+} // namespace
+
+FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
+                                                ArrayRef<std::string> overrides,
+                                                std::string &error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed) {
+    error = llvm::toString(parsed.takeError());
+    return failure();
+  }
+  llvm::json::Object *root = parsed->getAsObject();
+  if (!root) {
+    error = "the top level must be an object";
+    return failure();
+  }
+  if (failed(applyOverrides(*root, overrides, error)))
+    return failure();
   Reader r{*root, error};
-  ModelConfig c;
-  if (const llvm::json::Array *archs = root->getArray("architectures"))
-    if (!archs->empty())
-      if (auto a = (*archs)[0].getAsString())
-        c.architecture = a->str();
-  std::string modelType = r.string("model_type", "");
-  StringRef arch = c.architecture;
-  if (arch.contains("GPT2") || modelType == "gpt2") {
-    c.family = ModelFamily::GPT2;
-    c.hiddenSize = r.integer("n_embd");
-    c.numLayers = r.integer("n_layer");
-    c.numHeads = r.integer("n_head");
-    c.numKvHeads = c.numHeads;
-    c.intermediateSize = r.integer("n_inner", 4 * c.hiddenSize);
-    c.vocabSize = r.integer("vocab_size");
-    c.maxPositions = r.integer("n_positions", 1024);
-    c.eps = r.number("layer_norm_epsilon", 1e-5);
-    std::string act = r.string("activation_function", "gelu_new");
-    c.activation = act == "gelu" ? "gelu" : act == "relu" ? "relu" : "gelu_tanh";
-    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
-    c.attentionBias = c.mlpBias = true;
-  } else {
-    c.family = (arch.contains("Qwen3") || modelType == "qwen3") ? ModelFamily::Qwen3
-                                                               : ModelFamily::Llama;
-    c.qkNorm = c.family == ModelFamily::Qwen3;
-    c.hiddenSize = r.integer("hidden_size");
-    c.numLayers = r.integer("num_hidden_layers");
-    c.numHeads = r.integer("num_attention_heads");
-    c.numKvHeads = r.integer("num_key_value_heads", c.numHeads);
-    c.intermediateSize = r.integer("intermediate_size");
-    c.vocabSize = r.integer("vocab_size");
-    c.maxPositions = r.integer("max_position_embeddings", 2048);
-    c.eps = r.number("rms_norm_eps", 1e-6);
-    c.ropeTheta = r.number("rope_theta", 10000.0);
-    c.activation = r.string("hidden_act", "silu");
-    c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
-    // Qwen2 puts biases on q/k/v without saying so in the config.
-    bool qwen2 = arch.contains("Qwen2") || modelType == "qwen2";
-    c.attentionBias = r.boolean("attention_bias", qwen2);
-    c.mlpBias = r.boolean("mlp_bias", false);
-    if (r.has("sliding_window") && r.boolean("use_sliding_window", true))
-      c.slidingWindow = r.integer("sliding_window");
-    if (const llvm::json::Object *rs = root->getObject("rope_scaling")) {
-      Reader s{*rs, error};
-      c.ropeScalingType = s.string("rope_type", s.string("type", ""));
-      c.ropeFactor = s.number("factor", 1.0);
-      c.ropeLowFreqFactor = s.number("low_freq_factor", 1.0);
-      c.ropeHighFreqFactor = s.number("high_freq_factor", 4.0);
-      c.ropeOriginalMaxPositions = s.integer("original_max_position_embeddings", 8192);
-      if (c.ropeScalingType != "llama3" && c.ropeScalingType != "linear" &&
-          c.ropeScalingType != "default" && error.empty())
-        error = "config.json: rope_scaling type '" + c.ropeScalingType +
-                "' is not supported (llama3, linear)";
+  std::optional<StringRef> className;
+  if (r.has("architectures")) {
+    const llvm::json::Array *archs = root->getArray("architectures");
+    if (!archs || archs->empty() || !(*archs)[0].getAsString()) {
+      error = "'architectures' must be a non-empty list of class names";
+      return failure();
     }
+    className = *(*archs)[0].getAsString();
   }
+  std::optional<hf::Architecture> arch =
+      hf::resolveArchitecture(className, r.optString("model_type"), error);
+  if (!arch)
+    return failure();
+  ModelConfig c;
+  c.family = arch->family;
+  c.architecture = arch->className.str();
+  if (c.family == ModelFamily::GPT2)
+    readGPT2(r, c);
+  else
+    readLlamaFamily(r, *root, c);
   if (!error.empty())
     return failure();
-  c.headDim = r.integer("head_dim", c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
   if (c.hiddenSize <= 0 || c.numLayers <= 0 || c.numHeads <= 0 || c.numKvHeads <= 0 ||
-      c.headDim <= 0 || c.intermediateSize <= 0 || c.vocabSize <= 0) {
-    error = "config.json: sizes must be positive";
+      c.headDim <= 0 || c.intermediateSize <= 0 || c.vocabSize <= 0 || c.maxPositions <= 0) {
+    error = "sizes must be positive";
     return failure();
   }
   if (c.numHeads % c.numKvHeads != 0) {
-    error = "config.json: num_attention_heads must be a multiple of num_key_value_heads";
+    error = "num_attention_heads must be a multiple of num_key_value_heads";
     return failure();
   }
-  if (c.activation != "silu" && c.activation != "gelu" && c.activation != "gelu_tanh" &&
-      c.activation != "relu") {
-    error = "config.json: activation '" + c.activation + "' is not supported";
+  if (c.slidingWindow && *c.slidingWindow <= 0) {
+    error = "sliding_window must be positive";
     return failure();
   }
   return c;

@@ -3,8 +3,10 @@
 // Arguments carry the IO manifest: `rlx.input` / `rlx.param` with Hugging
 // Face's tensor names, `rlx.dim_names` for the dynamic dims (`seq`,
 // `past_seq`); results carry `rlx.output`. Llama-family layers use
-// rlx_hir.decoder_layer; layers with biases (Qwen2) and GPT-2 layers are
-// written with the individual blocks.
+// rlx_hir.decoder_layer; layers with biases (Llama's attention_bias /
+// mlp_bias, Qwen2, Qwen3's attention_bias), NVFP4 weights, and GPT-2 layers
+// are written with the individual blocks, with the biases exactly where
+// transformers' modeling code has them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -22,6 +27,16 @@ using namespace mlir::rlx;
 namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// ModelConfig::activation (RLX's names) as the attribute.
+std::optional<ActivationKind> activationKind(StringRef name) {
+  return llvm::StringSwitch<std::optional<ActivationKind>>(name)
+      .Case("silu", ActivationKind::Silu)
+      .Case("gelu", ActivationKind::Gelu)
+      .Case("gelu_tanh", ActivationKind::GeluTanh)
+      .Case("relu", ActivationKind::Relu)
+      .Default(std::nullopt);
+}
 
 class ModelBuilder {
 public:
@@ -78,15 +93,7 @@ private:
         APFloat(c.ropeFactor), APFloat(c.ropeLowFreqFactor), APFloat(c.ropeHighFreqFactor),
         c.ropeOriginalMaxPositions);
   }
-  ActivationKind activation() {
-    if (c.activation == "gelu")
-      return ActivationKind::Gelu;
-    if (c.activation == "gelu_tanh")
-      return ActivationKind::GeluTanh;
-    if (c.activation == "relu")
-      return ActivationKind::Relu;
-    return ActivationKind::Silu;
-  }
+  ActivationKind activation() { return *activationKind(c.activation); }
 
   Value linear(Value x, Value w, Value bias, ActivationKind act = ActivationKind::None,
                WeightLayout layout = WeightLayout::OutIn) {
@@ -164,27 +171,32 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   Weight wq = weight(p + "self_attn.q_proj", q, h);
   Weight wk = weight(p + "self_attn.k_proj", kv, h);
   Weight wv = weight(p + "self_attn.v_proj", kv, h);
-  Value bq, bk, bv;
-  if (c.attentionBias) {
-    bq = param(p + "self_attn.q_proj.bias", {q});
-    bk = param(p + "self_attn.k_proj.bias", {kv});
-    bv = param(p + "self_attn.v_proj.bias", {kv});
-  }
+  auto bias = [&](bool present, const Twine &name, int64_t n) {
+    return present ? param(p + name + ".bias", {n}) : Value();
+  };
+  Value bq = bias(c.qkvBias, "self_attn.q_proj", q);
+  Value bk = bias(c.qkvBias, "self_attn.k_proj", kv);
+  Value bv = bias(c.qkvBias, "self_attn.v_proj", kv);
   Value qNorm, kNorm;
   if (c.qkNorm) {
     qNorm = param(p + "self_attn.q_norm.weight", {c.headDim});
     kNorm = param(p + "self_attn.k_norm.weight", {c.headDim});
   }
   Weight wo = weight(p + "self_attn.o_proj", h, q);
+  Value bo = bias(c.oProjBias, "self_attn.o_proj", h);
   Value postNorm = param(p + "post_attention_layernorm.weight", {h});
   Weight wg = weight(p + "mlp.gate_proj", inter, h);
   Weight wu = weight(p + "mlp.up_proj", inter, h);
   Weight wd = weight(p + "mlp.down_proj", h, inter);
-  MaskKindAttr mask = MaskKindAttr::get(ctx, c.slidingWindow ? MaskKind::SlidingWindow
-                                                             : MaskKind::Causal);
-  IntegerAttr window = c.slidingWindow ? b.getI64IntegerAttr(*c.slidingWindow) : IntegerAttr();
+  Value bg = bias(c.mlpBias, "mlp.gate_proj", inter);
+  Value bu = bias(c.mlpBias, "mlp.up_proj", inter);
+  Value bd = bias(c.mlpBias, "mlp.down_proj", h);
+  bool sliding = c.usesSlidingWindow(i);
+  MaskKindAttr mask = MaskKindAttr::get(ctx, sliding ? MaskKind::SlidingWindow : MaskKind::Causal);
+  IntegerAttr window = sliding ? b.getI64IntegerAttr(*c.slidingWindow) : IntegerAttr();
   FloatAttr eps = b.getF64FloatAttr(c.eps);
-  if (!c.attentionBias && !c.mlpBias && !o.nvfp4Weights) {
+  bool anyBias = c.qkvBias || c.oProjBias || c.mlpBias;
+  if (!anyBias && !o.nvfp4Weights) {
     auto layer = hir::DecoderLayerOp::create(
         b, loc, x, positions, inNorm, wq.dense, wk.dense, wv.dense, wo.dense, postNorm, wg.dense,
         wu.dense, wd.dense, qNorm, kNorm, pastK,
@@ -219,12 +231,13 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
       b, loc, qs, ks, vs, Value(), b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim), mask, window,
       FloatAttr(), FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
-  Value o1 = proj(attn, wo, c.mlpBias ? param(p + "self_attn.o_proj.bias", {h}) : Value());
+  Value o1 = proj(attn, wo, bo);
   auto rn = hir::ResidualRmsNormOp::create(b, loc, o1, x, postNorm, eps);
   Value mlp;
-  if (o.nvfp4Weights) {
-    Value g = proj(rn.getOutput(), wg, Value(), activation());
-    mlp = proj(mb.mul(g, proj(rn.getOutput(), wu, Value())), wd, Value());
+  if (o.nvfp4Weights || c.mlpBias) {
+    // HF LlamaMLP: down(act(gate(x) + bg) * (up(x) + bu)) + bd.
+    Value g = proj(rn.getOutput(), wg, bg, activation());
+    mlp = proj(mb.mul(g, proj(rn.getOutput(), wu, bu)), wd, bd);
   } else {
     mlp = hir::SwiGluOp::create(b, loc, rn.getOutput(), wg.dense, wu.dense, wd.dense,
                                 activation(), WeightLayout::OutIn);
@@ -256,10 +269,19 @@ ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
     k = mb.concat({pastK, k}, 1);
     v = mb.concat({pastV, v}, 1);
   }
+  // GPT2Attention's scaling: 1/sqrt(D) (the op's default) unless
+  // scale_attn_weights is off, then divided by layer_idx + 1.
+  FloatAttr scale;
+  if (!c.scaleAttnWeights || c.scaleAttnByInverseLayerIdx) {
+    double s = c.scaleAttnWeights ? 1.0 / std::sqrt(static_cast<double>(c.headDim)) : 1.0;
+    if (c.scaleAttnByInverseLayerIdx)
+      s /= static_cast<double>(i + 1);
+    scale = b.getF64FloatAttr(s);
+  }
   Value attn = hir::AttentionOp::create(
       b, loc, q, k, v, Value(), b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim),
-      MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), FloatAttr(), FloatAttr(),
+      MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), scale, FloatAttr(),
       AttnLayoutAttr::get(ctx, AttnLayout::BSD));
   Value r = mb.add(x, conv1d(attn, "attn.c_proj", h, h));
   Value f = conv1d(ln(r, "ln_2"), "mlp.c_fc", h, inter, activation());
@@ -345,6 +367,18 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
   ctx->loadDialect<hir::HIRDialect, mir::MIRDialect, func::FuncDialect>();
   if (options.dtype != "f32" && options.dtype != "bf16" && options.dtype != "f16") {
     emitError(UnknownLoc::get(ctx)) << "dtype must be f32, f16 or bf16, got " << options.dtype;
+    return nullptr;
+  }
+  // parseHFConfig only produces these; a ModelConfig filled by hand may not.
+  if (!activationKind(config.activation)) {
+    emitError(UnknownLoc::get(ctx))
+        << "activation must be silu, gelu, gelu_tanh or relu, got '" << config.activation << "'";
+    return nullptr;
+  }
+  int64_t layers = options.layerOnly ? 1 : options.numLayers.value_or(config.numLayers);
+  if (!config.slidingLayers.empty() && layers > static_cast<int64_t>(config.slidingLayers.size())) {
+    emitError(UnknownLoc::get(ctx)) << "layer_types names " << config.slidingLayers.size()
+                                    << " layers but " << layers << " are built";
     return nullptr;
   }
   ModelBuilder builder(ctx, config, options);

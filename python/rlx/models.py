@@ -1,8 +1,12 @@
 """Models from Hugging Face ``config.json`` files.
 
-The same C++ generator as the ``rlx-gen`` tool (lib/ModelGen): Llama,
-Mistral, TinyLlama, Qwen2/Qwen3 and GPT-2 families, HF parameter names on the
-arguments (``rlx.param``), symbolic ``seq``/``past_seq`` dims unless given.
+The same C++ generator as the ``rlx-gen`` tool (lib/ModelGen):
+LlamaForCausalLM (TinyLlama too), MistralForCausalLM, Qwen2ForCausalLM,
+Qwen3ForCausalLM and GPT2LMHeadModel with transformers' defaults, HF
+parameter names on the arguments (``rlx.param``), symbolic
+``seq``/``past_seq`` dims unless given. Another architecture, an activation
+or RoPE type RLX does not compute exactly raises RlxError listing the
+supported ones.
 """
 from __future__ import annotations
 

@@ -53,7 +53,8 @@ int main(int argc, char **argv) {
   }
   auto config = rlx::parseHFConfig(file->getBuffer(), overrides, error);
   if (failed(config)) {
-    llvm::errs() << "rlx-gen: " << configPath << ": " << error << "\n";
+    // The config file is the location: JSON keys carry no line numbers.
+    llvm::errs() << configPath << ": error: " << error << "\n";
     return 1;
   }
   rlx::ModelGenOptions options;

@@ -1,10 +1,12 @@
 //===- ModelGen.h - HIR models from Hugging Face config.json ----*- C++ -*-===//
 //
-// Reads a Hugging Face `config.json` (Llama, Mistral, Qwen2/Qwen3 and GPT-2
-// families) and builds the model in rlx_hir: embedding, N decoder layers,
-// final norm and LM head (tied or untied), optionally with a KV cache. The
-// same generator backs the `rlx-gen` tool and the Python package's
-// `rlx.models.from_hf_config`.
+// Reads a Hugging Face `config.json` (LlamaForCausalLM, MistralForCausalLM,
+// Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel, with transformers'
+// defaults and the checkpoint's parameter names) and builds the model in
+// rlx_hir: embedding, N decoder layers, final norm and LM head (tied or
+// untied), optionally with a KV cache. The same generator backs the
+// `rlx-gen` tool and the Python package's `rlx.models.from_hf_config`;
+// test/python/test_hf_models.py checks it against transformers itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,31 +18,62 @@
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::rlx {
 
-/// The architecture families the generator knows.
-enum class ModelFamily { Llama, Qwen3, GPT2 };
+/// The architectures the generator builds (transformers' LlamaForCausalLM,
+/// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel).
+/// Anything else is an error, never a Llama look-alike.
+enum class ModelFamily { Llama, Mistral, Qwen2, Qwen3, GPT2 };
 
-/// What the generator needs from a config.json, after defaults.
+/// What the generator needs from a config.json, after transformers' defaults
+/// for the architecture (its config class) and its modeling code (which
+/// projections have biases, which layers use the sliding window).
 struct ModelConfig {
   ModelFamily family = ModelFamily::Llama;
   std::string architecture;
   int64_t hiddenSize = 0, numLayers = 0, numHeads = 0, numKvHeads = 0, headDim = 0;
   int64_t intermediateSize = 0, vocabSize = 0, maxPositions = 0;
-  double eps = 1e-5, ropeTheta = 10000.0;
+  double eps = 1e-6, ropeTheta = 10000.0;
+  /// RLX's name: silu, gelu (erf), gelu_tanh or relu (mapped from HF's
+  /// `hidden_act` / `activation_function`).
   std::string activation = "silu";
-  bool tieEmbeddings = false, attentionBias = false, mlpBias = false, qkNorm = false;
+  bool tieEmbeddings = false, qkNorm = false;
+  /// Biases where HF's modeling code puts them: Llama's attention_bias
+  /// covers q, k, v and o, mlp_bias gate, up and down; Qwen2 has q/k/v biases
+  /// only; Qwen3 follows attention_bias on q, k, v and o; Mistral has none.
+  bool qkvBias = false, oProjBias = false, mlpBias = false;
+  /// Sliding-window size, and the layers that use it: all (Mistral), or
+  /// those HF's `layer_types` (Qwen2/Qwen3: `layer_types`, else layers from
+  /// `max_window_layers` on) marks `sliding_attention`.
   std::optional<int64_t> slidingWindow;
-  // rope_scaling (llama3 / linear).
+  int64_t firstSlidingLayer = 0;
+  std::vector<bool> slidingLayers; ///< From `layer_types`; empty: the rule above.
+  /// GPT-2's attention scale: 1/sqrt(D) unless scale_attn_weights is false,
+  /// divided by (layer + 1) with scale_attn_by_inverse_layer_idx.
+  bool scaleAttnWeights = true, scaleAttnByInverseLayerIdx = false;
+  // RoPE scaling (llama3 / linear), from rope_parameters or rope_scaling.
   std::string ropeScalingType;
   double ropeFactor = 1.0, ropeLowFreqFactor = 1.0, ropeHighFreqFactor = 4.0;
   int64_t ropeOriginalMaxPositions = 8192;
+
+  /// Whether decoder layer `layer` attends through the sliding window.
+  bool usesSlidingWindow(int64_t layer) const {
+    if (!slidingWindow)
+      return false;
+    if (!slidingLayers.empty())
+      return layer < static_cast<int64_t>(slidingLayers.size()) && slidingLayers[layer];
+    return layer >= firstSlidingLayer;
+  }
 };
 
 /// Parses config.json text. `overrides` are `key=value` pairs applied on top
-/// of the JSON (same keys as config.json, e.g. hidden_size=256), so tests can
-/// shrink a real config while keeping its structure.
+/// of the JSON (same keys as config.json, e.g. hidden_size=256; the value is
+/// JSON, or a string when it does not parse; `null` means what None means to
+/// transformers), so tests can shrink a real config while keeping its
+/// structure. An unsupported architecture, activation or RoPE type, or a key
+/// of the wrong type, is an error naming what is supported.
 FailureOr<ModelConfig> parseHFConfig(StringRef json, ArrayRef<std::string> overrides,
                                      std::string &error);
 

@@ -1,0 +1,97 @@
+//===- HFNames.cpp - Hugging Face architecture and activation names -------===//
+
+#include "HFNames.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+
+// transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES entries we build with the
+// checkpoint's own parameter names.
+const hf::Architecture kArchitectures[] = {
+    {"LlamaForCausalLM", "llama", ModelFamily::Llama},
+    {"MistralForCausalLM", "mistral", ModelFamily::Mistral},
+    {"Qwen2ForCausalLM", "qwen2", ModelFamily::Qwen2},
+    {"Qwen3ForCausalLM", "qwen3", ModelFamily::Qwen3},
+    {"GPT2LMHeadModel", "gpt2", ModelFamily::GPT2},
+};
+
+struct Activation {
+  StringRef hfName, rlxName;
+};
+
+// transformers.activations.ACT2CLS keys whose definition RLX computes
+// exactly. gelu_new, gelu_fast, gelu_accurate and gelu_python_tanh are the
+// same tanh formula as PyTorch's gelu(approximate="tanh") (they differ only
+// in rounding); gelu and gelu_python are the erf form; swish is nn.SiLU.
+// Not here: quick_gelu (x·sigmoid(1.702x)), gelu_10 (clipped), relu2, relu6,
+// leaky_relu, mish, laplace, linear, ... (no RLX activation computes them).
+const Activation kActivations[] = {
+    {"silu", "silu"},
+    {"swish", "silu"},
+    {"gelu", "gelu"},
+    {"gelu_python", "gelu"},
+    {"gelu_new", "gelu_tanh"},
+    {"gelu_pytorch_tanh", "gelu_tanh"},
+    {"gelu_python_tanh", "gelu_tanh"},
+    {"gelu_fast", "gelu_tanh"},
+    {"gelu_accurate", "gelu_tanh"},
+    {"relu", "relu"},
+};
+
+} // namespace
+
+std::string hf::supportedArchitectures() {
+  std::string s;
+  for (const Architecture &a : kArchitectures)
+    s += (s.empty() ? "" : ", ") + a.className.str() + " (" + a.modelType.str() + ")";
+  return s;
+}
+
+std::optional<hf::Architecture>
+hf::resolveArchitecture(std::optional<StringRef> className, std::optional<StringRef> modelType,
+                        std::string &error) {
+  const Architecture *byClass = nullptr, *byType = nullptr;
+  for (const Architecture &a : kArchitectures) {
+    if (className && *className == a.className)
+      byClass = &a;
+    if (modelType && *modelType == a.modelType)
+      byType = &a;
+  }
+  std::string supported = "; supported: " + supportedArchitectures();
+  if (className && !byClass) {
+    error = "architecture '" + className->str() + "' is not supported" + supported;
+    return std::nullopt;
+  }
+  if (modelType && !byType && !byClass) {
+    error = "model_type '" + modelType->str() + "' is not supported" + supported;
+    return std::nullopt;
+  }
+  if (byClass && modelType && byType != byClass) {
+    error = "architectures names " + className->str() + " (model_type '" +
+            byClass->modelType.str() + "') but model_type is '" + modelType->str() + "'";
+    return std::nullopt;
+  }
+  if (!byClass && !byType) {
+    error = "the config names no architecture (neither 'architectures' nor 'model_type')" +
+            supported;
+    return std::nullopt;
+  }
+  return byClass ? *byClass : *byType;
+}
+
+std::optional<StringRef> hf::activationFromHF(StringRef name) {
+  for (const Activation &a : kActivations)
+    if (a.hfName == name)
+      return a.rlxName;
+  return std::nullopt;
+}
+
+std::string hf::supportedActivations() {
+  return llvm::join(llvm::map_range(kActivations, [](const Activation &a) { return a.hfName; }),
+                    ", ");
+}
