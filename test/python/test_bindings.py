@@ -95,3 +95,34 @@ def test_compile_and_run_on_numpy_arrays():
         model.run({**ins, "hidden_states": np.zeros((1, 6, 256), np.float32)})
     with pytest.raises(rlx.RlxError, match="no value for argument"):
         model.run({k: v for k, v in ins.items() if k != "position_ids"})
+
+
+def test_jit_keeps_llvm_out_of_the_global_scope():
+    """After a CPU compile, another LLVM user can still load in the process
+    (the JIT loaded upstream's runner utils with global symbols, pulling in
+    libMLIR/libLLVM 22: `import triton`, which torch does lazily, crashed)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    code = """
+import ctypes, rlx
+m = rlx.parse('''func.func @f(%x: tensor<4xf32> {rlx.input = "x"}) -> tensor<4xf32> {
+  %y = rlx_mir.add %x, %x : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}''')
+rlx.compile_cpu(m)
+# No LLVM symbol resolves globally now.
+print(hasattr(ctypes.CDLL(None), "LLVMContextCreate"))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False", proc.stdout
+    try:
+        import triton  # noqa: F401  (torch's; present when torch is installed)
+    except ImportError:
+        return
+    proc = subprocess.run([sys.executable, "-c", code + "\nimport triton\n"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr

@@ -34,19 +34,11 @@ import copy
 import dataclasses
 import json
 import pathlib
-import sys
 
 import numpy as np
 import pytest
 
 from harness import ROOT, gen_model, run_mlir, shared_dir, signature
-
-# torch imports triton lazily (torch._dynamo, through transformers'
-# masking_utils). libtriton.so bundles its own LLVM/MLIR, and once an
-# in-process rlx.compile_cpu (test_bindings, test_autodiff, ...) has loaded
-# libMLIR/libLLVM 22 with global symbols, loading it segfaults (reported
-# separately). The CPU reference never needs triton: keep it out.
-sys.modules.setdefault("triton", None)
 
 try:
     import torch

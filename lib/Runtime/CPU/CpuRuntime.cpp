@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 extern "C" {
 // CBLAS, as provided by OpenBLAS (or any BLAS with the C interface).
@@ -78,6 +80,70 @@ void _mlir_ciface_rlx_cpu_sgemm_batched(Desc<3> *a, Desc<3> *b, Desc<3> *c, int3
          b->aligned + b->offset + i * b->strides[0], b->sizes[1], b->sizes[2], b->strides[1],
          c->aligned + c->offset + i * c->strides[0], c->sizes[1], c->sizes[2], c->strides[1],
          ta != 0, tb != 0, beta);
+}
+
+/// memref.copy of non-contiguous memrefs, as MLIR's memref-to-llvm lowering
+/// calls it: `memrefCopy(element bytes, unranked src, unranked dst)`, an
+/// unranked memref being {rank, descriptor*} and a descriptor {allocated,
+/// aligned, offset, sizes[rank], strides[rank]} (in elements). RLX defines it
+/// here instead of loading upstream's libmlir_c_runner_utils.so, which would
+/// bring libMLIR/libLLVM into the process's global symbol scope (and break
+/// other LLVM users in the process, e.g. triton under torch).
+struct UnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+
+/// The first element and the sizes/strides of an unranked memref.
+struct StridedView {
+  char *data;
+  const int64_t *sizes, *strides;
+};
+
+static StridedView viewOf(const UnrankedMemRef *m, int64_t elemSize) {
+  auto *d = static_cast<char *>(m->descriptor);
+  char *aligned;
+  int64_t offset;
+  std::memcpy(&aligned, d + sizeof(void *), sizeof(void *));
+  std::memcpy(&offset, d + 2 * sizeof(void *), sizeof(int64_t));
+  auto *sizes = reinterpret_cast<const int64_t *>(d + 2 * sizeof(void *) + sizeof(int64_t));
+  return {aligned + offset * elemSize, sizes, sizes + m->rank};
+}
+
+void memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
+  StridedView from = viewOf(src, elemSize), to = viewOf(dst, elemSize);
+  char *s = from.data, *t = to.data;
+  const int64_t *sizes = from.sizes, *sStrides = from.strides, *dStrides = to.strides;
+  int64_t rank = src->rank;
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] == 0)
+      return;
+  if (rank == 0) {
+    std::memcpy(t, s, elemSize);
+    return;
+  }
+  // The innermost run copied with memcpy when both sides are contiguous there.
+  int64_t last = rank - 1;
+  bool runs = sStrides[last] == 1 && dStrides[last] == 1;
+  int64_t inner = runs ? sizes[last] : 1;
+  int64_t outerRank = runs ? last : rank;
+  std::vector<int64_t> index(outerRank, 0);
+  while (true) {
+    int64_t so = 0, doff = 0;
+    for (int64_t d = 0; d < outerRank; ++d) {
+      so += index[d] * sStrides[d];
+      doff += index[d] * dStrides[d];
+    }
+    std::memcpy(t + doff * elemSize, s + so * elemSize, inner * elemSize);
+    int64_t d = outerRank - 1;
+    for (; d >= 0; --d) {
+      if (++index[d] < sizes[d])
+        break;
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
 }
 
 /// Sets the BLAS thread count (no-op for a BLAS without the call).

@@ -400,8 +400,10 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   eeOptions.transformer = transformer;
   eeOptions.jitCodeGenOptLevel = codeGenLevel;
   eeOptions.enableGDBNotificationListener = false;
-  std::string cRunnerUtils = std::string(MLIR_RUNTIME_DIR) + "/libmlir_c_runner_utils.so";
-  SmallVector<StringRef> libs{runtime, cRunnerUtils};
+  // Only RLX's own runtime (no MLIR/LLVM inside): it defines memrefCopy, so
+  // upstream's runner utils, which would bring libMLIR/libLLVM into the
+  // global symbol scope, are not loaded.
+  SmallVector<StringRef> libs{runtime};
   eeOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(module, eeOptions, std::move(*tm));
   if (!engine) {
