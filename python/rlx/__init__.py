@@ -93,7 +93,11 @@ class CompiledModel:
 
 def _as_array(v) -> np.ndarray:
     a = np.require(v, requirements="C")
-    # One-byte ml_dtypes floats (float8_e4m3fn scales) go in as their bytes.
+    # ml_dtypes arrays have no numpy type code: bfloat16 goes in as float32
+    # (exact; the model rounds it back to the same bf16), one-byte floats
+    # (float8_e4m3fn scales) as their bytes.
+    if a.dtype.name == "bfloat16":
+        return a.astype(np.float32)
     return a.view(np.uint8) if a.dtype.kind == "V" and a.dtype.itemsize == 1 else a
 
 

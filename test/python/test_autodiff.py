@@ -487,3 +487,36 @@ def test_hir_input_is_a_diagnostic(bad, message):
     with pytest.raises(rlx.RlxError) as e:
         m.run_pipeline("rlx-mir-grad")
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("norm", ["rms_norm", "layer_norm"])
+def test_unfused_bf16_norm_matches_the_lowering(norm):
+    """One definition of the norms' numerics: unfused for autodiff
+    (rlx-mir-prepare-for-ad) a bf16 norm keeps f32 statistics and rounds once,
+    like its lowering (the decomposition kept statistics in bf16)."""
+    import ml_dtypes
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((6, 96)) * 3 + 1).astype(ml_dtypes.bfloat16)
+    g = (1 + 0.1 * rng.standard_normal(96)).astype(ml_dtypes.bfloat16)
+    ty = "tensor<6x96xbf16>"
+    op = (f"rlx_mir.rms_norm %x, %g eps = 1.0e-05 : {ty}, tensor<96xbf16>" if norm == "rms_norm"
+          else f"rlx_mir.layer_norm %x weight(%g : tensor<96xbf16>) eps = 1.0e-05 : {ty}")
+    text = (f'func.func @f(%x: {ty} {{rlx.input = "x"}}, %g: tensor<96xbf16> {{rlx.input = "g"}}) '
+            f"-> {ty} {{\n  %y = {op}\n  return %y : {ty}\n}}\n")
+    fused = rlx.parse(text)
+    unfused = rlx.parse(text)
+    unfused.run_pipeline("rlx-mir-prepare-for-ad")
+    assert "rlx_mir.reduce" in unfused.text() and norm not in unfused.text()
+    xf, gf = x.astype(np.float64), g.astype(np.float64)
+    if norm == "rms_norm":
+        want = xf / np.sqrt((xf ** 2).mean(-1, keepdims=True) + 1e-5) * gf
+    else:
+        c = xf - xf.mean(-1, keepdims=True)
+        want = c / np.sqrt((c ** 2).mean(-1, keepdims=True) + 1e-5) * gf
+    outs = []
+    for m in (fused, unfused):
+        y = rlx.compile_cpu(m).run(x=x, g=g)["result0"].astype(np.float64)
+        # One rounding of the f32 value: within half a bf16 ulp (2^-9 relative).
+        np.testing.assert_allclose(y, want, rtol=2.0 ** -8, atol=1e-6)
+        outs.append(y)
+    np.testing.assert_allclose(outs[1], outs[0], rtol=2.0 ** -7, atol=0)

@@ -1,7 +1,7 @@
 //===- PrepareForAD.cpp - Unfuse MIR into the primitives AD has rules for -===//
 //
-// Norms become reductions and elementwise ops (statistics in the input's
-// type), attention the primitive chain of MIRBuilder::attentionChain, a
+// Norms become reductions and elementwise ops (statistics in f32, one
+// rounding at the end, as the lowering computes them), attention the primitive chain of MIRBuilder::attentionChain, a
 // fused_matmul its stages, and an elementwise region one MIR op per scalar
 // op of its body.
 //
@@ -29,23 +29,44 @@ Value reduceLast(MIRBuilder &mb, ReduceKind kind, Value x) {
   return mb.reduce(kind, x, {MIRBuilder::typeOf(x).getRank() - 1}, /*keepDims=*/true);
 }
 
+/// The norms' numerics, as every RLX path computes them (DESIGN §3): x, γ and
+/// β are widened to f32, the statistics and the whole expression are f32,
+/// and the result is rounded to the input's type once, at the end. (Hugging
+/// Face's LlamaRMSNorm rounds twice for bf16: x̂ = x·rsqrt(...) back to bf16,
+/// then γ·x̂ in bf16; RLX's single rounding is at most one bf16 ulp away.)
+/// For f32 and f64 inputs there are no casts.
+struct NormStats {
+  MIRBuilder &mb;
+  Type in, stats;
+  Value widen(Value v) { return v && in != stats ? mb.cast(v, stats) : v; }
+  Value narrow(Value v) { return v && in != stats ? mb.cast(v, in) : v; }
+};
+
+NormStats normStats(MIRBuilder &mb, Value x) {
+  Type in = MIRBuilder::elementType(x);
+  Type f32 = mb.builder().getF32Type();
+  return {mb, in, in.isF64() ? in : f32};
+}
+
 /// x · rsqrt(mean(x², last) + eps) [· w]
 Value rmsNormChain(MIRBuilder &mb, Value x, Value w, double eps) {
-  Type et = MIRBuilder::elementType(x);
-  Value ms = reduceLast(mb, ReduceKind::Mean, mb.mul(x, x));
-  Value y = mb.mul(x, mb.unary<RsqrtOp>(mb.add(ms, mb.scalar(et, eps))));
-  return w ? mb.mul(y, w) : y;
+  NormStats n = normStats(mb, x);
+  Value xf = n.widen(x), wf = n.widen(w);
+  Value ms = reduceLast(mb, ReduceKind::Mean, mb.mul(xf, xf));
+  Value y = mb.mul(xf, mb.unary<RsqrtOp>(mb.add(ms, mb.scalar(n.stats, eps))));
+  return n.narrow(wf ? mb.mul(y, wf) : y);
 }
 
 /// (x − mean) · rsqrt(var + eps) [· w] [+ b]
 Value layerNormChain(MIRBuilder &mb, Value x, Value w, Value bias, double eps) {
-  Type et = MIRBuilder::elementType(x);
-  Value xc = mb.sub(x, reduceLast(mb, ReduceKind::Mean, x));
+  NormStats n = normStats(mb, x);
+  Value xf = n.widen(x), wf = n.widen(w), bf = n.widen(bias);
+  Value xc = mb.sub(xf, reduceLast(mb, ReduceKind::Mean, xf));
   Value var = reduceLast(mb, ReduceKind::Mean, mb.mul(xc, xc));
-  Value y = mb.mul(xc, mb.unary<RsqrtOp>(mb.add(var, mb.scalar(et, eps))));
-  if (w)
-    y = mb.mul(y, w);
-  return bias ? mb.add(y, bias) : y;
+  Value y = mb.mul(xc, mb.unary<RsqrtOp>(mb.add(var, mb.scalar(n.stats, eps))));
+  if (wf)
+    y = mb.mul(y, wf);
+  return n.narrow(bf ? mb.add(y, bf) : y);
 }
 
 FailureOr<Value> unfuseMatmul(MIRBuilder &mb, FusedMatmulOp op) {
