@@ -64,14 +64,22 @@ def mlir_type(a: np.ndarray | tuple, dtype: str = "f32") -> str:
     return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
 
 
-def rel_err(got: np.ndarray, ref: np.ndarray) -> float:
-    """max |got - ref| / max |ref| (0 for an all-zero reference that matches)."""
+# Element-wise tolerances per dtype: |got - ref| <= atol + rtol·|ref| for every
+# element (numpy's allclose), so a wrong small entry is caught even next to
+# large ones. The absolute parts are for entries near zero, where f32/bf16
+# cancellation makes a relative bound meaningless; tests' values are O(1).
+TOLERANCES = {"f32": (1e-5, 1e-6), "bf16": (2e-2, 2e-3), "f16": (2e-3, 2e-4)}
+
+
+def assert_close(got: np.ndarray, ref: np.ndarray, dtype: str = "f32", *,
+                 rtol: float | None = None, atol: float | None = None) -> None:
+    """Element-wise comparison with the dtype's tolerances (or explicit ones)."""
     got = np.asarray(got, np.float64)
     ref = np.asarray(ref, np.float64)
     assert got.shape == ref.shape, (got.shape, ref.shape)
-    scale = np.abs(ref).max()
-    err = np.abs(got - ref).max()
-    return float(err / scale) if scale > 0 else float(err)
+    r, a = TOLERANCES[dtype]
+    np.testing.assert_allclose(got, ref, rtol=r if rtol is None else rtol,
+                               atol=a if atol is None else atol)
 
 
 _NP_TO_MLIR = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.float16): "f16",

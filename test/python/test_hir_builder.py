@@ -7,7 +7,7 @@ import pytest
 
 import reference as ref
 import rlx
-from harness import rel_err
+from harness import assert_close
 from rlx import hir
 
 
@@ -40,9 +40,7 @@ def test_builder_layer_matches_numpy():
     want, _, _ = ref.llama_layer(xs, np.arange(S), vals,
                                  {"heads": heads, "kv_heads": kv, "head_dim": D, "eps": 1e-5,
                                   "rope_theta": 10000.0}, prefix="")
-    assert rel_err(out, want) < 1e-5
-
-
+    assert_close(out, want, rtol=1e-5)
 def test_builder_decoder_layer_op_and_types():
     f = hir.Function()
     x = f.input("x", (1, 4, 32))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import reference as ref
-from harness import Arg, rel_err, run_function
+from harness import Arg, assert_close, run_function
 
 TOL = {"f32": 1e-5, "bf16": 2e-2}
 POLICIES = ["direct", "fusable"]
@@ -41,9 +41,7 @@ def test_linear_bias_activation(policy, act):
         f"""  %y = rlx_hir.linear %x, %w bias %b activation {act}
       : {ty(x.shape)}, {ty(w.shape)}, {ty(b.shape)}
   return %y : {ty((2, 5, 40))}""", policy=policy)
-    assert rel_err(out, ref.ACT[act](x.astype(np.float64) @ w.T + b)) < TOL["f32"]
-
-
+    assert_close(out, ref.ACT[act](x.astype(np.float64) @ w.T + b), "f32")
 @pytest.mark.parametrize("policy", POLICIES)
 def test_linear_in_out_layout_dynamic_rows(policy):
     # GPT-2 Conv1D layout [in, out]; the sequence dim is dynamic and bound from the input.
@@ -52,18 +50,14 @@ def test_linear_in_out_layout_dynamic_rows(policy):
         {"x": Arg(x, dynamic={1: "seq"}), "w": Arg(w)}, ["tensor<1x?x48xf32>"],
         """  %y = rlx_hir.linear %x, %w layout in_out : tensor<1x?x32xf32>, tensor<32x48xf32>
   return %y : tensor<1x?x48xf32>""", policy=policy)
-    assert rel_err(out, x.astype(np.float64) @ w) < TOL["f32"]
-
-
+    assert_close(out, x.astype(np.float64) @ w, "f32")
 def test_linear_bf16():
     x, w = as_bf16(randn(4, 64)), as_bf16(randn(32, 64, scale=0.125))
     out, = run_function(
         {"x": Arg(x, "bf16"), "w": Arg(w, "bf16")}, [ty((4, 32), "bf16")],
         f"""  %y = rlx_hir.linear %x, %w activation silu : {ty((4, 64), 'bf16')}, {ty((32, 64), 'bf16')}
   return %y : {ty((4, 32), 'bf16')}""")
-    assert rel_err(out, ref.silu(x.astype(np.float64) @ w.T)) < TOL["bf16"]
-
-
+    assert_close(out, ref.silu(x.astype(np.float64) @ w.T), "bf16")
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 def test_rms_norm(policy, dtype):
@@ -75,9 +69,7 @@ def test_rms_norm(policy, dtype):
         {"x": Arg(x, dtype), "g": Arg(g, dtype)}, [t],
         f"""  %y = rlx_hir.rms_norm %x, %g eps = 1.0e-06 : {t}, {ty((64,), dtype)}
   return %y : {t}""", policy=policy)
-    assert rel_err(out, ref.rms_norm(x, g, 1e-6)) < TOL[dtype]
-
-
+    assert_close(out, ref.rms_norm(x, g, 1e-6), dtype)
 @pytest.mark.parametrize("policy", POLICIES)
 def test_residual_rms_norm_returns_norm_and_sum(policy):
     x, r, g = randn(1, 6, 48), randn(1, 6, 48), 1 + randn(48, scale=0.1)
@@ -87,10 +79,8 @@ def test_residual_rms_norm_returns_norm_and_sum(policy):
         f"""  %n, %s = rlx_hir.residual_rms_norm %x, %r, %g eps = 1.0e-05 : {t}, {t}, {ty((48,))}
   return %n, %s : {t}, {t}""", policy=policy)
     s = x.astype(np.float64) + r
-    assert rel_err(total, s) < TOL["f32"]
-    assert rel_err(out, ref.rms_norm(s, g, 1e-5)) < TOL["f32"]
-
-
+    assert_close(total, s, "f32")
+    assert_close(out, ref.rms_norm(s, g, 1e-5), "f32")
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("affine", [True, False])
 def test_layer_norm(policy, affine):
@@ -103,9 +93,7 @@ def test_layer_norm(policy, affine):
     out, = run_function(args, [ty(x.shape)], f"""  %y = rlx_hir.layer_norm %x {params}eps = 1.0e-05 : {ty(x.shape)}
   return %y : {ty(x.shape)}""", policy=policy)
     want = ref.layer_norm(x, g, b, 1e-5) if affine else ref.layer_norm(x, eps=1e-5)
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("act,layout", [("silu", "out_in"), ("gelu_tanh", "in_out")])
 def test_swiglu(policy, act, layout):
@@ -125,9 +113,7 @@ def test_swiglu(policy, act, layout):
         want = (ref.ACT[act](x64 @ wg.T) * (x64 @ wu.T)) @ wd.T
     else:
         want = (ref.ACT[act](x64 @ wg) * (x64 @ wu)) @ wd
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 def _attention(q, k, v, attrs, heads, kv, hd, *, mask=None, layout="bsd", dtype="f32",
                policy="direct", out_shape=None, **ref_kw):
     args = {"q": Arg(q, dtype), "k": Arg(k, dtype), "v": Arg(v, dtype)}
@@ -150,58 +136,42 @@ def _attention(q, k, v, attrs, heads, kv, hd, *, mask=None, layout="bsd", dtype=
 def test_attention_causal_gqa(policy, sq, sk):
     q, k, v = randn(1, sq, 6 * 8), randn(1, sk, 2 * 8), randn(1, sk, 2 * 8)
     out, want = _attention(q, k, v, "causal", 6, 2, 8, mask_kind="causal", policy=policy)
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 @pytest.mark.parametrize("window", [1, 3, 20])
 def test_attention_sliding_window(window):
     q, k, v = randn(2, 7, 32), randn(2, 10, 16), randn(2, 10, 16)
     out, want = _attention(q, k, v, f"sliding_window window = {window}", 4, 2, 8,
                            mask_kind="sliding_window", window=window)
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 def test_attention_no_mask_scale_softcap():
     q, k, v = randn(1, 5, 32, scale=3), randn(1, 8, 32, scale=3), randn(1, 8, 32)
     out, want = _attention(q, k, v, "scale = 0.3 softcap = 5.0", 4, 4, 8, scale=0.3, softcap=5.0)
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 def test_attention_boolean_mask_rank2_with_causal():
     q, k, v = randn(1, 6, 16), randn(1, 6, 16), randn(1, 6, 16)
     mask = rng.random((6, 6)) > 0.3
     mask[:, 0] = True  # every row keeps at least its first key (row 0 is causal-only key 0)
     out, want = _attention(q, k, v, "causal", 2, 2, 8, mask=mask, mask_kind="causal")
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 def test_attention_additive_mask_rank4_per_head():
     q, k, v = randn(2, 5, 24), randn(2, 7, 24), randn(2, 7, 24)
     mask = randn(2, 3, 5, 7, scale=2.0)
     out, want = _attention(q, k, v, "", 3, 3, 8, mask=mask)
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 def test_attention_bhsd_value_head_dim_differs():
     q, k, v = randn(2, 4, 9, 16), randn(2, 2, 11, 16), randn(2, 2, 11, 12)
     out, want = _attention(q, k, v, "causal", 4, 2, 16, layout="bhsd", mask_kind="causal",
                            out_shape=(2, 4, 9, 12))
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 def test_attention_bshd():
     q, k, v = randn(1, 9, 4, 8), randn(1, 9, 1, 8), randn(1, 9, 1, 8)
     out, want = _attention(q, k, v, "causal", 4, 1, 8, layout="bshd", mask_kind="causal",
                            out_shape=(1, 9, 4, 8))
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 def test_attention_bf16():
     q, k, v = (as_bf16(randn(1, 13, 64)), as_bf16(randn(1, 13, 32)), as_bf16(randn(1, 13, 32)))
     out, want = _attention(q, k, v, "causal", 4, 2, 16, dtype="bf16", mask_kind="causal")
-    assert rel_err(out, want) < TOL["bf16"]
-
-
+    assert_close(out, want, "bf16")
 ROPE_CASES = {
     "neox": ("", {}, "neox", None),
     "gptj_partial": ("style gptj", {}, "gptj", 8),
@@ -227,9 +197,7 @@ def test_rope_from_positions(policy, case):
       : tensor<1x?x48xf32>
   return %y : tensor<1x?x48xf32>""", policy=policy)
     cos, sin = ref.rope_tables(pos, rdim or 16, theta, scaling or None)
-    assert rel_err(out, ref.rope(x, cos, sin, 16, rdim, style)) < TOL["f32"]
-
-
+    assert_close(out, ref.rope(x, cos, sin, 16, rdim, style), "f32")
 def test_rope_from_tables_batched_positions():
     x = randn(2, 5, 32)
     ang = rng.random((2, 5, 4)).astype(np.float32) * 10
@@ -238,9 +206,7 @@ def test_rope_from_tables_batched_positions():
         {"x": Arg(x), "c": Arg(cos), "s": Arg(sin)}, [ty(x.shape)],
         f"""  %y = rlx_hir.rope %x tables(%c, %s : {ty(cos.shape)}, {ty(sin.shape)}) head_dim = 8 : {ty(x.shape)}
   return %y : {ty(x.shape)}""")
-    assert rel_err(out, ref.rope(x, cos, sin, 8)) < TOL["f32"]
-
-
+    assert_close(out, ref.rope(x, cos, sin, 8), "f32")
 @pytest.mark.parametrize("policy", POLICIES)
 def test_qk_norm(policy):
     x, g = randn(1, 4, 3 * 16), 1 + randn(16, scale=0.1)
@@ -249,9 +215,7 @@ def test_qk_norm(policy):
         f"""  %y = rlx_hir.qk_norm %x, %g head_dim = 16 eps = 1.0e-06 : {ty(x.shape)}, tensor<16xf32>
   return %y : {ty(x.shape)}""", policy=policy)
     want = ref.rms_norm(x.reshape(1, 4, 3, 16), g, 1e-6).reshape(x.shape)
-    assert rel_err(out, want) < TOL["f32"]
-
-
+    assert_close(out, want, "f32")
 def test_embedding():
     table = randn(50, 12)
     ids = np.array([[3, 0, 49, 3, 17]], np.int64)
@@ -318,6 +282,6 @@ def test_decoder_layer(policy, variant):
   return %y#0, %y#1, %y#2 : {ty(x.shape)}, {kvt}, {kvt}""", policy=policy)
     want, k_ref, v_ref = ref.llama_layer(x, pos, {"model.layers.0." + n: v for n, v in w.items()}, cfg,
                                          past=(pk, pv) if past else None)
-    assert rel_err(y, want) < TOL["f32"]
-    assert rel_err(k_out, k_ref) < TOL["f32"]
-    assert rel_err(v_out, v_ref) < TOL["f32"]
+    assert_close(y, want, "f32")
+    assert_close(k_out, k_ref, "f32")
+    assert_close(v_out, v_ref, "f32")

@@ -14,7 +14,7 @@ import pytest
 
 import rlx
 from exported_forms import dense, linalg_llama_layer, numpy_llama_layer, tosa_llama_layer, ty
-from harness import BUILD, rel_err, run_mlir
+from harness import BUILD, assert_close, run_mlir
 
 RLX_OPT = BUILD / "bin" / "rlx-opt"
 LLVM_BIN = "/usr/lib/llvm-22/bin"
@@ -86,9 +86,7 @@ def test_layer_numerics_match_numpy(form):
     pos = np.arange(S, dtype=np.int64)[None]
     out = run_mlir(FORMS[form](S, D, H, KV, HD, F),
                    {"hidden_states": x, "position_ids": pos, **w})["output"]
-    assert rel_err(out, numpy_llama_layer(x, pos, w, H, KV, HD)) < 1e-5
-
-
+    assert_close(out, numpy_llama_layer(x, pos, w, H, KV, HD), rtol=1e-5)
 def upstream_run(layer_text: str, x, pos, w) -> np.ndarray:
     """The original IR through upstream mlir-opt-22 and mlir-runner only."""
     args = [f'%a0 = "tosa.const"() <{{values = {dense(x)} : {ty(x.shape)}}}> : () -> {ty(x.shape)}',
@@ -134,4 +132,4 @@ def test_layer_matches_upstream_lowering_of_the_original(form):
     text = FORMS[form](S, D, H, KV, HD, F)
     ours = run_mlir(text, {"hidden_states": x, "position_ids": pos, **w})["output"]
     upstream = upstream_run(text, x, pos, w)
-    assert rel_err(ours, upstream) < 1e-5
+    assert_close(ours, upstream, rtol=1e-5)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import reference as ref
-from harness import Arg, rel_err, run_function
+from harness import Arg, assert_close, run_function
 
 TOL = 1e-5
 rng = np.random.default_rng(99)
@@ -48,9 +48,7 @@ def test_binary_broadcast(op, fuse):
     out = one({"a": Arg(a), "b": Arg(b)}, ty((2, 3, 8)),
               f"""  %y = rlx_mir.{op} %a, %b : {ty(a.shape)}, {ty(b.shape)}
   return %y : {ty((2, 3, 8))}""", fuse=fuse)
-    assert rel_err(out, BINARY[op](a.astype(np.float64), b)) < TOL
-
-
+    assert_close(out, BINARY[op](a.astype(np.float64), b), rtol=TOL)
 def test_integer_add_and_cast_to_float():
     a = np.array([1, -7, 2 ** 40, 5], np.int64)
     out = one({"a": Arg(a)}, ty((4,)), """  %s = rlx_mir.add %a, %a : tensor<4xi64>, tensor<4xi64>
@@ -77,9 +75,7 @@ def test_unary(op, fuse):
         x = np.abs(x) + 0.05
     out = one({"x": Arg(x)}, ty(x.shape), f"""  %y = rlx_mir.{op} %x : {ty(x.shape)}
   return %y : {ty(x.shape)}""", fuse=fuse)
-    assert rel_err(out, UNARY[op](x.astype(np.float64))) < TOL
-
-
+    assert_close(out, UNARY[op](x.astype(np.float64)), rtol=TOL)
 def test_unary_large_arguments_stay_finite():
     # exp/sigmoid/tanh/silu/gelu_tanh at ±90: saturated, never NaN or inf.
     x = np.array([-90.0, -30.0, 0.0, 30.0, 88.0], np.float32)
@@ -133,18 +129,14 @@ def test_matmul_transposes(ta, tb, blas):
   return %y : {ty((3, 17, 19))}""", extra=("--blas-min-flops=0",) if blas else ("--no-blas",))
     a64 = a.astype(np.float64).swapaxes(-1, -2) if ta else a.astype(np.float64)
     b64 = b.astype(np.float64).T if tb else b.astype(np.float64)
-    assert rel_err(out, a64 @ b64) < TOL
-
-
+    assert_close(out, a64 @ b64, rtol=TOL)
 @pytest.mark.parametrize("blas", [True, False])
 def test_matmul_batch_broadcast(blas):
     a, b = randn(2, 1, 8, 4), randn(3, 4, 5)
     out = one({"a": Arg(a), "b": Arg(b)}, ty((2, 3, 8, 5)),
               """  %y = rlx_mir.matmul %a, %b : tensor<2x1x8x4xf32>, tensor<3x4x5xf32>
   return %y : tensor<2x3x8x5xf32>""", extra=("--blas-min-flops=0",) if blas else ("--no-blas",))
-    assert rel_err(out, np.matmul(a.astype(np.float64), b)) < TOL
-
-
+    assert_close(out, np.matmul(a.astype(np.float64), b), rtol=TOL)
 REDUCE = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
 
 
@@ -157,17 +149,13 @@ def test_reduce(kind, axes, keep):
     out = one({"x": Arg(x)}, ty(want.shape),
               f"""  %y = rlx_mir.reduce {kind} %x axes = [{axes_text}]{' keep_dims' if keep else ''} : tensor<3x4x5xf32>
   return %y : {ty(want.shape)}""")
-    assert rel_err(out, want) < TOL
-
-
+    assert_close(out, want, rtol=TOL)
 @pytest.mark.parametrize("axis", [-1, 0, 1])
 def test_softmax_axis(axis):
     x = randn(3, 5, 7, scale=4)
     out = one({"x": Arg(x)}, ty(x.shape), f"""  %y = rlx_mir.softmax %x axis = {axis} : tensor<3x5x7xf32>
   return %y : tensor<3x5x7xf32>""")
-    assert rel_err(out, ref.softmax(x, axis)) < TOL
-
-
+    assert_close(out, ref.softmax(x, axis), rtol=TOL)
 def test_norms_without_weights():
     x = randn(2, 3, 16) + 1
     out = one({"x": Arg(x)}, ty((2, 2, 3, 16)), """  %r = rlx_mir.rms_norm %x eps = 1.0e-05 : tensor<2x3x16xf32>
@@ -176,10 +164,8 @@ def test_norms_without_weights():
   %l4 = rlx_mir.reshape %l [1, 2, 3, 16] : tensor<2x3x16xf32>
   %y = rlx_mir.concat %r4, %l4 axis = 0 : tensor<1x2x3x16xf32>, tensor<1x2x3x16xf32>
   return %y : tensor<2x2x3x16xf32>""")
-    assert rel_err(out[0], ref.rms_norm(x, eps=1e-5)) < TOL
-    assert rel_err(out[1], ref.layer_norm(x, eps=1e-5)) < TOL
-
-
+    assert_close(out[0], ref.rms_norm(x, eps=1e-5), rtol=TOL)
+    assert_close(out[1], ref.layer_norm(x, eps=1e-5), rtol=TOL)
 def test_residual_rms_norm_and_layer_norm_with_weights():
     x, r, g, b = randn(4, 24), randn(4, 24), 1 + randn(24, scale=0.1), randn(24, scale=0.1)
     n, s, ln = run_function(
@@ -188,11 +174,9 @@ def test_residual_rms_norm_and_layer_norm_with_weights():
   %l = rlx_mir.layer_norm %s weight(%g : tensor<24xf32>) bias(%b : tensor<24xf32>) eps = 1.0e-05 : tensor<4x24xf32>
   return %n, %s, %l : tensor<4x24xf32>, tensor<4x24xf32>, tensor<4x24xf32>""")
     total = x.astype(np.float64) + r
-    assert rel_err(s, total) < TOL
-    assert rel_err(n, ref.rms_norm(total, g, 1e-6)) < TOL
-    assert rel_err(ln, ref.layer_norm(total, g, b, 1e-5)) < TOL
-
-
+    assert_close(s, total, rtol=TOL)
+    assert_close(n, ref.rms_norm(total, g, 1e-6), rtol=TOL)
+    assert_close(ln, ref.layer_norm(total, g, b, 1e-5), rtol=TOL)
 def test_attention_gqa_with_float_mask():
     q, k, v = randn(1, 6, 6 * 8), randn(1, 9, 2 * 8), randn(1, 9, 2 * 8)
     m = randn(1, 6, 9)
@@ -200,9 +184,7 @@ def test_attention_gqa_with_float_mask():
               """  %o = rlx_mir.attention %q, %k, %v mask(%m : tensor<1x6x9xf32>) heads = 6, kv_heads = 2, head_dim = 8 causal
       : tensor<1x6x48xf32>, tensor<1x9x16xf32>, tensor<1x9x16xf32>
   return %o : tensor<1x6x48xf32>""")
-    assert rel_err(out, ref.attention(q, k, v, 6, 2, 8, "causal", mask=m)) < TOL
-
-
+    assert_close(out, ref.attention(q, k, v, 6, 2, 8, "causal", mask=m), rtol=TOL)
 def test_reshape_transpose_slice_concat():
     x = np.arange(2 * 6 * 4, dtype=np.float32).reshape(2, 6, 4)
     p = randn(2, 3, 2)
@@ -247,9 +229,7 @@ def test_rope_tables_partial_rotary(style):
               f"""  %y = rlx_mir.rope %x, %c, %s head_dim = 8 rotary_dim = 4 style {style}
       : tensor<2x5x24xf32>, tensor<5x2xf32>, tensor<5x2xf32>
   return %y : tensor<2x5x24xf32>""")
-    assert rel_err(out, ref.rope(x, c, s, 8, 4, style)) < TOL
-
-
+    assert_close(out, ref.rope(x, c, s, 8, 4, style), rtol=TOL)
 @pytest.mark.parametrize("window", [None, 2])
 def test_causal_mask(window):
     s = randn(1, 2, 3, 5)
@@ -273,10 +253,8 @@ def test_elementwise_region_two_results():
   }
   return %0#0, %0#1 : tensor<6x32xf32>, tensor<6x32xf32>""")
     m = p.astype(np.float64) * f
-    assert rel_err(a, m) < TOL
-    assert rel_err(b, np.exp(m)) < TOL
-
-
+    assert_close(a, m, rtol=TOL)
+    assert_close(b, np.exp(m), rtol=TOL)
 FUSED = {
     "rms_bias_silu_residual": (
         "norm rms_norm eps = 1.0e-05 norm_weight(%g : tensor<32xf32>) bias(%b : tensor<40xf32>) "
@@ -317,9 +295,7 @@ def test_fused_matmul(case, row_tile):
         y[:, :, :3] = ref.rms_norm(y[:, :, :3], hn, 1e-6)
         y = y.reshape(2, 7, 40)
         want = np.concatenate([ref.rope(y[..., :32], c, s, 8), y[..., 32:]], -1)
-    assert rel_err(out, want) < TOL
-
-
+    assert_close(out, want, rtol=TOL)
 @pytest.mark.parametrize("lir", [True, False], ids=["lir", "no-lir"])
 def test_outputs_that_share_shapes_or_values(lir):
     """Two reductions to the same shape, a value returned twice and an
@@ -341,8 +317,8 @@ func.func @f(%a: tensor<3x4xf32> {rlx.input = "a"}, %b: tensor<3x4xf32> {rlx.inp
 }
 """
     out = run_mlir(text, {"a": a, "b": b}, extra=() if lir else ("--no-lir",))
-    assert rel_err(out["sa"], a.astype(np.float64).sum()) < 1e-6
-    assert rel_err(out["sb"], b.astype(np.float64).sum()) < 1e-6
-    assert rel_err(out["e1"], np.exp(b.astype(np.float64))) < 1e-6
-    assert rel_err(out["e2"], np.exp(b.astype(np.float64))) < 1e-6
+    assert_close(out["sa"], a.astype(np.float64).sum(), rtol=1e-6)
+    assert_close(out["sb"], b.astype(np.float64).sum(), rtol=1e-6)
+    assert_close(out["e1"], np.exp(b.astype(np.float64)), rtol=1e-6)
+    assert_close(out["e2"], np.exp(b.astype(np.float64)), rtol=1e-6)
     np.testing.assert_array_equal(out["a_again"], a)

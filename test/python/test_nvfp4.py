@@ -235,8 +235,7 @@ func.func @layer(%x: {T(1, S, D)} {{rlx.input = "x"}}, %cos: {T(S, HD // 2)} {{r
     r = x.astype(np.float64) + a @ deq["wo"].T
     nn = ref.rms_norm(r, n2, eps)
     want = r + (ref.silu(nn @ deq["wg"].T) * (nn @ deq["wu"].T)) @ deq["wd"].T
-    err = np.abs(got - want).max() / np.abs(want).max()
-    assert err < 1e-5, err
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_generated_llama_layer_with_nvfp4_weights():
@@ -276,8 +275,7 @@ def test_generated_llama_layer_with_nvfp4_weights():
     rcfg = {"heads": 4, "kv_heads": 2, "head_dim": 16, "eps": cfg["rms_norm_eps"],
             "rope_theta": cfg["rope_theta"], "rope_scaling": cfg.get("rope_scaling")}
     want, _, _ = ref.llama_layer(x.astype(np.float64), pos, dense, rcfg)
-    err = np.abs(got - want).max() / np.abs(want).max()
-    assert err < 1e-5, err
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_scales_must_be_bytes_and_uint8_stays_numeric():

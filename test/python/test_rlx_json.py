@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import reference as ref
-from harness import BUILD, ROOT, rel_err, run_mlir
+from harness import BUILD, ROOT, assert_close, run_mlir
 
 RLX_TRANSLATE = BUILD / "bin" / "rlx-translate"
 F32_TOL = 1e-4  # relative, f32 end to end
@@ -98,9 +98,7 @@ def test_llama_block_from_rlx_json():
     hh = xs + att_ref @ w["wo"]
     m = ref.rms_norm(hh, w["g2"], eps)
     want = hh + (ref.silu(m @ w["gate"]) * (m @ w["up"])) @ w["down"] + bias
-    assert rel_err(got, want) < F32_TOL
-
-
+    assert_close(got, want, rtol=F32_TOL)
 def test_exported_example_layer_computes_the_same():
     """Our example layer (PyTorch [out, in] weights, RoPE from positions) →
     RLX JSON → import: transposes and Mlir escapes, same values."""
@@ -130,12 +128,7 @@ def test_exported_example_layer_computes_the_same():
     a = run_mlir(text, inputs, dims={"seq": 5})
     b = run_mlir(imported, inputs, dims={"seq": 5})
     (va,), (vb,) = a.values(), b.values()
-    assert rel_err(vb, va) < F32_TOL
-
-
-
-
-
+    assert_close(vb, va, rtol=F32_TOL)
 @pytest.mark.parametrize("bad, message", [
     ('{"name": "m", "outputs": [1], "nodes": [{"id": 0, "op": {"Input": {"name": "x"}}, '
      '"inputs": [], "name": null, "shape": {"dims": [{"Static": 2}], "dtype": "F32"}}, '

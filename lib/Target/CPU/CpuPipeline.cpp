@@ -55,7 +55,7 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
     pm.addPass(lir::createLIRVerifyPlan());
   }
   // LIR kernels (planned here or given as input) run as their bodies.
-  pm.addPass(createCpuInlineKernels());
+  pm.addPass(createCpuOutlineKernels());
   ConvertRLXMIRToLinalgOptions linalg;
   linalg.rowTile = options.rowTile;
   pm.addPass(createConvertRLXMIRToLinalg(linalg));

@@ -27,21 +27,32 @@ def CpuMatmulToBlas : Pass<"rlx-cpu-matmul-to-blas"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def CpuInlineKernels : Pass<"rlx-cpu-inline-kernels"> {
-  let summary = "Put planned LIR kernels' bodies inline, on tensor views of their buffers";
+def CpuOutlineKernels : Pass<"rlx-cpu-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Make every planned LIR kernel a private function on its buffers";
   let description = [{
     The CPU backend's entry from LIR: every `rlx_lir.kernel` in buffer form
-    becomes its body, reading `bufferization.to_tensor` of its input buffers
-    and storing each yielded tensor with `bufferization.materialize_in_destination`
-    into its output buffer; every `rlx_lir.view` becomes a `memref.view` of
-    the arena at the planned byte offset. The MIR ops of the bodies then lower
-    with `convert-rlx-mir-to-linalg` and One-Shot Bufferize writes the results
-    straight into the planned buffers. Functions still on tensors (compiled
+    becomes a call, in plan order, of a private function
+    `@<fn>__<kernel name>_<n>` whose arguments are the distinct buffers the
+    kernel touches (an in-place output and the input it reuses are one
+    argument). The function reads `bufferization.to_tensor ... restrict` of
+    its inputs, holds the kernel's body and stores each yielded tensor with
+    `bufferization.materialize_in_destination` into its output buffer; every
+    `rlx_lir.view` becomes a `memref.view` of the arena at the planned byte
+    offset. The MIR ops of the bodies then lower with
+    `convert-rlx-mir-to-linalg`, One-Shot Bufferize writes the results
+    straight into the planned buffers, and LLVM inlines the calls back.
+
+    Why functions: `restrict` promises that no other tensor in the IR
+    reaches the buffer or an alias of it. Arena views of the same bytes at
+    different times (and in-place pairs) do alias; within one kernel's
+    function they cannot (the plan keeps buffers that are live at one kernel
+    apart), so the promise holds. Functions still on tensors (compiled
     without LIR) get one value per result: a value returned twice or an
     argument returned as it is is copied first.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
-                           "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 #endif // RLX_TARGET_CPU_PASSES_TD
