@@ -7,6 +7,7 @@ planner could produce (two live buffers at one offset, a misaligned offset,
 one byte short of the arena) and the checker, or the view verifier, must
 reject each with a located error.
 """
+import pathlib
 import re
 import subprocess
 
@@ -149,3 +150,22 @@ def test_view_past_the_arena_is_rejected(planned):
     assert proc.returncode != 0
     assert re.search(r":\d+:\d+: error: 'rlx_lir.view' op view \[\d+, \d+\) runs past the end of the "
                      r"\d+-byte arena", proc.stderr), proc.stderr[:2000]
+
+
+def test_plan_reports_are_valid_json_and_xml(tmp_path):
+    """The plan's picture is an SVG a browser renders: valid XML (types like
+    memref<...> in titles were unescaped), and the JSON parses."""
+    import json
+    import xml.dom.minidom
+    example = (pathlib.Path(__file__).resolve().parents[2] / "examples" /
+               "llama-3.2-1b-layer.mlir").read_text()
+    proc = opt(example, "--convert-rlx-hir-to-mir", "--rlx-mir-fuse",
+               "--rlx-mir-specialize=dims=seq=8", "--convert-rlx-mir-to-lir",
+               "--rlx-lir-bufferize", f"--rlx-lir-plan-buffers=report-dir={tmp_path}")
+    assert proc.returncode == 0, proc.stderr
+    svg = tmp_path / "llama_decoder_layer.plan.svg"
+    doc = xml.dom.minidom.parse(str(svg))
+    titles = [t.firstChild.data for t in doc.getElementsByTagName("title")]
+    assert titles and all("memref<" in t for t in titles), titles
+    plan = json.loads((tmp_path / "llama_decoder_layer.plan.json").read_text())
+    assert plan

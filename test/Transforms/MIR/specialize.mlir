@@ -43,3 +43,24 @@ func.func @tables(%p: tensor<?x1xi64> {rlx.dim_names = ["seq", ""]}, %f: tensor<
   return %1#0, %1#1 : tensor<?x2xf32>, tensor<?x2xf32>
 }
 
+
+// Upstream ops: a tensor.cast takes the most static of its operand's type and
+// its own, ops with type inference (math.exp) infer, another op (a
+// collapse_shape, whose result type is written) keeps its types with its
+// refined operands cast back (this was "cannot re-infer its result types"
+// for any op outside MIR).
+// CHECK-LABEL: func @upstream
+// CHECK-SAME: (%arg0: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<?xf32>)
+// CHECK: %[[C:.*]] = tensor.cast %arg0 : tensor<4x8xf32> to tensor<4x8xf32>
+// CHECK: %[[E:.*]] = rlx_mir.exp %[[C]] : tensor<4x8xf32>
+// CHECK: %[[M:.*]] = math.exp %arg0 : tensor<4x8xf32>
+// CHECK: %[[B:.*]] = tensor.cast %arg0 : tensor<4x8xf32> to tensor<?x8xf32>
+// CHECK: %[[F:.*]] = tensor.collapse_shape %[[B]]
+// CHECK: return %[[E]], %[[M]], %[[F]]
+func.func @upstream(%x: tensor<?x8xf32> {rlx.dim_names = ["seq", ""]}) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?xf32>) {
+  %c = tensor.cast %x : tensor<?x8xf32> to tensor<?x8xf32>
+  %e = rlx_mir.exp %c : tensor<?x8xf32>
+  %m = math.exp %x : tensor<?x8xf32>
+  %f = tensor.collapse_shape %x [[0, 1]] : tensor<?x8xf32> into tensor<?xf32>
+  return %e, %m, %f : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?xf32>
+}

@@ -69,6 +69,23 @@ static std::string toJson(const PlanReport &r) {
   return text;
 }
 
+/// Text for XML character data and attribute values (types print as
+/// memref<...>, which was invalid XML in titles).
+static std::string xmlEscape(StringRef s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '&': out += "&amp;"; break;
+    case '"': out += "&quot;"; break;
+    case '\'': out += "&apos;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
 /// Offset (y, bytes) × time (x, schedule positions): one rectangle per buffer.
 static std::string toSvg(const PlanReport &r) {
   const double width = 900, height = 500, left = 70, top = 40;
@@ -80,8 +97,8 @@ static std::string toSvg(const PlanReport &r) {
   os << llvm::formatv("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
                       "font-family=\"monospace\" font-size=\"11\">\n",
                       width + left + 20, height + top + 40);
-  os << llvm::formatv("<text x=\"{0}\" y=\"20\">@{1}: {2}</text>\n", left, r.function,
-                      summaryLine(r));
+  os << llvm::formatv("<text x=\"{0}\" y=\"20\">@{1}: {2}</text>\n", left,
+                      xmlEscape(r.function), xmlEscape(summaryLine(r)));
   os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"{2}\" height=\"{3}\" fill=\"none\" "
                       "stroke=\"black\"/>\n",
                       left, top, width, height);
@@ -92,7 +109,8 @@ static std::string toSvg(const PlanReport &r) {
     os << llvm::formatv("<rect x=\"{0:F1}\" y=\"{1:F1}\" width=\"{2:F1}\" height=\"{3:F1}\" "
                         "fill=\"hsl({4},60%,70%)\" stroke=\"black\" stroke-width=\"0.5\">"
                         "<title>buffer {5}: {6}, {7} bytes at {8}, ops {9}..{10}</title></rect>\n",
-                        x, y, w, h, hue, b.id, b.type, b.size, b.offset, b.start, b.end);
+                        x, y, w, h, hue, b.id, xmlEscape(b.type), b.size, b.offset, b.start,
+                        b.end);
     if (h > 12 && w > 40)
       os << llvm::formatv("<text x=\"{0:F1}\" y=\"{1:F1}\">{2}</text>\n", x + 3, y + 12, b.id);
   }

@@ -5,6 +5,8 @@
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -47,7 +49,24 @@ static LogicalResult reinfer(Operation *op, SmallVectorImpl<Type> &types) {
       types.push_back(RankedTensorType::get(shape, cast<RankedTensorType>(t).getElementType()));
     return success();
   }
-  return op->emitOpError("cannot re-infer its result types for specialization");
+  if (auto c = dyn_cast<tensor::CastOp>(op)) {
+    // The most static of the operand's type and the cast's.
+    auto in = cast<RankedTensorType>(c.getSource().getType());
+    auto out = cast<RankedTensorType>(c.getType());
+    if (in.getRank() != out.getRank())
+      return failure();
+    SmallVector<int64_t> shape;
+    for (auto [a, b] : llvm::zip(in.getShape(), out.getShape()))
+      shape.push_back(ShapedType::isDynamic(a) ? b : a);
+    types.push_back(RankedTensorType::get(shape, out.getElementType(), out.getEncoding()));
+    return success();
+  }
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op); dps && dps.hasPureTensorSemantics()) {
+    for (OpOperand &init : dps.getDpsInitsMutable())
+      types.push_back(init.get().getType());
+    return success(types.size() == op->getNumResults());
+  }
+  return failure();
 }
 
 /// The names of the dynamic dims still left in `fn`, e.g. "seq (argument 0)".
@@ -111,6 +130,14 @@ struct MIRSpecializePass : mir::impl::MIRSpecializeBase<MIRSpecializePass> {
     if (fn.isExternal())
       return success();
     Block &entry = fn.getBody().front();
+    // Every value's type before binding, to tell which operands changed.
+    DenseMap<Value, Type> oldTypes;
+    for (BlockArgument arg : entry.getArguments())
+      oldTypes[arg] = arg.getType();
+    fn.walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        oldTypes[r] = r.getType();
+    });
     for (BlockArgument arg : entry.getArguments()) {
       auto t = dyn_cast<RankedTensorType>(arg.getType());
       auto names = fn.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), RLXDialect::kDimNamesAttr);
@@ -138,11 +165,42 @@ struct MIRSpecializePass : mir::impl::MIRSpecializeBase<MIRSpecializePass> {
       if (op == fn || op->hasTrait<OpTrait::ReturnLike>() || op->getNumResults() == 0 ||
           !llvm::any_of(op->getResultTypes(), [](Type t) { return isa<TensorType>(t); }))
         return WalkResult::advance();
+      // Nothing to redo when no operand changed.
+      bool changed = llvm::any_of(op->getOpOperands(), [&](OpOperand &o) {
+        auto it = oldTypes.find(o.get());
+        return it != oldTypes.end() && it->second != o.get().getType();
+      });
+      if (!changed)
+        return WalkResult::advance();
       SmallVector<Type> types;
-      if (failed(reinfer(op, types)))
+      if (succeeded(reinfer(op, types))) {
+        for (auto [r, t] : llvm::zip(op->getResults(), types))
+          r.setType(t);
+        return WalkResult::advance();
+      }
+      if (isa_and_nonnull<MIRDialect>(op->getDialect())) {
+        // Our own ops' shape rules reject the bound sizes: their error.
+        if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
+          SmallVector<Type> ignored;
+          (void)infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
+                                       op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+                                       op->getRegions(), ignored);
+        } else {
+          op->emitOpError("cannot re-infer its result types for specialization");
+        }
         return WalkResult::interrupt();
-      for (auto [r, t] : llvm::zip(op->getResults(), types))
-        r.setType(t);
+      }
+      // An upstream op with no rule here: it keeps the types it had, its
+      // refined operands cast back to them (canonicalization folds the casts
+      // where the op allows it).
+      OpBuilder b(op);
+      for (OpOperand &o : op->getOpOperands()) {
+        auto it = oldTypes.find(o.get());
+        if (it == oldTypes.end() || it->second == o.get().getType() ||
+            !tensor::CastOp::areCastCompatible(o.get().getType(), it->second))
+          continue;
+        o.set(tensor::CastOp::create(b, op->getLoc(), it->second, o.get()));
+      }
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
