@@ -140,14 +140,11 @@ static LogicalResult verifyPackedBy(Operation *op, Attribute value) {
                     : FunctionOpInterface();
   if (!pack)
     return op->emitError() << "rlx.packed_by names " << fn << ", which is not a function here";
-  // After bufferization the results are trailing out-parameters, named by
-  // rlx.output.
+  // After bufferization the results are out-parameters (named by rlx.output
+  // only on the LIR path): only the tensor form can be checked.
   int64_t results = pack.getNumResults();
-  if (results == 0)
-    for (unsigned a = 0; a < pack.getNumArguments(); ++a)
-      results += pack.getArgAttr(a, "rlx.output") ? 1 : 0;
   int64_t i = result.getInt();
-  if (i < 0 || i >= results)
+  if (i < 0 || (results > 0 && i >= results))
     return op->emitError() << "rlx.packed_by result " << i << " is not a result of " << fn
                            << " (it has " << results << ")";
   return success();

@@ -49,8 +49,20 @@ static Value unrepeat(Value x, int64_t &group, SmallVectorImpl<Operation *> &cha
     return x;
   auto s5 = split.getType(), b5 = bcast.getType();
   auto src = MIRBuilder::typeOf(split.getInput());
-  if (s5.getRank() != 5 || src.getRank() != 4 || s5.getShape()[2] != 1 ||
-      b5.getShape()[2] == ShapedType::kDynamic || src.getShape()[1] != s5.getShape()[1])
+  auto out = merge.getType();
+  if (s5.getRank() != 5 || src.getRank() != 4 || out.getRank() != 4 ||
+      s5.getShape()[2] != 1 || b5.getShape()[2] == ShapedType::kDynamic)
+    return x;
+  // Exactly repeat_kv: the split only inserts the unit axis, the broadcast
+  // only stretches it (a K/V of one position broadcast along the sequence
+  // is not GQA and was taken for it), the merge folds it into the heads.
+  ArrayRef<int64_t> sd = src.getShape(), s = s5.getShape(), b = b5.getShape(),
+                    o = out.getShape();
+  // (Dims compare as written: a dynamic seq stays the same dynamic dim
+  // through the chain; the heads and the group are static.)
+  if (s[0] != sd[0] || s[1] != sd[1] || s[3] != sd[2] || s[4] != sd[3] || b[0] != s[0] ||
+      b[1] != s[1] || b[3] != s[3] || b[4] != s[4] || ShapedType::isDynamic(b[1]) ||
+      o[0] != b[0] || o[1] != b[1] * b[2] || o[2] != b[3] || o[3] != b[4])
     return x;
   group = b5.getShape()[2];
   chain.append({merge, bcast, split});

@@ -125,23 +125,53 @@ unsigned mlir::rlx::mir::fuseElementwiseChains(Operation *root, RewriterBase &rw
         candidates.push_back(&op);
         classes.insert(&op);
       }
+    // 1. Connected ops of one result shape: one iteration space.
     for (Operation *op : candidates)
       for (Value v : op->getOperands()) {
         Operation *def = v.getDefiningOp();
-        if (!def || def->getBlock() != block || !classes.contains(def))
-          continue;
-        // Same shape: one iteration space. A smaller (broadcast) producer joins
-        // only when this op is its sole reader: it is then recomputed per
-        // element, which is cheap for elementwise math, and never an output.
-        if (shapeOfOp(def) == shapeOfOp(op) ||
-            (def->hasOneUse() && *def->user_begin() == op))
+        if (def && def->getBlock() == block && classes.contains(def) &&
+            shapeOfOp(def) == shapeOfOp(op))
           classes.unionSets(def, op);
-        else if (report)
-          report->missed(def, kFamily,
-                         "shape mismatch: " + typeToString(def->getResult(0).getType()) +
-                             " broadcasts into " + typeToString(op->getResult(0).getType()) +
-                             " and has other readers (only a sole reader recomputes it)");
       }
+    // 2. A class of a smaller (broadcast) shape joins the one bigger class
+    //    that reads it when nothing else does (no other class, no op outside
+    //    the chains, no return): it is then recomputed per element, which is
+    //    cheap for elementwise math, and never an output of the region. (Per
+    //    op, its other ops of the same shape could still be outputs, and the
+    //    region had results of two shapes.)
+    llvm::MapVector<Operation *, SmallVector<Operation *>> byLeader;
+    for (Operation *op : candidates)
+      byLeader[classes.getLeaderValue(op)].push_back(op);
+    for (auto &[leader, members] : byLeader) {
+      llvm::SmallPtrSet<Operation *, 8> inClass(members.begin(), members.end());
+      Operation *reader = nullptr; // a member of the one reading class
+      bool alone = true;
+      Operation *sharedBy = nullptr;
+      for (Operation *m : members)
+        for (Operation *user : m->getUsers()) {
+          if (inClass.contains(user))
+            continue;
+          if (!classes.contains(user) || shapeOfOp(user) == shapeOfOp(m)) {
+            alone = false;
+            continue;
+          }
+          if (reader && classes.getLeaderValue(reader) != classes.getLeaderValue(user)) {
+            alone = false;
+            sharedBy = user;
+            continue;
+          }
+          reader = user;
+        }
+      if (alone && reader) {
+        classes.unionSets(leader, reader);
+      } else if (report && reader) {
+        Operation *other = sharedBy ? sharedBy : reader;
+        report->missed(members.front(), kFamily,
+                       "shape mismatch: " + typeToString(members.front()->getResult(0).getType()) +
+                           " broadcasts into " + typeToString(other->getResult(0).getType()) +
+                           " and has other readers (only a sole reader recomputes it)");
+      }
+    }
     llvm::MapVector<Operation *, SmallVector<Operation *>> groups;
     for (Operation *op : candidates)
       groups[classes.getLeaderValue(op)].push_back(op);

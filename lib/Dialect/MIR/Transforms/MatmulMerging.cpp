@@ -147,23 +147,28 @@ struct MergeSharedInput : FusionPattern<MatmulT> {
     auto rootSpec = FusedMatmulSpec::of(root);
     if (failed(rootSpec) || !mergeable(*rootSpec))
       return failure();
-    SmallVector<MergeCandidate> group;
+    // Every member must be compatible with every other one, not only with
+    // the root (two roped candidates with different tables were merged
+    // under a plain root).
+    SmallVector<MergeCandidate> group{{root.getOperation(), *rootSpec}};
     for (Operation *user : rootSpec->lhs.getUsers()) {
-      if (user->getBlock() != root->getBlock())
+      if (user->getBlock() != root->getBlock() || user == root.getOperation())
         continue;
       auto spec = FusedMatmulSpec::of(user);
       if (failed(spec) || spec->lhs != rootSpec->lhs || !mergeable(*spec))
         continue;
       if (llvm::any_of(group, [&](const MergeCandidate &c) { return c.op == user; }))
         continue;
-      if (user != root.getOperation()) {
-        if (auto why = incompatibility(*rootSpec, *spec)) {
-          // Each incompatible pair is reported once, at its later op.
-          if (root->isBeforeInBlock(user))
-            miss(user, *why);
-          continue;
-        }
+      if (auto why = incompatibility(*rootSpec, *spec)) {
+        // Each incompatible pair is reported once, at its later op.
+        if (root->isBeforeInBlock(user))
+          miss(user, *why);
+        continue;
       }
+      if (llvm::any_of(group, [&](const MergeCandidate &c) {
+            return incompatibility(c.spec, *spec).has_value();
+          }))
+        continue;
       group.push_back({user, *spec});
     }
     if (group.size() < 2)

@@ -49,7 +49,7 @@ struct NormIntoPrologue : FusionPattern<NormT> {
     Value result = norm.getResult();
     if (result.use_empty())
       return failure();
-    SmallVector<std::pair<Operation *, FusedMatmulSpec>> users;
+    SmallVector<Operation *> users;
     for (OpOperand &use : result.getUses()) {
       Operation *user = use.getOwner();
       auto spec = FusedMatmulSpec::of(user);
@@ -65,10 +65,14 @@ struct NormIntoPrologue : FusionPattern<NormT> {
       }
       if (llvm::count(user->getOperands(), result) > 1)
         return failure(); // e.g. matmul(n, n): n is more than the lhs.
-      users.push_back({user, *spec});
+      users.push_back(user);
     }
     NormKind kind = std::is_same_v<NormT, RmsNormOp> ? NormKind::RmsNorm : NormKind::LayerNorm;
-    for (auto &[user, spec] : users) {
+    for (Operation *user : users) {
+      // Read the spec now, not before the loop: an earlier rewrite may have
+      // replaced a value this user reads (one reader's result as another's
+      // residual), and a saved spec would still name the erased value.
+      FusedMatmulSpec spec = *FusedMatmulSpec::of(user);
       spec.lhs = norm.getInput();
       spec.norm = kind;
       spec.normEps = norm.getEps().convertToDouble();
@@ -81,7 +85,7 @@ struct NormIntoPrologue : FusionPattern<NormT> {
       if (!fused) {
         // The uses handled so far stay fused; the norm stays for the rest.
         mb.discardUnused(&rw);
-        return success(user != users.front().first);
+        return success(user != users.front());
       }
       rw.replaceOp(user, fused);
     }

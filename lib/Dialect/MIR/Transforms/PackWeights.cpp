@@ -33,10 +33,18 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
   if (fn.isExternal())
     return success();
   Block &entry = fn.getBody().front();
+  // Weights with static shapes: a parameter with a symbolic dim has no fixed
+  // value to pack once (its dims would have to be bound in the pack function
+  // too), so what reads it stays per call.
   llvm::SmallPtrSet<Value, 16> paramOnly;
-  for (BlockArgument arg : entry.getArguments())
-    if (fn.getArgAttr(arg.getArgNumber(), kParamAttr))
+  llvm::SmallPtrSet<Value, 16> unusedBefore;
+  for (BlockArgument arg : entry.getArguments()) {
+    auto t = dyn_cast<RankedTensorType>(arg.getType());
+    if (fn.getArgAttr(arg.getArgNumber(), kParamAttr) && t && t.hasStaticShape())
       paramOnly.insert(arg);
+    if (arg.use_empty())
+      unusedBefore.insert(arg);
+  }
   if (paramOnly.empty())
     return success();
   // Ops whose every operand is parameter-only (or that have none, constants)
@@ -148,10 +156,12 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
   for (Operation *op : llvm::reverse(transformOps))
     if (op->use_empty())
       op->erase();
+  // The parameters only the pack function reads now leave the signature;
+  // one the function never read stays (the caller passes every weight).
   llvm::BitVector dead(entry.getNumArguments());
   for (BlockArgument arg : entry.getArguments())
     if (fn.getArgAttr(arg.getArgNumber(), kParamAttr) && arg.use_empty() &&
-        !fn.getArgAttr(arg.getArgNumber(), kPackedByAttr))
+        !unusedBefore.contains(arg) && !fn.getArgAttr(arg.getArgNumber(), kPackedByAttr))
       dead.set(arg.getArgNumber());
   return fn.eraseArguments(dead);
 }

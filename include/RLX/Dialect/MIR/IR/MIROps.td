@@ -593,7 +593,8 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
     `glu`), lhs element type.
 
     The verifier rejects stage operands of the wrong shape, glu with odd N,
-    glu together with an activation outside silu/gelu/gelu_tanh/relu, head
+    glu together with an activation outside silu/gelu/gelu_tanh/relu/sigmoid
+    (sigmoid: the original GLU), head
     stages without `head_dim`, heads that do not fit in N, and mixed
     element types.
 
