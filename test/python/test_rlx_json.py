@@ -80,7 +80,7 @@ def test_llama_block_from_rlx_json():
     out = g.node({"Mir": {"Binary": "Add"}}, [y, c], shape(1, S, D), name="out")
 
     mlir = translate(["--import-rlx-json"], g.module([out]))
-    assert "rlx_hir.attention" in mlir and "rlx_hir.swiglu" in mlir and "layout  in_out" in mlir
+    assert "rlx_hir.attention" in mlir and "rlx_hir.swiglu" in mlir and "layout in_out" in mlir
 
     w = {n: (rng.standard_normal(s) * (0.3 if len(s) == 2 else 1.0)).astype(np.float32)
          for n, s in [("g1", (D,)), ("wq", (D, H * HD)), ("wk", (D, KV * HD)),

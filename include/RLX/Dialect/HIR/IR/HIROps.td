@@ -52,7 +52,7 @@ def HIR_LinearOp : HIR_Op<"linear"> {
                    DefaultValuedAttr<RLX_WeightLayoutAttr, "::mlir::rlx::WeightLayout::OutIn">:$layout);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
-    $input `,` $weight (`bias` $bias^)? (`activation` $activation^)? (`layout` $layout^)?
+    $input `,` $weight (`bias` $bias^)? (`activation` `` $activation^)? (`layout` `` $layout^)?
     attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)?
   }];
 }
@@ -179,7 +179,7 @@ def HIR_SwiGluOp : HIR_Op<"swiglu"> {
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` `gate` $gate_weight `,` `up` $up_weight `,` `down` $down_weight
-    (`activation` $activation^)? (`layout` $layout^)? attr-dict `:`
+    (`activation` `` $activation^)? (`layout` `` $layout^)? attr-dict `:`
     type($input) `,` type($gate_weight) `,` type($up_weight) `,` type($down_weight)
   }];
 }
@@ -281,7 +281,7 @@ def HIR_RopeOp : HIR_Op<"rope", [AttrSizedOperandSegments]> {
     $input (`positions` `(` $positions^ `:` type($positions) `)`)?
     (`tables` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
     `head_dim` `=` $head_dim (`rotary_dim` `=` $rotary_dim^)? (`theta` `=` $theta^)?
-    (`style` $style^)? (`scaling` $scaling^)? attr-dict `:` type($input)
+    (`style` `` $style^)? (`scaling` $scaling^)? attr-dict `:` type($input)
   }];
   let extraClassDeclaration = [{
     /// rotary_dim, defaulting to head_dim.
@@ -389,7 +389,7 @@ def HIR_DequantLinearOp : HIR_Op<"dequant_linear"> {
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight `,` $scales `,` $global_scale (`bias` `(` $bias^ `:` type($bias) `)`)?
-    (`scheme` $scheme^)? (`activation` $activation^)? (`layout` $layout^)? attr-dict `:`
+    (`scheme` `` $scheme^)? (`activation` `` $activation^)? (`layout` `` $layout^)? attr-dict `:`
     type($input) `,` type($weight) `,` type($scales) `,` type($global_scale)
   }];
 }
@@ -463,8 +463,8 @@ def HIR_DecoderLayerOp : HIR_Op<"decoder_layer", [AttrSizedOperandSegments]> {
     (`qk_norm` `(` $q_norm^ `,` $k_norm `:` type($q_norm) `,` type($k_norm) `)`)?
     (`cache` `(` $past_key^ `,` $past_value `:` type($past_key) `,` type($past_value) `)`)?
     `heads` `=` $num_heads `,` `kv_heads` `=` $num_kv_heads `,` `head_dim` `=` $head_dim
-    `eps` `=` $eps `theta` `=` $theta (`scaling` $scaling^)? (`mask` $mask^)?
-    (`window` `=` $window^)? (`activation` $activation^)? attr-dict `:` type($input)
+    `eps` `=` $eps `theta` `=` $theta (`scaling` $scaling^)? (`mask` `` $mask^)?
+    (`window` `=` $window^)? (`activation` `` $activation^)? attr-dict `:` type($input)
   }];
 }
 

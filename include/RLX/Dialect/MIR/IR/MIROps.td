@@ -222,7 +222,7 @@ def MIR_ReduceOp : MIR_InferOp<"reduce"> {
                    DenseI64ArrayAttr:$axes, UnitAttr:$keep_dims);
   let results = (outs RLX_Tensor:$output);
   let assemblyFormat = [{
-    $kind $input `axes` `=` $axes (`keep_dims` $keep_dims^)? attr-dict `:`
+    `` $kind $input `axes` `=` $axes (`keep_dims` $keep_dims^)? attr-dict `:`
     type($input)
   }];
 }
@@ -534,7 +534,7 @@ def MIR_RopeOp : MIR_InferOp<"rope"> {
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $cos `,` $sin `head_dim` `=` $head_dim (`rotary_dim` `=` $rotary_dim^)?
-    (`style` $style^)? attr-dict `:` type($input) `,` type($cos) `,` type($sin)
+    (`style` `` $style^)? attr-dict `:` type($input) `,` type($cos) `,` type($sin)
   }];
   let extraClassDeclaration = [{
     int64_t getRotaryDimOrDefault() { return getRotaryDim().value_or(getHeadDim()); }
@@ -622,16 +622,16 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
     $lhs `,` $rhs (`transpose_b` $transpose_b^)?
-    (`norm` $norm^)? (`eps` `=` $norm_eps^)?
+    (`norm` `` $norm^)? (`eps` `=` $norm_eps^)?
     (`norm_weight` `(` $norm_weight^ `:` type($norm_weight) `)`)?
     (`norm_bias` `(` $norm_bias^ `:` type($norm_bias) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
-    (`activation` $activation^)? (`glu` $glu^)?
+    (`activation` `` $activation^)? (`glu` $glu^)?
     (`head_norm` `(` $head_norm_weight^ `:` type($head_norm_weight) `)`)?
     (`head_norm_eps` `=` $head_norm_eps^)?
     (`rope` `(` $rope_cos^ `,` $rope_sin `:` type($rope_cos) `,` type($rope_sin) `)`)?
     (`rope_heads` `=` $rope_heads^)? (`rotary_dim` `=` $rotary_dim^)?
-    (`rope_style` $rope_style^)? (`head_dim` `=` $head_dim^)?
+    (`rope_style` `` $rope_style^)? (`head_dim` `=` $head_dim^)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     attr-dict `:` type($lhs) `,` type($rhs)
   }];
@@ -717,7 +717,7 @@ def MIR_Nvfp4DequantizeOp : MIR_InferOp<"nvfp4_dequantize"> {
                    DefaultValuedAttr<RLX_WeightLayoutAttr, "::mlir::rlx::WeightLayout::OutIn">:$layout);
   let results = (outs RankedTensorOf<[F32]>:$output);
   let assemblyFormat = [{
-    $weight `,` $scales `,` $global_scale (`layout` $layout^)? attr-dict `:`
+    $weight `,` $scales `,` $global_scale (`layout` `` $layout^)? attr-dict `:`
     type($weight) `,` type($scales) `,` type($global_scale)
   }];
 }
@@ -746,7 +746,7 @@ def MIR_Nvfp4QuantizeOp : MIR_InferOp<"nvfp4_quantize"> {
                    DefaultValuedAttr<RLX_WeightLayoutAttr, "::mlir::rlx::WeightLayout::OutIn">:$layout);
   let results = (outs RankedTensorOf<[I8]>:$weight, RankedTensorOf<[F8E4M3FN]>:$scales,
                       0DTensorOf<[F32]>:$global_scale);
-  let assemblyFormat = "$input (`layout` $layout^)? attr-dict `:` type($input)";
+  let assemblyFormat = "$input (`layout` `` $layout^)? attr-dict `:` type($input)";
 }
 
 def MIR_Nvfp4MatmulOp : MIR_InferOp<"nvfp4_matmul"> {
@@ -772,7 +772,7 @@ def MIR_Nvfp4MatmulOp : MIR_InferOp<"nvfp4_matmul"> {
                    DefaultValuedAttr<RLX_WeightLayoutAttr, "::mlir::rlx::WeightLayout::OutIn">:$layout);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
-    $input `,` $weight `,` $scales `,` $global_scale (`layout` $layout^)? attr-dict `:`
+    $input `,` $weight `,` $scales `,` $global_scale (`layout` `` $layout^)? attr-dict `:`
     type($input) `,` type($weight) `,` type($scales) `,` type($global_scale)
   }];
 }
