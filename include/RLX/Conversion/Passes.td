@@ -120,4 +120,41 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 
+def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Planned LIR kernels to gpu.func kernels and a launch plan";
+  let description = [{
+    For every planned function (`rlx_lir.plan`), creates `gpu.module
+    @<fn>_kernels` with one `gpu.func` per `rlx_lir.kernel` (and per
+    host-side `memref.copy`), built by the kernel template registered for
+    the kernel's root op (lib/Conversion/LIRToGPU, one op family per file):
+    elementwise regions, casts, selects, broadcasts and causal masks;
+    rms_norm, residual_rms_norm, layer_norm; softmax; reduce; transpose,
+    gather, RoPE and copies (IO, KV cache); matmul and fused_matmul with all
+    prologue/epilogue stages (SIMT); attention (every mask, GQA, softcap,
+    layout). Each kernel op is replaced by a `gpu.launch_func` on the same
+    buffers, so the host function keeps only arena and IO views and launches
+    in schedule order: the launch plan the artifact writer and the runtimes
+    read (it is not lowered with gpu-to-llvm).
+
+    Kernels take their buffers as statically shaped memrefs (bare pointers
+    at run time; static strided layouts are applied in the kernel), record
+    their block size as `known_block_size`, and keep shared memory as
+    workgroup attributions. Templates choose tile sizes from the shapes and
+    query the target (`chip`, `features`) for what it supports.
+
+    Diagnostics: unplanned or tensor-form LIR, a kernel whose root op has no
+    template, a case a template does not handle, shared memory beyond the
+    chip's limit, an unknown chip or PTX ISA (see rlx-lower-to-nvvm).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"",
+           "NVIDIA chip: sm_80, sm_89, sm_90, sm_90a, sm_100a, ...">,
+    Option<"features", "features", "std::string", "\"\"",
+           "PTX ISA as +ptxNN (default: the chip's)">
+  ];
+}
+
 #endif // RLX_CONVERSION_PASSES_TD

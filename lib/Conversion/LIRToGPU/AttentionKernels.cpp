@@ -1,0 +1,200 @@
+//===- AttentionKernels.cpp - a correct (not yet fast) attention kernel ---===//
+//
+// Every variant the CPU path supports (AttentionLowering.cpp, DESIGN §3):
+// packed BSD, BSHD and BHSD operands, GQA/MQA (query head h reads kv head
+// h / (Hq/Hkv) in place), scale, softcap c·tanh(s/c), causal and sliding-
+// window masks aligned bottom-right, a boolean or additive mask operand with
+// broadcast batch/head dims, a value head size of its own. A query row that
+// sees no key writes 0, never NaN.
+//
+// One block per (query row, query head, batch). The query row sits in shared
+// memory; the keys go by in tiles of one key per thread: the thread's logit
+// (serial dot product over head_dim), a block max and sum with the running-
+// max trick in f32, the tile's probabilities in shared memory, and every
+// thread then updates its output dims (d = tid, tid + T, ...) from them.
+// The flash-attention issue replaces this on its fast paths.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::gpu_kernels;
+
+namespace {
+
+constexpr int64_t kThreads = 128;
+
+struct AttentionTemplate : KernelTemplate {
+  StringRef name() const override { return "attention"; }
+  bool matches(Operation *root) const override { return isa<mir::AttentionOp>(root); }
+
+  FailureOr<LaunchConfig> build(KernelContext &ctx) const override {
+    auto op = cast<mir::AttentionOp>(ctx.root);
+    AttentionConfig cfg = getAttentionConfig(op);
+    KernelBuilder kb(ctx.b, ctx.kernel.getLoc());
+    Value q = ctx.operand(op.getQuery()), k = ctx.operand(op.getKey()),
+          v = ctx.operand(op.getValue());
+    Value mask = op.getMask() ? ctx.operand(op.getMask()) : Value();
+    if (!q || !k || !v || (op.getMask() && !mask))
+      return unsupported(ctx, "attention operands that are not kernel inputs");
+    Value out = ctx.outputs[0];
+    ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k), vs = shapeOf(v);
+    AttnLayout layout = cfg.layout;
+    int64_t batch = qs[0], d = cfg.headDim;
+    int64_t sq = layout == AttnLayout::BHSD ? qs[2] : qs[1];
+    int64_t sk = layout == AttnLayout::BHSD ? ks[2] : ks[1];
+    int64_t dv = layout == AttnLayout::BSD ? vs[2] / cfg.numKvHeads : vs[3];
+    int64_t group = cfg.numHeads / cfg.numKvHeads;
+    double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+    LaunchConfig launch;
+    launch.block = {kThreads, 1, 1};
+    launch.grid = {std::max<int64_t>(sq, 1), cfg.numHeads, std::max<int64_t>(batch, 1)};
+    if (cfg.numHeads > 65535 || batch > 65535)
+      return unsupported(ctx, "attention with more than 65535 heads or batches");
+    if (sq == 0 || batch == 0 || dv == 0)
+      return launch;
+    Type et = elementTypeOf(out), f32 = kb.statsType(et);
+    double inf = std::numeric_limits<double>::infinity();
+
+    Value i = kb.blockId(gpu::Dimension::x), h = kb.blockId(gpu::Dimension::y),
+          b = kb.blockId(gpu::Dimension::z);
+    Value g = kb.divui(h, kb.idx(group));
+    Value tid = kb.threadId();
+    // Element (seq position s, dim e) of head `head` in an operand.
+    auto at = [&](Value s, Value head, Value e, int64_t headSize) -> SmallVector<Value> {
+      switch (layout) {
+      case AttnLayout::BSD:
+        return {b, s, kb.add(kb.mul(head, kb.idx(headSize)), e)};
+      case AttnLayout::BSHD:
+        return {b, s, head, e};
+      case AttnLayout::BHSD:
+        return {b, head, s, e};
+      }
+      llvm_unreachable("unknown layout");
+    };
+
+    Value qRow = kb.workgroupBuffer(ctx.fn, {d}, f32);
+    Value probs = kb.workgroupBuffer(ctx.fn, {kThreads}, f32);
+    Value scratch = kb.workgroupBuffer(ctx.fn, {kThreads / 32}, f32);
+    kb.forLoop(tid, kb.idx(d), kb.idx(kThreads), [&](Value e) {
+      kb.store(kb.convert(kb.load(q, at(i, h, e, d)), f32), qRow, {e});
+    });
+    kb.barrier();
+
+    Value ninf = kb.f(f32, -inf), zero = kb.f(f32, 0.0);
+    auto expShifted = [&](Value x, Value m) {
+      return kb.select(kb.eq(m, ninf), zero, kb.exp(kb.sub(x, m)));
+    };
+    // The masked, scaled logit of key j (valid: j < Sk).
+    auto logit = [&](Value j) {
+      Value dot = kb.forLoop(kb.idx(0), kb.idx(d), kb.idx(1), {zero},
+                             [&](Value e, ValueRange c) -> SmallVector<Value> {
+                               Value kv = kb.convert(kb.load(k, at(j, g, e, d)), f32);
+                               return {math::FmaOp::create(kb.b, kb.loc,
+                                                           kb.load(qRow, {e}), kv, c[0])};
+                             })[0];
+      Value s = kb.mul(dot, kb.f(f32, scale));
+      if (cfg.softcap) {
+        Value c = kb.f(f32, *cfg.softcap);
+        s = kb.mul(math::TanhOp::create(kb.b, kb.loc, kb.fdiv(s, c)), c);
+      }
+      Value visible = arith::ConstantIntOp::create(kb.b, kb.loc, 1, 1);
+      if (cfg.maskKind != MaskKind::None) {
+        // Bottom-right aligned, signed: i' = i + Sk - Sq.
+        Value ip = kb.add(i, kb.idx(sk - sq));
+        visible = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::sle, j, ip);
+        if (cfg.window)
+          visible = arith::AndIOp::create(
+              kb.b, kb.loc, visible,
+              arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::sgt, j,
+                                    kb.sub(ip, kb.idx(*cfg.window))));
+      }
+      if (mask) {
+        ArrayRef<int64_t> ms = shapeOf(mask);
+        // [Sq, Sk], [B, Sq, Sk] or [B, H, Sq, Sk]; size-1 dims broadcast.
+        SmallVector<Value> pos = ms.size() == 4   ? SmallVector<Value>{b, h, i, j}
+                                 : ms.size() == 3 ? SmallVector<Value>{b, i, j}
+                                                  : SmallVector<Value>{i, j};
+        Value m = kb.loadBroadcast(mask, pos);
+        if (m.getType().isInteger(1))
+          visible = arith::AndIOp::create(kb.b, kb.loc, visible, m);
+        else
+          s = kb.add(s, kb.convert(m, f32));
+      }
+      return kb.select(visible, s, ninf);
+    };
+
+    int64_t slots = ceilDiv(dv, kThreads);
+    SmallVector<Value> inits{ninf, zero};
+    inits.append(slots, zero);
+    SmallVector<Value> state = kb.forLoop(
+        kb.idx(0), kb.idx(sk), kb.idx(kThreads), inits,
+        [&](Value j0, ValueRange c) -> SmallVector<Value> {
+          Value m = c[0], l = c[1];
+          Value j = kb.add(j0, tid);
+          Value valid = kb.ult(j, kb.idx(sk));
+          auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{f32}, valid, true);
+          {
+            OpBuilder::InsertionGuard guard(kb.b);
+            kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+            scf::YieldOp::create(kb.b, kb.loc, logit(j));
+            kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+            scf::YieldOp::create(kb.b, kb.loc, ninf);
+          }
+          Value s = ifOp.getResult(0);
+          Value mNew = kb.combine(Combine::Max, m, kb.blockReduce(Combine::Max, s, scratch,
+                                                                  kThreads));
+          Value alpha = expShifted(m, mNew);
+          Value p = expShifted(s, mNew);
+          kb.store(p, probs, {tid});
+          Value lNew = kb.add(kb.mul(l, alpha), kb.blockReduce(Combine::Sum, p, scratch,
+                                                               kThreads));
+          // blockReduce's barriers made every thread's probability visible.
+          Value n = kb.minui(kb.idx(kThreads), kb.sub(kb.idx(sk), j0));
+          SmallVector<Value> next{mNew, lNew};
+          for (int64_t slot = 0; slot < slots; ++slot) {
+            Value e = kb.add(tid, kb.idx(slot * kThreads));
+            Value safeE = kb.minui(e, kb.idx(dv - 1));
+            Value sum = kb.forLoop(kb.idx(0), n, kb.idx(1), {kb.mul(c[2 + slot], alpha)},
+                                   [&](Value t, ValueRange a) -> SmallVector<Value> {
+                                     Value vv = kb.convert(
+                                         kb.load(v, at(kb.add(j0, t), g, safeE, dv)), f32);
+                                     return {math::FmaOp::create(kb.b, kb.loc,
+                                                                 kb.load(probs, {t}), vv, a[0])};
+                                   })[0];
+            next.push_back(sum);
+          }
+          // Every thread is done with this tile's probabilities.
+          kb.barrier();
+          return next;
+        });
+    Value l = state[1];
+    Value empty = kb.eq(l, zero);
+    for (int64_t slot = 0; slot < slots; ++slot) {
+      Value e = kb.add(tid, kb.idx(slot * kThreads));
+      kb.ifThen(kb.ult(e, kb.idx(dv)), [&] {
+        Value o = kb.select(empty, zero, kb.fdiv(state[2 + slot], l));
+        kb.store(kb.convert(o, et), out, at(i, h, e, dv));
+      });
+    }
+    return launch;
+  }
+};
+
+} // namespace
+
+void mlir::rlx::gpu_kernels::addAttentionTemplates(
+    std::vector<std::unique_ptr<KernelTemplate>> &out) {
+  out.push_back(std::make_unique<AttentionTemplate>());
+}

@@ -1,0 +1,190 @@
+//===- LIRToGPU.cpp - convert-rlx-lir-to-gpu ------------------------------===//
+//
+// Every planned function gets one gpu.module of kernels; each rlx_lir.kernel
+// (and each host-side memref.copy) becomes a gpu.func built by its template
+// and a gpu.launch_func in its place. What stays in the host function is the
+// launch plan: arena views, views of IO buffers, constants and launches in
+// schedule order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Conversion/LIRToGPU/LIRToGPU.h"
+
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_CONVERTRLXLIRTOGPU
+#include "RLX/Conversion/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::gpu_kernels;
+
+const std::vector<std::unique_ptr<KernelTemplate>> &mlir::rlx::gpu_kernels::builtinKernelTemplates() {
+  static const std::vector<std::unique_ptr<KernelTemplate>> all = [] {
+    std::vector<std::unique_ptr<KernelTemplate>> t;
+    addMatmulTemplates(t);
+    addAttentionTemplates(t);
+    addNormTemplates(t);
+    addSoftmaxTemplates(t);
+    addReduceTemplates(t);
+    addDataMovementTemplates(t);
+    addElementwiseTemplates(t);
+    return t;
+  }();
+  return all;
+}
+
+namespace {
+
+/// A symbol-friendly kernel name: <fn>_<index>_<kernel name>.
+std::string kernelName(func::FuncOp fn, unsigned index, StringRef what) {
+  std::string s = (fn.getSymName() + "_" + Twine(index) + "_" + what).str();
+  for (char &c : s)
+    if (!llvm::isAlnum(c) && c != '_')
+      c = '_';
+  return s;
+}
+
+gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
+                                StringRef name, TypeRange argTypes) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  return fn;
+}
+
+/// Ends `fn`'s body, records the block size and launches it from `at`.
+void finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn, const LaunchConfig &launch,
+                     Operation *at, ValueRange args) {
+  Block &entry = fn.getBody().front();
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, fn.getLoc());
+  SmallVector<int32_t> block(launch.block.begin(), launch.block.end());
+  fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(block));
+  SmallVector<int32_t> grid(launch.grid.begin(), launch.grid.end());
+  fn.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(grid));
+  b.setInsertionPoint(at);
+  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, at->getLoc(), v); };
+  gpu::KernelDim3 gridDim{idx(launch.grid[0]), idx(launch.grid[1]), idx(launch.grid[2])};
+  gpu::KernelDim3 blockDim{idx(launch.block[0]), idx(launch.block[1]), idx(launch.block[2])};
+  Value smem = launch.dynamicSharedBytes
+                   ? Value(arith::ConstantIntOp::create(b, at->getLoc(), b.getI32Type(),
+                                                        launch.dynamicSharedBytes))
+                   : Value();
+  gpu::LaunchFuncOp::create(b, at->getLoc(), fn, gridDim, blockDim, smem, args);
+}
+
+struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRToGPUPass> {
+  using ConvertRLXLIRToGPUBase::ConvertRLXLIRToGPUBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string error;
+    FailureOr<nvvm::NVVMTarget> target = nvvm::parseTarget(chip, features, error);
+    if (failed(target)) {
+      emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: " << error;
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> fns;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && fn->hasAttr("rlx_lir.plan"))
+        fns.push_back(fn);
+    if (fns.empty()) {
+      // Point at the first function that has a body: that is what is unplanned.
+      Location loc = module.getLoc();
+      for (auto fn : module.getOps<func::FuncOp>())
+        if (!fn.isExternal()) {
+          loc = fn.getLoc();
+          break;
+        }
+      emitError(loc) << "convert-rlx-lir-to-gpu needs planned LIR (run "
+                        "rlx-lir-plan-buffers first)";
+      return signalPassFailure();
+    }
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(&getContext()));
+    for (func::FuncOp fn : fns)
+      if (failed(convertFunction(fn, *target)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convertFunction(func::FuncOp fn, const nvvm::NVVMTarget &target) {
+    OpBuilder b(fn);
+    b.setInsertionPointAfter(fn);
+    auto gm = gpu::GPUModuleOp::create(b, fn.getLoc(), (fn.getSymName() + "_kernels").str());
+    SymbolTable(fn->getParentOfType<ModuleOp>()).insert(gm);
+    unsigned index = 0;
+    for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+      if (auto kernel = dyn_cast<lir::KernelOp>(op)) {
+        if (failed(convertKernel(b, kernel, fn, gm, index++, target)))
+          return failure();
+        continue;
+      }
+      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        SmallVector<Value> args{copy.getSource(), copy.getTarget()};
+        gpu::GPUFuncOp k = createKernelFunc(b, copy.getLoc(), gm, kernelName(fn, index++, "copy"),
+                                            ValueRange(args).getTypes());
+        b.setInsertionPointToStart(&k.getBody().front());
+        FailureOr<LaunchConfig> launch =
+            buildCopyKernel(k, b, k.getArgument(0), k.getArgument(1), target);
+        if (failed(launch))
+          return copy.emitError("convert-rlx-lir-to-gpu: this copy has no GPU kernel");
+        finishAndLaunch(b, k, *launch, copy, args);
+        copy.erase();
+      }
+    }
+    return success();
+  }
+
+  LogicalResult convertKernel(OpBuilder &b, lir::KernelOp kernel, func::FuncOp fn,
+                              gpu::GPUModuleOp gm, unsigned index,
+                              const nvvm::NVVMTarget &target) {
+    if (!kernel.hasPureBufferSemantics())
+      return kernel.emitError("convert-rlx-lir-to-gpu needs kernels on buffers (run "
+                              "rlx-lir-bufferize and rlx-lir-plan-buffers first)");
+    Operation *root = kernel.getRootOp();
+    if (!root)
+      return kernel.emitError("convert-rlx-lir-to-gpu: a kernel body must be one MIR op "
+                              "(plus constants)");
+    const KernelTemplate *chosen = nullptr;
+    for (const auto &t : builtinKernelTemplates())
+      if (t->matches(root)) {
+        chosen = t.get();
+        break;
+      }
+    if (!chosen)
+      return kernel.emitError("convert-rlx-lir-to-gpu: no GPU kernel template for '")
+             << root->getName() << "'";
+    SmallVector<Value> args(kernel.getInputs());
+    llvm::append_range(args, kernel.getOutputs());
+    gpu::GPUFuncOp k =
+        createKernelFunc(b, kernel.getLoc(), gm,
+                         kernelName(fn, index, kernel.getName().value_or(chosen->name())),
+                         ValueRange(args).getTypes());
+    b.setInsertionPointToStart(&k.getBody().front());
+    KernelContext ctx{kernel, root, k, b, target, {}, {}};
+    unsigned nIn = kernel.getInputs().size();
+    for (unsigned i = 0; i < args.size(); ++i)
+      (i < nIn ? ctx.inputs : ctx.outputs).push_back(k.getArgument(i));
+    FailureOr<LaunchConfig> launch = chosen->build(ctx);
+    if (failed(launch))
+      return failure();
+    if (launch->dynamicSharedBytes + 0 > target.maxSharedMemoryPerBlock())
+      return kernel.emitError("convert-rlx-lir-to-gpu: the ")
+             << chosen->name() << " kernel needs " << launch->dynamicSharedBytes
+             << " bytes of shared memory; " << target.chip << " allows "
+             << target.maxSharedMemoryPerBlock();
+    finishAndLaunch(b, k, *launch, kernel, args);
+    kernel.erase();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,580 @@
+//===- MatmulKernels.cpp - SIMT matmul and fused_matmul --------------------===//
+//
+// The plain SIMT fallback for rlx_mir.matmul and every stage of
+// rlx_mir.fused_matmul (norm prologue, bias, activation or GLU, per-head
+// RMSNorm, RoPE, residual), f32 accumulation (f64 for f64), one rounding at
+// the end: the CPU path's numerics (MatmulLowering.cpp). The tensor-core
+// kernels replace it on their fast paths.
+//
+// A block computes a TM × TN tile of one batch's output into a shared f32
+// tile `Cs` (after bias and activation/GLU), then the epilogue reads `Cs`:
+// head stages need a whole head per block (TN = head_dim, tiles aligned to
+// heads), RoPE reads each element's pair partner. Two ways to fill `Cs`:
+//  - tiled: TK-deep slices of A and B staged through shared memory, each
+//    thread a 4 × (TN/tnThreads) register tile (rows M > 8);
+//  - GEMV (decode, M ≤ 8): every warp takes output columns, its lanes
+//    stride over K with 16-byte vector loads of the [N, K] weight rows, and
+//    a warp reduction per row.
+// The norm prologue first computes the tile rows' statistics (a warp per
+// row) into shared memory, then normalizes A as it is read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::gpu_kernels;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+
+/// What one GEMM kernel computes, with every operand as a memref.
+struct GemmProblem {
+  // C[bt, m, n] for bt < batches, m < rows, n < cols.
+  int64_t batches = 1, rows = 0, cols = 0, k = 0;
+  Value lhs, rhs;
+  bool transA = false, transB = false;
+  // fused_matmul stages (null / none when absent).
+  NormKind normKind = NormKind::RmsNorm;
+  bool norm = false;
+  double normEps = 0;
+  Value normWeight, normBias, bias;
+  ActivationKind act = ActivationKind::None;
+  bool glu = false; // up column = n + cols
+  int64_t headDim = 0, headNormHeads = 0, ropeHeads = 0, rotary = 0;
+  double headNormEps = 0;
+  Value headNormWeight, ropeCos, ropeSin, residual;
+  RopeStyle ropeStyle = RopeStyle::NeoX;
+  Value out;
+  bool fused = false;
+
+  bool headStages() const { return headNormWeight || ropeCos; }
+};
+
+class GemmBuilder {
+public:
+  GemmBuilder(KernelContext &ctx, const GemmProblem &p)
+      : ctx(ctx), p(p), kb(ctx.b, ctx.kernel.getLoc()) {
+    acc = kb.statsType(elementTypeOf(p.out));
+  }
+
+  FailureOr<LaunchConfig> build();
+
+private:
+  KernelContext &ctx;
+  const GemmProblem &p;
+  KernelBuilder kb;
+  Type acc;
+  // Tile geometry.
+  int64_t tm = 0, tn = 0, tk = 16, tnThreads = 0, tmThreads = 0, colsPerThread = 0;
+  static constexpr int64_t kRowsPerThread = 4;
+  bool gemv = false;
+  // Block coordinates.
+  Value bt, m0, n0;
+  // Shared buffers.
+  Value cs, rowMean, rowRstd, headRstd;
+
+  // Positions.
+  SmallVector<Value> lhsPos(Value row, Value kIdx);
+  SmallVector<Value> rhsPos(Value kIdx, Value col);
+  SmallVector<Value> outPos(Value row, Value col, Value out);
+  Value loadA(Value row, Value kIdx);
+  Value loadB(Value kIdx, Value col);
+  void rowStatistics();
+  void tiledMainLoop();
+  void gemvMainLoop();
+  Value activate(Value gate, Value up, Value col);
+  void epilogue();
+};
+
+SmallVector<Value> GemmBuilder::lhsPos(Value row, Value kIdx) {
+  ArrayRef<int64_t> shape = shapeOf(p.lhs);
+  size_t rank = shape.size();
+  if (p.fused) {
+    // lhs [..., K]: row over the leading dims.
+    SmallVector<Value> pos =
+        rank > 1 ? kb.delinearize(row, shape.drop_back()) : SmallVector<Value>{};
+    pos.push_back(kIdx);
+    return pos;
+  }
+  // [..., M, K] (or [..., K, M]) with batch dims broadcast from the output's.
+  SmallVector<int64_t> outBatch(shapeOf(p.out).drop_back(2));
+  SmallVector<Value> b = outBatch.empty() ? SmallVector<Value>{} : kb.delinearize(bt, outBatch);
+  SmallVector<Value> pos;
+  size_t lead = outBatch.size() - (rank - 2);
+  for (size_t d = 0; d + 2 < rank; ++d)
+    pos.push_back(shape[d] == 1 ? kb.idx(0) : b[lead + d]);
+  if (p.transA)
+    pos.append({kIdx, row});
+  else
+    pos.append({row, kIdx});
+  return pos;
+}
+
+SmallVector<Value> GemmBuilder::rhsPos(Value kIdx, Value col) {
+  ArrayRef<int64_t> shape = shapeOf(p.rhs);
+  size_t rank = shape.size();
+  SmallVector<Value> pos;
+  if (rank > 2) {
+    SmallVector<int64_t> outBatch(shapeOf(p.out).drop_back(2));
+    SmallVector<Value> b = kb.delinearize(bt, outBatch);
+    size_t lead = outBatch.size() - (rank - 2);
+    for (size_t d = 0; d + 2 < rank; ++d)
+      pos.push_back(shape[d] == 1 ? kb.idx(0) : b[lead + d]);
+  }
+  if (p.transB)
+    pos.append({col, kIdx});
+  else
+    pos.append({kIdx, col});
+  return pos;
+}
+
+SmallVector<Value> GemmBuilder::outPos(Value row, Value col, Value out) {
+  ArrayRef<int64_t> shape = shapeOf(out);
+  if (p.fused) {
+    SmallVector<Value> pos =
+        shape.size() > 1 ? kb.delinearize(row, shape.drop_back()) : SmallVector<Value>{};
+    pos.push_back(col);
+    return pos;
+  }
+  SmallVector<int64_t> batch(shape.drop_back(2));
+  SmallVector<Value> pos = batch.empty() ? SmallVector<Value>{} : kb.delinearize(bt, batch);
+  pos.append({row, col});
+  return pos;
+}
+
+/// A[row, k] in the accumulation type, normalized by the prologue.
+Value GemmBuilder::loadA(Value row, Value kIdx) {
+  Value a = kb.convert(kb.load(p.lhs, lhsPos(row, kIdx)), acc);
+  if (!p.norm)
+    return a;
+  Value local = kb.sub(row, m0);
+  if (p.normKind == NormKind::LayerNorm)
+    a = kb.sub(a, kb.load(rowMean, {local}));
+  a = kb.mul(a, kb.load(rowRstd, {local}));
+  if (p.normWeight)
+    a = kb.mul(a, kb.convert(kb.load(p.normWeight, {kIdx}), acc));
+  if (p.normBias)
+    a = kb.add(a, kb.convert(kb.load(p.normBias, {kIdx}), acc));
+  return a;
+}
+
+Value GemmBuilder::loadB(Value kIdx, Value col) {
+  return kb.convert(kb.load(p.rhs, rhsPos(kIdx, col)), acc);
+}
+
+/// Mean and rsqrt(var + eps) (LayerNorm) or rsqrt(mean(x²) + eps) of the
+/// tile's rows: one warp per row, lanes over K, f32.
+void GemmBuilder::rowStatistics() {
+  int64_t warps = kThreads / 32;
+  Value lane = kb.laneId(), warp = kb.warpId();
+  Value zero = kb.f(acc, 0.0), kf = kb.f(acc, static_cast<double>(p.k));
+  kb.forLoop(warp, kb.idx(tm), kb.idx(warps), [&](Value local) {
+    Value row = kb.add(m0, local);
+    // Rows past the end read row 0 (their statistics are never used).
+    Value safeRow = kb.select(kb.ult(row, kb.idx(p.rows)), row, kb.idx(0));
+    auto sumOver = [&](function_ref<Value(Value)> term) {
+      Value part = kb.forLoop(lane, kb.idx(p.k), kb.idx(32), {zero},
+                              [&](Value kIdx, ValueRange c) -> SmallVector<Value> {
+                                return {kb.add(c[0], term(kIdx))};
+                              })[0];
+      return kb.warpReduce(Combine::Sum, part);
+    };
+    auto x = [&](Value kIdx) { return kb.convert(kb.load(p.lhs, lhsPos(safeRow, kIdx)), acc); };
+    Value mean;
+    if (p.normKind == NormKind::LayerNorm)
+      mean = kb.fdiv(sumOver(x), kf);
+    Value ss = sumOver([&](Value kIdx) {
+      Value v = x(kIdx);
+      if (mean)
+        v = kb.sub(v, mean);
+      return kb.mul(v, v);
+    });
+    Value rstd =
+        math::RsqrtOp::create(kb.b, kb.loc, kb.add(kb.fdiv(ss, kf), kb.f(acc, p.normEps)));
+    kb.ifThen(kb.eq(lane, kb.idx(0)), [&] {
+      if (mean)
+        kb.store(mean, rowMean, {local});
+      kb.store(rstd, rowRstd, {local});
+    });
+  });
+  kb.barrier();
+}
+
+/// act(gate [+ bias]) [· (up [+ bias])], in the accumulation type.
+Value GemmBuilder::activate(Value gate, Value up, Value col) {
+  if (p.bias) {
+    gate = kb.add(gate, kb.convert(kb.load(p.bias, {col}), acc));
+    if (up)
+      up = kb.add(up, kb.convert(kb.load(p.bias, {kb.add(col, kb.idx(p.cols))}), acc));
+  }
+  Value z = mir::buildActivationScalar(kb.b, kb.loc, p.act, gate);
+  return up ? kb.mul(z, up) : z;
+}
+
+void GemmBuilder::tiledMainLoop() {
+  Value tid = kb.threadId();
+  Value as = kb.workgroupBuffer(ctx.fn, {tk, tm}, acc);
+  Value bs = kb.workgroupBuffer(ctx.fn, {tk, tn}, acc);
+  Value bs2 = p.glu ? kb.workgroupBuffer(ctx.fn, {tk, tn}, acc) : Value();
+  Value ty = kb.divui(tid, kb.idx(tnThreads)), tx = kb.remui(tid, kb.idx(tnThreads));
+  int64_t nAcc = kRowsPerThread * colsPerThread * (p.glu ? 2 : 1);
+  SmallVector<Value> inits(nAcc, kb.f(acc, 0.0));
+  Value zero = kb.f(acc, 0.0);
+  SmallVector<Value> accs = kb.forLoop(
+      kb.idx(0), kb.idx(p.k), kb.idx(tk), inits,
+      [&](Value k0, ValueRange carried) -> SmallVector<Value> {
+        // Stage A[m0 : m0+tm, k0 : k0+tk] as As[kk][mm] (consecutive threads
+        // read consecutive k, or consecutive m when A is transposed).
+        kb.forLoop(tid, kb.idx(tm * tk), kb.idx(kThreads), [&](Value e) {
+          Value mm = p.transA ? kb.remui(e, kb.idx(tm)) : kb.divui(e, kb.idx(tk));
+          Value kk = p.transA ? kb.divui(e, kb.idx(tm)) : kb.remui(e, kb.idx(tk));
+          Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
+          Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+                                              kb.ult(kIdx, kb.idx(p.k)));
+          auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{acc}, valid, true);
+          {
+            OpBuilder::InsertionGuard g(kb.b);
+            kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+            scf::YieldOp::create(kb.b, kb.loc, loadA(row, kIdx));
+            kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+            scf::YieldOp::create(kb.b, kb.loc, zero);
+          }
+          kb.store(ifOp.getResult(0), as, {kk, mm});
+        });
+        // Stage B[k0 : k0+tk, n0 : n0+tn] (and the up half) as Bs[kk][nn].
+        auto stageB = [&](Value buffer, int64_t colOffset) {
+          kb.forLoop(tid, kb.idx(tn * tk), kb.idx(kThreads), [&](Value e) {
+            Value nn = p.transB ? kb.divui(e, kb.idx(tk)) : kb.remui(e, kb.idx(tn));
+            Value kk = p.transB ? kb.remui(e, kb.idx(tk)) : kb.divui(e, kb.idx(tn));
+            Value col = kb.add(n0, nn), kIdx = kb.add(k0, kk);
+            Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(col, kb.idx(p.cols)),
+                                                kb.ult(kIdx, kb.idx(p.k)));
+            auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{acc}, valid, true);
+            {
+              OpBuilder::InsertionGuard g(kb.b);
+              kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+              scf::YieldOp::create(kb.b, kb.loc, loadB(kIdx, kb.add(col, kb.idx(colOffset))));
+              kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+              scf::YieldOp::create(kb.b, kb.loc, zero);
+            }
+            kb.store(ifOp.getResult(0), buffer, {kk, nn});
+          });
+        };
+        stageB(bs, 0);
+        if (bs2)
+          stageB(bs2, p.cols);
+        kb.barrier();
+        // Register tile: rows ty·4 + i, columns tx + j·tnThreads.
+        SmallVector<Value> next = kb.forLoop(
+            kb.idx(0), kb.idx(tk), kb.idx(1), carried,
+            [&](Value kk, ValueRange c) -> SmallVector<Value> {
+              SmallVector<Value> a, bv, bu;
+              for (int64_t i = 0; i < kRowsPerThread; ++i) {
+                Value mm = kb.add(kb.mul(ty, kb.idx(kRowsPerThread)), kb.idx(i));
+                a.push_back(kb.load(as, {kk, kb.minui(mm, kb.idx(tm - 1))}));
+              }
+              for (int64_t j = 0; j < colsPerThread; ++j) {
+                Value nn = kb.add(tx, kb.idx(j * tnThreads));
+                bv.push_back(kb.load(bs, {kk, nn}));
+                if (bs2)
+                  bu.push_back(kb.load(bs2, {kk, nn}));
+              }
+              SmallVector<Value> r(c);
+              for (int64_t i = 0; i < kRowsPerThread; ++i)
+                for (int64_t j = 0; j < colsPerThread; ++j) {
+                  int64_t at = i * colsPerThread + j;
+                  r[at] = math::FmaOp::create(kb.b, kb.loc, a[i], bv[j], r[at]);
+                  if (bs2) {
+                    int64_t up = kRowsPerThread * colsPerThread + at;
+                    r[up] = math::FmaOp::create(kb.b, kb.loc, a[i], bu[j], r[up]);
+                  }
+                }
+              return r;
+            });
+        kb.barrier();
+        return next;
+      });
+  // Bias, activation or GLU into Cs.
+  kb.ifThen(kb.ult(ty, kb.idx(tmThreads)), [&] {
+    for (int64_t i = 0; i < kRowsPerThread; ++i)
+      for (int64_t j = 0; j < colsPerThread; ++j) {
+        Value mm = kb.add(kb.mul(ty, kb.idx(kRowsPerThread)), kb.idx(i));
+        Value nn = kb.add(tx, kb.idx(j * tnThreads));
+        int64_t at = i * colsPerThread + j;
+        Value up = p.glu ? accs[kRowsPerThread * colsPerThread + at] : Value();
+        Value col = kb.minui(kb.add(n0, nn), kb.idx(p.cols - 1));
+        kb.store(activate(accs[at], up, col), cs, {mm, nn});
+      }
+  });
+  kb.barrier();
+}
+
+void GemmBuilder::gemvMainLoop() {
+  int64_t warps = kThreads / 32;
+  Value lane = kb.laneId(), warp = kb.warpId();
+  // [N, K] weight rows read as 16-byte vectors when they allow it.
+  int64_t width = 1;
+  if (p.transB && shapeOf(p.rhs).size() == 2) {
+    int64_t bytes = (elementTypeOf(p.rhs).getIntOrFloatBitWidth() + 7) / 8;
+    int64_t w = bytes < 16 ? 16 / bytes : 1;
+    if (vectorizable(p.rhs, shapeOf(p.rhs), w))
+      width = w;
+  }
+  Value zero = kb.f(acc, 0.0);
+  int64_t n = p.glu ? 2 : 1;
+  kb.forLoop(warp, kb.idx(tn), kb.idx(warps), [&](Value nn) {
+    Value col = kb.add(n0, nn);
+    Value inRange = kb.ult(col, kb.idx(p.cols));
+    Value safeCol = kb.select(inRange, col, kb.idx(0));
+    SmallVector<Value> inits(tm * n, zero);
+    SmallVector<Value> sums = kb.forLoop(
+        kb.mul(lane, kb.idx(width)), kb.idx(p.k), kb.idx(32 * width), inits,
+        [&](Value k0, ValueRange c) -> SmallVector<Value> {
+          SmallVector<Value> r(c);
+          for (int64_t half = 0; half < n; ++half) {
+            Value bCol = half ? kb.add(safeCol, kb.idx(p.cols)) : safeCol;
+            SmallVector<Value> bvals;
+            if (width > 1)
+              bvals = kb.loadRow(p.rhs, rhsPos(k0, bCol), width, true);
+            for (int64_t l = 0; l < width; ++l) {
+              Value kIdx = l ? kb.add(k0, kb.idx(l)) : k0;
+              Value bv = width > 1 ? kb.convert(bvals[l], acc) : loadB(kIdx, bCol);
+              for (int64_t mm = 0; mm < tm; ++mm) {
+                Value row = kb.add(m0, kb.idx(mm));
+                // Rows past the end read row 0; their sums are never stored.
+                Value safeRow = kb.select(kb.ult(row, kb.idx(p.rows)), row, m0);
+                int64_t at = half * tm + mm;
+                r[at] = math::FmaOp::create(kb.b, kb.loc, loadA(safeRow, kIdx), bv, r[at]);
+              }
+            }
+          }
+          return r;
+        });
+    for (Value &s : sums)
+      s = kb.warpReduce(Combine::Sum, s);
+    kb.ifThen(kb.eq(lane, kb.idx(0)), [&] {
+      for (int64_t mm = 0; mm < tm; ++mm)
+        kb.store(activate(sums[mm], p.glu ? sums[tm + mm] : Value(), safeCol), cs,
+                 {kb.idx(mm), nn});
+    });
+  });
+  kb.barrier();
+}
+
+/// Cs → head norm, RoPE, residual, rounding, the output.
+void GemmBuilder::epilogue() {
+  Value tid = kb.threadId();
+  int64_t d = p.headDim;
+  Value head = p.headStages() ? kb.divui(n0, kb.idx(d)) : Value();
+  if (p.headNormWeight) {
+    // rsqrt(mean over the head of v² + eps) per tile row (the tile is one
+    // head wide).
+    kb.forLoop(tid, kb.idx(tm), kb.idx(kThreads), [&](Value mm) {
+      Value ss = kb.forLoop(kb.idx(0), kb.idx(tn), kb.idx(1), {kb.f(acc, 0.0)},
+                            [&](Value c, ValueRange s) -> SmallVector<Value> {
+                              Value v = kb.load(cs, {mm, c});
+                              return {kb.add(s[0], kb.mul(v, v))};
+                            })[0];
+      Value r = math::RsqrtOp::create(
+          kb.b, kb.loc,
+          kb.add(kb.fdiv(ss, kb.f(acc, static_cast<double>(d))), kb.f(acc, p.headNormEps)));
+      kb.store(r, headRstd, {mm});
+    });
+    kb.barrier();
+  }
+  // The head-normed value at tile column c of row mm.
+  auto headValue = [&](Value mm, Value c) {
+    Value v = kb.load(cs, {mm, c});
+    if (!p.headNormWeight)
+      return v;
+    Value inHeads = kb.ult(head, kb.idx(p.headNormHeads));
+    Value safeHead = kb.select(inHeads, head, kb.idx(0));
+    Value w = kb.convert(kb.load(p.headNormWeight, {safeHead, c}), acc);
+    return kb.select(inHeads, kb.mul(kb.mul(v, kb.load(headRstd, {mm})), w), v);
+  };
+  ArrayRef<int64_t> lhsShape = shapeOf(p.lhs);
+  int64_t seq = lhsShape.size() == 3 ? lhsShape[1] : numElements(lhsShape.drop_back());
+  Type et = elementTypeOf(p.out);
+  kb.forLoop(tid, kb.idx(tm * tn), kb.idx(kThreads), [&](Value e) {
+    Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
+    Value row = kb.add(m0, mm), col = kb.add(n0, c);
+    Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+                                        kb.ult(col, kb.idx(p.cols)));
+    kb.ifThen(valid, [&] {
+      Value v = headValue(mm, c);
+      if (p.ropeCos) {
+        Value rotates = arith::AndIOp::create(kb.b, kb.loc, kb.ult(head, kb.idx(p.ropeHeads)),
+                                              kb.ult(c, kb.idx(p.rotary)));
+        auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{acc}, rotates, true);
+        {
+          OpBuilder::InsertionGuard g(kb.b);
+          kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          RopePair pair = ropePair(kb, c, p.rotary, p.ropeStyle);
+          // Table row of this lhs row: [S, r/2] by s, [B, S, r/2] by (b, s).
+          SmallVector<Value> tpos;
+          if (shapeOf(p.ropeCos).size() == 3)
+            tpos.push_back(kb.divui(row, kb.idx(seq)));
+          tpos.append({kb.remui(row, kb.idx(seq)), pair.column});
+          Value cv = kb.convert(kb.loadBroadcast(p.ropeCos, tpos), acc);
+          Value sv = kb.convert(kb.loadBroadcast(p.ropeSin, tpos), acc);
+          scf::YieldOp::create(kb.b, kb.loc,
+                               rotate(kb, v, headValue(mm, pair.partner), cv, sv, pair.first));
+          kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          scf::YieldOp::create(kb.b, kb.loc, v);
+        }
+        v = ifOp.getResult(0);
+      }
+      if (p.residual)
+        v = kb.add(v, kb.convert(kb.load(p.residual, outPos(row, col, p.residual)), acc));
+      kb.store(kb.convert(v, et), p.out, outPos(row, col, p.out));
+    });
+  });
+}
+
+FailureOr<LaunchConfig> GemmBuilder::build() {
+  LaunchConfig launch;
+  if (p.headStages()) {
+    // One head per block.
+    tn = p.headDim;
+    if (tn <= 0 || tn > 1024)
+      return unsupported(ctx, "a head_dim of " + Twine(tn) + " in a matmul epilogue");
+  } else {
+    tn = 64;
+  }
+  gemv = p.rows <= 8;
+  if (gemv) {
+    tm = std::max<int64_t>(p.rows, 1);
+  } else {
+    colsPerThread = tn % 4 == 0 ? 4 : tn % 2 == 0 ? 2 : 1;
+    tnThreads = tn / colsPerThread;
+    if (tnThreads > kThreads) {
+      colsPerThread = ceilDiv(tn, kThreads);
+      if (tn % colsPerThread != 0)
+        return unsupported(ctx, "a head_dim of " + Twine(tn) + " in a matmul epilogue");
+      tnThreads = tn / colsPerThread;
+    }
+    tmThreads = kThreads / tnThreads;
+    tm = tmThreads * kRowsPerThread;
+    if (tn > 128)
+      tk = 8;
+  }
+  launch.block = {kThreads, 1, 1};
+  launch.grid = {ceilDiv(p.cols, tn), ceilDiv(p.rows, tm), p.batches};
+  if (launch.grid[1] > 65535 || launch.grid[2] > 65535)
+    return unsupported(ctx, "a matmul with more than 65535 row tiles or batches");
+  if (p.cols == 0 || p.rows == 0 || p.batches == 0) {
+    launch.grid = {1, 1, 1};
+    return launch;
+  }
+  n0 = kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(tn));
+  m0 = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(tm));
+  bt = kb.blockId(gpu::Dimension::z);
+  cs = kb.workgroupBuffer(ctx.fn, {tm, tn}, acc);
+  if (p.norm) {
+    rowRstd = kb.workgroupBuffer(ctx.fn, {tm}, acc);
+    if (p.normKind == NormKind::LayerNorm)
+      rowMean = kb.workgroupBuffer(ctx.fn, {tm}, acc);
+    rowStatistics();
+  }
+  if (p.headNormWeight)
+    headRstd = kb.workgroupBuffer(ctx.fn, {tm}, acc);
+  if (p.k == 0) {
+    // Empty sums: Cs = activate(0).
+    kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(kThreads), [&](Value e) {
+      Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
+      Value col = kb.minui(kb.add(n0, c), kb.idx(p.cols - 1));
+      Value zero = kb.f(acc, 0.0);
+      kb.store(activate(zero, p.glu ? zero : Value(), col), cs, {mm, c});
+    });
+    kb.barrier();
+  } else if (gemv) {
+    gemvMainLoop();
+  } else {
+    tiledMainLoop();
+  }
+  epilogue();
+  return launch;
+}
+
+struct MatmulTemplate : KernelTemplate {
+  StringRef name() const override { return "matmul"; }
+  bool matches(Operation *root) const override {
+    return isa<mir::MatmulOp, mir::FusedMatmulOp>(root);
+  }
+
+  FailureOr<LaunchConfig> build(KernelContext &ctx) const override {
+    GemmProblem p;
+    p.out = ctx.outputs[0];
+    auto opnd = [&](Value v) { return v ? ctx.operand(v) : Value(); };
+    if (auto mm = dyn_cast<mir::MatmulOp>(ctx.root)) {
+      p.lhs = opnd(mm.getLhs());
+      p.rhs = opnd(mm.getRhs());
+      p.transA = mm.getTransposeA();
+      p.transB = mm.getTransposeB();
+      ArrayRef<int64_t> out = shapeOf(p.out);
+      p.batches = numElements(out.drop_back(2));
+      p.rows = out[out.size() - 2];
+      p.cols = out.back();
+      ArrayRef<int64_t> ls = shapeOf(p.lhs);
+      p.k = p.transA ? ls[ls.size() - 2] : ls.back();
+      if (!p.lhs || !p.rhs)
+        return unsupported(ctx, "matmul operands that are not kernel inputs");
+      return GemmBuilder(ctx, p).build();
+    }
+    auto fm = cast<mir::FusedMatmulOp>(ctx.root);
+    p.fused = true;
+    p.lhs = opnd(fm.getLhs());
+    p.rhs = opnd(fm.getRhs());
+    p.transB = fm.getTransposeB();
+    p.normWeight = opnd(fm.getNormWeight());
+    p.normBias = opnd(fm.getNormBias());
+    p.bias = opnd(fm.getBias());
+    p.headNormWeight = opnd(fm.getHeadNormWeight());
+    p.ropeCos = opnd(fm.getRopeCos());
+    p.ropeSin = opnd(fm.getRopeSin());
+    p.residual = opnd(fm.getResidual());
+    for (Value v : ctx.root->getOperands())
+      if (!ctx.operand(v))
+        return unsupported(ctx, "fused_matmul operands that are not kernel inputs");
+    if (auto norm = fm.getNormAttr()) {
+      p.norm = true;
+      p.normKind = norm.getValue();
+      p.normEps = fm.getNormEps() ? fm.getNormEps()->convertToDouble() : 0.0;
+    }
+    p.act = fm.getActivation();
+    p.glu = fm.getGlu();
+    p.headDim = fm.getHeadDim().value_or(0);
+    if (p.headNormWeight) {
+      p.headNormHeads = shapeOf(p.headNormWeight)[0];
+      p.headNormEps = fm.getHeadNormEps() ? fm.getHeadNormEps()->convertToDouble() : 0.0;
+    }
+    if (p.ropeCos) {
+      p.ropeHeads = fm.getRopeHeads().value_or(0);
+      p.rotary = fm.getRotaryDim().value_or(p.headDim);
+      p.ropeStyle = fm.getRopeStyle();
+    }
+    ArrayRef<int64_t> ls = shapeOf(p.lhs), ws = shapeOf(p.rhs);
+    p.k = ls.back();
+    p.rows = numElements(ls.drop_back());
+    p.cols = shapeOf(p.out).back();
+    int64_t n = p.transB ? ws[0] : ws[1];
+    if (p.glu && n != 2 * p.cols)
+      return unsupported(ctx, "a GLU whose weight is not twice the output width");
+    return GemmBuilder(ctx, p).build();
+  }
+};
+
+} // namespace
+
+void mlir::rlx::gpu_kernels::addMatmulTemplates(
+    std::vector<std::unique_ptr<KernelTemplate>> &out) {
+  out.push_back(std::make_unique<MatmulTemplate>());
+}
