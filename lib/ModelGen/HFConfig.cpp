@@ -11,6 +11,7 @@
 #include "RLX/ModelGen/ModelGen.h"
 
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -105,7 +106,11 @@ void readGPT2(Reader &r, ModelConfig &c) {
   c.headDim = c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0;
   if (c.numHeads > 0 && c.hiddenSize % c.numHeads != 0)
     r.fail("n_embd must be divisible by n_head");
-  c.intermediateSize = r.integer("n_inner", 4 * c.hiddenSize);
+  // n_inner's default from an untrusted n_embd: the product is checked.
+  int64_t inner = 0;
+  if (llvm::MulOverflow(int64_t(4), c.hiddenSize, inner) && !r.has("n_inner"))
+    r.fail("n_embd is too large: 4 * n_embd (the default n_inner) overflows");
+  c.intermediateSize = r.integer("n_inner", inner);
   c.vocabSize = r.integer("vocab_size", 50257);
   c.maxPositions = r.integerOf({"n_positions", "max_position_embeddings"}, 1024);
   c.eps = r.number("layer_norm_epsilon", 1e-5);

@@ -8,8 +8,14 @@
 // are written with the individual blocks, with the biases exactly where
 // transformers' modeling code has them.
 //
+// The sizes come from an untrusted config.json: every op is built through
+// its shape rules (TryCreate.h), so a config whose sizes do not fit together
+// is a diagnostic, not a fatal error, and the products the builder forms are
+// overflow-checked before any type is made.
+//
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/Common/IR/TryCreate.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 #include "RLX/ModelGen/ModelGen.h"
@@ -18,6 +24,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -41,7 +48,8 @@ std::optional<ActivationKind> activationKind(StringRef name) {
 class ModelBuilder {
 public:
   ModelBuilder(MLIRContext *ctx, const ModelConfig &c, const ModelGenOptions &o)
-      : ctx(ctx), c(c), o(o), b(ctx), loc(NameLoc::get(StringAttr::get(ctx, c.architecture))) {}
+      : ctx(ctx), c(c), o(o), b(ctx), loc(NameLoc::get(StringAttr::get(ctx, c.architecture))),
+        mb(b, loc, /*diagnose=*/true) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -88,16 +96,34 @@ private:
   RopeScalingAttr ropeScaling() {
     if (c.ropeScalingType != "llama3" && c.ropeScalingType != "linear")
       return {};
-    return RopeScalingAttr::get(
-        ctx, c.ropeScalingType == "llama3" ? RopeScalingKind::Llama3 : RopeScalingKind::Linear,
+    // The factors are the config's: the attribute's own rules judge them.
+    auto attr = RopeScalingAttr::getChecked(
+        [&] { return emitError(loc); }, ctx,
+        c.ropeScalingType == "llama3" ? RopeScalingKind::Llama3 : RopeScalingKind::Linear,
         APFloat(c.ropeFactor), APFloat(c.ropeLowFreqFactor), APFloat(c.ropeHighFreqFactor),
         c.ropeOriginalMaxPositions);
+    if (!attr)
+      mb.fail();
+    return attr;
   }
   ActivationKind activation() { return *activationKind(c.activation); }
 
   Value linear(Value x, Value w, Value bias, ActivationKind act = ActivationKind::None,
                WeightLayout layout = WeightLayout::OutIn) {
-    return hir::LinearOp::create(b, loc, x, w, bias, act, layout);
+    return mb.createWithOptional<hir::LinearOp>(x, w, bias, act, layout);
+  }
+  /// An op with several results, built as MIRBuilder builds the others
+  /// (null once anything failed).
+  template <typename OpTy, typename... Args>
+  OpTy createMulti(Args &&...args) {
+    if (mb.failed())
+      return {};
+    FailureOr<OpTy> op = tryCreate<OpTy>(b, loc, /*diagnose=*/true, std::forward<Args>(args)...);
+    if (failed(op)) {
+      mb.fail();
+      return {};
+    }
+    return *op;
   }
 
   /// A linear layer's weight: dense `<name>.weight`, or with NVFP4 weights
@@ -131,8 +157,8 @@ private:
   Value proj(Value x, const Weight &w, Value bias, ActivationKind act = ActivationKind::None) {
     if (w.dense)
       return linear(x, w.dense, bias, act, w.layout);
-    return hir::DequantLinearOp::create(b, loc, x, w.codes, w.scales, w.global, bias,
-                                        QuantScheme::NVFP4, act, w.layout);
+    return mb.createWithOptional<hir::DequantLinearOp>(x, w.codes, w.scales, w.global, bias,
+                                                       QuantScheme::NVFP4, act, w.layout);
   }
   /// Past K/V for layer i, or null without a cache.
   std::pair<Value, Value> pastKv(int64_t i) {
@@ -154,6 +180,8 @@ private:
   const ModelGenOptions &o;
   OpBuilder b;
   Location loc;
+  /// Builds every single-result op; its failure state is the builder's.
+  mir::MIRBuilder mb;
   Block *entry = nullptr;
   SmallVector<DictionaryAttr> argAttrs;
   SmallVector<Value> results;
@@ -197,50 +225,53 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   FloatAttr eps = b.getF64FloatAttr(c.eps);
   bool anyBias = c.qkvBias || c.oProjBias || c.mlpBias;
   if (!anyBias && !o.nvfp4Weights) {
-    auto layer = hir::DecoderLayerOp::create(
-        b, loc, x, positions, inNorm, wq.dense, wk.dense, wv.dense, wo.dense, postNorm, wg.dense,
+    auto layer = createMulti<hir::DecoderLayerOp>(
+        x, positions, inNorm, wq.dense, wk.dense, wv.dense, wo.dense, postNorm, wg.dense,
         wu.dense, wd.dense, qNorm, kNorm, pastK,
         pastV, b.getI64IntegerAttr(c.numHeads), b.getI64IntegerAttr(c.numKvHeads),
         b.getI64IntegerAttr(c.headDim), eps, b.getF64FloatAttr(c.ropeTheta), ropeScaling(), mask,
         window, ActivationKindAttr::get(ctx, activation()));
+    if (!layer)
+      return {};
     return {layer.getOutput(), layer.getPresentKey(), layer.getPresentValue()};
   }
   // Layers with biases or NVFP4 weights are written block by block (same
   // semantics).
-  Value hn = hir::RmsNormOp::create(b, loc, x, inNorm, eps);
+  Value hn = mb.createWithOptional<hir::RmsNormOp>(x, inNorm, eps);
   Value qs = proj(hn, wq, bq), ks = proj(hn, wk, bk), vs = proj(hn, wv, bv);
   if (c.qkNorm) {
-    qs = hir::QkNormOp::create(b, loc, qs, qNorm, c.headDim, eps.getValue());
-    ks = hir::QkNormOp::create(b, loc, ks, kNorm, c.headDim, eps.getValue());
+    qs = mb.createWithOptional<hir::QkNormOp>(qs, qNorm, c.headDim, eps.getValue());
+    ks = mb.createWithOptional<hir::QkNormOp>(ks, kNorm, c.headDim, eps.getValue());
   }
   auto rope = [&](Value t) {
-    return hir::RopeOp::create(b, loc, t, positions, Value(), Value(),
-                               b.getI64IntegerAttr(c.headDim), IntegerAttr(),
-                               b.getF64FloatAttr(c.ropeTheta),
-                               RopeStyleAttr::get(ctx, RopeStyle::NeoX), ropeScaling())
-        .getResult();
+    RopeScalingAttr scaling = ropeScaling();
+    return mb.createWithOptional<hir::RopeOp>(t, positions, Value(), Value(),
+                                              b.getI64IntegerAttr(c.headDim), IntegerAttr(),
+                                              b.getF64FloatAttr(c.ropeTheta),
+                                              RopeStyleAttr::get(ctx, RopeStyle::NeoX), scaling);
   };
   qs = rope(qs);
   ks = rope(ks);
-  mir::MIRBuilder mb(b, loc);
   if (pastK) {
     ks = mb.concat({pastK, ks}, 1);
     vs = mb.concat({pastV, vs}, 1);
   }
-  Value attn = hir::AttentionOp::create(
-      b, loc, qs, ks, vs, Value(), b.getI64IntegerAttr(c.numHeads),
+  Value attn = mb.createWithOptional<hir::AttentionOp>(
+      qs, ks, vs, Value(), b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim), mask, window,
       FloatAttr(), FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
   Value o1 = proj(attn, wo, bo);
-  auto rn = hir::ResidualRmsNormOp::create(b, loc, o1, x, postNorm, eps);
+  auto rn = createMulti<hir::ResidualRmsNormOp>(o1, x, postNorm, eps);
+  if (!rn)
+    return {};
   Value mlp;
   if (o.nvfp4Weights || c.mlpBias) {
     // HF LlamaMLP: down(act(gate(x) + bg) * (up(x) + bu)) + bd.
     Value g = proj(rn.getOutput(), wg, bg, activation());
     mlp = proj(mb.mul(g, proj(rn.getOutput(), wu, bu)), wd, bd);
   } else {
-    mlp = hir::SwiGluOp::create(b, loc, rn.getOutput(), wg.dense, wu.dense, wd.dense,
-                                activation(), WeightLayout::OutIn);
+    mlp = mb.createWithOptional<hir::SwiGluOp>(rn.getOutput(), wg.dense, wu.dense, wd.dense,
+                                               activation(), WeightLayout::OutIn);
   }
   return {mb.add(mlp, rn.getSum()), ks, vs};
 }
@@ -253,7 +284,7 @@ ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
   auto ln = [&](Value t, StringRef name) {
     Value w = param(p + name + ".weight", {h});
     Value bias = param(p + name + ".bias", {h});
-    return hir::LayerNormOp::create(b, loc, t, w, bias, eps).getResult();
+    return mb.createWithOptional<hir::LayerNormOp>(t, w, bias, eps);
   };
   // GPT-2's Conv1D stores weights [in, out].
   auto conv1d = [&](Value t, StringRef name, int64_t in, int64_t out,
@@ -262,7 +293,6 @@ ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
     Value bias = param(p + name + ".bias", {out});
     return proj(t, w, bias, act);
   };
-  mir::MIRBuilder mb(b, loc);
   Value qkv = conv1d(ln(x, "ln_1"), "attn.c_attn", h, 3 * h);
   Value q = mb.sliceLast(qkv, 0, h), k = mb.sliceLast(qkv, h, h), v = mb.sliceLast(qkv, 2 * h, h);
   if (pastK) {
@@ -278,8 +308,8 @@ ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
       s /= static_cast<double>(i + 1);
     scale = b.getF64FloatAttr(s);
   }
-  Value attn = hir::AttentionOp::create(
-      b, loc, q, k, v, Value(), b.getI64IntegerAttr(c.numHeads),
+  Value attn = mb.createWithOptional<hir::AttentionOp>(
+      q, k, v, Value(), b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim),
       MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), scale, FloatAttr(),
       AttnLayoutAttr::get(ctx, AttnLayout::BSD));
@@ -309,18 +339,19 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     std::string embedName = c.family == ModelFamily::GPT2 ? "transformer.wte.weight"
                                                           : "model.embed_tokens.weight";
     embedTable = param(embedName, {c.vocabSize, c.hiddenSize});
-    hidden = hir::EmbeddingOp::create(b, loc, ids, embedTable);
+    hidden = mb.create<hir::EmbeddingOp>(ids, embedTable);
     if (c.family == ModelFamily::GPT2) {
       Value wpe = param("transformer.wpe.weight", {c.maxPositions, c.hiddenSize});
-      mir::MIRBuilder mb(b, loc);
       // [S, H] learned positions broadcast over the batch.
-      hidden = mb.add(hidden, hir::EmbeddingOp::create(b, loc, positions, wpe));
+      hidden = mb.add(hidden, mb.create<hir::EmbeddingOp>(positions, wpe));
     }
   }
   SmallVector<std::pair<Value, Value>> presents;
   for (int64_t i = 0; i < layers; ++i) {
     LayerOut out = c.family == ModelFamily::GPT2 ? gpt2Layer(i, hidden)
                                                  : llamaLayer(i, hidden, positions);
+    if (mb.failed())
+      return nullptr;
     hidden = out.hidden;
     presents.push_back({out.key, out.value});
   }
@@ -331,16 +362,18 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     if (c.family == ModelFamily::GPT2) {
       Value w = param("transformer.ln_f.weight", {c.hiddenSize});
       Value bias = param("transformer.ln_f.bias", {c.hiddenSize});
-      hidden = hir::LayerNormOp::create(b, loc, hidden, w, bias, eps);
+      hidden = mb.createWithOptional<hir::LayerNormOp>(hidden, w, bias, eps);
     } else {
       Value w = param("model.norm.weight", {c.hiddenSize});
-      hidden = hir::RmsNormOp::create(b, loc, hidden, w, eps);
+      hidden = mb.createWithOptional<hir::RmsNormOp>(hidden, w, eps);
     }
     // Tied heads read the embedding table, which is already [vocab, hidden].
     Value head = c.tieEmbeddings ? embedTable
                                  : param("lm_head.weight", {c.vocabSize, c.hiddenSize});
     output(linear(hidden, head, Value()), "logits");
   }
+  if (mb.failed())
+    return nullptr;
   if (o.kvCache)
     for (auto [i, kv] : llvm::enumerate(presents)) {
       output(kv.first, "present." + std::to_string(i) + ".key");
@@ -373,6 +406,29 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
   if (!activationKind(config.activation)) {
     emitError(UnknownLoc::get(ctx))
         << "activation must be silu, gelu, gelu_tanh or relu, got '" << config.activation << "'";
+    return nullptr;
+  }
+  // Types are made from these sizes directly (a negative one is no type), and
+  // the builder forms the products below: both must hold for any config,
+  // parsed from untrusted JSON or filled by hand.
+  if (config.hiddenSize <= 0 || config.numHeads <= 0 || config.numKvHeads <= 0 ||
+      config.headDim <= 0 || config.intermediateSize <= 0 || config.vocabSize <= 0 ||
+      config.maxPositions <= 0) {
+    emitError(UnknownLoc::get(ctx)) << "sizes must be positive";
+    return nullptr;
+  }
+  auto dimOk = [](std::optional<int64_t> d) { return !d || *d >= 0 || *d == kDyn; };
+  if (!dimOk(options.batch) || !dimOk(options.seqLen) || !dimOk(options.pastLen)) {
+    emitError(UnknownLoc::get(ctx)) << "batch, seq and past must be non-negative";
+    return nullptr;
+  }
+  int64_t product;
+  if (llvm::MulOverflow(config.numHeads, config.headDim, product) ||
+      llvm::MulOverflow(config.numKvHeads, config.headDim, product) ||
+      llvm::MulOverflow(int64_t(3), config.hiddenSize, product)) {
+    emitError(UnknownLoc::get(ctx))
+        << "sizes overflow: num_attention_heads * head_dim = " << config.numHeads << " * "
+        << config.headDim << ", 3 * hidden_size = 3 * " << config.hiddenSize;
     return nullptr;
   }
   int64_t layers = options.layerOnly ? 1 : options.numLayers.value_or(config.numLayers);
