@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -101,6 +102,20 @@ double HostTensor::at(int64_t i) const {
   return *p ? 1.0 : 0.0;
 }
 
+/// `v` as the integer type T: truncated toward zero like a C cast, but NaN is
+/// 0 and values past T's range saturate (the cast is undefined behaviour
+/// there, and values come from user files).
+template <typename T>
+static T toInteger(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::min()))
+    return std::numeric_limits<T>::min();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
 void HostTensor::set(int64_t i, double v) {
   uint8_t *p = data.data() + i * elementBytes(dtype);
   if (dtype == "f32") {
@@ -115,15 +130,15 @@ void HostTensor::set(int64_t i, double v) {
     uint16_t h = f32ToBf16(static_cast<float>(v));
     std::memcpy(p, &h, 2);
   } else if (dtype == "i64") {
-    int64_t x = static_cast<int64_t>(v);
+    int64_t x = toInteger<int64_t>(v);
     std::memcpy(p, &x, 8);
   } else if (dtype == "i32") {
-    int32_t x = static_cast<int32_t>(v);
+    int32_t x = toInteger<int32_t>(v);
     std::memcpy(p, &x, 4);
   } else if (dtype == "i8") {
-    *p = static_cast<uint8_t>(static_cast<int8_t>(v));
+    *p = static_cast<uint8_t>(toInteger<int8_t>(v));
   } else if (dtype == "u8") {
-    *p = static_cast<uint8_t>(v);
+    *p = toInteger<uint8_t>(v);
   } else {
     *p = v != 0.0;
   }

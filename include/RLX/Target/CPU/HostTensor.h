@@ -11,6 +11,7 @@
 #define RLX_TARGET_CPU_HOSTTENSOR_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -34,6 +35,8 @@ struct HostTensor {
   static HostTensor zeros(StringRef dtype, ArrayRef<int64_t> shape);
   /// The element as a double (for comparisons and printing).
   double at(int64_t i) const;
+  /// Stores `v` as element i: rounded to nearest for floats; for integers
+  /// truncated toward zero, saturating at the type's range, NaN as 0.
   void set(int64_t i, double v);
 };
 
@@ -44,7 +47,8 @@ std::string dtypeOf(Type elementType);
 FailureOr<HostTensor> readNpy(StringRef path, std::string &error);
 /// Writes a .npy file; bf16 is written as f4 (exactly).
 LogicalResult writeNpy(StringRef path, const HostTensor &t, std::string &error);
-/// Converts between dtypes (float rounding to nearest even; bf16 supported).
+/// Converts between dtypes (float rounding to nearest even; bf16 supported;
+/// to integers as HostTensor::set stores them).
 HostTensor convert(const HostTensor &t, StringRef dtype);
 
 /// The RLX seeded generator: standard normal values for tensor `name`,
