@@ -6,6 +6,7 @@
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Target/CPU/CpuPipeline.h"
+#include "RLX/Target/NVVM/Passes.h"
 #include "RLX/Transforms/Passes.h"
 #include "RLX/Dialect/Common/IR/RLXDialect.h"
 #include "RLX/Dialect/HIR/IR/HIRDialect.h"
@@ -29,6 +30,7 @@ void mlir::rlx::registerAllPasses() {
   lir::registerRLXLIRPasses();
   registerRLXTransformsPasses();
   registerCpuPipelines();
+  registerNVVMPipelines();
 }
 
 void mlir::rlx::registerEverything(DialectRegistry &registry) {

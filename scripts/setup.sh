@@ -19,7 +19,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=sudo; fi
 
 PKGS="llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 cmake ninja-build
-      ccache libgtest-dev libopenblas-dev python3 python3-venv"
+      ccache libgtest-dev libopenblas-dev nlohmann-json3-dev python3 python3-venv"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -2,6 +2,7 @@
 
 #include "RLX/Target/CPU/CpuPipeline.h"
 #include "RLX/Target/CPU/Passes.h"
+#include "RLX/Target/Frontend.h"
 
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
@@ -24,36 +25,15 @@ using namespace mlir;
 using namespace mlir::rlx;
 
 void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
-  ConvertRLXHIRToMIROptions hir;
-  hir.fusionPolicy = options.fusionPolicy;
-  pm.addPass(createConvertRLXHIRToMIR(hir));
-  // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
-  // lowered by upstream's TOSA passes and compiled as it is.
-  if (options.importUpstream) {
-    pm.addPass(createRLXImportToMIR());
-    OpPassManager &fpm = pm.nest<func::FuncOp>();
-    fpm.addPass(tosa::createTosaToLinalgNamed());
-    fpm.addPass(tosa::createTosaToLinalg());
-    fpm.addPass(createTosaToArithPass());
-    fpm.addPass(createTosaToTensorPass());
-  }
-  if (options.fuse)
-    pm.addPass(mir::createMIRFuse());
-  if (!options.dims.empty()) {
-    mir::MIRSpecializeOptions spec;
-    spec.dims.assign(options.dims.begin(), options.dims.end());
-    spec.requireStatic = true;
-    pm.addPass(mir::createMIRSpecialize(spec));
-  }
-  if (options.lir) {
-    pm.addPass(createConvertRLXMIRToLIR());
-    pm.addPass(lir::createLIRBufferize());
-    lir::LIRPlanBuffersOptions plan;
-    plan.alignment = options.alignment;
-    plan.reportDir = options.planReportDir;
-    pm.addPass(lir::createLIRPlanBuffers(plan));
-    pm.addPass(lir::createLIRVerifyPlan());
-  }
+  FrontendOptions front;
+  front.fusionPolicy = options.fusionPolicy;
+  front.importUpstream = options.importUpstream;
+  front.fuse = options.fuse;
+  front.dims.assign(options.dims.begin(), options.dims.end());
+  front.lir = options.lir;
+  front.alignment = options.alignment;
+  front.planReportDir = options.planReportDir;
+  buildFrontendPipeline(pm, front);
   // LIR kernels (planned here or given as input) run as their bodies.
   pm.addPass(createCpuOutlineKernels());
   ConvertRLXMIRToLinalgOptions linalg;

@@ -135,6 +135,17 @@ std::string mlir::rlx::nvvm::findPtxas() {
   return "";
 }
 
+std::string mlir::rlx::nvvm::findCudaRoot() {
+  std::string ptxas = findPtxas();
+  if (ptxas.empty())
+    return "";
+  SmallString<256> root(ptxas);
+  llvm::sys::fs::make_absolute(root);
+  llvm::sys::path::remove_filename(root); // bin/
+  llvm::sys::path::remove_filename(root);
+  return root.str().str();
+}
+
 std::optional<int> mlir::rlx::nvvm::maxPtxVersionOfPtxas() {
   static std::once_flag once;
   static std::optional<int> result;

@@ -72,6 +72,9 @@ FailureOr<NVVMTarget> parseTarget(StringRef chip, StringRef features, std::strin
 /// The ptxas RLX runs: $RLX_PTXAS, then $CUDA_ROOT/bin, $CUDA_HOME/bin,
 /// /usr/local/cuda/bin, then PATH. Empty when there is none.
 std::string findPtxas();
+/// The CUDA toolkit that ptxas belongs to (the directory above its bin/),
+/// where gpu-module-to-binary finds libdevice; empty without ptxas.
+std::string findCudaRoot();
 
 /// The newest PTX ISA the installed ptxas assembles (probed once by
 /// assembling an empty module of each version); nullopt without ptxas.

@@ -199,8 +199,19 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << attr.getValue();
     return success();
   }
+  // What rlx-nvvm-assemble keeps on a gpu.binary: the PTX and ptxas's report.
+  if (attr.getName() == "rlx.ptx" || attr.getName() == "rlx.kernels") {
+    bool ok = attr.getName() == "rlx.ptx" ? isa<StringAttr>(attr.getValue())
+                                          : isa<DictionaryAttr>(attr.getValue());
+    if (!ok)
+      return op->emitError() << attr.getName().getValue() << " must be a "
+                             << (attr.getName() == "rlx.ptx" ? "string" : "dictionary")
+                             << ", got " << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue()
-                         << "' (the rlx dialect defines rlx.fusion_policy on modules; "
+                         << "' (the rlx dialect defines rlx.fusion_policy on modules, "
+                            "rlx.ptx and rlx.kernels on gpu.binary; "
                             "rlx.input, rlx.param, rlx.output, rlx.dim_names, rlx.packed_by "
                             "and rlx.packed_from on function arguments and results)";
 }

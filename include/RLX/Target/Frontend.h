@@ -1,0 +1,37 @@
+//===- Frontend.h - From any RLX stage to planned LIR ------------*- C++ -*-===//
+//
+// The part every backend shares: HIR → MIR (plus TOSA/linalg raised by
+// rlx-import-to-mir), fusion, specialization of symbolic dims, and MIR → LIR
+// kernels with One-Shot Bufferize, the arena plan and its independent check.
+// rlx-lower-to-cpu and rlx-lower-to-nvvm both start with it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TARGET_FRONTEND_H
+#define RLX_TARGET_FRONTEND_H
+
+#include "RLX/Conversion/HIRToMIR/HIRToMIR.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::rlx {
+
+struct FrontendOptions {
+  FusionPolicy fusionPolicy = FusionPolicy::Direct;
+  bool importUpstream = true;
+  bool fuse = true;
+  std::vector<std::string> dims;
+  /// Plan LIR (false: stop at fused, specialized MIR).
+  bool lir = true;
+  int64_t alignment = 64;
+  std::string planReportDir;
+};
+
+void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);
+
+} // namespace mlir::rlx
+
+#endif // RLX_TARGET_FRONTEND_H

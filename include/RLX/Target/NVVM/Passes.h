@@ -1,0 +1,53 @@
+//===- Passes.h - RLX NVVM backend passes -----------------------*- C++ -*-===//
+//
+// Generated declarations of the NVVM passes (rlx-nvvm-check-target,
+// rlx-nvvm-assemble) and the rlx-lower-to-nvvm pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TARGET_NVVM_PASSES_H
+#define RLX_TARGET_NVVM_PASSES_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DECL
+#include "RLX/Target/NVVM/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "RLX/Target/NVVM/Passes.h.inc"
+
+struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("NVIDIA chip"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("+ptxNN (default: the chip's PTX ISA)"),
+                               llvm::cl::init("")};
+  Option<int> optLevel{*this, "O", llvm::cl::desc("LLVM and ptxas optimization level"),
+                       llvm::cl::init(3)};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("run rlx-mir-fuse"), llvm::cl::init(true)};
+  ListOption<std::string> dims{*this, "dims",
+                               llvm::cl::desc("symbolic dim bindings name=size")};
+  Option<std::string> spills{*this, "spills",
+                             llvm::cl::desc("error | warn | ignore: a spill or stack frame"),
+                             llvm::cl::init("warn")};
+  Option<bool> report{*this, "report", llvm::cl::desc("a remark per kernel with its resources"),
+                      llvm::cl::init(false)};
+  Option<bool> assemble{*this, "assemble",
+                        llvm::cl::desc("run ptxas (false: stop at PTX in gpu.binary)"),
+                        llvm::cl::init(true)};
+};
+
+/// From HIR/MIR/planned LIR to LIR kernels in gpu.modules, checked for the
+/// target, with the kernels still in the gpu dialect (what the emulator runs).
+void buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOptions &options);
+/// From there to gpu.binary ops with cubins (gpu → nvvm → PTX → ptxas).
+void buildNVVMCodegenPipeline(OpPassManager &pm, const NVVMPipelineOptions &options);
+/// Registers `rlx-lower-to-nvvm` and the NVVM passes.
+void registerNVVMPipelines();
+
+} // namespace mlir::rlx
+
+#endif // RLX_TARGET_NVVM_PASSES_H

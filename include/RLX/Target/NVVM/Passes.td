@@ -1,0 +1,75 @@
+//===- Passes.td - RLX NVVM backend passes ------------------*- tablegen -*-===//
+
+#ifndef RLX_TARGET_NVVM_PASSES_TD
+#define RLX_TARGET_NVVM_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NVVMCheckTarget : Pass<"rlx-nvvm-check-target", "::mlir::ModuleOp"> {
+  let summary = "Reject (op, chip, PTX ISA) combinations LLVM's NVPTX backend cannot compile";
+  let description = [{
+    Runs on the kernels of every `gpu.module` before any LLVM code
+    generation. LLVM 22's NVPTX backend aborts the process ("Cannot select",
+    "PTX version ... does not support target") on several combinations that
+    MLIR's verifiers accept; this pass turns each of them into a diagnostic
+    located at the op, naming the op, what it needs and the target it got:
+
+    - `nvvm.wgmma.*`, `nvgpu.warpgroup.*`: sm_90a (not sm_90, not sm_100a);
+    - `nvvm.tcgen05.*`: sm_100a / sm_101a / sm_103a; block-scaled FP4
+      (`mxf4nvf4`) also PTX ISA 8.8;
+    - `nvvm.convert.*` to or from e2m1 (FP4) / e2m3 / e3m2 (FP6): an
+      sm_100-family `a`/`f` chip and PTX ISA 8.6;
+    - conversions to or from e4m3 / e5m2 (FP8): sm_89 and PTX ISA 8.1;
+    - `mma.sync` with bf16 / tf32, `cp.async`: sm_80; `ldmatrix`: sm_75;
+      TMA (`cp.async.bulk.*`), `mbarrier.try_wait`, `elect.sync`,
+      `stmatrix`, `fence.proxy`: sm_90; `setmaxregister`: sm_90a;
+    - any arith/math op left on 8-, 6- or 4-bit floats (upstream has no NVVM
+      lowering for them; `rlx-expand-low-precision-floats` runs before this
+      pass in `rlx-lower-to-nvvm`, case L1);
+    - static shared memory (workgroup attributions) above the chip's opt-in
+      limit.
+
+    The target comes from the options, or else from the `nvvm.target`
+    attached to the `gpu.module`. Chip and PTX ISA themselves are checked
+    as in `convert-rlx-lir-to-gpu` (unknown chip, ISA older than the chip
+    needs, ISA newer than the installed ptxas: case L3).
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "the NVIDIA chip (default: the gpu.module's nvvm.target, else sm_90a)">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "+ptxNN to choose the PTX ISA (default: the chip's)">
+  ];
+}
+
+def NVVMAssemble : Pass<"rlx-nvvm-assemble", "::mlir::ModuleOp"> {
+  let summary = "Assemble each gpu.binary's PTX with ptxas; attach cubin, PTX and resources";
+  let description = [{
+    Takes the `gpu.binary` ops that `gpu-module-to-binary{format=isa}` made
+    (PTX), runs the installed ptxas (`$RLX_PTXAS`, `$CUDA_ROOT/bin`,
+    `/usr/local/cuda/bin`, `PATH`) with `-v`, and replaces the PTX object with
+    the cubin (`#gpu.object<..., bin = ...>`). The PTX stays on the op as
+    `rlx.ptx` (for JIT on newer GPUs), and each kernel's resources from
+    ptxas's report as `rlx.kernels = {<kernel> = {registers, spill_bytes,
+    stack_bytes, shared_bytes, barriers}}`.
+
+    A kernel that spills or has a stack frame is an error with `spills=error`
+    (what the tests use), a warning with `spills=warn` (the default).
+    `report` prints one remark per kernel with its resources. A missing
+    ptxas or a ptxas failure is an error naming the gpu.binary, with
+    ptxas's messages.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "the NVIDIA chip (default: the object's nvvm.target)">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "+ptxNN (default: the object's nvvm.target)">,
+    Option<"optLevel", "O", "int", /*default=*/"3", "ptxas optimization level">,
+    Option<"spills", "spills", "std::string", /*default=*/"\"warn\"",
+           "error | warn | ignore: what a spill or a stack frame is">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "a remark per kernel with registers, spills, stack and shared memory">
+  ];
+}
+
+#endif // RLX_TARGET_NVVM_PASSES_TD

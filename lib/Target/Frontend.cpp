@@ -1,0 +1,47 @@
+//===- Frontend.cpp - From any RLX stage to planned LIR -------------------===//
+
+#include "RLX/Target/Frontend.h"
+
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options) {
+  ConvertRLXHIRToMIROptions hir;
+  hir.fusionPolicy = options.fusionPolicy;
+  pm.addPass(createConvertRLXHIRToMIR(hir));
+  // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
+  // lowered by upstream's TOSA passes and compiled as it is.
+  if (options.importUpstream) {
+    pm.addPass(createRLXImportToMIR());
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(tosa::createTosaToLinalgNamed());
+    fpm.addPass(tosa::createTosaToLinalg());
+    fpm.addPass(createTosaToArithPass());
+    fpm.addPass(createTosaToTensorPass());
+  }
+  if (options.fuse)
+    pm.addPass(mir::createMIRFuse());
+  if (!options.dims.empty()) {
+    mir::MIRSpecializeOptions spec;
+    spec.dims.assign(options.dims.begin(), options.dims.end());
+    spec.requireStatic = true;
+    pm.addPass(mir::createMIRSpecialize(spec));
+  }
+  if (options.lir) {
+    pm.addPass(createConvertRLXMIRToLIR());
+    pm.addPass(lir::createLIRBufferize());
+    lir::LIRPlanBuffersOptions plan;
+    plan.alignment = options.alignment;
+    plan.reportDir = options.planReportDir;
+    pm.addPass(lir::createLIRPlanBuffers(plan));
+    pm.addPass(lir::createLIRVerifyPlan());
+  }
+}

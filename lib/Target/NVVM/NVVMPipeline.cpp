@@ -1,0 +1,107 @@
+//===- NVVMPipeline.cpp - The rlx-lower-to-nvvm pipeline -------------------===//
+//
+// Any RLX stage → planned LIR → gpu.func kernels and a launch plan
+// (convert-rlx-lir-to-gpu) → target check → NVVM → PTX → cubin with ptxas's
+// resource report. The host side stays planned LIR with gpu.launch_func ops:
+// the GPU artifact writer turns it into a launch plan, not upstream's
+// gpu-to-llvm host lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Target/NVVM/NVVMTarget.h"
+#include "RLX/Target/NVVM/Passes.h"
+
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Target/Frontend.h"
+#include "RLX/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+/// The features nvvm-attach-target gets: always an explicit PTX ISA (its
+/// default, +ptx60, is fatal for sm_90a: ../shared/GPU.md pitfall 3).
+std::string attachFeatures(const NVVMPipelineOptions &options) {
+  if (!options.features.empty())
+    return options.features;
+  if (std::optional<int> ptx = nvvm::defaultPtxVersion(options.chip))
+    return "+ptx" + std::to_string(*ptx);
+  return "";
+}
+} // namespace
+
+void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOptions &options) {
+  FrontendOptions front;
+  front.fuse = options.fuse;
+  front.dims.assign(options.dims.begin(), options.dims.end());
+  buildFrontendPipeline(pm, front);
+  ConvertRLXLIRToGPUOptions toGpu;
+  toGpu.chip = options.chip;
+  toGpu.features = options.features;
+  pm.addPass(createConvertRLXLIRToGPU(toGpu));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // f8/f4 conversions as integer arithmetic (case L1), narrow math in f32.
+  kernels.addPass(createExpandLowPrecisionFloats());
+  kernels.addPass(math::createMathExtendToSupportedTypes());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  NVVMCheckTargetOptions check;
+  check.chip = options.chip;
+  check.features = options.features;
+  pm.addPass(createNVVMCheckTarget(check));
+}
+
+void mlir::rlx::buildNVVMCodegenPipeline(OpPassManager &pm, const NVVMPipelineOptions &options) {
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.chip;
+  attach.features = attachFeatures(options);
+  attach.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertVectorToSCFPass());
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  ConvertGpuOpsToNVVMOpsOptions toNvvm;
+  toNvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(toNvvm));
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  // libdevice (math functions) comes from the toolkit RLX's ptxas belongs
+  // to; without it gpu-module-to-binary silently leaves __nv_* calls extern.
+  binary.toolkitPath = nvvm::findCudaRoot();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  if (options.assemble) {
+    NVVMAssembleOptions assemble;
+    assemble.chip = options.chip;
+    assemble.features = attachFeatures(options);
+    assemble.optLevel = options.optLevel;
+    assemble.spills = options.spills;
+    assemble.report = options.report;
+    pm.addPass(createNVVMAssemble(assemble));
+  }
+}
+
+void mlir::rlx::registerNVVMPipelines() {
+  registerRLXNVVMPasses();
+  PassPipelineRegistration<NVVMPipelineOptions>(
+      "rlx-lower-to-nvvm",
+      "Compile an RLX module (HIR, MIR or LIR) for an NVIDIA GPU: fusion, the arena plan, "
+      "gpu.func kernels and a launch plan, the target check, NVVM, PTX and a cubin per "
+      "gpu.module with ptxas's resource report",
+      [](OpPassManager &pm, const NVVMPipelineOptions &options) {
+        buildNVVMKernelPipeline(pm, options);
+        buildNVVMCodegenPipeline(pm, options);
+      });
+}
