@@ -1,0 +1,148 @@
+//===- Emulator.h - The RLX GPU emulator's C ABI ---------------*- C -*-===//
+//
+// The GPU emulator runs the same gpu.func kernels that go to NVVM, lowered for
+// the CPU (rlx-gpu-to-emulator), with every GPU thread a fiber of its block.
+// This header is the whole contract between the two sides:
+//
+//  * Kernel side (`__rlx_emu_*`): the lowered kernel calls these for thread
+//    and block ids, barriers, warp collectives and, before every load and
+//    store, for the access check. They run on the calling thread's fiber.
+//  * Host side (`rlx_emu_*`): register the global buffers a launch may touch
+//    and launch a kernel with CUDA's parameter convention (`params[i]` points
+//    at the value of kernel parameter i, as for cuLaunchKernel).
+//
+// A kernel entry is the packed wrapper `<kernel>__emu(void **params)` that the
+// lowering emits: params holds the kernel's own parameters followed by one
+// pointer-to-pointer per workgroup (shared) buffer, in declaration order; the
+// emulator allocates those per block (filled with NaN bytes, 0xFF) and
+// appends them.
+//
+// C only, no LLVM: the runtime that uses it ships without LLVM/MLIR.
+//===----------------------------------------------------------------------===//
+#ifndef RLX_RUNTIME_EMULATOR_H
+#define RLX_RUNTIME_EMULATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===--- Kernel side ------------------------------------------------------===//
+
+/// Which id `__rlx_emu_id` returns: kind * 4 + dimension (0 = x, 1 = y, 2 = z).
+enum rlx_emu_id_kind {
+  RLX_EMU_THREAD_ID = 0,
+  RLX_EMU_BLOCK_ID = 1,
+  RLX_EMU_BLOCK_DIM = 2,
+  RLX_EMU_GRID_DIM = 3,
+  RLX_EMU_LANE_ID = 4, ///< dimension ignored
+};
+uint64_t __rlx_emu_id(uint32_t which);
+
+/// gpu.barrier / bar.sync 0: every thread of the block must arrive; shared
+/// memory accesses on either side are ordered (the race checker's epoch).
+/// A thread that has returned never arrives: when the others wait at a
+/// barrier that is "barrier divergence", and waits at different sync points
+/// that nobody can leave are a "deadlock"; both stop the launch (nonzero).
+void __rlx_emu_barrier(void);
+
+/// Shuffle modes, numbered as gpu::ShuffleMode and PTX shfl.sync's .mode.
+enum rlx_emu_shuffle_mode {
+  RLX_EMU_SHFL_XOR = 0, ///< PTX .bfly
+  RLX_EMU_SHFL_UP = 1,
+  RLX_EMU_SHFL_DOWN = 2,
+  RLX_EMU_SHFL_IDX = 3,
+};
+/// PTX `shfl.sync.<mode>.b32 d|p, a, b, c, membermask` exactly as the PTX ISA
+/// defines it (segmask = c[12:8], clamp = c[4:0]). Returns d in the low 32
+/// bits and p (the source lane was in range) in bit 32. All lanes of
+/// membermask rendezvous; a lane of membermask that has exited or waits at a
+/// different collective is reported. A warp is 32 consecutive linear thread
+/// ids (x + y*bx + z*bx*by); lanes past the block size do not exist: they are
+/// not waited for, and a shuffle that reads one (or any lane outside
+/// membermask) is reported.
+uint64_t __rlx_emu_shfl_sync(uint32_t mode, uint32_t a, uint32_t b, uint32_t c,
+                             uint32_t membermask);
+/// gpu.shuffle (value, offset, width) as upstream's NVVM lowering maps it:
+/// membermask = 0xFFFFFFFF >> (32 - width), c = 32 - width for up and
+/// width - 1 otherwise; then __rlx_emu_shfl_sync.
+uint64_t __rlx_emu_shuffle(uint32_t mode, uint32_t value, uint32_t offset, uint32_t width);
+
+/// Votes (PTX vote.sync): 0 = all, 1 = any, 2 = uni, 3 = ballot. Returns the
+/// predicate result (0/1) or, for ballot, the 32-bit mask.
+uint32_t __rlx_emu_vote_sync(uint32_t mode, uint32_t pred, uint32_t membermask);
+
+/// Access flags.
+enum rlx_emu_access_flags {
+  RLX_EMU_READ = 0,
+  RLX_EMU_WRITE = 1,
+};
+/// Called before every load/store of `bytes` bytes at `addr`. Global accesses
+/// must lie inside one registered buffer, shared accesses inside one of the
+/// block's shared buffers; shared accesses are race-checked (two threads
+/// touching the same byte between barriers, at least one writing). Findings
+/// are recorded with the kernel, block and thread; the access itself still
+/// happens when it is inside some valid memory, and is skipped (a load then
+/// yields whatever was there) otherwise, so one bad kernel never corrupts
+/// the host process. Accesses inside the calling thread's own stack (private
+/// memory) are always fine.
+/// Returns 1 when the access may proceed, 0 when it must be skipped.
+uint32_t __rlx_emu_access(const void *addr, uint64_t bytes, uint32_t flags);
+
+/// The block's dynamic shared memory (gpu.dynamic_shared_memory), of the
+/// launch's dynamic_shared_bytes, NaN-filled, bounds- and race-checked.
+void *__rlx_emu_dynamic_shared(void);
+
+//===--- Host side --------------------------------------------------------===//
+
+typedef void (*rlx_emu_entry)(void **params);
+
+typedef struct rlx_emu_shared {
+  uint64_t bytes;
+  uint64_t align;
+} rlx_emu_shared;
+
+typedef struct rlx_emu_kernel {
+  const char *name;
+  rlx_emu_entry entry;
+  uint32_t num_params;          ///< the kernel's own parameters
+  const rlx_emu_shared *shared; ///< its workgroup buffers, in order
+  uint32_t num_shared;
+} rlx_emu_kernel;
+
+/// Global memory the kernels may access (arena, IO buffers, weights).
+/// Returns 0, or nonzero for a null base or a range overlapping another
+/// registered buffer (registering the same base again replaces it).
+int rlx_emu_register_buffer(const void *base, uint64_t bytes, const char *name);
+void rlx_emu_unregister_buffer(const void *base);
+
+/// Options (bit flags; default RLX_EMU_CHECK_ALL).
+enum rlx_emu_option {
+  RLX_EMU_CHECK_BOUNDS = 1,
+  RLX_EMU_CHECK_RACES = 2,
+  RLX_EMU_CHECK_ALL = 3,
+};
+void rlx_emu_set_options(uint32_t options);
+
+/// Runs one launch to completion (blocks one after another, threads of a
+/// block as fibers). Returns 0 on success, nonzero when something was
+/// reported (out of bounds, race, barrier divergence, deadlock, bad launch
+/// configuration); rlx_emu_last_report() then describes it (kernel, block,
+/// thread, address, buffer), at most a few dozen findings.
+int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[3],
+                   const uint32_t block[3], uint64_t dynamic_shared_bytes, void **params);
+/// The text stays valid until the next launch.
+const char *rlx_emu_last_report(void);
+
+// Thread safety: one launch runs at a time per process. The host functions
+// serialize on one process-wide mutex (a registration from another thread
+// waits for a running launch); the kernel-side functions may only be called
+// by the kernels of the running launch, on its OS thread.
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // RLX_RUNTIME_EMULATOR_H

@@ -1,0 +1,251 @@
+//===- Checker.cpp - Bounds checks and the shared-memory race shadow ------===//
+//
+// __rlx_emu_access runs before every load and store of a lowered kernel. It
+// classifies the address: one of the running block's shared buffers (bounds
+// and race checked), a registered global buffer, or the calling fiber's own
+// stack (private memory: always fine); anything else is out of bounds,
+// reported with the nearest buffer, and skipped.
+//
+// The race shadow keeps, per shared byte, the barrier epoch of its last
+// access, that epoch's writer and up to two readers. Within one epoch a write
+// by T conflicts with any access by U != T, and a read by T with a write by
+// U != T; the first conflict per buffer and launch is reported.
+//===----------------------------------------------------------------------===//
+
+#include "State.h"
+
+#include <map>
+
+using namespace rlx::emu;
+
+namespace rlx::emu {
+
+namespace {
+struct GlobalBuffer {
+  uint64_t bytes;
+  std::string name;
+};
+// Keyed by base address; registered buffers never overlap.
+std::map<uintptr_t, GlobalBuffer> &registry() {
+  static std::map<uintptr_t, GlobalBuffer> buffers;
+  return buffers;
+}
+
+/// Host entry points lock the process mutex, except when called from a
+/// kernel of the running launch (which holds it already).
+struct HostLock {
+  HostLock() : owns(!onLaunchThread()) {
+    if (owns)
+      processMutex().lock();
+  }
+  ~HostLock() {
+    if (owns)
+      processMutex().unlock();
+  }
+  bool owns;
+};
+
+const char *accessName(uint32_t flags) { return flags & RLX_EMU_WRITE ? "write" : "read"; }
+
+std::string accessText(uintptr_t a, uint64_t bytes, uint32_t flags) {
+  return std::string(accessName(flags)) + " of " + std::to_string(bytes) + " bytes at " +
+         hexAddress(a);
+}
+
+/// Where [a, a + n) lies relative to [base, base + size).
+std::string relation(uintptr_t a, uint64_t n, uintptr_t base, uint64_t size,
+                     const std::string &name) {
+  const uintptr_t end = base + size;
+  const std::string what = name + " (" + std::to_string(size) + " bytes)";
+  if (a < base)
+    return std::to_string(base - a) + " bytes before the start of " + what;
+  if (a >= end)
+    return "offset " + std::to_string(a - base) + " of " + what + ", " +
+           std::to_string(a - end) + " bytes past its end";
+  return "offset " + std::to_string(a - base) + " of " + what + ", the access ends " +
+         std::to_string(a + n - end) + " bytes past its end";
+}
+
+/// The buffer nearest to [a, a + n), shared or global, described.
+std::string nearest(const Launch &l, uintptr_t a, uint64_t n) {
+  uint64_t best = ~uint64_t(0);
+  std::string text;
+  auto consider = [&](uintptr_t base, uint64_t size, const std::string &name) {
+    uint64_t gap = a < base ? base - a : (a >= base + size ? a - (base + size) : 0);
+    if (size == 0 && gap != 0)
+      return; // an empty buffer (e.g. no dynamic shared memory) is no landmark
+    if (gap < best) {
+      best = gap;
+      text = relation(a, n, base, size, name);
+    }
+  };
+  for (size_t i = 0; i < l.shared.size(); ++i)
+    consider(reinterpret_cast<uintptr_t>(l.shared[i].data), l.shared[i].bytes,
+             sharedBufferName(l, i));
+  auto &reg = registry();
+  auto next = reg.upper_bound(a);
+  if (next != reg.end())
+    consider(next->first, next->second.bytes, "buffer '" + next->second.name + "'");
+  if (next != reg.begin()) {
+    auto prev = std::prev(next);
+    consider(prev->first, prev->second.bytes, "buffer '" + prev->second.name + "'");
+  }
+  if (text.empty())
+    return "not inside any buffer (none is registered)";
+  return "not inside any buffer; nearest: " + text;
+}
+
+/// The registered buffer containing byte `a`, or end().
+std::map<uintptr_t, GlobalBuffer>::const_iterator globalAt(uintptr_t a) {
+  auto &reg = registry();
+  auto it = reg.upper_bound(a);
+  if (it == reg.begin())
+    return reg.end();
+  --it;
+  return a - it->first < it->second.bytes ? it : reg.cend();
+}
+
+void raceCheck(Launch &l, size_t index, uint64_t offset, uint64_t n, uint32_t flags) {
+  SharedBuffer &s = l.shared[index];
+  if (s.raceReported || s.shadow.empty())
+    return;
+  const int16_t me = static_cast<int16_t>(l.current);
+  const bool write = flags & RLX_EMU_WRITE;
+  for (uint64_t i = offset; i < offset + n; ++i) {
+    ShadowByte &b = s.shadow[i];
+    if (b.epoch != l.epoch)
+      b = ShadowByte{l.epoch, -1, -1, -1};
+    int16_t other = -1;
+    const char *otherKind = nullptr;
+    if (b.writer >= 0 && b.writer != me) {
+      other = b.writer;
+      otherKind = "write";
+    } else if (write && b.reader1 >= 0 && b.reader1 != me) {
+      other = b.reader1;
+      otherKind = "read";
+    } else if (write && b.reader2 >= 0 && b.reader2 != me) {
+      other = b.reader2;
+      otherKind = "read";
+    }
+    if (other >= 0) {
+      s.raceReported = true;
+      addFinding(l, &l.self(),
+                 "data race on " + sharedBufferName(l, index) + " at byte offset " +
+                     std::to_string(i) + " (" + hexAddress(reinterpret_cast<uintptr_t>(s.data) + i) +
+                     "): " + accessName(flags) + " by thread " + threadCoords(l, l.current) +
+                     " (linear " + std::to_string(l.current) + ") and " + otherKind +
+                     " by thread " + threadCoords(l, other) + " (linear " +
+                     std::to_string(other) + ") with no barrier in between");
+      return;
+    }
+    if (write) {
+      b.writer = me;
+    } else if (b.reader1 < 0 || b.reader1 == me) {
+      b.reader1 = me;
+    } else if (b.reader2 < 0) {
+      b.reader2 = me;
+    }
+  }
+}
+} // namespace
+
+std::string sharedBufferName(const Launch &l, size_t index) {
+  if (index + 1 == l.shared.size())
+    return "dynamic shared memory";
+  return "shared buffer #" + std::to_string(index);
+}
+
+} // namespace rlx::emu
+
+extern "C" uint32_t __rlx_emu_access(const void *addr, uint64_t bytes, uint32_t flags) {
+  Launch *l = activeLaunch();
+  if (!l || !(l->options & RLX_EMU_CHECK_ALL))
+    return 1;
+  const bool bounds = l->options & RLX_EMU_CHECK_BOUNDS;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  const uint64_t n = bytes;
+
+  for (size_t i = 0; i < l->shared.size(); ++i) {
+    const SharedBuffer &s = l->shared[i];
+    const uintptr_t base = reinterpret_cast<uintptr_t>(s.data);
+    if (a < base || a - base >= s.bytes)
+      continue;
+    const uint64_t offset = a - base;
+    if (n > s.bytes - offset) {
+      if (!bounds)
+        return 1;
+      addFinding(*l, &l->self(),
+                 "out-of-bounds " + accessText(a, n, flags) + ": " +
+                     relation(a, n, base, s.bytes, sharedBufferName(*l, i)));
+      return 0;
+    }
+    if (l->options & RLX_EMU_CHECK_RACES)
+      raceCheck(*l, i, offset, n, flags);
+    return 1;
+  }
+  if (!bounds)
+    return 1;
+
+  auto &reg = registry();
+  auto it = globalAt(a);
+  if (it != reg.end()) {
+    uint64_t offset = a - it->first;
+    if (n <= it->second.bytes - offset)
+      return 1;
+    // Past its end: still valid memory when registered buffers follow.
+    uintptr_t pos = it->first + it->second.bytes;
+    auto cur = it;
+    while (pos < a + n) {
+      auto nx = std::next(cur);
+      if (nx == reg.end() || nx->first != pos || nx->second.bytes == 0)
+        break;
+      cur = nx;
+      pos = cur->first + cur->second.bytes;
+    }
+    std::string what = "out-of-bounds " + accessText(a, n, flags) + ": " +
+                       relation(a, n, it->first, it->second.bytes, "buffer '" + it->second.name + "'");
+    if (pos >= a + n) {
+      addFinding(*l, &l->self(), what + " (into the adjacent buffer '" + cur->second.name + "')");
+      return 1;
+    }
+    addFinding(*l, &l->self(), what);
+    return 0;
+  }
+
+  // Private memory: the fiber's own stack.
+  const Context &ctx = l->self().ctx;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(ctx.stackLo);
+  if (a >= lo && a - lo < ctx.stackSize && n <= ctx.stackSize - (a - lo))
+    return 1;
+#ifdef RLX_EMU_ASAN
+  if (__asan_addr_is_in_fake_stack(__asan_get_current_fake_stack(), const_cast<void *>(addr),
+                                   nullptr, nullptr))
+    return 1;
+#endif
+
+  addFinding(*l, &l->self(), "out-of-bounds " + accessText(a, n, flags) + ": " + nearest(*l, a, n));
+  return 0;
+}
+
+extern "C" int rlx_emu_register_buffer(const void *base, uint64_t bytes, const char *name) {
+  if (!base)
+    return 1;
+  HostLock lock;
+  auto &reg = registry();
+  const uintptr_t b = reinterpret_cast<uintptr_t>(base);
+  auto next = reg.upper_bound(b);
+  if (next != reg.end() && bytes > next->first - b)
+    return 2; // overlaps the next buffer
+  if (next != reg.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first != b && b - prev->first < prev->second.bytes)
+      return 2; // inside the previous buffer
+  }
+  reg[b] = GlobalBuffer{bytes, name ? name : "<unnamed>"};
+  return 0;
+}
+
+extern "C" void rlx_emu_unregister_buffer(const void *base) {
+  HostLock lock;
+  registry().erase(reinterpret_cast<uintptr_t>(base));
+}

@@ -1,0 +1,498 @@
+//===- Scheduler.cpp - Launches, blocks, barriers and warp collectives ----===//
+//
+// Blocks run one after another on the calling OS thread; the threads of a
+// block are fibers scheduled cooperatively from a FIFO ready queue. A fiber
+// runs until it waits (barrier, warp collective) or returns. The last thread
+// to arrive at a barrier, or the last lane of a collective's membermask,
+// completes it and carries on; the others go back on the ready queue. When
+// the queue runs dry before every thread has returned, nobody can progress:
+// that is a barrier divergence (the rest wait at the barrier but some have
+// exited) or a deadlock (waits at different sync points), reported with who
+// waits where; the launch then stops (the fibers are abandoned, their stacks
+// released) and returns nonzero.
+//===----------------------------------------------------------------------===//
+
+#include "State.h"
+#include "Warp.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace rlx::emu;
+
+namespace rlx::emu {
+
+namespace {
+Launch *Active = nullptr;
+thread_local bool OnLaunchThread = false;
+std::atomic<uint32_t> Options{RLX_EMU_CHECK_ALL};
+
+// CUDA's limits (compute capability 9.0: 227 KiB of shared memory per block
+// with the opt-in attribute).
+constexpr uint64_t kMaxThreadsPerBlock = 1024;
+constexpr uint32_t kMaxBlockDim[3] = {1024, 1024, 64};
+constexpr uint32_t kMaxGridDim[3] = {0x7fffffffu, 65535, 65535};
+constexpr uint64_t kMaxSharedBytes = 227 * 1024;
+
+/// Fiber stacks outlive launches (mapping 1024 of them per launch would cost
+/// more than small kernels); a failed launch releases them.
+struct StackPool {
+  std::vector<FiberStack> stacks;
+  size_t bytes = 0;
+
+  bool reserve(size_t count, size_t stackBytes) {
+    if (stackBytes != bytes) {
+      stacks.clear();
+      bytes = stackBytes;
+    }
+    while (stacks.size() < count) {
+      FiberStack s(stackBytes);
+      if (!s.valid())
+        return false;
+      stacks.push_back(std::move(s));
+    }
+    return true;
+  }
+};
+StackPool &stackPool() {
+  static StackPool pool;
+  return pool;
+}
+
+const char *shflModeName(uint32_t mode) {
+  static const char *names[] = {"bfly", "up", "down", "idx"};
+  return mode < 4 ? names[mode] : "?";
+}
+const char *voteModeName(uint32_t mode) {
+  static const char *names[] = {"all", "any", "uni", "ballot"};
+  return mode < 4 ? names[mode] : "?";
+}
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+void fiberMain(void *arg) {
+  Launch &l = *static_cast<Launch *>(arg);
+  fiberStarted(l.scheduler);
+  l.kernel->entry(l.params.data());
+  Thread &t = l.self();
+  t.wait = Wait::Done;
+  ++l.exited;
+  switchContext(t.ctx, l.scheduler);
+  std::abort(); // a finished fiber is never resumed
+}
+
+void waitHere(Launch &l) { switchContext(l.self().ctx, l.scheduler); }
+
+std::string waitLabel(const Thread &t) {
+  switch (t.wait) {
+  case Wait::Barrier:
+    return "wait at the barrier";
+  case Wait::Shfl:
+    return std::string("wait at shfl.sync.") + shflModeName(t.mode) + " (membermask " +
+           hex32(t.mask) + ")";
+  case Wait::Vote:
+    return std::string("wait at vote.sync.") + voteModeName(t.mode) + " (membermask " +
+           hex32(t.mask) + ")";
+  case Wait::Done:
+    return "have exited";
+  case Wait::Running:
+    break;
+  }
+  return "are runnable";
+}
+
+/// Nobody can progress: say who waits where, as runs of linear thread ids.
+void diagnoseStall(Launch &l) {
+  bool onlyBarrier = true;
+  const Thread *first = nullptr;
+  for (const Thread &t : l.threads) {
+    if (t.wait == Wait::Done)
+      continue;
+    if (!first)
+      first = &t;
+    if (t.wait != Wait::Barrier)
+      onlyBarrier = false;
+  }
+  std::string what = onlyBarrier ? "barrier divergence: " : "deadlock: ";
+  what += "no thread can progress; (linear ids) ";
+  constexpr unsigned kMaxRuns = 12;
+  unsigned runs = 0;
+  for (uint32_t i = 0; i < l.numThreads;) {
+    std::string label = waitLabel(l.threads[i]);
+    uint32_t j = i + 1;
+    while (j < l.numThreads && waitLabel(l.threads[j]) == label)
+      ++j;
+    if (runs == kMaxRuns) {
+      what += "; ...";
+      break;
+    }
+    if (runs++)
+      what += "; ";
+    what += j - i == 1 ? "thread " + std::to_string(i)
+                       : "threads " + std::to_string(i) + "-" + std::to_string(j - 1);
+    what += " " + label;
+    i = j;
+  }
+  addFinding(l, first, what);
+}
+
+bool runBlock(Launch &l, StackPool &pool) {
+  ++l.epoch;
+  for (SharedBuffer &s : l.shared)
+    std::memset(s.data, 0xFF, s.bytes);
+  l.ready.clear();
+  l.atBarrier = 0;
+  l.exited = 0;
+  for (uint32_t i = 0; i < l.numThreads; ++i) {
+    Thread &t = l.threads[i];
+    t.wait = Wait::Running;
+    makeContext(t.ctx, pool.stacks[i], &fiberMain, &l);
+    l.ready.push_back(i);
+  }
+  while (!l.ready.empty()) {
+    l.current = l.ready.front();
+    l.ready.pop_front();
+    switchContext(l.scheduler, l.threads[l.current].ctx);
+  }
+  if (l.exited == l.numThreads)
+    return true;
+  diagnoseStall(l);
+  return false;
+}
+
+/// The rendezvous of a warp collective: returns the calling lane's result.
+uint64_t collective(Launch &l, Wait kind, uint32_t mode, uint32_t a, uint32_t b, uint32_t c,
+                    uint32_t mask) {
+  Thread &t = l.self();
+  const uint32_t lane = t.linear % kWarpSize;
+  const uint32_t base = t.linear - lane;
+  const uint32_t lanes = std::min<uint32_t>(kWarpSize, l.numThreads - base);
+  const uint32_t exist = lanes == kWarpSize ? ~0u : (1u << lanes) - 1;
+  const char *op = kind == Wait::Shfl ? "shfl.sync." : "vote.sync.";
+  const char *modeName = kind == Wait::Shfl ? shflModeName(mode) : voteModeName(mode);
+  if (!(mask >> lane & 1u)) {
+    // PTX: undefined. The lane does not take part; it gets its own value.
+    addFinding(l, &t, std::string(op) + modeName + " by lane " + std::to_string(lane) +
+                          ", which is not in its membermask " + hex32(mask));
+    if (kind == Wait::Shfl)
+      return a;
+    return voteSync(static_cast<VoteMode>(mode), 1u << lane, (a != 0) << lane);
+  }
+  t.wait = kind;
+  t.mode = mode;
+  t.a = a;
+  t.b = b;
+  t.c = c;
+  t.mask = mask;
+  const uint32_t members = mask & exist;
+  for (uint32_t m = 0; m < kWarpSize; ++m) {
+    if (!(members >> m & 1u))
+      continue;
+    const Thread &o = l.threads[base + m];
+    if (o.wait != kind || o.mask != mask || o.mode != mode) {
+      waitHere(l);
+      return t.result;
+    }
+  }
+  // The last lane arrived: complete the collective for all members.
+  if (kind == Wait::Shfl) {
+    uint32_t A[kWarpSize] = {}, B[kWarpSize] = {}, C[kWarpSize] = {}, D[kWarpSize] = {};
+    bool P[kWarpSize] = {};
+    for (uint32_t m = 0; m < kWarpSize; ++m) {
+      if (!(members >> m & 1u))
+        continue;
+      const Thread &o = l.threads[base + m];
+      A[m] = o.a;
+      B[m] = o.b;
+      C[m] = o.c;
+    }
+    uint32_t bad = shflSyncWarp(static_cast<ShflMode>(mode), members, A, B, C, D, P);
+    for (uint32_t m = 0; m < kWarpSize; ++m) {
+      if (!(members >> m & 1u))
+        continue;
+      Thread &o = l.threads[base + m];
+      o.result = D[m] | static_cast<uint64_t>(P[m]) << 32;
+      if (bad >> m & 1u) {
+        uint32_t src = shflSource(static_cast<ShflMode>(mode), m, B[m], C[m]).lane;
+        addFinding(l, &o, std::string(op) + modeName + " (b=" + std::to_string(B[m]) + ", c=" +
+                              hex32(C[m]) + ") by lane " + std::to_string(m) + " reads lane " +
+                              std::to_string(src) +
+                              (exist >> src & 1u ? ", which is not in membermask " + hex32(mask)
+                                                 : ", which does not exist (the block has " +
+                                                       std::to_string(l.numThreads) +
+                                                       " threads)"));
+      }
+    }
+  } else {
+    uint32_t preds = 0;
+    for (uint32_t m = 0; m < kWarpSize; ++m)
+      if ((members >> m & 1u) && l.threads[base + m].a != 0)
+        preds |= 1u << m;
+    uint32_t r = voteSync(static_cast<VoteMode>(mode), members, preds);
+    for (uint32_t m = 0; m < kWarpSize; ++m)
+      if (members >> m & 1u)
+        l.threads[base + m].result = r;
+  }
+  for (uint32_t m = 0; m < kWarpSize; ++m) {
+    if (!(members >> m & 1u) || m == lane)
+      continue;
+    Thread &o = l.threads[base + m];
+    o.wait = Wait::Running;
+    l.ready.push_back(o.linear);
+  }
+  t.wait = Wait::Running;
+  return t.result;
+}
+
+/// Validates the configuration; false (with findings) when it cannot run.
+bool validate(Launch &l, const rlx_emu_kernel *kernel, const uint32_t grid[3],
+              const uint32_t block[3], uint64_t dynamicShared, void **params) {
+  size_t before = l.findings.size();
+  if (!kernel || !kernel->entry) {
+    addFinding(l, nullptr, "bad launch: no kernel entry");
+    return false;
+  }
+  if (!grid || !block) {
+    addFinding(l, nullptr, "bad launch: no grid or block dimensions");
+    return false;
+  }
+  static const char *dims = "xyz";
+  uint64_t threads = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d] == 0 || block[d] == 0)
+      addFinding(l, nullptr,
+                 std::string("bad launch: zero ") + (grid[d] == 0 ? "grid" : "block") +
+                     " dimension " + dims[d]);
+    if (block[d] > kMaxBlockDim[d])
+      addFinding(l, nullptr,
+                 std::string("bad launch: block dimension ") + dims[d] + " = " +
+                     std::to_string(block[d]) + " exceeds " + std::to_string(kMaxBlockDim[d]));
+    if (grid[d] > kMaxGridDim[d])
+      addFinding(l, nullptr,
+                 std::string("bad launch: grid dimension ") + dims[d] + " = " +
+                     std::to_string(grid[d]) + " exceeds " + std::to_string(kMaxGridDim[d]));
+    threads *= block[d];
+  }
+  if (threads > kMaxThreadsPerBlock)
+    addFinding(l, nullptr,
+               "bad launch: " + std::to_string(threads) + " threads per block exceed " +
+                   std::to_string(kMaxThreadsPerBlock));
+  uint64_t sharedBytes = dynamicShared;
+  if (kernel->num_shared && !kernel->shared)
+    addFinding(l, nullptr, "bad launch: num_shared without shared buffer descriptions");
+  else
+    for (uint32_t i = 0; i < kernel->num_shared; ++i) {
+      uint64_t align = kernel->shared[i].align;
+      if (align & (align - 1))
+        addFinding(l, nullptr,
+                   "bad launch: shared buffer #" + std::to_string(i) + " alignment " +
+                       std::to_string(align) + " is not a power of two");
+      sharedBytes += kernel->shared[i].bytes;
+    }
+  if (sharedBytes > kMaxSharedBytes)
+    addFinding(l, nullptr,
+               "bad launch: " + std::to_string(sharedBytes) +
+                   " bytes of shared memory per block exceed " + std::to_string(kMaxSharedBytes));
+  if (kernel->num_params && !params)
+    addFinding(l, nullptr, "bad launch: null params for " + std::to_string(kernel->num_params) +
+                               " kernel parameters");
+  return l.findings.size() == before;
+}
+
+uint8_t *allocShared(uint64_t bytes, uint64_t align) {
+  align = std::max<uint64_t>(align, 16);
+  uint64_t rounded = std::max<uint64_t>((bytes + align - 1) / align * align, align);
+  void *p = nullptr;
+  if (posix_memalign(&p, align, rounded) != 0)
+    return nullptr;
+  return static_cast<uint8_t *>(p);
+}
+
+} // namespace
+
+Launch *activeLaunch() { return Active; }
+void setActiveLaunch(Launch *launch) { Active = launch; }
+bool onLaunchThread() { return OnLaunchThread; }
+std::mutex &processMutex() {
+  static std::mutex m;
+  return m;
+}
+
+} // namespace rlx::emu
+
+//===--- Kernel side ------------------------------------------------------===//
+
+extern "C" uint64_t __rlx_emu_id(uint32_t which) {
+  Launch *l = Active;
+  if (!l)
+    return which / 4 == RLX_EMU_BLOCK_DIM || which / 4 == RLX_EMU_GRID_DIM ? 1 : 0;
+  const Thread &t = l->self();
+  uint32_t kind = which / 4, dim = which % 4;
+  if (kind == RLX_EMU_LANE_ID)
+    return t.linear % kWarpSize;
+  if (dim > 2 || kind > RLX_EMU_LANE_ID) {
+    addFinding(*l, &t, "__rlx_emu_id: bad selector " + std::to_string(which));
+    return 0;
+  }
+  switch (kind) {
+  case RLX_EMU_THREAD_ID:
+    return t.tid[dim];
+  case RLX_EMU_BLOCK_ID:
+    return l->blockId[dim];
+  case RLX_EMU_BLOCK_DIM:
+    return l->block[dim];
+  default:
+    return l->grid[dim];
+  }
+}
+
+extern "C" void __rlx_emu_barrier(void) {
+  Launch *l = Active;
+  if (!l)
+    return;
+  Thread &t = l->self();
+  t.wait = Wait::Barrier;
+  if (++l->atBarrier < l->numThreads) {
+    waitHere(*l);
+    return;
+  }
+  // Everyone arrived (exited threads never do): a new shared-memory epoch.
+  l->atBarrier = 0;
+  ++l->epoch;
+  for (Thread &o : l->threads) {
+    if (&o == &t)
+      continue;
+    o.wait = Wait::Running;
+    l->ready.push_back(o.linear);
+  }
+  t.wait = Wait::Running;
+}
+
+extern "C" uint64_t __rlx_emu_shfl_sync(uint32_t mode, uint32_t a, uint32_t b, uint32_t c,
+                                        uint32_t membermask) {
+  Launch *l = Active;
+  if (!l)
+    return a;
+  if (mode > RLX_EMU_SHFL_IDX) {
+    addFinding(*l, &l->self(), "shfl.sync: bad mode " + std::to_string(mode));
+    return a;
+  }
+  return collective(*l, Wait::Shfl, mode, a, b, c, membermask);
+}
+
+extern "C" uint64_t __rlx_emu_shuffle(uint32_t mode, uint32_t value, uint32_t offset,
+                                      uint32_t width) {
+  Launch *l = Active;
+  if (l && (width == 0 || width > kWarpSize)) {
+    addFinding(*l, &l->self(), "gpu.shuffle: width " + std::to_string(width) +
+                                   " is not in 1..32 (taken as 32)");
+    width = kWarpSize;
+  }
+  ShflOperands ops = gpuShuffleOperands(static_cast<ShflMode>(mode), width);
+  return __rlx_emu_shfl_sync(mode, value, offset, ops.c, ops.membermask);
+}
+
+extern "C" uint32_t __rlx_emu_vote_sync(uint32_t mode, uint32_t pred, uint32_t membermask) {
+  Launch *l = Active;
+  if (!l)
+    return mode == 3 ? (pred != 0) : (pred != 0 || mode == 2);
+  if (mode > 3) {
+    addFinding(*l, &l->self(), "vote.sync: bad mode " + std::to_string(mode));
+    return 0;
+  }
+  return static_cast<uint32_t>(collective(*l, Wait::Vote, mode, pred != 0, 0, 0, membermask));
+}
+
+extern "C" void *__rlx_emu_dynamic_shared(void) {
+  Launch *l = Active;
+  return l && !l->shared.empty() ? l->shared.back().data : nullptr;
+}
+
+//===--- Host side --------------------------------------------------------===//
+
+extern "C" void rlx_emu_set_options(uint32_t options) { Options.store(options); }
+
+extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[3],
+                              const uint32_t block[3], uint64_t dynamicShared, void **params) {
+  if (OnLaunchThread) {
+    // From inside a kernel: the running launch holds the process mutex.
+    if (Active)
+      addFinding(*Active, &Active->self(), "rlx_emu_launch called from inside a kernel");
+    return 1;
+  }
+  std::lock_guard<std::mutex> lock(processMutex());
+  Launch l;
+  l.kernel = kernel;
+  l.name = kernel && kernel->name ? kernel->name : "<unnamed>";
+  l.options = Options.load();
+  if (!validate(l, kernel, grid, block, dynamicShared, params)) {
+    setLastReport(l);
+    return 1;
+  }
+  for (int d = 0; d < 3; ++d) {
+    l.grid[d] = grid[d];
+    l.block[d] = block[d];
+  }
+  l.numThreads = block[0] * block[1] * block[2];
+
+  // Shared buffers: the static ones, then the dynamic one (kept even when
+  // empty so that __rlx_emu_dynamic_shared has an address to check).
+  bool ok = true;
+  l.shared.resize(kernel->num_shared + 1);
+  for (uint32_t i = 0; i <= kernel->num_shared; ++i) {
+    SharedBuffer &s = l.shared[i];
+    bool dynamic = i == kernel->num_shared;
+    s.bytes = dynamic ? dynamicShared : kernel->shared[i].bytes;
+    s.data = allocShared(s.bytes, dynamic ? 16 : kernel->shared[i].align);
+    ok = ok && s.data;
+    if (l.options & RLX_EMU_CHECK_RACES)
+      s.shadow.resize(s.bytes);
+  }
+  l.sharedPtrs.resize(kernel->num_shared);
+  l.params.assign(params, params + kernel->num_params);
+  for (uint32_t i = 0; i < kernel->num_shared; ++i) {
+    l.sharedPtrs[i] = l.shared[i].data;
+    l.params.push_back(&l.sharedPtrs[i]);
+  }
+  l.threads.resize(l.numThreads);
+  for (uint32_t i = 0; i < l.numThreads; ++i) {
+    Thread &t = l.threads[i];
+    t.linear = i;
+    t.tid[0] = i % block[0];
+    t.tid[1] = i / block[0] % block[1];
+    t.tid[2] = i / block[0] / block[1];
+  }
+  StackPool &pool = stackPool();
+  if (!ok)
+    addFinding(l, nullptr, "cannot allocate the block's shared memory");
+  else if (!pool.reserve(l.numThreads, fiberStackBytes()))
+    addFinding(l, nullptr, "cannot map " + std::to_string(l.numThreads) + " fiber stacks");
+
+  if (l.findings.empty()) {
+    Active = &l;
+    OnLaunchThread = true;
+    bool aborted = false;
+    for (uint32_t z = 0; z < l.grid[2] && !aborted; ++z)
+      for (uint32_t y = 0; y < l.grid[1] && !aborted; ++y)
+        for (uint32_t x = 0; x < l.grid[0] && !aborted; ++x) {
+          l.blockId[0] = x;
+          l.blockId[1] = y;
+          l.blockId[2] = z;
+          aborted = !runBlock(l, pool);
+        }
+    Active = nullptr;
+    OnLaunchThread = false;
+    if (aborted)
+      pool.stacks.clear(); // the abandoned fibers' frames go with them
+  }
+  for (SharedBuffer &s : l.shared)
+    std::free(s.data);
+  setLastReport(l);
+  return l.findings.empty() && l.droppedFindings == 0 ? 0 : 1;
+}
