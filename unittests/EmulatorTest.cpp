@@ -533,6 +533,28 @@ TEST(EmulatorLaunch, DeadlockAtDifferentSyncPoints) {
       << rep;
 }
 
+void exitedLaneKernel(void **params) {
+  (void)params;
+  uint32_t lane = id(RLX_EMU_LANE_ID);
+  if (lane < 16)
+    return;
+  if (lane < 24)
+    __rlx_emu_shuffle(RLX_EMU_SHFL_DOWN, lane, 1, 32);
+  else
+    __rlx_emu_vote_sync(1, 1, ~0u);
+}
+
+TEST(EmulatorLaunch, CollectiveWithExitedLanes) {
+  rlx_emu_kernel k = {"exited", &exitedLaneKernel, 0, nullptr, 0};
+  EXPECT_NE(launch(k, {1, 1, 1}, {32, 1, 1}, {}), 0);
+  std::string rep = rlx_emu_last_report();
+  EXPECT_TRUE(contains(rep, "kernel 'exited' block (0,0,0) thread (16,0,0): deadlock")) << rep;
+  EXPECT_TRUE(contains(rep, "threads 0-15 have exited; threads 16-23 wait at shfl.sync.down "
+                            "(membermask 0xffffffff); threads 24-31 wait at vote.sync.any "
+                            "(membermask 0xffffffff)"))
+      << rep;
+}
+
 void idsKernel(void **params) {
   uint32_t *out = param<uint32_t>(params, 0);
   uint32_t t = linearTid();
