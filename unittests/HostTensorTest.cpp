@@ -2,6 +2,8 @@
 
 #include "RLX/Target/CPU/HostTensor.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -63,4 +65,24 @@ TEST(HostTensor, ConvertToIntegerSaturates) {
   HostTensor i32 = convert(f32, "i32");
   EXPECT_EQ(element<int32_t>(i32, 0), std::numeric_limits<int32_t>::max());
   EXPECT_EQ(element<int32_t>(i32, 1), std::numeric_limits<int32_t>::min());
+}
+
+// Every dtype readNpy reads is written back as itself (u8 was written as
+// bool, '|b1'; rlx-fuzz-npy's round trip found it).
+TEST(HostTensor, NpyRoundTripKeepsTheDtype) {
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("rlx-hosttensor", "npy", path));
+  for (const char *dtype : {"f32", "f64", "f16", "i64", "i32", "i8", "u8", "i1"}) {
+    HostTensor t = HostTensor::zeros(dtype, {3});
+    t.set(1, 1);
+    t.set(2, 5);
+    std::string error;
+    ASSERT_TRUE(mlir::succeeded(writeNpy(path, t, error))) << error;
+    mlir::FailureOr<HostTensor> back = readNpy(path, error);
+    ASSERT_TRUE(mlir::succeeded(back)) << error;
+    EXPECT_EQ(back->dtype, t.dtype);
+    EXPECT_EQ(back->shape, t.shape);
+    EXPECT_EQ(back->data, t.data);
+  }
+  llvm::sys::fs::remove(path);
 }

@@ -209,8 +209,8 @@ static std::string npyDescr(StringRef dtype) {
     return "<i4";
   if (dtype == "i8")
     return "|i1";
-  if (dtype == "f8e4m3fn")
-    return "|u1"; // the E4M3 bytes
+  if (dtype == "u8" || dtype == "f8e4m3fn")
+    return "|u1"; // f8e4m3fn: the E4M3 bytes
   return "|b1";
 }
 
