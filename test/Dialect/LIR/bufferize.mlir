@@ -98,3 +98,14 @@ func.func @no_in_place_with_broadcast(%x: tensor<4x8xf32> {rlx.input = "x"}, %y:
   %t = rlx_mir.tanh %s : tensor<4x8xf32>
   return %t : tensor<4x8xf32>
 }
+
+// -----
+
+// rlx.dim_names stay on the bufferized (memref) argument and still verify.
+// BUF-LABEL: func @dim_names_on_memref
+// BUF-SAME:    memref<1x?x8xf32> {rlx.dim_names = ["", "seq", ""], rlx.input = "x"}
+// PLAN-LABEL: func @dim_names_on_memref
+// PLAN-SAME:    memref<1x?x8xf32> {rlx.dim_names = ["", "seq", ""], rlx.input = "x"}
+func.func @dim_names_on_memref(%x: tensor<1x?x8xf32> {rlx.dim_names = ["", "seq", ""], rlx.input = "x"}) {
+  return
+}

@@ -36,7 +36,7 @@ func.func @not_strings(%x: tensor<1x?x8xf32> {rlx.dim_names = [0, 1, 2]}) {
 
 // -----
 
-// expected-error @+1 {{rlx.dim_names on argument 0 needs a ranked tensor argument}}
+// expected-error @+1 {{rlx.dim_names on argument 0 needs a ranked tensor or memref argument}}
 func.func @not_tensor(%x: f32 {rlx.dim_names = []}) {
   return
 }

@@ -101,10 +101,13 @@ static LogicalResult verifyDimNames(Operation *op, Region &region, unsigned argI
     return op->emitError() << kDimNames << " must be an array of strings";
   if (region.empty() || argIndex >= region.getNumArguments())
     return success();
-  auto type = dyn_cast<RankedTensorType>(region.getArgument(argIndex).getType());
-  if (!type)
+  // A memref once bufferized: the names stay (rlx-lir-plan-buffers reports
+  // them).
+  Type argType = region.getArgument(argIndex).getType();
+  auto type = dyn_cast<ShapedType>(argType);
+  if (!isa<RankedTensorType, MemRefType>(argType))
     return op->emitError() << kDimNames << " on argument " << argIndex
-                           << " needs a ranked tensor argument";
+                           << " needs a ranked tensor or memref argument";
   if (static_cast<int64_t>(names.size()) != type.getRank())
     return op->emitError() << kDimNames << " on argument " << argIndex << " has "
                            << names.size() << " names for rank " << type.getRank();
