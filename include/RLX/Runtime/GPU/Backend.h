@@ -1,0 +1,61 @@
+//===- Backend.h - Where an artifact's kernels run --------------*- C++ -*-===//
+//
+// The runtime (Runtime.cpp) walks a manifest function's plan: it allocates
+// the arena and IO buffers, uploads inputs and weights, launches the kernels
+// in plan order and copies outputs back. A Backend is the device underneath:
+// the CUDA driver (CUDABackend.cpp) or the CPU emulator running the same
+// kernels compiled for the host (EmulatorBackend.cpp). Device pointers are
+// 64-bit integers on both (CUdeviceptr; a host address on the emulator), so a
+// kernel parameter is always a pointer to one of them.
+//===----------------------------------------------------------------------===//
+#ifndef RLX_RUNTIME_GPU_BACKEND_H
+#define RLX_RUNTIME_GPU_BACKEND_H
+
+#include "RLX/Runtime/GPU/Manifest.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace rlx::gpu {
+
+struct CUDADriver;
+
+using DevicePtr = uint64_t;
+
+class Backend {
+public:
+  virtual ~Backend();
+  virtual const char *name() const = 0;
+
+  /// `label` names the allocation in reports ("f/@arena", "f/x").
+  virtual bool alloc(uint64_t bytes, const std::string &label, DevicePtr &out, std::string &error) = 0;
+  virtual void free(DevicePtr p) = 0;
+  virtual bool copyToDevice(DevicePtr dst, const void *src, uint64_t bytes, std::string &error) = 0;
+  virtual bool copyToHost(void *dst, DevicePtr src, uint64_t bytes, std::string &error) = 0;
+
+  /// Loads every module of the manifest and resolves every kernel.
+  virtual bool loadModules(const Manifest &m, std::string &error) = 0;
+  /// Launches m.kernels[kernel] (asynchronously where the device allows).
+  /// params[i] points at the value of kernel parameter i.
+  virtual bool launch(size_t kernel, const Dim3 &grid, const Dim3 &block, uint64_t dynamicSharedBytes,
+                      void **params, std::string &error) = 0;
+  virtual bool synchronize(std::string &error) = 0;
+
+  /// Timing of the work between timerStart and timerStop, in milliseconds
+  /// (CUDA events on the stream; wall clock on the emulator).
+  virtual bool timerStart(std::string &error) = 0;
+  virtual bool timerStop(double &ms, std::string &error) = 0;
+};
+
+/// The CUDA backend on the system driver (dlopen'ed libcuda.so.1).
+std::unique_ptr<Backend> createCUDABackend(std::string &error);
+/// The CUDA backend on a given driver table (unit tests pass a fake one).
+/// `driver` must outlive the backend.
+std::unique_ptr<Backend> createCUDABackend(const CUDADriver &driver, std::string &error);
+/// The emulator backend; loadModules dlopens the artifact's emulator library.
+std::unique_ptr<Backend> createEmulatorBackend(std::string &error);
+
+} // namespace rlx::gpu
+
+#endif // RLX_RUNTIME_GPU_BACKEND_H

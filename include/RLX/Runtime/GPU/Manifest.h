@@ -1,0 +1,116 @@
+//===- Manifest.h - The GPU artifact's manifest.json ------------*- C++ -*-===//
+//
+// An RLX GPU artifact is a directory the compiler writes (cubins, PTX, an
+// optional emulator build of the same kernels) plus manifest.json, which says
+// which kernels exist and, per function, which buffers it takes and which
+// launches run in which order. This is the runtime's parsed, validated view of
+// that file (docs/gpu-artifact.md is the format's reference). Everything after
+// parsing may rely on the invariants checked here: every name resolves, every
+// argument offset lies inside its buffer, sizes do not overflow.
+//
+// No LLVM/MLIR: the GPU runtime ships on its own.
+//===----------------------------------------------------------------------===//
+#ifndef RLX_RUNTIME_GPU_MANIFEST_H
+#define RLX_RUNTIME_GPU_MANIFEST_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rlx::gpu {
+
+using Dim3 = std::array<uint32_t, 3>;
+
+struct ModuleInfo {
+  std::string name;
+  std::string cubin; ///< file name relative to the artifact, "" when absent
+  std::string ptx;   ///< file name relative to the artifact, "" when absent
+};
+
+struct EmuShared {
+  uint64_t bytes = 0;
+  uint64_t align = 1;
+};
+
+struct KernelInfo {
+  std::string name;
+  std::string module;
+  size_t moduleIndex = 0;
+  uint32_t numParams = 0;
+  Dim3 block{1, 1, 1};
+  uint64_t staticSharedBytes = 0;
+  int64_t registers = -1; ///< -1 when the manifest does not say
+  int64_t spillBytes = -1;
+  int64_t stackBytes = -1;
+  bool hasEmu = false;
+  std::string emuSymbol;
+  std::vector<EmuShared> emuShared;
+};
+
+enum class Role { Input, Param, Output };
+const char *roleName(Role r);
+
+struct BufferInfo {
+  std::string name;
+  Role role = Role::Input;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+};
+
+/// Index of the arena in LaunchArg::buffer.
+constexpr int kArena = -1;
+
+struct LaunchArg {
+  int buffer = kArena; ///< index into FunctionInfo::buffers, or kArena
+  uint64_t offset = 0;
+};
+
+struct LaunchInfo {
+  size_t kernel = 0; ///< index into Manifest::kernels
+  Dim3 grid{1, 1, 1};
+  Dim3 block{1, 1, 1};
+  uint64_t dynamicSharedBytes = 0;
+  std::vector<LaunchArg> args;
+};
+
+struct FunctionInfo {
+  std::string name;
+  uint64_t arenaBytes = 0;
+  std::vector<BufferInfo> buffers;
+  std::vector<LaunchInfo> launches;
+  int findBuffer(const std::string &name) const; ///< -1 when absent
+};
+
+struct Manifest {
+  std::string dir; ///< the artifact directory ("" for parseManifest)
+  int version = 0;
+  std::string chip;
+  std::string ptxVersion;
+  std::vector<ModuleInfo> modules;
+  std::string emulatorLibrary; ///< "" when the artifact has no emulator build
+  std::vector<KernelInfo> kernels;
+  std::string entry;
+  std::vector<FunctionInfo> functions;
+
+  int findFunction(const std::string &name) const; ///< -1 when absent
+  int findKernel(const std::string &name) const;   ///< -1 when absent
+};
+
+/// Bytes per element of an MLIR element type name; 0 for f4E2M1FN (packed
+/// two per byte) and -1 for an unknown name.
+int dtypeBytes(const std::string &dtype);
+
+/// Parses and validates manifest text. On failure returns false and sets
+/// `error` to a message naming the offending field (e.g.
+/// "functions[0].launches[2].args[1].buffer: unknown buffer 'y'").
+bool parseManifest(const std::string &text, Manifest &out, std::string &error);
+
+/// Reads DIR/manifest.json, parses it, and checks that every file it names
+/// exists in DIR (cubin, ptx, emulator.library).
+bool loadManifest(const std::string &dir, Manifest &out, std::string &error);
+
+} // namespace rlx::gpu
+
+#endif // RLX_RUNTIME_GPU_MANIFEST_H

@@ -1,0 +1,349 @@
+//===- Runtime.cpp - The GPU artifact runtime's C API ----------------------===//
+//
+// Holds one opened artifact: its manifest, a backend and, per function, the
+// device allocations and the kernel parameter arrays of every launch (built
+// once at open: a parameter is a pointer to a 64-bit device address).
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Runtime/GPURuntime.h"
+#include "RLX/Runtime/GPU/Backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+using namespace rlx::gpu;
+
+namespace {
+
+struct FunctionState {
+  DevicePtr arena = 0;
+  bool arenaAllocated = false;
+  std::vector<DevicePtr> buffers;
+  std::vector<bool> allocated;
+  std::vector<bool> set;
+  std::vector<std::vector<DevicePtr>> argValues; ///< per launch
+  std::vector<std::vector<void *>> argPointers;  ///< per launch, into argValues
+};
+
+} // namespace
+
+struct rlx_gpu_artifact {
+  Manifest manifest;
+  std::unique_ptr<Backend> backend;
+  std::vector<FunctionState> functions;
+  std::string error;
+
+  ~rlx_gpu_artifact() {
+    if (!backend)
+      return;
+    for (FunctionState &f : functions) {
+      if (f.arenaAllocated)
+        backend->free(f.arena);
+      for (size_t i = 0; i < f.buffers.size(); ++i)
+        if (f.allocated[i])
+          backend->free(f.buffers[i]);
+    }
+    functions.clear();
+    backend.reset();
+  }
+
+  bool fail(std::string message) {
+    error = std::move(message);
+    return false;
+  }
+
+  // Resolves `function` (NULL = entry) or records an error.
+  int function(const char *name) {
+    std::string n = name ? name : manifest.entry;
+    int f = manifest.findFunction(n);
+    if (f < 0)
+      fail("unknown function '" + n + "'");
+    return f;
+  }
+
+  bool allocate(std::string &err) {
+    functions.resize(manifest.functions.size());
+    for (size_t fi = 0; fi < manifest.functions.size(); ++fi) {
+      const FunctionInfo &f = manifest.functions[fi];
+      FunctionState &s = functions[fi];
+      if (!backend->alloc(f.arenaBytes, f.name + "/@arena", s.arena, err))
+        return false;
+      s.arenaAllocated = true;
+      s.buffers.assign(f.buffers.size(), 0);
+      s.allocated.assign(f.buffers.size(), false);
+      s.set.assign(f.buffers.size(), false);
+      for (size_t b = 0; b < f.buffers.size(); ++b) {
+        if (!backend->alloc(f.buffers[b].bytes, f.name + "/" + f.buffers[b].name, s.buffers[b], err))
+          return false;
+        s.allocated[b] = true;
+      }
+      for (const LaunchInfo &l : f.launches) {
+        std::vector<DevicePtr> values;
+        for (const LaunchArg &a : l.args)
+          values.push_back((a.buffer == kArena ? s.arena : s.buffers[size_t(a.buffer)]) + a.offset);
+        s.argValues.push_back(std::move(values));
+      }
+      // Pointers only after argValues stopped growing.
+      for (std::vector<DevicePtr> &values : s.argValues) {
+        std::vector<void *> ptrs;
+        for (DevicePtr &v : values)
+          ptrs.push_back(&v);
+        s.argPointers.push_back(std::move(ptrs));
+      }
+    }
+    return true;
+  }
+
+  // Launches every kernel of function f, without waiting.
+  bool launchAll(int f) {
+    const FunctionInfo &fn = manifest.functions[size_t(f)];
+    FunctionState &s = functions[size_t(f)];
+    std::string missing;
+    for (size_t b = 0; b < fn.buffers.size(); ++b)
+      if (fn.buffers[b].role != Role::Output && !s.set[b])
+        missing += (missing.empty() ? "'" : ", '") + fn.buffers[b].name + "' (" + roleName(fn.buffers[b].role) + ")";
+    if (!missing.empty())
+      return fail("function '" + fn.name + "': buffers never set: " + missing);
+    std::string err;
+    for (size_t i = 0; i < fn.launches.size(); ++i) {
+      const LaunchInfo &l = fn.launches[i];
+      void **params = s.argPointers[i].empty() ? nullptr : s.argPointers[i].data();
+      if (!backend->launch(l.kernel, l.grid, l.block, l.dynamicSharedBytes, params, err))
+        return fail("function '" + fn.name + "', launches[" + std::to_string(i) + "] (kernel '" +
+                    manifest.kernels[l.kernel].name + "'): " + err);
+    }
+    return true;
+  }
+
+  bool run(int f) {
+    std::string err;
+    if (!launchAll(f))
+      return false;
+    if (!backend->synchronize(err))
+      return fail("function '" + manifest.functions[size_t(f)].name + "': " + err);
+    return true;
+  }
+
+  // Finds buffer `name` of function f and checks `bytes` against its size.
+  int buffer(int f, const char *name, size_t bytes) {
+    const FunctionInfo &fn = manifest.functions[size_t(f)];
+    int b = name ? fn.findBuffer(name) : -1;
+    if (b < 0) {
+      fail("function '" + fn.name + "' has no buffer '" + (name ? name : "(null)") + "'");
+      return -1;
+    }
+    if (bytes != fn.buffers[size_t(b)].bytes) {
+      fail("buffer '" + fn.buffers[size_t(b)].name + "' of function '" + fn.name + "' is " +
+           std::to_string(fn.buffers[size_t(b)].bytes) + " bytes, got " + std::to_string(bytes));
+      return -1;
+    }
+    return b;
+  }
+};
+
+namespace {
+
+void copyError(const std::string &msg, char *err, size_t errlen) {
+  if (!err || !errlen)
+    return;
+  size_t n = std::min(msg.size(), errlen - 1);
+  std::memcpy(err, msg.data(), n);
+  err[n] = '\0';
+}
+
+std::unique_ptr<rlx_gpu_artifact> open(const std::string &dir, const std::string &device, std::string &err) {
+  auto h = std::make_unique<rlx_gpu_artifact>();
+  if (!loadManifest(dir, h->manifest, err))
+    return nullptr;
+  if (device == "cuda" || device == "auto") {
+    std::string cudaErr;
+    h->backend = createCUDABackend(cudaErr);
+    // "auto" falls back to the emulator only when there is no driver or no
+    // device; a driver that rejects the artifact is an error.
+    if (!h->backend && (device == "cuda" || h->manifest.emulatorLibrary.empty())) {
+      err = device == "cuda" ? cudaErr : cudaErr + ", and the artifact has no emulator build";
+      return nullptr;
+    }
+    if (h->backend && !h->backend->loadModules(h->manifest, err))
+      return nullptr;
+  } else if (device != "emu") {
+    err = "unknown device '" + device + "' (expected cuda, emu or auto)";
+    return nullptr;
+  }
+  if (!h->backend) {
+    h->backend = createEmulatorBackend(err);
+    if (!h->backend || !h->backend->loadModules(h->manifest, err))
+      return nullptr;
+  }
+  if (!h->allocate(err))
+    return nullptr;
+  return h;
+}
+
+template <typename F> int guarded(rlx_gpu_artifact *h, F &&body) {
+  if (!h)
+    return -1;
+  try {
+    h->error.clear();
+    return body() ? 0 : -1;
+  } catch (const std::bad_alloc &) {
+    h->error = "out of host memory";
+  } catch (...) {
+    h->error = "internal error";
+  }
+  return -1;
+}
+
+} // namespace
+
+extern "C" {
+
+rlx_gpu_artifact *rlx_gpu_open(const char *dir, const char *device, char *err, size_t errlen) {
+  std::string e;
+  try {
+    if (!dir) {
+      copyError("rlx_gpu_open: no artifact directory", err, errlen);
+      return nullptr;
+    }
+    std::unique_ptr<rlx_gpu_artifact> h = open(dir, device ? device : "auto", e);
+    if (h) {
+      copyError("", err, errlen);
+      return h.release();
+    }
+  } catch (const std::bad_alloc &) {
+    e = "out of host memory";
+  } catch (...) {
+    e = "internal error";
+  }
+  copyError(e, err, errlen);
+  return nullptr;
+}
+
+void rlx_gpu_close(rlx_gpu_artifact *h) { delete h; }
+
+const char *rlx_gpu_last_error(rlx_gpu_artifact *h) { return h ? h->error.c_str() : "no artifact (NULL handle)"; }
+
+const char *rlx_gpu_device(rlx_gpu_artifact *h) { return h && h->backend ? h->backend->name() : ""; }
+
+const char *rlx_gpu_entry(rlx_gpu_artifact *h) { return h ? h->manifest.entry.c_str() : nullptr; }
+
+int rlx_gpu_num_functions(rlx_gpu_artifact *h) { return h ? int(h->manifest.functions.size()) : -1; }
+
+const char *rlx_gpu_function_name(rlx_gpu_artifact *h, int index) {
+  if (!h || index < 0 || size_t(index) >= h->manifest.functions.size())
+    return nullptr;
+  return h->manifest.functions[size_t(index)].name.c_str();
+}
+
+int rlx_gpu_num_buffers(rlx_gpu_artifact *h, const char *function) {
+  if (!h)
+    return -1;
+  int f = h->function(function);
+  return f < 0 ? -1 : int(h->manifest.functions[size_t(f)].buffers.size());
+}
+
+int rlx_gpu_buffer_info(rlx_gpu_artifact *h, const char *function, int index, const char **name, const char **role,
+                        const char **dtype, int *rank, const int64_t **shape, uint64_t *bytes) {
+  return guarded(h, [&] {
+    int f = h->function(function);
+    if (f < 0)
+      return false;
+    const FunctionInfo &fn = h->manifest.functions[size_t(f)];
+    if (index < 0 || size_t(index) >= fn.buffers.size())
+      return h->fail("function '" + fn.name + "' has no buffer #" + std::to_string(index));
+    const BufferInfo &b = fn.buffers[size_t(index)];
+    if (name)
+      *name = b.name.c_str();
+    if (role)
+      *role = roleName(b.role);
+    if (dtype)
+      *dtype = b.dtype.c_str();
+    if (rank)
+      *rank = int(b.shape.size());
+    if (shape)
+      *shape = b.shape.data();
+    if (bytes)
+      *bytes = b.bytes;
+    return true;
+  });
+}
+
+int rlx_gpu_set_buffer(rlx_gpu_artifact *h, const char *function, const char *name, const void *data, size_t bytes) {
+  return guarded(h, [&] {
+    int f = h->function(function);
+    if (f < 0)
+      return false;
+    int b = h->buffer(f, name, bytes);
+    if (b < 0)
+      return false;
+    if (!data && bytes)
+      return h->fail("rlx_gpu_set_buffer: NULL data for buffer '" + std::string(name) + "'");
+    std::string err;
+    FunctionState &s = h->functions[size_t(f)];
+    // Synchronous: the caller may free `data` as soon as this returns.
+    if (!h->backend->copyToDevice(s.buffers[size_t(b)], data, bytes, err) || !h->backend->synchronize(err))
+      return h->fail("uploading buffer '" + std::string(name) + "': " + err);
+    s.set[size_t(b)] = true;
+    return true;
+  });
+}
+
+int rlx_gpu_run(rlx_gpu_artifact *h, const char *function) {
+  return guarded(h, [&] {
+    int f = h->function(function);
+    return f >= 0 && h->run(f);
+  });
+}
+
+int rlx_gpu_get_buffer(rlx_gpu_artifact *h, const char *function, const char *name, void *data, size_t bytes) {
+  return guarded(h, [&] {
+    int f = h->function(function);
+    if (f < 0)
+      return false;
+    int b = h->buffer(f, name, bytes);
+    if (b < 0)
+      return false;
+    if (!data && bytes)
+      return h->fail("rlx_gpu_get_buffer: NULL data for buffer '" + std::string(name) + "'");
+    std::string err;
+    if (!h->backend->copyToHost(data, h->functions[size_t(f)].buffers[size_t(b)], bytes, err))
+      return h->fail("downloading buffer '" + std::string(name) + "': " + err);
+    return true;
+  });
+}
+
+int rlx_gpu_time(rlx_gpu_artifact *h, const char *function, int warmups, int iters, double *median_ms,
+                 double *min_ms) {
+  return guarded(h, [&] {
+    int f = h->function(function);
+    if (f < 0)
+      return false;
+    if (iters < 1 || warmups < 0)
+      return h->fail("rlx_gpu_time: iters must be >= 1 and warmups >= 0");
+    for (int i = 0; i < warmups; ++i)
+      if (!h->run(f))
+        return false;
+    std::vector<double> times;
+    std::string err;
+    for (int i = 0; i < iters; ++i) {
+      double ms = 0;
+      if (!h->backend->timerStart(err))
+        return h->fail(err);
+      if (!h->launchAll(f))
+        return false;
+      if (!h->backend->timerStop(ms, err))
+        return h->fail("function '" + h->manifest.functions[size_t(f)].name + "': " + err);
+      times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    size_t n = times.size();
+    if (median_ms)
+      *median_ms = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    if (min_ms)
+      *min_ms = times.front();
+    return true;
+  });
+}
+
+} // extern "C"
