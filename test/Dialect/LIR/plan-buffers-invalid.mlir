@@ -14,3 +14,18 @@ func.func @dynamic(%n: index, %x: memref<?xf32> {rlx.input = "x"}) {
 func.func @tensors(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// The arena argument would not match a call: entry points only (this left
+// the call with the wrong operands, IR that does not verify).
+// expected-error @+1 {{rlx-lir-plan-buffers plans entry points, and @callee has callers (its arena argument would not match them); inline the calls first (--inline before MIR → LIR)}}
+func.func @callee(%a: memref<2x4xf32> {rlx.param = "a"}, %out: memref<4x4xf32> {rlx.output = "y"}) {
+  %t = memref.alloc() : memref<4x4xf32>
+  memref.copy %t, %out : memref<4x4xf32> to memref<4x4xf32>
+  return
+}
+func.func @caller(%a: memref<2x4xf32>, %out: memref<4x4xf32>) {
+  call @callee(%a, %out) : (memref<2x4xf32>, memref<4x4xf32>) -> ()
+  return
+}

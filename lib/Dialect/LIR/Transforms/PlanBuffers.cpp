@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -149,9 +150,25 @@ struct LIRPlanBuffersPass : mlir::rlx::lir::impl::LIRPlanBuffersBase<LIRPlanBuff
         fn.emitError("rlx-lir-plan-buffers needs the buffer form; run rlx-lir-bufferize first");
         return signalPassFailure();
       }
+      // The plan adds the arena argument: a call would no longer match.
+      if (fn.getNumArguments() + fn.getNumResults() != 0 && hasCallers(fn)) {
+        fn.emitError() << "rlx-lir-plan-buffers plans entry points, and @" << fn.getSymName()
+                       << " has callers (its arena argument would not match them); inline "
+                          "the calls first (--inline before MIR → LIR)";
+        return signalPassFailure();
+      }
       if (failed(planFunction(fn)))
         return signalPassFailure();
     }
+  }
+
+  /// Whether a call names `fn` (other symbol uses, e.g. rlx.packed_by, do
+  /// not pass arguments).
+  bool hasCallers(func::FuncOp fn) {
+    std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(fn, getOperation());
+    return !uses || llvm::any_of(*uses, [](const SymbolTable::SymbolUse &use) {
+      return isa<CallOpInterface>(use.getUser());
+    });
   }
 
   LogicalResult planFunction(func::FuncOp fn) {
