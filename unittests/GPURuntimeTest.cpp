@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
