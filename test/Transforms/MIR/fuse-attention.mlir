@@ -87,3 +87,19 @@ func.func @mixed_layouts(%q: tensor<1x5x32xf32>, %k: tensor<1x2x5x16xf32>) -> te
   %or = rlx_mir.reshape %ot [1, 5, 32] : tensor<1x5x2x16xf32>
   return %or : tensor<1x5x32xf32>
 }
+
+// -----
+
+// Q, K and V through one shared view: each dead view is erased once (it was
+// erased once per use, a use-after-free; and the BHSD root twice).
+// CHECK-LABEL: func @shared_view
+func.func @shared_view(%x: tensor<1x5x2x16xf32>) -> tensor<1x5x2x16xf32> {
+  // CHECK: %[[A:.*]] = rlx_mir.attention %arg0, %arg0, %arg0 heads = 2, kv_heads = 2, head_dim = 16 scale = 1.000000e+00 layout bshd
+  // CHECK-NEXT: return %[[A]]
+  %t = rlx_mir.transpose %x [0, 2, 1, 3] : tensor<1x5x2x16xf32>
+  %s = rlx_mir.matmul %t, %t transpose_b : tensor<1x2x5x16xf32>, tensor<1x2x5x16xf32>
+  %p = rlx_mir.softmax %s axis = -1 : tensor<1x2x5x5xf32>
+  %o = rlx_mir.matmul %p, %t : tensor<1x2x5x5xf32>, tensor<1x2x5x16xf32>
+  %r = rlx_mir.transpose %o [0, 2, 1, 3] : tensor<1x2x5x16xf32>
+  return %r : tensor<1x5x2x16xf32>
+}

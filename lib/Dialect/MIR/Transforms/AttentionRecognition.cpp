@@ -17,6 +17,8 @@
 
 #include "FusionUtils.h"
 
+#include "llvm/ADT/SetVector.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -253,12 +255,16 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
         cfg.window ? rw.getI64IntegerAttr(*cfg.window) : IntegerAttr(), f64(cfg.scale),
         f64(cfg.softcap), AttnLayoutAttr::get(ctx, cfg.layout));
     rw.replaceOp(root, attn);
-    // Erase what became dead: output views, the chain, the input views.
-    SmallVector<Operation *> worklist(outViews.begin(), outViews.end());
-    worklist.push_back(pv);
-    for (Operation *op : m.chain)
-      worklist.push_back(op);
-    worklist.append(views.begin(), views.end());
+    // Erase what became dead: output views, the chain, the input views. Each
+    // op once (q, k and v may come through the same views), and never `root`,
+    // which replaceOp erased already (it is `pv` itself for BHSD).
+    llvm::SetVector<Operation *> dead;
+    dead.insert(outViews.begin(), outViews.end());
+    dead.insert(pv);
+    dead.insert(m.chain.begin(), m.chain.end());
+    dead.insert(views.begin(), views.end());
+    dead.remove(root);
+    SmallVector<Operation *> worklist = dead.takeVector();
     for (bool changed = true; changed;) {
       changed = false;
       for (Operation *&op : worklist)
