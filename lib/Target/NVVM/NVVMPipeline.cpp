@@ -16,6 +16,7 @@
 #include "RLX/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -93,6 +94,34 @@ void mlir::rlx::buildNVVMCodegenPipeline(OpPassManager &pm, const NVVMPipelineOp
   }
 }
 
+void mlir::rlx::buildEmulatorCodegenPipeline(OpPassManager &pm, bool checks) {
+  pm.addPass(createGPUOutlineForEmulator());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // bf16 conversions as integer arithmetic (round to nearest even, as
+  // cvt.rn.bf16.f32): no __truncsfbf2 from a compiler runtime needed.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  ConvertFuncToLLVMPassOptions func;
+  func.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(func));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  EmulatorInstrumentOptions instrument;
+  instrument.checks = checks;
+  pm.addPass(createEmulatorInstrument(instrument));
+}
+
 void mlir::rlx::registerNVVMPipelines() {
   registerRLXNVVMPasses();
   PassPipelineRegistration<NVVMPipelineOptions>(
@@ -103,5 +132,14 @@ void mlir::rlx::registerNVVMPipelines() {
       [](OpPassManager &pm, const NVVMPipelineOptions &options) {
         buildNVVMKernelPipeline(pm, options);
         buildNVVMCodegenPipeline(pm, options);
+      });
+  PassPipelineRegistration<NVVMPipelineOptions>(
+      "rlx-lower-to-emulator",
+      "Compile an RLX module's GPU kernels (the ones rlx-lower-to-nvvm compiles, after the "
+      "target check) for the CPU GPU emulator: LLVM dialect functions <kernel>__emu with "
+      "every memory access checked",
+      [](OpPassManager &pm, const NVVMPipelineOptions &options) {
+        buildNVVMKernelPipeline(pm, options);
+        buildEmulatorCodegenPipeline(pm, /*checks=*/true);
       });
 }

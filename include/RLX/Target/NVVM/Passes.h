@@ -8,7 +8,11 @@
 #ifndef RLX_TARGET_NVVM_PASSES_H
 #define RLX_TARGET_NVVM_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -45,6 +49,10 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
 void buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOptions &options);
 /// From there to gpu.binary ops with cubins (gpu → nvvm → PTX → ptxas).
 void buildNVVMCodegenPipeline(OpPassManager &pm, const NVVMPipelineOptions &options);
+/// The kernels of a module after buildNVVMKernelPipeline, for the CPU
+/// emulator: outlined, lowered to the LLVM dialect for the host, with access
+/// checks (when `checks`) and packed `<kernel>__emu` entries.
+void buildEmulatorCodegenPipeline(OpPassManager &pm, bool checks);
 /// Registers `rlx-lower-to-nvvm` and the NVVM passes.
 void registerNVVMPipelines();
 

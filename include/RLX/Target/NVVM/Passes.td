@@ -72,4 +72,44 @@ def NVVMAssemble : Pass<"rlx-nvvm-assemble", "::mlir::ModuleOp"> {
   ];
 }
 
+
+def GPUOutlineForEmulator : Pass<"rlx-gpu-outline-for-emulator", "::mlir::ModuleOp"> {
+  let summary = "Turn every gpu.func kernel into a CPU function that calls the GPU emulator";
+  let description = [{
+    The first half of the emulator build: the module's `gpu.func` kernels
+    (the same IR that `rlx-lower-to-nvvm` sends to NVVM, taken after the
+    target check) become `func.func @<kernel>__body` functions, and
+    everything else (host functions, gpu.modules) is dropped. The kernel
+    parameters come first, then one memref per workgroup buffer (its
+    address space removed: the emulator allocates it per block); private
+    buffers become allocas. GPU ops become calls into the emulator runtime
+    (include/RLX/Runtime/Emulator.h): `gpu.thread_id` / `block_id` /
+    `block_dim` / `grid_dim` / `lane_id` → `__rlx_emu_id`, `gpu.barrier` →
+    `__rlx_emu_barrier`, `gpu.shuffle` (32-bit values) → `__rlx_emu_shuffle`
+    (PTX shfl.sync semantics, with upstream's width mapping), `gpu.return`
+    → `func.return`. A GPU op it cannot emulate is an error naming it.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def EmulatorInstrument : Pass<"rlx-emulator-instrument", "::mlir::ModuleOp"> {
+  let summary = "Check every kernel memory access and add packed <kernel>__emu entries";
+  let description = [{
+    The second half, on the LLVM dialect (after lowering the outlined kernels
+    with the bare-pointer calling convention): before every `llvm.load` and
+    `llvm.store` in a `*__body` function, a call to
+    `__rlx_emu_access(ptr, bytes, write)`; when it answers 0 (the address is
+    inside no valid memory) the access goes to a scratch slot instead, so a
+    bad kernel is reported without corrupting the host. Each body also gets
+    a packed entry `<kernel>__emu(ptr params)` that loads parameter i from
+    `*params[i]` (cuLaunchKernel's convention) and calls the body.
+  }];
+  let options = [
+    Option<"checks", "checks", "bool", /*default=*/"true",
+           "instrument loads and stores (false: entries only)">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // RLX_TARGET_NVVM_PASSES_TD

@@ -1,0 +1,319 @@
+//===- GPUArtifact.cpp - Write the deployable GPU artifact -----------------===//
+//
+// The manifest format is docs/gpu-artifact.md. Kernel launch arguments are
+// the roots of their alias chains: an `rlx_lir.view` of the arena is the
+// arena plus its byte offset, a function argument is that IO buffer; views
+// on top (subview, expand/collapse_shape, cast) pass the same base pointer
+// and the kernel applies their static layout offset (bare-pointer calling
+// convention), exactly as a host lowering would.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Target/NVVM/GPUArtifact.h"
+
+#include "RLX/Dialect/Common/IR/StorageSize.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Target/NVVM/NVVMTarget.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+namespace json = llvm::json;
+
+namespace {
+
+std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+FailureOr<int64_t> constantIndex(Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return c.value();
+  if (auto c = v.getDefiningOp<arith::ConstantIntOp>())
+    return c.value();
+  return failure();
+}
+
+/// IO name of a function argument: its rlx.input / rlx.param / rlx.output.
+std::pair<std::string, std::string> ioName(func::FuncOp fn, unsigned i) {
+  for (StringRef role : {"input", "param", "output"})
+    if (auto s = fn.getArgAttrOfType<StringAttr>(i, ("rlx." + role).str()))
+      return {s.getValue().str(), role.str()};
+  return {"arg" + std::to_string(i), "input"};
+}
+
+struct Root {
+  BlockArgument arg;
+  int64_t offset = 0;
+};
+
+FailureOr<Root> traceToRoot(Value v, Operation *user) {
+  Root r;
+  while (true) {
+    if (auto a = dyn_cast<BlockArgument>(v)) {
+      if (!isa<func::FuncOp>(a.getOwner()->getParentOp()))
+        break;
+      r.arg = a;
+      return r;
+    }
+    Operation *def = v.getDefiningOp();
+    if (auto view = dyn_cast<lir::ViewOp>(def)) {
+      r.offset += view.getByteOffset();
+      v = view.getArena();
+    } else if (auto like = dyn_cast<ViewLikeOpInterface>(def)) {
+      v = like.getViewSource();
+    } else {
+      return user->emitError("GPU artifact: a kernel argument comes from '")
+             << def->getName() << "', not from the arena or an IO buffer";
+    }
+  }
+  return user->emitError("GPU artifact: a kernel argument is not a function argument");
+}
+
+FailureOr<json::Object> functionPlan(func::FuncOp fn) {
+  json::Object f;
+  f["name"] = fn.getName().str();
+  auto plan = fn->getAttrOfType<DictionaryAttr>("rlx_lir.plan");
+  auto arenaBytes = plan ? plan.getAs<IntegerAttr>("arena_bytes") : nullptr;
+  f["arena_bytes"] = arenaBytes ? arenaBytes.getInt() : 0;
+  json::Array buffers;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    if (fn.getArgAttr(i, "rlx_lir.arena"))
+      continue;
+    auto type = dyn_cast<MemRefType>(fn.getArgument(i).getType());
+    std::optional<int64_t> bytes = type ? getStorageBytes(type) : std::nullopt;
+    if (!bytes)
+      return fn.emitError("GPU artifact: argument ")
+             << i << " must be a static memref, got " << fn.getArgument(i).getType();
+    auto [name, role] = ioName(fn, i);
+    json::Object b{{"name", name},
+                   {"role", role},
+                   {"dtype", typeString(type.getElementType())},
+                   {"shape", json::Array(type.getShape())},
+                   {"bytes", *bytes}};
+    if (auto packed = fn.getArgAttrOfType<DictionaryAttr>(i, "rlx.packed_by")) {
+      auto packer = packed.getAs<FlatSymbolRefAttr>("fn");
+      auto result = packed.getAs<IntegerAttr>("result");
+      if (packer && result)
+        b["packed_by"] = json::Object{{"function", packer.getValue().str()},
+                                      {"output", "result" + std::to_string(result.getInt())}};
+    }
+    buffers.push_back(std::move(b));
+  }
+  f["buffers"] = std::move(buffers);
+  json::Array launches;
+  for (Operation &op : fn.getBody().front()) {
+    auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+    if (!launch)
+      continue;
+    json::Object l;
+    l["kernel"] = launch.getKernelName().str();
+    json::Array grid, block;
+    gpu::KernelDim3 g = launch.getGridSizeOperandValues(), bl = launch.getBlockSizeOperandValues();
+    for (Value v : {g.x, g.y, g.z, bl.x, bl.y, bl.z}) {
+      FailureOr<int64_t> c = constantIndex(v);
+      if (failed(c))
+        return launch.emitError("GPU artifact: launch sizes must be constants");
+      (grid.size() < 3 ? grid : block).push_back(*c);
+    }
+    l["grid"] = std::move(grid);
+    l["block"] = std::move(block);
+    int64_t smem = 0;
+    if (Value d = launch.getDynamicSharedMemorySize()) {
+      FailureOr<int64_t> c = constantIndex(d);
+      if (failed(c))
+        return launch.emitError("GPU artifact: dynamic shared memory must be a constant");
+      smem = *c;
+    }
+    l["dynamic_shared_bytes"] = smem;
+    json::Array args;
+    for (Value a : launch.getKernelOperands()) {
+      if (!isa<MemRefType>(a.getType()))
+        return launch.emitError("GPU artifact: kernel arguments must be buffers, got ")
+               << a.getType();
+      FailureOr<Root> root = traceToRoot(a, launch);
+      if (failed(root))
+        return failure();
+      unsigned i = root->arg.getArgNumber();
+      std::string buffer = fn.getArgAttr(i, "rlx_lir.arena") ? "@arena" : ioName(fn, i).first;
+      args.push_back(json::Object{{"buffer", buffer}, {"offset", root->offset}});
+    }
+    l["args"] = std::move(args);
+    launches.push_back(std::move(l));
+  }
+  f["launches"] = std::move(launches);
+  return f;
+}
+
+json::Object kernelInfo(gpu::GPUModuleOp gm, gpu::GPUFuncOp k) {
+  json::Object o;
+  o["name"] = k.getName().str();
+  o["module"] = gm.getName().str();
+  o["num_params"] = static_cast<int64_t>(k.getNumArguments());
+  json::Array block;
+  if (auto known = k.getKnownBlockSizeAttr())
+    for (int32_t d : known.asArrayRef())
+      block.push_back(d);
+  o["block"] = std::move(block);
+  json::Array shared;
+  int64_t sharedBytes = 0;
+  for (BlockArgument a : k.getWorkgroupAttributions()) {
+    auto t = cast<MemRefType>(a.getType());
+    int64_t bytes = getStorageBytes(t).value_or(0);
+    int64_t align = std::max<int64_t>(16, getElementStorageBytes(t.getElementType()).value_or(1));
+    shared.push_back(json::Object{{"bytes", bytes}, {"align", align}});
+    sharedBytes += bytes;
+  }
+  o["static_shared_bytes"] = sharedBytes;
+  o["emu"] = json::Object{{"symbol", (k.getName() + "__emu").str()}, {"shared", std::move(shared)}};
+  return o;
+}
+
+LogicalResult writeFile(Location loc, StringRef path, StringRef bytes) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(loc, "cannot write ") << path << ": " << ec.message();
+  os << bytes;
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOptions &options,
+                                          StringRef dir) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = module.getLoc();
+  NVVMPipelineOptions pipe;
+  pipe.chip = options.chip;
+  pipe.features = options.features;
+  pipe.optLevel = options.optLevel;
+  pipe.spills = options.spills;
+  pipe.dims = ArrayRef<std::string>(options.dims);
+  pipe.assemble = options.cubin;
+  PassManager kernels(ctx);
+  buildNVVMKernelPipeline(kernels, pipe);
+  if (failed(kernels.run(module)))
+    return failure();
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return emitError(loc, "cannot create ") << dir << ": " << ec.message();
+  auto path = [&](StringRef name) {
+    SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    return p.str().str();
+  };
+
+  json::Object manifest;
+  manifest["format"] = "rlx-gpu-artifact";
+  manifest["version"] = 1;
+  std::string error;
+  FailureOr<nvvm::NVVMTarget> target = nvvm::parseTarget(options.chip, options.features, error);
+  if (failed(target))
+    return emitError(loc) << error;
+  manifest["target"] = json::Object{{"chip", target->chip}, {"ptx_version", target->ptxString()}};
+
+  // Kernels and launch plans from the module as it leaves the kernel
+  // pipeline; the codegen and emulator builds work on copies.
+  json::Array kernelList, functions;
+  std::map<std::string, json::Object *> byName;
+  for (auto gm : module.getOps<gpu::GPUModuleOp>())
+    for (auto k : gm.getOps<gpu::GPUFuncOp>())
+      kernelList.push_back(kernelInfo(gm, k));
+  std::string entry;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal() || !fn->hasAttr("rlx_lir.plan"))
+      continue;
+    FailureOr<json::Object> f = functionPlan(fn);
+    if (failed(f))
+      return failure();
+    if (entry.empty() || (fn.isPublic() && !fn.getName().contains("pack_params")))
+      entry = fn.getName().str();
+    functions.push_back(std::move(*f));
+  }
+
+  // A kernel without known_block_size takes the block of its first launch.
+  for (json::Value &kv : kernelList) {
+    json::Object *k = kv.getAsObject();
+    if (!k->getArray("block")->empty())
+      continue;
+    for (json::Value &fv : functions)
+      for (json::Value &lv : *fv.getAsObject()->getArray("launches"))
+        if (lv.getAsObject()->getString("kernel") == k->getString("name") &&
+            k->getArray("block")->empty())
+          (*k)["block"] = *lv.getAsObject()->get("block");
+  }
+  // Kernels never launched and of unknown block size are not part of the plan.
+  json::Array launched;
+  for (json::Value &kv : kernelList)
+    if (!kv.getAsObject()->getArray("block")->empty())
+      launched.push_back(std::move(kv));
+  kernelList = std::move(launched);
+  json::Array modules;
+  {
+    // PTX always (no ptxas needed); cubins when `options.cubin`.
+    OwningOpRef<ModuleOp> nv = module.clone();
+    PassManager codegen(ctx);
+    buildNVVMCodegenPipeline(codegen, pipe);
+    if (failed(codegen.run(*nv)))
+      return failure();
+    for (auto binary : nv->getOps<gpu::BinaryOp>()) {
+      std::string name = binary.getName().str();
+      json::Object m{{"name", name}};
+      for (Attribute a : binary.getObjects())
+        if (auto o = dyn_cast<gpu::ObjectAttr>(a);
+            o && o.getFormat() == gpu::CompilationTarget::Binary) {
+          std::string file = name + "." + target->chip + ".cubin";
+          if (failed(writeFile(loc, path(file), o.getObject().getValue())))
+            return failure();
+          m["cubin"] = file;
+        }
+      StringAttr ptx = binary->getAttrOfType<StringAttr>("rlx.ptx");
+      for (Attribute a : binary.getObjects())
+        if (auto o = dyn_cast<gpu::ObjectAttr>(a);
+            !ptx && o && o.getFormat() == gpu::CompilationTarget::Assembly)
+          ptx = o.getObject();
+      if (ptx) {
+        if (failed(writeFile(loc, path(name + ".ptx"), ptx.getValue())))
+          return failure();
+        m["ptx"] = name + ".ptx";
+      }
+      if (auto res = binary->getAttrOfType<DictionaryAttr>("rlx.kernels"))
+        for (json::Value &kv : kernelList) {
+          json::Object *k = kv.getAsObject();
+          auto r = res.getAs<DictionaryAttr>(*k->getString("name"));
+          if (!r || *k->getString("module") != name)
+            continue;
+          for (StringRef field : {"registers", "spill_bytes", "stack_bytes"})
+            if (auto v = r.getAs<IntegerAttr>(field))
+              (*k)[field] = v.getInt();
+        }
+      modules.push_back(std::move(m));
+    }
+  }
+  if (options.emulator) {
+    OwningOpRef<ModuleOp> emu = module.clone();
+    PassManager codegen(ctx);
+    buildEmulatorCodegenPipeline(codegen, /*checks=*/true);
+    if (failed(codegen.run(*emu)) || failed(buildEmulatorLibrary(*emu, path("kernels.emu.so"))))
+      return failure();
+    manifest["emulator"] = json::Object{{"library", "kernels.emu.so"}};
+  }
+  manifest["modules"] = std::move(modules);
+  manifest["kernels"] = std::move(kernelList);
+  manifest["entry"] = entry;
+  manifest["functions"] = std::move(functions);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
+  return writeFile(loc, path("manifest.json"), text);
+}

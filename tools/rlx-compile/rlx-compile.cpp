@@ -1,0 +1,77 @@
+//===- rlx-compile.cpp - Compile an RLX module into a GPU artifact ---------===//
+//
+//   rlx-compile model.mlir -o DIR [--chip sm_90a] [--features +ptx80]
+//               [--dims seq=37,past_seq=16] [--spills error|warn|ignore]
+//               [--no-emulator] [--no-cubin]
+//
+// Writes DIR/manifest.json, a cubin and the PTX per kernel module and
+// DIR/kernels.emu.so (the same kernels for the CPU GPU emulator). Run it with
+// rlx-gpu-run (no LLVM/MLIR needed there). Format: docs/gpu-artifact.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/InitAll.h"
+#include "RLX/Target/NVVM/GPUArtifact.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory cat("rlx-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<module.mlir>"), cl::Required,
+                                      cl::cat(cat));
+static cl::opt<std::string> outputDir("o", cl::desc("artifact directory"), cl::Required,
+                                      cl::cat(cat));
+static cl::opt<std::string> chip("chip", cl::desc("NVIDIA chip"), cl::init("sm_90a"),
+                                 cl::cat(cat));
+static cl::opt<std::string> features("features", cl::desc("+ptxNN"), cl::cat(cat));
+static cl::opt<int> optLevel("O", cl::desc("optimization level"), cl::init(3), cl::cat(cat));
+static cl::opt<std::string> dims("dims", cl::desc("symbolic dim bindings name=size,..."),
+                                 cl::cat(cat));
+static cl::opt<std::string> spills("spills", cl::desc("error | warn | ignore"),
+                                   cl::init("warn"), cl::cat(cat));
+static cl::opt<bool> noEmulator("no-emulator", cl::desc("skip kernels.emu.so"), cl::cat(cat));
+static cl::opt<bool> noCubin("no-cubin", cl::desc("skip ptxas (no cubins)"), cl::cat(cat));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(cat);
+  cl::ParseCommandLineOptions(argc, argv, "RLX GPU compiler: a module to a GPU artifact\n");
+  DialectRegistry registry;
+  rlx::registerEverything(registry);
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file) {
+    llvm::errs() << "rlx-compile: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  if (!module)
+    return 1;
+  rlx::GPUArtifactOptions options;
+  options.chip = chip;
+  options.features = features;
+  options.optLevel = optLevel;
+  options.spills = spills;
+  options.emulator = !noEmulator;
+  options.cubin = !noCubin;
+  SmallVector<StringRef> parts;
+  StringRef(dims).split(parts, ',', -1, false);
+  for (StringRef p : parts)
+    options.dims.push_back(p.trim().str());
+  if (failed(rlx::writeGPUArtifact(*module, options, outputDir)))
+    return 1;
+  return 0;
+}
