@@ -1,0 +1,109 @@
+"""The device check's cases: each a module (MIR text), its inputs (closed
+formulas or a seeded generator) and a reference written with numpy here (torch
+on the GPU machine computes the same formulas, in float64, as a second
+reference). Shared by prepare.py (builds the artifacts here) and
+device_check.py (runs them there)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def t(shape, dtype="f32"):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def rms_norm_case(rows, H, name, bench=False):
+    text = f"""func.func @f(%x: {t((rows, H))} {{rlx.input = "x"}}, %g: {t((H,))} {{rlx.input = "g"}}) -> {t((rows, H))} {{
+  %y = rlx_mir.rms_norm %x, %g eps = 1.0e-06 : {t((rows, H))}, {t((H,))}
+  return %y : {t((rows, H))}
+}}"""
+
+    def inputs():
+        r, j = np.meshgrid(np.arange(rows), np.arange(H), indexing="ij")
+        x = ((((r * H + j) % 13) - 6) / 4).astype(np.float32)
+        g = (1 + (np.arange(H) % 5) / 10).astype(np.float32)
+        return {"x": x, "g": g}
+
+    def reference(v):
+        x = v["x"].astype(np.float64)
+        return {"result0": x / np.sqrt((x ** 2).mean(1, keepdims=True) + 1e-6) * v["g"]}
+
+    return dict(name=name, text=text, inputs=inputs, reference=reference, bench=bench,
+                bytes=2 * rows * H * 4, dims={})
+
+
+def add_case(rows, H, name, bench=False):
+    text = f"""func.func @f(%x: {t((rows, H))} {{rlx.input = "x"}}, %y: {t((rows, H))} {{rlx.input = "y"}}) -> {t((rows, H))} {{
+  %s = rlx_mir.add %x, %y : {t((rows, H))}, {t((rows, H))}
+  return %s : {t((rows, H))}
+}}"""
+
+    def inputs():
+        rng = np.random.default_rng(1)
+        return {"x": rng.standard_normal((rows, H)).astype(np.float32),
+                "y": rng.standard_normal((rows, H)).astype(np.float32)}
+
+    return dict(name=name, text=text, inputs=inputs, bench=bench, bytes=3 * rows * H * 4, dims={},
+                reference=lambda v: {"result0": v["x"].astype(np.float64) + v["y"]})
+
+
+def attention_case(S, name):
+    heads, kv, D = 14, 2, 64
+    qt, kt = t((1, S, heads * D)), t((1, S, kv * D))
+    text = f"""func.func @f(%q: {qt} {{rlx.input = "q"}}, %k: {kt} {{rlx.input = "k"}}, %v: {kt} {{rlx.input = "v"}}) -> {qt} {{
+  %o = rlx_mir.attention %q, %k, %v heads = {heads}, kv_heads = {kv}, head_dim = {D} causal : {qt}, {kt}, {kt}
+  return %o : {qt}
+}}"""
+
+    def inputs():
+        rng = np.random.default_rng(S)
+        return {"q": rng.standard_normal((1, S, heads * D)).astype(np.float32),
+                "k": rng.standard_normal((1, S, kv * D)).astype(np.float32),
+                "v": rng.standard_normal((1, S, kv * D)).astype(np.float32)}
+
+    def reference(v):
+        q = v["q"].reshape(S, heads, D).astype(np.float64)
+        k = v["k"].reshape(S, kv, D).astype(np.float64)
+        vv = v["v"].reshape(S, kv, D).astype(np.float64)
+        out = np.zeros((S, heads, D))
+        mask = np.arange(S)[None, :] > np.arange(S)[:, None]
+        for h in range(heads):
+            s = q[:, h] @ k[:, h // (heads // kv)].T / np.sqrt(D)
+            s = np.where(mask, -np.inf, s)
+            p = np.exp(s - s.max(-1, keepdims=True))
+            out[:, h] = (p / p.sum(-1, keepdims=True)) @ vv[:, h // (heads // kv)]
+        return {"result0": out.reshape(1, S, heads * D)}
+
+    return dict(name=name, text=text, inputs=inputs, reference=reference, bench=False, dims={})
+
+
+def matmul_case(M, K, N, name):
+    text = f"""func.func @f(%x: {t((M, K))} {{rlx.input = "x"}}, %w: {t((N, K))} {{rlx.input = "w"}}, %b: {t((N,))} {{rlx.input = "b"}}) -> {t((M, N))} {{
+  %m = rlx_mir.matmul %x, %w transpose_b : {t((M, K))}, {t((N, K))}
+  %y = rlx_mir.add %m, %b : {t((M, N))}, {t((N,))}
+  return %y : {t((M, N))}
+}}"""
+
+    def inputs():
+        rng = np.random.default_rng(M)
+        return {"x": rng.standard_normal((M, K)).astype(np.float32),
+                "w": rng.standard_normal((N, K)).astype(np.float32),
+                "b": rng.standard_normal(N).astype(np.float32)}
+
+    return dict(name=name, text=text, inputs=inputs, bench=False, dims={},
+                reference=lambda v: {"result0": v["x"].astype(np.float64) @ v["w"].T + v["b"]})
+
+
+# Llama-3.1-8B sizes: hidden 4096, 4096 tokens.
+CASES = [
+    rms_norm_case(7, 1, "rms_norm_g6_h1"),
+    rms_norm_case(7, 17, "rms_norm_g6_h17"),
+    rms_norm_case(7, 769, "rms_norm_g6_h769"),
+    rms_norm_case(7, 4097, "rms_norm_g6_h4097"),
+    add_case(37, 769, "add_37x769"),
+    attention_case(37, "attention_gqa_s37"),
+    attention_case(100, "attention_gqa_s100"),
+    matmul_case(37, 45, 29, "matmul_bias_37x45x29"),
+    rms_norm_case(4096, 4096, "bench_rms_norm_llama8b", bench=True),
+    add_case(4096, 4096, "bench_add_llama8b", bench=True),
+]

@@ -1,0 +1,141 @@
+"""The device check, run from the bundle that prepare.py made: every GPU
+numerics case against its numpy float64 reference computed here, then the
+benchmarks (each kernel's bandwidth against torch's device-to-device copy_
+measured in the same run, interleaved), all into one JSON file. Each case
+runs in its own process with a timeout, so a failing or hanging kernel does
+not stop the others.
+
+    python device_check.py [--dry-run] [--out results.json] [--timeout 60]
+
+--dry-run (here, in CI): the numerics cases run under the CPU GPU emulator,
+the benchmark artifacts are only loaded (rlx-gpu-run --info): everything is
+present, loadable and launchable without a GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from cases import CASES  # noqa: E402
+
+RUN = HERE / "bin" / "rlx-gpu-run"
+ENV = dict(os.environ, LD_LIBRARY_PATH=str(HERE / "bin") + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
+
+
+def gpu_run(art, device, inputs, extra=(), timeout=60):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        cmd = [str(RUN), str(art), "--device", device, "--output-dir", str(tmp / "out"), *extra]
+        for name, v in inputs.items():
+            np.save(tmp / f"{name}.npy", v)
+            cmd += ["--input", f"{name}={tmp / f'{name}.npy'}"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr.strip()[-2000:])
+        return {q.stem: np.load(q) for q in (tmp / "out").glob("*.npy")}, p.stdout
+
+
+def check(case, device, timeout):
+    t0 = time.time()
+    inputs = case["inputs"]()
+    out, _ = gpu_run(HERE / "artifacts" / case["name"], device, inputs, timeout=timeout)
+    ref = case["reference"](inputs)
+    worst = 0.0
+    for k, r in ref.items():
+        got = out[k].astype(np.float64)
+        ok = np.allclose(got, r, rtol=1e-5, atol=1e-5)
+        worst = max(worst, float(np.max(np.abs(got - r) / (1e-5 + 1e-5 * np.abs(r)))))
+        if not ok:
+            return {"status": "fail", "error_over_tolerance": worst, "seconds": time.time() - t0}
+    return {"status": "pass", "error_over_tolerance": worst, "seconds": time.time() - t0}
+
+
+def torch_copy_ms(nbytes, iters=50):
+    import torch
+    n = nbytes // 8  # copy moves 2 × 4-byte floats per element (read + write)
+    a = torch.empty(n, dtype=torch.float32, device="cuda")
+    b = torch.empty_like(a)
+    for _ in range(5):
+        b.copy_(a)
+    times = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        b.copy_(a)
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return float(np.median(times))
+
+
+def bench(case, timeout, rounds=3):
+    inputs = case["inputs"]()
+    rlx, copy = [], []
+    for _ in range(rounds):  # interleaved with the baseline
+        _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
+                            ("--time", "50", "--warmup", "5", "--json"), timeout)
+        rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
+        copy.append(torch_copy_ms(case["bytes"]))
+    ms, cms = float(np.median(rlx)), float(np.median(copy))
+    gbps, cgbps = case["bytes"] / ms / 1e6, case["bytes"] / cms / 1e6
+    return {"status": "ok", "median_ms": ms, "GBps": gbps, "torch_copy_GBps": cgbps,
+            "fraction_of_copy": gbps / cgbps, "bytes": case["bytes"]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "device-check.json"))
+    ap.add_argument("--timeout", type=float, default=60)
+    a = ap.parse_args()
+    device = "emu" if a.dry_run else "cuda"
+    result = {"mode": "dry-run (emulator)" if a.dry_run else "gpu", "host": platform.node(),
+              "cpu": platform.processor() or platform.machine(), "tests": {}, "bench": {}}
+    if not a.dry_run:
+        try:
+            import torch
+            result["gpu"] = torch.cuda.get_device_name(0)
+            result["torch"] = torch.__version__
+        except Exception as e:  # noqa: BLE001
+            result["gpu"] = f"unavailable: {e}"
+    for case in CASES:
+        name = case["name"]
+        try:
+            if case["bench"]:
+                if a.dry_run:
+                    p = subprocess.run([str(RUN), "--info", str(HERE / "artifacts" / name)],
+                                       capture_output=True, text=True, timeout=a.timeout, env=ENV)
+                    result["bench"][name] = {"status": "loaded" if p.returncode == 0 else "fail",
+                                             "info": (p.stdout + p.stderr)[-500:]}
+                else:
+                    result["bench"][name] = bench(case, a.timeout)
+            else:
+                result["tests"][name] = check(case, device, a.timeout)
+        except subprocess.TimeoutExpired:
+            (result["bench"] if case["bench"] else result["tests"])[name] = {"status": "timeout"}
+        except Exception as e:  # noqa: BLE001
+            (result["bench"] if case["bench"] else result["tests"])[name] = {
+                "status": "fail", "error": str(e)[-1500:]}
+        print(name, json.dumps((result["bench"] if case["bench"] else result["tests"])[name])[:300],
+              flush=True)
+    pathlib.Path(a.out).write_text(json.dumps(result, indent=2))
+    bad = [n for n, r in {**result["tests"], **result["bench"]}.items()
+           if r["status"] not in ("pass", "ok", "loaded")]
+    print(f"wrote {a.out}: {len(result['tests'])} tests, {len(result['bench'])} benchmarks, "
+          f"{len(bad)} failed {bad}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
