@@ -22,3 +22,14 @@ func.func @unranked(%x: tensor<*xf32>) -> tensor<4xf32> {
 func.func @index_arg(%x: tensor<4xf32>, %i: index) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A tensor op that verifies but bufferizes into a memref op that does not
+// (the output_shape contradicts the type): an error, not invalid IR.
+// expected-error @+1 {{rlx-lir-bufferize: @expand_mismatch does not verify once bufferized (see the error above)}}
+func.func @expand_mismatch(%v: tensor<1x5x8xf32>) -> tensor<1x5x2x4xf32> {
+  // expected-error @+1 {{'memref.expand_shape' op invalid output shape provided at pos 0}}
+  %0 = tensor.expand_shape %v [[0], [1], [2, 3]] output_shape [2, 5, 2, 4] : tensor<1x5x8xf32> into tensor<1x5x2x4xf32>
+  return %0 : tensor<1x5x2x4xf32>
+}

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -143,6 +144,16 @@ struct LIRBufferizePass : mlir::rlx::lir::impl::LIRBufferizeBase<LIRBufferizePas
       for (auto [i, name] : llvm::enumerate(outputs))
         fn.setArgAttr(first + i, "rlx.output", name);
     }
+    // One-Shot Bufferize trusts the tensor ops it rewrites, and some that
+    // verify become memref ops that do not (tensor.expand_shape with an
+    // output_shape its type contradicts): the pass fails here, with the
+    // verifier's diagnostics, instead of handing invalid IR on.
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (failed(verify(fn))) {
+        fn.emitError() << "rlx-lir-bufferize: @" << fn.getSymName()
+                       << " does not verify once bufferized (see the error above)";
+        return signalPassFailure();
+      }
     // A result written straight into its slice of a larger buffer leaves a
     // copy of that slice onto itself (two equal subviews): CSE makes them one
     // value, and the canonicalizer drops the self-copy.
