@@ -180,6 +180,23 @@ func.func @reshape_to_empty(%a: tensor<2x4xf32>) {
 
 // -----
 
+// Sizes from the text are overflow-checked (the products wrapped: UB).
+func.func @reshape_overflow(%a: tensor<288230376151711745x32xf32>) {
+  // expected-error @+1 {{shape 288230376151711745x32 has more elements than an int64_t counts}}
+  %0 = rlx_mir.reshape %a [-1, 32, 4] : tensor<288230376151711745x32xf32>
+  return
+}
+
+// -----
+
+func.func @slice_stride_overflow(%a: tensor<8xf32>) {
+  // expected-error @+1 {{slice [1, size 3, stride 9223372036854775807] runs past dim 0 of size 8}}
+  %0 = rlx_mir.slice %a offsets [1] sizes [3] strides [9223372036854775807] : tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @reshape_ambiguous(%a: tensor<?xf32>) {
   // expected-error @+1 {{reshape of ? to [?x?] is ambiguous: one input group maps to several dynamic output dims}}
   %0 = rlx_mir.reshape %a [-1, -1] : tensor<?xf32>

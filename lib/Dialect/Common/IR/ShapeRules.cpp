@@ -7,6 +7,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
 
@@ -17,6 +18,31 @@ LogicalResult mlir::rlx::shapeError(OptLoc loc, const Twine &msg) {
   if (loc)
     emitError(*loc) << msg;
   return failure();
+}
+
+/// Dims and attribute values come from input text: a product that does not
+/// fit in int64_t is no size at all (the callers report a mismatch), never a
+/// wrapped one.
+static std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (llvm::MulOverflow(a, b, r))
+    return std::nullopt;
+  return r;
+}
+
+/// The static dims' product of `shape`, or failure when it overflows.
+static LogicalResult checkElementCount(OptLoc loc, ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (isDynamicDim(d) || d == 0)
+      continue;
+    std::optional<int64_t> next = checkedMul(n, d);
+    if (!next)
+      return shapeError(loc, "shape " + shapeToString(shape) +
+                                 " has more elements than an int64_t counts");
+    n = *next;
+  }
+  return success();
 }
 
 bool mlir::rlx::dimsMatch(int64_t a, int64_t b) {
@@ -209,7 +235,8 @@ static FailureOr<AttnOperand> decodeAttnOperand(OptLoc loc, StringRef name,
     int64_t hd = ShapedType::kDynamic;
     if (!isDynamicDim(d)) {
       if (headDim) {
-        if (d != heads * *headDim)
+        std::optional<int64_t> width = checkedMul(heads, *headDim);
+        if (!width || d != *width)
           return shapeError(loc, Twine(name) + " hidden size " + Twine(d) +
                                      " != " + Twine(heads) + " heads x " +
                                      Twine(*headDim) + " head_dim");
@@ -316,9 +343,14 @@ FailureOr<Shape> mlir::rlx::inferAttention(
 
   int64_t dv = vo->headDim;
   switch (cfg.layout) {
-  case AttnLayout::BSD:
-    return Shape{qo->batch, qo->seq,
-                 isDynamicDim(dv) ? ShapedType::kDynamic : cfg.numHeads * dv};
+  case AttnLayout::BSD: {
+    std::optional<int64_t> width =
+        isDynamicDim(dv) ? std::optional<int64_t>(ShapedType::kDynamic) : checkedMul(cfg.numHeads, dv);
+    if (!width)
+      return shapeError(loc, "attention output width " + Twine(cfg.numHeads) + " heads x " +
+                                 Twine(dv) + " overflows");
+    return Shape{qo->batch, qo->seq, *width};
+  }
   case AttnLayout::BSHD:
     return Shape{qo->batch, qo->seq, cfg.numHeads, dv};
   case AttnLayout::BHSD:
@@ -398,6 +430,9 @@ explainReshapeFailure(OptLoc loc, ArrayRef<int64_t> in, ArrayRef<int64_t> out);
 FailureOr<SmallVector<ReshapeGroup>>
 mlir::rlx::computeReshapeGroups(OptLoc loc, ArrayRef<int64_t> in,
                                 ArrayRef<int64_t> out) {
+  // The group products below are of partial shapes: bounded by the whole.
+  if (failed(checkElementCount(loc, in)) || failed(checkElementCount(loc, out)))
+    return failure();
   // Scalars (rank 0) form one group with all-ones shapes.
   if (in.empty() || out.empty())
     return explainReshapeFailure(loc, in, out);
@@ -620,7 +655,9 @@ FailureOr<Shape> mlir::rlx::inferSlice(OptLoc loc, ArrayRef<int64_t> in,
         return shapeError(loc, "slice offset " + Twine(offsets[d]) +
                                    " is past the end of dim " + Twine(d) +
                                    " (size " + Twine(in[d]) + ")");
-      out.push_back((in[d] - offsets[d] + strides[d] - 1) / strides[d]);
+      // ceil((in - offset) / stride), without the sum that can overflow.
+      int64_t rest = in[d] - offsets[d];
+      out.push_back(rest == 0 ? 0 : (rest - 1) / strides[d] + 1);
       continue;
     }
     if (sizes[d] == 0) { // empty, like x[o:o] in torch
@@ -631,8 +668,10 @@ FailureOr<Shape> mlir::rlx::inferSlice(OptLoc loc, ArrayRef<int64_t> in,
       out.push_back(0);
       continue;
     }
-    int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
-    if (!isDynamicDim(in[d]) && last >= in[d])
+    std::optional<int64_t> span = checkedMul(sizes[d] - 1, strides[d]);
+    int64_t last;
+    bool overflow = !span || llvm::AddOverflow(offsets[d], *span, last);
+    if (!isDynamicDim(in[d]) && (overflow || last >= in[d]))
       return shapeError(loc, "slice [" + Twine(offsets[d]) + ", size " +
                                  Twine(sizes[d]) + ", stride " +
                                  Twine(strides[d]) + "] runs past dim " +
@@ -873,7 +912,7 @@ mlir::rlx::inferNvfp4Dims(OptLoc loc, RankedTensorType w, RankedTensorType s, bo
   int64_t sn = outIn ? ss[0] : ss[1];
   int64_t sk = outIn ? ss[1] : ss[0];
   if (!k)
-    k = isDynamicDim(wk) ? wk : 2 * wk;
+    k = isDynamicDim(wk) ? wk : checkedMul(2, wk).value_or(ShapedType::kDynamic);
   if (isDynamicDim(*k) || *k % 16 != 0)
     return shapeError(loc, "NVFP4 needs a static K that is a multiple of 16, got K = " +
                                (isDynamicDim(*k) ? std::string("?") : std::to_string(*k)));
