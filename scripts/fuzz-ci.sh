@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The fuzzing check for CI: runs every rlx-fuzz-* target for a bounded time
+# (default 60 s each; scripts/fuzz.sh) from its seed corpus and fails when a
+# crash is found whose signature is not in tools/rlx-fuzz/known-upstream.txt
+# (crashes inside upstream MLIR/LLVM that RLX cannot prevent). Crashes in
+# RLX code and RLX post-condition checks always fail.
+#
+#   scripts/fuzz-ci.sh [SECONDS_PER_TARGET] [TARGET...]   (default: 60 npy json hfconfig mlir)
+#
+# Each run starts from an empty corpus in build-fuzz/fuzz-ci (plus the seeds,
+# made once in build-fuzz/fuzz/seeds), so runs are comparable; crashes land
+# in build-fuzz/fuzz-ci/crashes/<target>, grouped and minimized reproducers
+# in build-fuzz/fuzz-ci/triage/<target>.
+# Environment: RLX_FUZZ_BUILD_DIR (default build-fuzz), RLX_FUZZ_MINIMIZE
+# (seconds per crash group, default 30).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${RLX_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
+export RLX_FUZZ_BUILD_DIR=$BUILD
+SECS=${1:-60}
+[ $# -gt 0 ] && shift
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(npy json hfconfig mlir)
+PY="$ROOT/.venv/bin/python"
+[ -x "$PY" ] || PY=python3
+KNOWN="$ROOT/tools/rlx-fuzz/known-upstream.txt"
+CI="$BUILD/fuzz-ci"
+rm -rf "$CI"
+mkdir -p "$CI"
+
+failed=0
+summary=()
+for t in "${TARGETS[@]}"; do
+  line=$(RLX_FUZZ_WORK="$CI" RLX_FUZZ_TRIAGE=0 bash "$ROOT/scripts/fuzz.sh" "$t" "$SECS" |
+         tee /dev/stderr | grep '^RESULT' || echo "RESULT target=$t (fuzz.sh failed)")
+  summary+=("$line")
+  if [ -n "$(ls -A "$CI/crashes/$t" 2>/dev/null)" ]; then
+    if ! "$PY" "$ROOT/scripts/fuzz-triage.py" --build "$BUILD" --target "$t" --out "$CI/triage" \
+         --minimize "${RLX_FUZZ_MINIMIZE:-30}" --known "$KNOWN" "$CI/crashes/$t"; then
+      failed=1
+    fi
+  fi
+done
+echo
+echo "== fuzz-ci: $SECS s per target"
+printf '   %s\n' "${summary[@]}"
+if [ "$failed" != 0 ]; then
+  echo "== FAILED: crashes outside $KNOWN ([NEW] groups above; reproducers in $CI/triage)"
+  exit 1
+fi
+echo "== OK: no crash outside the known-upstream list"
