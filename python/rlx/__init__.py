@@ -22,6 +22,7 @@ import numpy as np
 
 from ._rlx import Context, CpuModel as _CpuModel, Module, RlxError  # noqa: F401
 from . import _rlx
+from . import gpu  # noqa: E402,F401  (rlx.gpu.compile)
 
 __all__ = ["Context", "Module", "RlxError", "default_context", "parse", "load_bytecode",
            "compile_cpu", "CompiledModel"]

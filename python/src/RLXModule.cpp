@@ -13,6 +13,7 @@
 #include "RLX/ModelGen/ModelGen.h"
 #include "RLX/Target/CPU/CpuRunner.h"
 #include "RLX/Target/CPU/HostTensor.h"
+#include "RLX/Target/NVVM/GPUArtifact.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -283,6 +284,25 @@ nb::object toNumpy(const rlx::HostTensor &t) {
   return nb::cast(Array(copy->data(), shape.size(), shape.data(), owner, nullptr, dt));
 }
 
+/// rlx-compile from Python: the module (not modified) into a GPU artifact.
+void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
+                      const std::string &chip, const std::string &features,
+                      const std::map<std::string, int64_t> &dims, bool emulator, bool cubin,
+                      const std::string &spills) {
+  OwningOpRef<ModuleOp> copy(module->module->clone());
+  Diagnostics diags(copy->getContext());
+  rlx::GPUArtifactOptions options;
+  options.chip = chip;
+  options.features = features;
+  for (auto &[name, size] : dims)
+    options.dims.push_back(name + "=" + std::to_string(size));
+  options.emulator = emulator;
+  options.cubin = cubin;
+  options.spills = spills;
+  if (failed(rlx::writeGPUArtifact(*copy, options, dir)))
+    diags.raise("GPU compilation failed");
+}
+
 class RlxCpuModel {
 public:
   std::unique_ptr<rlx::CpuModel> model;
@@ -373,6 +393,9 @@ NB_MODULE(_rlx, m) {
   m.def("load_bytecode", &loadBytecode, nb::arg("context"), nb::arg("data"));
   m.def("infer_result_types", &inferResultTypes, nb::arg("context"), nb::arg("arg_types"),
         nb::arg("op"));
+  m.def("write_gpu_artifact", &writeGpuArtifact, nb::arg("module"), nb::arg("dir"),
+        nb::arg("chip"), nb::arg("features"), nb::arg("dims"), nb::arg("emulator"),
+        nb::arg("cubin"), nb::arg("spills"));
   m.def("generate_model", &generateModel, nb::arg("context"), nb::arg("config_json"),
         nb::arg("overrides"), nb::arg("layers").none(), nb::arg("dtype"),
         nb::arg("seq").none(), nb::arg("kv_cache"), nb::arg("past").none(),

@@ -15,6 +15,7 @@
 
 #include "RLX/InitAll.h"
 #include "RLX/Target/CPU/CpuRunner.h"
+#include "GpuRun.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -62,6 +63,17 @@ static cl::opt<int> threads("blas-threads", cl::desc("BLAS threads (default: OPE
 static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"), cl::cat(runCat));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level of the JIT (0-3)"),
                                   cl::init(3), cl::Prefix, cl::cat(runCat));
+static cl::opt<std::string> device("device",
+                                   cl::desc("cpu (JIT, default), cuda (the CUDA driver), emu (the "
+                                            "GPU emulator: the GPU kernels on this CPU) or auto"),
+                                   cl::init("cpu"), cl::cat(runCat));
+static cl::opt<std::string> emitArtifact("emit-artifact",
+                                         cl::desc("GPU devices: keep the compiled GPU artifact "
+                                                  "(cubins, PTX, emulator library, manifest) here"),
+                                         cl::cat(runCat));
+static cl::opt<std::string> chip("chip", cl::desc("GPU devices: the NVIDIA chip"),
+                                 cl::init("sm_90a"), cl::cat(runCat));
+static cl::opt<std::string> features("features", cl::desc("GPU devices: +ptxNN"), cl::cat(runCat));
 static cl::opt<std::string> entry("entry", cl::desc("function to run"), cl::cat(runCat));
 static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"), cl::cat(runCat));
 static cl::opt<bool> serve("serve",
@@ -184,6 +196,29 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.blasThreads = threads;
+
+  if (device != "cpu") {
+    if (device != "cuda" && device != "emu" && device != "auto") {
+      llvm::errs() << "rlx-run: --device must be cpu, cuda, emu or auto, got '" << device << "'\n";
+      return 1;
+    }
+    GpuRunOptions gpu;
+    gpu.device = device;
+    gpu.artifactDir = emitArtifact;
+    gpu.artifact.chip = chip;
+    gpu.artifact.features = features;
+    for (auto &[name, size] : options.dims)
+      gpu.artifact.dims.push_back(name + "=" + std::to_string(size));
+    // Dims bound by the given inputs' shapes are left to the front end's
+    // specialization: name them with --dims on the GPU path.
+    gpu.entry = entry;
+    gpu.warmup = warmup;
+    gpu.repeat = repeat;
+    gpu.outputDir = outputDir;
+    int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
+    return runOnGpu(*module, gpu, std::move(values),
+                    [&](const ModelTensor &a) { return generate(a, positionOffset); });
+  }
 
   auto model = CpuModel::compile(std::move(module), options, shapes, error);
   if (failed(model)) {

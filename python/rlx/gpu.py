@@ -1,0 +1,213 @@
+"""RLX's GPU path from Python: compile a module into a GPU artifact (cubins,
+PTX, the same kernels for the CPU GPU emulator, a manifest with the launch
+plan) and run it on the CUDA driver or on the emulator.
+
+    model = rlx.gpu.compile(module, device="emu", dims={"seq": 5})
+    outputs = model.run(hidden_states=x, **weights)
+
+``device="emu"`` runs every GPU kernel on this CPU (each GPU thread a fiber;
+out-of-bounds accesses and shared-memory races raise RlxError naming the
+kernel and thread); ``"cuda"`` needs the CUDA driver (libcuda.so.1);
+``"auto"`` takes the GPU when there is one. Packed parameters (merged Q/K/V,
+gate|up) are made once, on the device, from the original parameters.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ._rlx import Module, RlxError
+from . import _rlx
+
+__all__ = ["compile", "GpuModel"]
+
+_LIB: Optional[ctypes.CDLL] = None
+
+
+def _lib() -> ctypes.CDLL:
+    global _LIB
+    if _LIB is None:
+        lib = ctypes.CDLL(str(pathlib.Path(_rlx.__file__).parent / "libRLXGPURuntime.so"))
+        P, C, I, Z = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t
+        lib.rlx_gpu_open.restype = P
+        lib.rlx_gpu_open.argtypes = [C, C, C, Z]
+        lib.rlx_gpu_close.argtypes = [P]
+        lib.rlx_gpu_last_error.restype = C
+        lib.rlx_gpu_last_error.argtypes = [P]
+        lib.rlx_gpu_device.restype = C
+        lib.rlx_gpu_device.argtypes = [P]
+        lib.rlx_gpu_set_buffer.argtypes = [P, C, C, P, Z]
+        lib.rlx_gpu_get_buffer.argtypes = [P, C, C, P, Z]
+        lib.rlx_gpu_run.argtypes = [P, C]
+        lib.rlx_gpu_time.argtypes = [P, C, I, I, ctypes.POINTER(ctypes.c_double),
+                                     ctypes.POINTER(ctypes.c_double)]
+        _LIB = lib
+    return _LIB
+
+
+_NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
+          "i32": np.int32, "i16": np.int16, "i8": np.int8, "i1": np.bool_, "ui8": np.uint8}
+
+
+def _to_buffer(value: np.ndarray, buf: dict) -> np.ndarray:
+    """`value` in the buffer's storage (bf16 from float arrays, rounded to
+    nearest even; f8/f4 as their bytes)."""
+    a = np.asarray(value)
+    if tuple(a.shape) != tuple(buf["shape"]):
+        raise RlxError(f"'{buf['name']}' has shape {list(a.shape)}, the model takes {buf['shape']}")
+    dt = buf["dtype"]
+    if dt == "bf16":
+        if a.dtype == np.uint16:
+            return np.ascontiguousarray(a)
+        u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+        return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    if dt in _NUMPY:
+        return np.ascontiguousarray(a, _NUMPY[dt])
+    return np.ascontiguousarray(a).view(np.uint8)  # f8 / f4 codes, one per byte
+
+
+def _empty(buf: dict) -> np.ndarray:
+    dt = buf["dtype"]
+    np_dt = np.uint16 if dt == "bf16" else _NUMPY.get(dt, np.uint8)
+    return np.empty(buf["shape"], np_dt)
+
+
+class GpuModel:
+    """A compiled GPU artifact opened on a device (see :func:`compile`)."""
+
+    def __init__(self, artifact: pathlib.Path, device: str, owned: Optional[str] = None):
+        self.artifact = pathlib.Path(artifact)
+        self._owned = owned
+        self.manifest = json.loads((self.artifact / "manifest.json").read_text())
+        err = ctypes.create_string_buffer(2048)
+        self._h = _lib().rlx_gpu_open(str(self.artifact).encode(), device.encode(), err, 2048)
+        if not self._h:
+            raise RlxError(err.value.decode())
+        self.device = _lib().rlx_gpu_device(self._h).decode()
+        self._fns = {f["name"]: f for f in self.manifest["functions"]}
+        self.entry = self.manifest["entry"]
+        self._packed = False
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            _lib().rlx_gpu_close(self._h)
+            self._h = None
+        if getattr(self, "_owned", None):
+            shutil.rmtree(self._owned, ignore_errors=True)
+
+    def _buffers(self, fn: str) -> list[dict]:
+        return self._fns[fn]["buffers"]
+
+    @property
+    def arguments(self) -> list[dict]:
+        """Inputs and parameters by name (packed parameters appear as the
+        originals they are made from): name, shape, dtype, is_param."""
+        out, seen, packers = [], set(), []
+        for b in self._buffers(self.entry):
+            if b["role"] == "output":
+                continue
+            if "packed_by" in b:
+                packers.append(b["packed_by"]["function"])
+                continue
+            seen.add(b["name"])
+            out.append(dict(name=b["name"], shape=b["shape"], dtype=b["dtype"],
+                            is_param=b["role"] == "param"))
+        for p in dict.fromkeys(packers):
+            for b in self._buffers(p):
+                if b["role"] != "output" and b["name"] not in seen:
+                    seen.add(b["name"])
+                    out.append(dict(name=b["name"], shape=b["shape"], dtype=b["dtype"],
+                                    is_param=True))
+        return out
+
+    @property
+    def results(self) -> list[dict]:
+        return [dict(name=b["name"], shape=b["shape"], dtype=b["dtype"])
+                for b in self._buffers(self.entry) if b["role"] == "output"]
+
+    def _check(self, rc: int) -> None:
+        if rc:
+            raise RlxError(_lib().rlx_gpu_last_error(self._h).decode())
+
+    def _set(self, fn: str, buf: dict, value: np.ndarray) -> None:
+        a = _to_buffer(value, buf)
+        self._check(_lib().rlx_gpu_set_buffer(self._h, fn.encode(), buf["name"].encode(),
+                                              a.ctypes.data, a.nbytes))
+
+    def _get(self, fn: str, buf: dict) -> np.ndarray:
+        a = _empty(buf)
+        self._check(_lib().rlx_gpu_get_buffer(self._h, fn.encode(), buf["name"].encode(),
+                                              a.ctypes.data, a.nbytes))
+        return a
+
+    def run(self, inputs: Mapping[str, np.ndarray] | None = None, **kwargs: np.ndarray
+            ) -> dict[str, np.ndarray]:
+        """Runs the entry function; returns the outputs by name (bf16 as
+        float32). Parameters are uploaded by the first run and kept."""
+        values = dict(inputs or {}, **kwargs)
+        known = {a["name"] for a in self.arguments}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise RlxError(f"not arguments of the model: {unknown} (arguments: {sorted(known)})")
+        entry = self._buffers(self.entry)
+        if not self._packed:
+            for p in dict.fromkeys(b["packed_by"]["function"] for b in entry if "packed_by" in b):
+                pbufs = self._buffers(p)
+                for b in pbufs:
+                    if b["role"] != "output":
+                        self._set(p, b, values[b["name"]])
+                self._check(_lib().rlx_gpu_run(self._h, p.encode()))
+                outs = {b["name"]: b for b in pbufs if b["role"] == "output"}
+                for b in entry:
+                    if b.get("packed_by", {}).get("function") == p:
+                        self._set(self.entry, b, self._get(p, outs[b["packed_by"]["output"]]))
+            self._packed = True
+        for b in entry:
+            if b["role"] != "output" and "packed_by" not in b and b["name"] in values:
+                self._set(self.entry, b, values[b["name"]])
+        self._check(_lib().rlx_gpu_run(self._h, self.entry.encode()))
+        out = {}
+        for b in entry:
+            if b["role"] == "output":
+                a = self._get(self.entry, b)
+                if b["dtype"] == "bf16":
+                    a = (a.astype(np.uint32) << 16).view(np.float32)
+                out[b["name"]] = a
+        return out
+
+    __call__ = run
+
+    def time(self, warmup: int = 3, iters: int = 20) -> dict:
+        """Median and minimum milliseconds of the entry (CUDA events on a GPU,
+        wall clock on the emulator), after one :meth:`run`."""
+        med, mn = ctypes.c_double(), ctypes.c_double()
+        self._check(_lib().rlx_gpu_time(self._h, self.entry.encode(), warmup, iters,
+                                        ctypes.byref(med), ctypes.byref(mn)))
+        return {"median_ms": med.value, "min_ms": mn.value}
+
+
+def compile(module: Module, *, device: str = "emu", chip: str = "sm_90a", features: str = "",
+            dims: Mapping[str, int] | None = None, artifact_dir: str | os.PathLike | None = None,
+            cubin: bool | None = None, spills: str = "warn") -> GpuModel:
+    """Compiles `module` (HIR, MIR or LIR; not modified) for `chip` into a
+    GPU artifact and opens it on `device` ("emu", "cuda" or "auto"). The
+    artifact is kept in `artifact_dir` when given (deployable with
+    rlx-gpu-run), else in a temporary directory. Cubins need ptxas; by
+    default they are built unless the device is the emulator.
+    Raises RlxError with the compiler's diagnostics."""
+    owned = None
+    if artifact_dir is None:
+        owned = tempfile.mkdtemp(prefix="rlx-gpu-")
+        artifact_dir = os.path.join(owned, "artifact")
+    if cubin is None:
+        cubin = device != "emu"
+    _rlx.write_gpu_artifact(module, str(artifact_dir), chip, features,
+                            {k: int(v) for k, v in (dims or {}).items()}, True, cubin, spills)
+    return GpuModel(pathlib.Path(artifact_dir), device, owned)

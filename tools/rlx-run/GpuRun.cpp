@@ -1,0 +1,243 @@
+//===- GpuRun.cpp - rlx-run --device=cuda|emu ------------------------------===//
+
+#include "GpuRun.h"
+
+#include "RLX/Runtime/GPURuntime.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+
+struct Buffer {
+  ModelTensor tensor;
+  std::string role;
+  int64_t bytes = 0;
+  std::string packedBy, packedOutput; ///< producing function and its output
+};
+
+std::vector<Buffer> buffersOf(rlx_gpu_artifact *h, const char *fn,
+                              const llvm::json::Object *manifestFn) {
+  std::vector<Buffer> out;
+  int n = rlx_gpu_num_buffers(h, fn);
+  for (int i = 0; i < n; ++i) {
+    const char *name, *role, *dtype;
+    int rank;
+    const int64_t *shape;
+    size_t bytes;
+    if (rlx_gpu_buffer_info(h, fn, i, &name, &role, &dtype, &rank, &shape, &bytes))
+      continue;
+    Buffer b;
+    b.tensor.name = name;
+    b.tensor.dtype = dtype;
+    b.tensor.isParam = StringRef(role) == "param";
+    b.tensor.shape.assign(shape, shape + rank);
+    b.role = role;
+    b.bytes = static_cast<int64_t>(bytes);
+    if (manifestFn)
+      if (const llvm::json::Array *bs = manifestFn->getArray("buffers"))
+        for (const llvm::json::Value &v : *bs)
+          if (const llvm::json::Object *o = v.getAsObject();
+              o && o->getString("name") == StringRef(name))
+            if (const llvm::json::Object *p = o->getObject("packed_by")) {
+              b.packedBy = p->getString("function").value_or("").str();
+              b.packedOutput = p->getString("output").value_or("").str();
+            }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+int fail(const std::string &message) {
+  llvm::errs() << "rlx-run: " << message << "\n";
+  return 1;
+}
+
+} // namespace
+
+int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
+                        std::map<std::string, HostTensor> values,
+                        const std::function<HostTensor(const ModelTensor &)> &generate) {
+  // The artifact.
+  SmallString<128> dir(options.artifactDir);
+  bool temporary = dir.empty();
+  if (temporary && llvm::sys::fs::createUniqueDirectory("rlx-gpu-artifact", dir))
+    return fail("cannot create a temporary directory");
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (temporary)
+      llvm::sys::fs::remove_directories(dir);
+  });
+  GPUArtifactOptions artifact = options.artifact;
+  // The emulator needs no cubin (and no ptxas); CUDA needs no emulator library.
+  if (options.device == "emu")
+    artifact.cubin = !options.artifactDir.empty() && artifact.cubin;
+  if (options.device == "cuda")
+    artifact.emulator = !options.artifactDir.empty() && artifact.emulator;
+  auto t0 = std::chrono::steady_clock::now();
+  if (failed(writeGPUArtifact(module, artifact, dir)))
+    return 1;
+  double compileMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto text = llvm::MemoryBuffer::getFile(dir + "/manifest.json");
+  llvm::Expected<llvm::json::Value> manifest =
+      text ? llvm::json::parse((*text)->getBuffer()) : llvm::json::Value(nullptr);
+  if (!manifest)
+    return fail("cannot read the artifact's manifest.json");
+
+  char err[1024] = {0};
+  rlx_gpu_artifact *h = rlx_gpu_open(dir.c_str(), options.device.c_str(), err, sizeof(err));
+  if (!h)
+    return fail(err);
+  auto close = llvm::make_scope_exit([&] { rlx_gpu_close(h); });
+  std::string entry = options.entry.empty() ? rlx_gpu_entry(h) : options.entry;
+  auto manifestFn = [&](StringRef name) -> const llvm::json::Object * {
+    if (const llvm::json::Array *fns = manifest->getAsObject()->getArray("functions"))
+      for (const llvm::json::Value &f : *fns)
+        if (f.getAsObject()->getString("name") == name)
+          return f.getAsObject();
+    return nullptr;
+  };
+  if (!manifestFn(entry))
+    return fail("no function '" + entry + "' in the compiled module");
+  std::vector<Buffer> buffers = buffersOf(h, entry.c_str(), manifestFn(entry));
+
+  // What the user gives: the entry's inputs and parameters, with packed
+  // parameters replaced by the originals their packing functions take.
+  std::vector<ModelTensor> arguments;
+  std::set<std::string> packers, seen;
+  for (const Buffer &b : buffers) {
+    if (b.role == "output")
+      continue;
+    if (!b.packedBy.empty()) {
+      packers.insert(b.packedBy);
+      continue;
+    }
+    if (seen.insert(b.tensor.name).second)
+      arguments.push_back(b.tensor);
+  }
+  for (const std::string &p : packers)
+    for (const Buffer &b : buffersOf(h, p.c_str(), manifestFn(p)))
+      if (b.role != "output" && seen.insert(b.tensor.name).second)
+        arguments.push_back(b.tensor);
+  for (auto &[name, value] : values)
+    if (!seen.count(name)) {
+      std::string known;
+      for (const ModelTensor &a : arguments)
+        known += (known.empty() ? "" : ", ") + a.name;
+      return fail("--input '" + name + "' is not an argument of the model (arguments: " + known +
+                  ")");
+    }
+  unsigned generated = 0;
+  for (const ModelTensor &a : arguments)
+    if (!values.count(a.name)) {
+      values[a.name] = generate(a);
+      ++generated;
+    }
+
+  auto setAll = [&](const std::string &fn, const std::vector<Buffer> &bs) -> bool {
+    for (const Buffer &b : bs) {
+      if (b.role == "output" || !values.count(b.tensor.name))
+        continue;
+      HostTensor t = convert(values[b.tensor.name], b.tensor.dtype);
+      if (t.shape != b.tensor.shape || static_cast<int64_t>(t.data.size()) != b.bytes) {
+        fail("input '" + b.tensor.name + "' does not have the argument's shape");
+        return false;
+      }
+      if (rlx_gpu_set_buffer(h, fn.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size())) {
+        fail(rlx_gpu_last_error(h));
+        return false;
+      }
+    }
+    return true;
+  };
+  // Packing, once: each packing function's outputs become the entry's params.
+  auto p0 = std::chrono::steady_clock::now();
+  for (const std::string &p : packers) {
+    std::vector<Buffer> pb = buffersOf(h, p.c_str(), manifestFn(p));
+    if (!setAll(p, pb))
+      return 1;
+    if (rlx_gpu_run(h, p.c_str()))
+      return fail(rlx_gpu_last_error(h));
+    for (const Buffer &b : buffers) {
+      if (b.packedBy != p)
+        continue;
+      auto out = llvm::find_if(pb, [&](const Buffer &o) { return o.tensor.name == b.packedOutput; });
+      if (out == pb.end())
+        return fail("packing function '" + p + "' has no output '" + b.packedOutput + "'");
+      HostTensor t = HostTensor::zeros(out->tensor.dtype, out->tensor.shape);
+      if (rlx_gpu_get_buffer(h, p.c_str(), out->tensor.name.c_str(), t.data.data(), t.data.size()) ||
+          rlx_gpu_set_buffer(h, entry.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size()))
+        return fail(rlx_gpu_last_error(h));
+    }
+  }
+  double packMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
+  if (!setAll(entry, buffers))
+    return 1;
+  std::vector<double> times;
+  for (unsigned i = 0; i < options.warmup + std::max(1u, options.repeat); ++i) {
+    auto r0 = std::chrono::steady_clock::now();
+    if (rlx_gpu_run(h, entry.c_str()))
+      return fail(rlx_gpu_last_error(h));
+    if (i >= options.warmup)
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r0).count());
+  }
+  std::sort(times.begin(), times.end());
+  llvm::outs() << "device: " << rlx_gpu_device(h) << " (" << artifact.chip << ")\n";
+  llvm::outs() << llvm::format("compile: %.1f ms (GPU artifact%s)\n", compileMs,
+                               temporary ? "" : (" in " + options.artifactDir).c_str());
+  if (const llvm::json::Object *f = manifestFn(entry)) {
+    int64_t arena = f->getInteger("arena_bytes").value_or(0);
+    size_t launches = f->getArray("launches") ? f->getArray("launches")->size() : 0;
+    llvm::outs() << llvm::format("arena: %lld bytes (%.2f MiB), %zu kernel launches\n",
+                                 (long long)arena, arena / 1048576.0, launches);
+  }
+  if (!packers.empty())
+    llvm::outs() << llvm::format("weight packing: %.1f ms (once)\n", packMs);
+  llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms min over %zu run(s) (wall clock)\n",
+                               times[times.size() / 2], times.front(), times.size());
+  if (generated)
+    llvm::outs() << "inputs: " << generated << " of " << arguments.size() << " generated\n";
+  for (const Buffer &b : buffers) {
+    if (b.role != "output")
+      continue;
+    HostTensor t = HostTensor::zeros(b.tensor.dtype, b.tensor.shape);
+    if (rlx_gpu_get_buffer(h, entry.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size()))
+      return fail(rlx_gpu_last_error(h));
+    double sumAbs = 0, maxAbs = 0;
+    for (int64_t k = 0; k < t.numElements(); ++k) {
+      double v = std::fabs(t.at(k));
+      sumAbs += v;
+      maxAbs = std::max(maxAbs, v);
+    }
+    std::string shape;
+    for (int64_t d : t.shape)
+      shape += std::to_string(d) + "x";
+    llvm::outs() << "output " << b.tensor.name << ": " << shape << t.dtype
+                 << llvm::format(", mean |x| %.6g, max |x| %.6g",
+                                 sumAbs / std::max<int64_t>(1, t.numElements()), maxAbs)
+                 << "\n";
+    if (!options.outputDir.empty()) {
+      llvm::sys::fs::create_directories(options.outputDir);
+      std::string name = b.tensor.name, error;
+      std::replace(name.begin(), name.end(), '/', '_');
+      if (failed(writeNpy(options.outputDir + "/" + name + ".npy", t, error)))
+        return fail(error);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+//===- GpuRun.h - rlx-run --device=cuda|emu ---------------------*- C++ -*-===//
+//
+// The GPU side of rlx-run: the module compiled into a GPU artifact
+// (writeGPUArtifact, in a temporary directory or --emit-artifact DIR) and run
+// in-process by the GPU runtime (lib/Runtime/GPU) on the CUDA driver or the
+// GPU emulator. Packed parameters are made by running their packing
+// functions once, from the original parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TOOLS_RLX_RUN_GPURUN_H
+#define RLX_TOOLS_RLX_RUN_GPURUN_H
+
+#include "RLX/Target/CPU/CpuRunner.h"
+#include "RLX/Target/CPU/HostTensor.h"
+#include "RLX/Target/NVVM/GPUArtifact.h"
+
+#include <functional>
+#include <map>
+
+namespace mlir::rlx {
+
+struct GpuRunOptions {
+  std::string device;      ///< cuda | emu | auto
+  std::string artifactDir; ///< keep the artifact here ("" = temporary)
+  GPUArtifactOptions artifact;
+  std::string entry;
+  unsigned warmup = 0, repeat = 1;
+  std::string outputDir;
+};
+
+/// Compiles, runs and reports like the CPU path; returns the exit code.
+/// Arguments without a value in `values` get `generate(argument)`.
+int runOnGpu(ModuleOp module, const GpuRunOptions &options,
+             std::map<std::string, HostTensor> values,
+             const std::function<HostTensor(const ModelTensor &)> &generate);
+
+} // namespace mlir::rlx
+
+#endif // RLX_TOOLS_RLX_RUN_GPURUN_H
