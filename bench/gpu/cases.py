@@ -28,8 +28,13 @@ def rms_norm_case(rows, H, name, bench=False):
         x = v["x"].astype(np.float64)
         return {"result0": x / np.sqrt((x ** 2).mean(1, keepdims=True) + 1e-6) * v["g"]}
 
+    def torch_reference(v, torch):
+        x = torch.from_numpy(v["x"]).cuda().double()
+        g = torch.from_numpy(v["g"]).cuda().double()
+        return {"result0": torch.nn.functional.rms_norm(x, (H,), g, 1e-6).cpu().numpy()}
+
     return dict(name=name, text=text, inputs=inputs, reference=reference, bench=bench,
-                bytes=2 * rows * H * 4, dims={})
+                bytes=2 * rows * H * 4, dims={}, torch_reference=torch_reference)
 
 
 def add_case(rows, H, name, bench=False):
@@ -43,8 +48,13 @@ def add_case(rows, H, name, bench=False):
         return {"x": rng.standard_normal((rows, H)).astype(np.float32),
                 "y": rng.standard_normal((rows, H)).astype(np.float32)}
 
+    def torch_reference(v, torch):
+        return {"result0": (torch.from_numpy(v["x"]).cuda().double() +
+                            torch.from_numpy(v["y"]).cuda().double()).cpu().numpy()}
+
     return dict(name=name, text=text, inputs=inputs, bench=bench, bytes=3 * rows * H * 4, dims={},
-                reference=lambda v: {"result0": v["x"].astype(np.float64) + v["y"]})
+                reference=lambda v: {"result0": v["x"].astype(np.float64) + v["y"]},
+                torch_reference=torch_reference)
 
 
 def attention_case(S, name):
@@ -74,7 +84,16 @@ def attention_case(S, name):
             out[:, h] = (p / p.sum(-1, keepdims=True)) @ vv[:, h // (heads // kv)]
         return {"result0": out.reshape(1, S, heads * D)}
 
-    return dict(name=name, text=text, inputs=inputs, reference=reference, bench=False, dims={})
+    def torch_reference(v, torch):
+        def bhsd(a, n):
+            return torch.from_numpy(a).cuda().double().reshape(1, S, n, D).transpose(1, 2)
+        o = torch.nn.functional.scaled_dot_product_attention(
+            bhsd(v["q"], heads), bhsd(v["k"], kv), bhsd(v["v"], kv), is_causal=True,
+            enable_gqa=True)
+        return {"result0": o.transpose(1, 2).reshape(1, S, heads * D).cpu().numpy()}
+
+    return dict(name=name, text=text, inputs=inputs, reference=reference, bench=False, dims={},
+                torch_reference=torch_reference)
 
 
 def matmul_case(M, K, N, name):
@@ -90,8 +109,13 @@ def matmul_case(M, K, N, name):
                 "w": rng.standard_normal((N, K)).astype(np.float32),
                 "b": rng.standard_normal(N).astype(np.float32)}
 
+    def torch_reference(v, torch):
+        x, w, b = (torch.from_numpy(v[k]).cuda().double() for k in ("x", "w", "b"))
+        return {"result0": torch.nn.functional.linear(x, w, b).cpu().numpy()}
+
     return dict(name=name, text=text, inputs=inputs, bench=False, dims={},
-                reference=lambda v: {"result0": v["x"].astype(np.float64) @ v["w"].T + v["b"]})
+                reference=lambda v: {"result0": v["x"].astype(np.float64) @ v["w"].T + v["b"]},
+                torch_reference=torch_reference)
 
 
 # Llama-3.1-8B sizes: hidden 4096, 4096 tokens.

@@ -1,5 +1,6 @@
 """The device check, run from the bundle that prepare.py made: every GPU
-numerics case against its numpy float64 reference computed here, then the
+numerics case against its PyTorch float64 reference computed here on the GPU
+(and numpy's, which must agree), then the
 benchmarks (each kernel's bandwidth against torch's device-to-device copy_
 measured in the same run, interleaved), all into one JSON file. Each case
 runs in its own process with a timeout, so a failing or hanging kernel does
@@ -51,6 +52,14 @@ def check(case, device, timeout):
     inputs = case["inputs"]()
     out, _ = gpu_run(HERE / "artifacts" / case["name"], device, inputs, timeout=timeout)
     ref = case["reference"](inputs)
+    if device == "cuda" and "torch_reference" in case:
+        # PyTorch on the same GPU (float64) is the reference there; numpy too.
+        import torch
+        tref = case["torch_reference"](inputs, torch)
+        for k in ref:
+            if not np.allclose(tref[k], ref[k], rtol=1e-9, atol=1e-9):
+                return {"status": "fail", "error": "the torch and numpy references disagree"}
+        ref = tref
     worst = 0.0
     for k, r in ref.items():
         got = out[k].astype(np.float64)

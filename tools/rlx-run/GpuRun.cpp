@@ -83,7 +83,7 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   GPUArtifactOptions artifact = options.artifact;
   // The emulator needs no cubin (and no ptxas); CUDA needs no emulator library.
   if (options.device == "emu")
-    artifact.cubin = !options.artifactDir.empty() && artifact.cubin;
+    artifact.cubin = (!options.artifactDir.empty() || options.report) && artifact.cubin;
   if (options.device == "cuda")
     artifact.emulator = !options.artifactDir.empty() && artifact.emulator;
   auto t0 = std::chrono::steady_clock::now();
@@ -206,6 +206,17 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
     llvm::outs() << llvm::format("arena: %lld bytes (%.2f MiB), %zu kernel launches\n",
                                  (long long)arena, arena / 1048576.0, launches);
   }
+  if (options.report)
+    if (const llvm::json::Array *ks = manifest->getAsObject()->getArray("kernels"))
+      for (const llvm::json::Value &kv : *ks) {
+        const llvm::json::Object *k = kv.getAsObject();
+        auto num = [&](StringRef f) { return k->getInteger(f).value_or(-1); };
+        llvm::outs() << "kernel " << k->getString("name").value_or("?") << ": "
+                     << (num("registers") < 0 ? std::string("no cubin")
+                                              : std::to_string(num("registers")) + " registers")
+                     << ", " << num("spill_bytes") << " B spilled, " << num("stack_bytes")
+                     << " B stack, " << num("static_shared_bytes") << " B shared\n";
+      }
   if (!packers.empty())
     llvm::outs() << llvm::format("weight packing: %.1f ms (once)\n", packMs);
   llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms min over %zu run(s) (wall clock)\n",

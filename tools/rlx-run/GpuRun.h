@@ -27,6 +27,8 @@ struct GpuRunOptions {
   std::string entry;
   unsigned warmup = 0, repeat = 1;
   std::string outputDir;
+  /// Print each kernel's ptxas resources (registers, spills, stack, shared).
+  bool report = false;
 };
 
 /// Compiles, runs and reports like the CPU path; returns the exit code.

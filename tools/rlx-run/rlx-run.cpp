@@ -71,6 +71,9 @@ static cl::opt<std::string> emitArtifact("emit-artifact",
                                          cl::desc("GPU devices: keep the compiled GPU artifact "
                                                   "(cubins, PTX, emulator library, manifest) here"),
                                          cl::cat(runCat));
+static cl::opt<bool> gpuReport("gpu-report",
+                               cl::desc("GPU devices: print each kernel's ptxas resources"),
+                               cl::cat(runCat));
 static cl::opt<std::string> chip("chip", cl::desc("GPU devices: the NVIDIA chip"),
                                  cl::init("sm_90a"), cl::cat(runCat));
 static cl::opt<std::string> features("features", cl::desc("GPU devices: +ptxNN"), cl::cat(runCat));
@@ -215,6 +218,7 @@ int main(int argc, char **argv) {
     gpu.warmup = warmup;
     gpu.repeat = repeat;
     gpu.outputDir = outputDir;
+    gpu.report = gpuReport;
     int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
     return runOnGpu(*module, gpu, std::move(values),
                     [&](const ModelTensor &a) { return generate(a, positionOffset); });
