@@ -292,3 +292,24 @@ def test_two_layer_model_matches_cpu_path(mode):
     else:
         args += ["--kv-cache", "--seq", "1", "--past", "16"]
     compare_with_cpu(gen_model(config, *args), {})
+
+
+@pytest.mark.parametrize("H", [1, 17, 769])
+def test_reductions_transpose_gather(H):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 5, H)).astype(np.float32)
+    table = rng.standard_normal((11, H)).astype(np.float32)
+    ids = np.array([[3, 0, 10, 3]], np.int64)
+    text = f"""func.func @f(%x: {t((3, 5, H))} {{rlx.input = "x"}}, %e: {t((11, H))} {{rlx.input = "e"}}, %ids: {t((1, 4), "i64")} {{rlx.input = "ids"}})
+    -> ({t((3, 5, 1))} {{rlx.output = "mean"}}, {t((5,))} {{rlx.output = "max"}}, {t((5, 3, H))} {{rlx.output = "tr"}}, {t((1, 4, H))} {{rlx.output = "emb"}}) {{
+  %m = rlx_mir.reduce mean %x axes = [-1] keep_dims : {t((3, 5, H))}
+  %mx = rlx_mir.reduce max %x axes = [0, 2] : {t((3, 5, H))}
+  %tr = rlx_mir.transpose %x [1, 0, 2] : {t((3, 5, H))}
+  %emb = rlx_mir.gather %e[%ids] : {t((11, H))}, {t((1, 4), "i64")}
+  return %m, %mx, %tr, %emb : {t((3, 5, 1))}, {t((5,))}, {t((5, 3, H))}, {t((1, 4, H))}
+}}"""
+    out = run_gpu(text, {"x": x, "e": table, "ids": ids})
+    assert_close(out["mean"], x.astype(np.float64).mean(-1, keepdims=True), atol=1e-6)
+    np.testing.assert_array_equal(out["max"], x.max(axis=(0, 2)))
+    np.testing.assert_array_equal(out["tr"], x.transpose(1, 0, 2))
+    np.testing.assert_array_equal(out["emb"], table[ids])
