@@ -144,15 +144,7 @@ struct AttentionTemplate : KernelTemplate {
           Value m = c[0], l = c[1];
           Value j = kb.add(j0, tid);
           Value valid = kb.ult(j, kb.idx(sk));
-          auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{f32}, valid, true);
-          {
-            OpBuilder::InsertionGuard guard(kb.b);
-            kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-            scf::YieldOp::create(kb.b, kb.loc, logit(j));
-            kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-            scf::YieldOp::create(kb.b, kb.loc, ninf);
-          }
-          Value s = ifOp.getResult(0);
+          Value s = kb.ifElse(valid, [&] { return logit(j); }, ninf);
           Value mNew = kb.combine(Combine::Max, m, kb.blockReduce(Combine::Max, s, scratch,
                                                                   kThreads));
           Value alpha = expShifted(m, mNew);

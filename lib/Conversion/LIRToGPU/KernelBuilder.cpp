@@ -113,6 +113,19 @@ void KernelBuilder::ifThen(Value cond, function_ref<void()> then) {
   then();
 }
 
+SmallVector<Value> KernelBuilder::ifElse(Value cond, function_ref<SmallVector<Value>()> then,
+                                         ValueRange otherwise) {
+  auto ifOp = scf::IfOp::create(b, loc, otherwise.getTypes(), cond, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, then());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, otherwise);
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
 SmallVector<Value>
 KernelBuilder::forLoop(Value lo, Value hi, Value step, ValueRange inits,
                        function_ref<SmallVector<Value>(Value, ValueRange)> body) {

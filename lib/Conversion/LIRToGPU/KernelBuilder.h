@@ -65,6 +65,13 @@ public:
   // Control flow.
   /// if (cond) { then() }
   void ifThen(Value cond, function_ref<void()> then);
+  /// `then()`'s values where `cond` holds (computed only there: guarded
+  /// loads), else `otherwise`; one scf.if.
+  SmallVector<Value> ifElse(Value cond, function_ref<SmallVector<Value>()> then,
+                            ValueRange otherwise);
+  Value ifElse(Value cond, function_ref<Value()> then, Value otherwise) {
+    return ifElse(cond, [&]() -> SmallVector<Value> { return {then()}; }, ValueRange{otherwise})[0];
+  }
   /// for (iv = lo; iv < hi; iv += step) with loop-carried values; `body`
   /// returns the next values. The results are the final values.
   SmallVector<Value> forLoop(Value lo, Value hi, Value step, ValueRange inits,

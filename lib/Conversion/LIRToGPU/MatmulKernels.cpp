@@ -239,15 +239,7 @@ void GemmBuilder::tiledMainLoop() {
           Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
           Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
                                               kb.ult(kIdx, kb.idx(p.k)));
-          auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{acc}, valid, true);
-          {
-            OpBuilder::InsertionGuard g(kb.b);
-            kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-            scf::YieldOp::create(kb.b, kb.loc, loadA(row, kIdx));
-            kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-            scf::YieldOp::create(kb.b, kb.loc, zero);
-          }
-          kb.store(ifOp.getResult(0), as, {kk, mm});
+          kb.store(kb.ifElse(valid, [&] { return loadA(row, kIdx); }, zero), as, {kk, mm});
         });
         // Stage B[k0 : k0+tk, n0 : n0+tn] (and the up half) as Bs[kk][nn].
         auto stageB = [&](Value buffer, int64_t colOffset) {
@@ -257,15 +249,9 @@ void GemmBuilder::tiledMainLoop() {
             Value col = kb.add(n0, nn), kIdx = kb.add(k0, kk);
             Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(col, kb.idx(p.cols)),
                                                 kb.ult(kIdx, kb.idx(p.k)));
-            auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{acc}, valid, true);
-            {
-              OpBuilder::InsertionGuard g(kb.b);
-              kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-              scf::YieldOp::create(kb.b, kb.loc, loadB(kIdx, kb.add(col, kb.idx(colOffset))));
-              kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-              scf::YieldOp::create(kb.b, kb.loc, zero);
-            }
-            kb.store(ifOp.getResult(0), buffer, {kk, nn});
+            Value v = kb.ifElse(
+                valid, [&] { return loadB(kIdx, kb.add(col, kb.idx(colOffset))); }, zero);
+            kb.store(v, buffer, {kk, nn});
           });
         };
         stageB(bs, 0);

@@ -151,31 +151,18 @@ struct NormTemplate : KernelTemplate {
       for (int64_t c = 0; c < chunks; ++c) {
         Value col = colOf(c);
         Value valid = kb.ult(col, hIdx);
-        auto ifOp = scf::IfOp::create(kb.b, kb.loc, SmallVector<Type>(width, st), valid, true);
-        {
-          OpBuilder::InsertionGuard g(kb.b);
-          kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          scf::YieldOp::create(kb.b, kb.loc, readX(col, /*storeSum=*/true));
-          kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-          scf::YieldOp::create(kb.b, kb.loc, SmallVector<Value>(width, zero));
-        }
-        cached[c] = SmallVector<Value>(ifOp.getResults().begin(), ifOp.getResults().end());
+        cached[c] = kb.ifElse(
+            valid, [&] { return readX(col, /*storeSum=*/true); }, SmallVector<Value>(width, zero));
         acc = accumulate(acc, cached[c], Value());
       }
     } else {
       acc = kb.forLoop(kb.idx(0), kb.idx(ceilDiv(h, width)), kb.idx(threads), {zero},
                        [&](Value iv, ValueRange carried) -> SmallVector<Value> {
                          Value col = colOfIv(iv);
-                         auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{st},
-                                                       kb.ult(col, hIdx), true);
-                         OpBuilder::InsertionGuard g(kb.b);
-                         kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-                         scf::YieldOp::create(kb.b, kb.loc,
-                                              accumulate(carried[0], readX(col, true), Value()));
-                         kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-                         scf::YieldOp::create(kb.b, kb.loc, carried[0]);
-                         kb.b.setInsertionPointAfter(ifOp);
-                         return {ifOp.getResult(0)};
+                         return {kb.ifElse(
+                             kb.ult(col, hIdx),
+                             [&] { return accumulate(carried[0], readX(col, true), Value()); },
+                             carried[0])};
                        })[0];
     }
     Value total = kb.blockReduce(Combine::Sum, acc, scratch, threads);
@@ -195,16 +182,10 @@ struct NormTemplate : KernelTemplate {
         acc2 = kb.forLoop(kb.idx(0), kb.idx(ceilDiv(h, width)), kb.idx(threads), {zero},
                           [&](Value iv, ValueRange carried) -> SmallVector<Value> {
                             Value col = colOfIv(iv);
-                            auto ifOp = scf::IfOp::create(kb.b, kb.loc, TypeRange{st},
-                                                          kb.ult(col, hIdx), true);
-                            OpBuilder::InsertionGuard g(kb.b);
-                            kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-                            scf::YieldOp::create(kb.b, kb.loc,
-                                                 accumulate(carried[0], readX(col, false), mean));
-                            kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-                            scf::YieldOp::create(kb.b, kb.loc, carried[0]);
-                            kb.b.setInsertionPointAfter(ifOp);
-                            return {ifOp.getResult(0)};
+                            return {kb.ifElse(
+                                kb.ult(col, hIdx),
+                                [&] { return accumulate(carried[0], readX(col, false), mean); },
+                                carried[0])};
                           })[0];
       }
       total = kb.blockReduce(Combine::Sum, acc2, scratch, threads);

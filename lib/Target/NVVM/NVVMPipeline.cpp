@@ -36,6 +36,14 @@ std::string attachFeatures(const NVVMPipelineOptions &options) {
     return "+ptx" + std::to_string(*ptx);
   return "";
 }
+/// The kernel body's structured ops to branches and plain memrefs: the same
+/// on the way to NVVM and to the emulator, so both run the same code.
+void addKernelBodyLowering(OpPassManager &pm) {
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+}
 } // namespace
 
 void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOptions &options) {
@@ -66,10 +74,7 @@ void mlir::rlx::buildNVVMCodegenPipeline(OpPassManager &pm, const NVVMPipelineOp
   attach.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(attach));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(createConvertVectorToSCFPass());
-  kernels.addPass(createSCFToControlFlowPass());
-  kernels.addPass(memref::createExpandStridedMetadataPass());
-  kernels.addPass(createLowerAffinePass());
+  addKernelBodyLowering(kernels);
   ConvertGpuOpsToNVVMOpsOptions toNvvm;
   toNvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(toNvvm));
@@ -96,10 +101,7 @@ void mlir::rlx::buildNVVMCodegenPipeline(OpPassManager &pm, const NVVMPipelineOp
 
 void mlir::rlx::buildEmulatorCodegenPipeline(OpPassManager &pm, bool checks) {
   pm.addPass(createGPUOutlineForEmulator());
-  pm.addPass(createConvertVectorToSCFPass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  addKernelBodyLowering(pm);
   // bf16 conversions as integer arithmetic (round to nearest even, as
   // cvt.rn.bf16.f32): no __truncsfbf2 from a compiler runtime needed.
   arith::ArithExpandOpsPassOptions expand;
