@@ -91,6 +91,18 @@ enum rlx_emu_access_flags {
 /// Returns 1 when the access may proceed, 0 when it must be skipped.
 uint32_t __rlx_emu_access(const void *addr, uint64_t bytes, uint32_t flags);
 
+/// mma.sync.aligned.m16n8k16.row.col.f32.<type>.<type>.f32 (type 0 = f16,
+/// 1 = bf16): the calling lane's A (4 × b16x2), B (2 × b16x2) and C (4 × f32)
+/// fragments in, D (4 × f32) out, with the PTX ISA's fragment layouts; all 32
+/// lanes of the warp rendezvous.
+void __rlx_emu_mma_m16n8k16(uint32_t type, const uint32_t *a, const uint32_t *b,
+                            const float *c, float *d);
+/// ldmatrix.sync.aligned.m8n8.x<num>[.trans].shared.b16 (num = 1, 2, 4):
+/// lanes 8m..8m+7 give the shared-memory row addresses of matrix m (16 bytes
+/// each, bounds- and race-checked as reads); `out` gets the lane's `num`
+/// registers. All 32 lanes rendezvous.
+void __rlx_emu_ldmatrix(uint32_t num, uint32_t trans, const void *addr, uint32_t *out);
+
 /// The block's dynamic shared memory (gpu.dynamic_shared_memory), of the
 /// launch's dynamic_shared_bytes, NaN-filled, bounds- and race-checked.
 void *__rlx_emu_dynamic_shared(void);

@@ -140,6 +140,9 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
         copy.erase();
       }
     }
+    // A function without kernels (only views, or none) gets no gpu.module.
+    if (gm.getBody()->getOperations().empty())
+      gm.erase();
     return success();
   }
 

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "State.h"
+#include "Matrix.h"
 #include "Warp.h"
 
 #include <algorithm>
@@ -99,6 +100,8 @@ std::string waitLabel(const Thread &t) {
   case Wait::Vote:
     return std::string("wait at vote.sync.") + voteModeName(t.mode) + " (membermask " +
            hex32(t.mask) + ")";
+  case Wait::Matrix:
+    return t.mode == 0 ? "wait at mma.sync" : "wait at ldmatrix";
   case Wait::Done:
     return "have exited";
   case Wait::Running:
@@ -248,6 +251,65 @@ uint64_t collective(Launch &l, Wait kind, uint32_t mode, uint32_t a, uint32_t b,
   }
   t.wait = Wait::Running;
   return t.result;
+}
+
+/// The rendezvous of a warp matrix instruction (op 0: mma.sync, 1: ldmatrix;
+/// `mode`: the mma type or the ldmatrix num | trans << 8). Every lane of the
+/// warp takes part (.aligned); a partial warp is a finding.
+void matrixCollective(Launch &l, uint32_t op, uint32_t mode, const void *in, void *out) {
+  Thread &t = l.self();
+  const uint32_t lane = t.linear % kWarpSize;
+  const uint32_t base = t.linear - lane;
+  const char *name = op == 0 ? "mma.sync" : "ldmatrix";
+  if (l.numThreads - base < kWarpSize) {
+    addFinding(l, &t, std::string(name) + " in a partial warp (the block has " +
+                          std::to_string(l.numThreads) + " threads): it needs all 32 lanes");
+    return;
+  }
+  t.wait = Wait::Matrix;
+  t.mode = op;
+  t.mask = mode;
+  t.in = in;
+  t.out = out;
+  for (uint32_t m = 0; m < kWarpSize; ++m) {
+    const Thread &o = l.threads[base + m];
+    if (o.wait != Wait::Matrix || o.mode != op || o.mask != mode) {
+      waitHere(l);
+      return;
+    }
+  }
+  if (op == 0) {
+    uint32_t A[kWarpSize][4], B[kWarpSize][2];
+    float C[kWarpSize][4], D[kWarpSize][4];
+    for (uint32_t m = 0; m < kWarpSize; ++m) {
+      const Thread &o = l.threads[base + m];
+      const uint32_t *a = static_cast<const uint32_t *>(o.in);
+      std::memcpy(A[m], a, 16);
+      std::memcpy(B[m], a + 4, 8);
+      std::memcpy(C[m], a + 6, 16);
+    }
+    mmaM16N8K16(static_cast<MmaType>(mode), A, B, C, D);
+    for (uint32_t m = 0; m < kWarpSize; ++m)
+      std::memcpy(l.threads[base + m].out, D[m], 16);
+  } else {
+    const uint32_t num = mode & 0xFF;
+    uint8_t rows[kWarpSize][16] = {};
+    for (uint32_t m = 0; m < 8 * num; ++m) {
+      const Thread &o = l.threads[base + m];
+      if (o.inValid)
+        std::memcpy(rows[m], o.in, 16);
+    }
+    uint32_t outs[kWarpSize][4] = {};
+    ldmatrixM8N8(num, (mode >> 8) != 0, rows, outs);
+    for (uint32_t m = 0; m < kWarpSize; ++m)
+      std::memcpy(l.threads[base + m].out, outs[m], 4 * num);
+  }
+  for (uint32_t m = 0; m < kWarpSize; ++m) {
+    Thread &o = l.threads[base + m];
+    o.wait = Wait::Running;
+    if (m != lane)
+      l.ready.push_back(o.linear);
+  }
 }
 
 /// Validates the configuration; false (with findings) when it cannot run.
@@ -495,4 +557,37 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
     std::free(s.data);
   setLastReport(l);
   return l.findings.empty() && l.droppedFindings == 0 ? 0 : 1;
+}
+
+extern "C" void __rlx_emu_mma_m16n8k16(uint32_t type, const uint32_t *a, const uint32_t *b,
+                                       const float *c, float *d) {
+  // One contiguous operand block per lane: A (4), B (2), C (4 f32).
+  uint32_t in[10];
+  std::memcpy(in, a, 16);
+  std::memcpy(in + 4, b, 8);
+  std::memcpy(in + 6, c, 16);
+  Launch *l = Active;
+  if (!l)
+    return;
+  if (type > 1) {
+    addFinding(*l, &l->self(), "mma.sync: bad multiplicand type " + std::to_string(type));
+    return;
+  }
+  matrixCollective(*l, 0, type, in, d);
+}
+
+extern "C" void __rlx_emu_ldmatrix(uint32_t num, uint32_t trans, const void *addr,
+                                   uint32_t *out) {
+  Launch *l = Active;
+  if (!l)
+    return;
+  if (num != 1 && num != 2 && num != 4) {
+    addFinding(*l, &l->self(), "ldmatrix: .x" + std::to_string(num) + " (1, 2 or 4)");
+    return;
+  }
+  Thread &t = l->self();
+  t.inValid = true;
+  if (t.linear % kWarpSize < 8 * num)
+    t.inValid = __rlx_emu_access(addr, 16, RLX_EMU_READ) != 0;
+  matrixCollective(*l, 1, num | (trans ? 1u << 8 : 0u), addr, out);
 }

@@ -21,7 +21,7 @@
 namespace rlx::emu {
 
 /// Where a GPU thread is.
-enum class Wait : uint8_t { Running, Barrier, Shfl, Vote, Done };
+enum class Wait : uint8_t { Running, Barrier, Shfl, Vote, Matrix, Done };
 
 struct Thread {
   Context ctx;
@@ -32,6 +32,11 @@ struct Thread {
   // result (shfl: d | p << 32; vote: the 32-bit result).
   uint32_t mode = 0, a = 0, b = 0, c = 0, mask = 0;
   uint64_t result = 0;
+  // A pending warp matrix instruction (Matrix.h): the lane's operands and
+  // where its results go (both on the lane's fiber stack).
+  const void *in = nullptr;
+  void *out = nullptr;
+  bool inValid = true;
 };
 
 /// One byte of shared memory as the race checker sees it: the barrier epoch

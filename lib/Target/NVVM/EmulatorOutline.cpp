@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -27,16 +29,19 @@ using namespace mlir::rlx;
 
 namespace {
 
-/// The memref type without its memory space (workgroup, private).
+/// The type without its memory space (workgroup, private; LLVM address
+/// spaces such as shared memory's 3): the CPU has one.
 Type stripMemorySpace(Type t) {
   if (auto m = dyn_cast<MemRefType>(t))
     if (m.getMemorySpace())
       return MemRefType::get(m.getShape(), m.getElementType(), m.getLayout());
+  if (auto p = dyn_cast<LLVM::LLVMPointerType>(t); p && p.getAddressSpace() != 0)
+    return LLVM::LLVMPointerType::get(t.getContext());
   return t;
 }
 
 struct Hooks {
-  func::FuncOp id, barrier, shuffle;
+  func::FuncOp id, barrier, shuffle, mma, ldmatrix;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -56,6 +61,81 @@ Value idCall(OpBuilder &b, Location loc, const Hooks &h, unsigned kind, unsigned
 }
 
 unsigned dimOf(gpu::Dimension d) { return static_cast<unsigned>(d); }
+
+/// A stack slot of `n` elements (the emulator reads a lane's fragment there).
+Value slot(OpBuilder &b, Location loc, int64_t n, Type t) {
+  return memref::AllocaOp::create(b, loc, MemRefType::get({n}, t));
+}
+
+/// Replaces `op`'s LLVM struct (or single) result by the values of `from`.
+void replaceWithElements(OpBuilder &b, Operation *op, Value from, unsigned n) {
+  Location loc = op->getLoc();
+  Type resultType = op->getResult(0).getType();
+  SmallVector<Value> values;
+  for (unsigned i = 0; i < n; ++i)
+    values.push_back(memref::LoadOp::create(b, loc, from, ValueRange{
+                         arith::ConstantIndexOp::create(b, loc, i)}));
+  Value result;
+  if (auto st = dyn_cast<LLVM::LLVMStructType>(resultType)) {
+    result = LLVM::UndefOp::create(b, loc, st);
+    for (unsigned i = 0; i < n; ++i)
+      result = LLVM::InsertValueOp::create(b, loc, result, values[i], ArrayRef<int64_t>{i});
+  } else {
+    result = values[0];
+  }
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
+}
+
+/// Stores `v` (a 32-bit value: i32, f32 or vector<2x16-bit>) as an i32 / f32.
+void storeBits(OpBuilder &b, Location loc, Value v, Value to, int64_t i, Type as) {
+  if (v.getType() != as)
+    v = LLVM::BitcastOp::create(b, loc, as, v);
+  memref::StoreOp::create(b, loc, v, to, ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+}
+
+LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  if (auto ld = dyn_cast<NVVM::LdMatrixOp>(op)) {
+    if (ld.getEltType() != NVVM::LdStMatrixEltType::B16 || ld.getShape().getM() != 8 ||
+        ld.getShape().getN() != 8)
+      return op->emitError("rlx-gpu-outline-for-emulator: only ldmatrix m8n8 b16 is emulated");
+    Value out = slot(b, loc, 4, i32);
+    Value num = arith::ConstantIntOp::create(b, loc, ld.getNum(), 32);
+    Value trans = arith::ConstantIntOp::create(
+        b, loc, ld.getLayout() == NVVM::MMALayout::col ? 1 : 0, 32);
+    func::CallOp::create(b, loc, h.ldmatrix, ValueRange{num, trans, ld.getPtr(), out});
+    replaceWithElements(b, op, out, ld.getNum());
+    return success();
+  }
+  if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    std::optional<NVVM::MMATypes> type = mma.getMultiplicandAPtxType();
+    bool bf16 = type && *type == NVVM::MMATypes::bf16;
+    bool f16 = type && *type == NVVM::MMATypes::f16;
+    if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 16 || !(bf16 || f16) ||
+        mma.getOperandA().size() != 4 || mma.getOperandB().size() != 2 ||
+        mma.getOperandC().size() != 4 || !mma.getOperandC()[0].getType().isF32())
+      return op->emitError("rlx-gpu-outline-for-emulator: only mma.sync m16n8k16 with f16 or "
+                           "bf16 multiplicands and f32 accumulators is emulated");
+    Value a = slot(b, loc, 4, i32), bb = slot(b, loc, 2, i32), c = slot(b, loc, 4, f32),
+          d = slot(b, loc, 4, f32);
+    for (auto [i, v] : llvm::enumerate(mma.getOperandA()))
+      storeBits(b, loc, v, a, i, i32);
+    for (auto [i, v] : llvm::enumerate(mma.getOperandB()))
+      storeBits(b, loc, v, bb, i, i32);
+    for (auto [i, v] : llvm::enumerate(mma.getOperandC()))
+      storeBits(b, loc, v, c, i, f32);
+    Value kind = arith::ConstantIntOp::create(b, loc, bf16 ? 1 : 0, 32);
+    func::CallOp::create(b, loc, h.mma, ValueRange{kind, a, bb, c, d});
+    replaceWithElements(b, op, d, 4);
+    return success();
+  }
+  return op->emitError("rlx-gpu-outline-for-emulator: no emulation for '")
+         << op->getName() << "'";
+}
 
 LogicalResult rewriteGpuOp(Operation *op, const Hooks &h) {
   OpBuilder b(op);
@@ -145,11 +225,12 @@ struct GPUOutlineForEmulatorPass
         for (Block &blk : reg)
           for (BlockArgument a : blk.getArguments())
             a.setType(stripMemorySpace(a.getType()));
-      if (isa<gpu::GPUDialect>(op->getDialect()))
+      if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect()))
         gpuOps.push_back(op);
     });
     for (Operation *op : gpuOps)
-      if (failed(rewriteGpuOp(op, hooks)))
+      if (failed(isa<NVVM::NVVMDialect>(op->getDialect()) ? rewriteNvvmOp(op, hooks)
+                                                          : rewriteGpuOp(op, hooks)))
         return failure();
     return success();
   }
@@ -165,6 +246,13 @@ struct GPUOutlineForEmulatorPass
     hooks.shuffle =
         declare(b, module, "__rlx_emu_shuffle", b.getFunctionType({i32, i32, i32, i32},
                                                                   {b.getI64Type()}));
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    auto i32Slot = [&](int64_t n) { return MemRefType::get({n}, b.getI32Type()); };
+    auto f32Slot = MemRefType::get({4}, b.getF32Type());
+    hooks.mma = declare(b, module, "__rlx_emu_mma_m16n8k16",
+                        b.getFunctionType({i32, i32Slot(4), i32Slot(2), f32Slot, f32Slot}, {}));
+    hooks.ldmatrix = declare(b, module, "__rlx_emu_ldmatrix",
+                             b.getFunctionType({i32, i32, ptr, i32Slot(4)}, {}));
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     SmallVector<memref::GlobalOp> globals;
     for (gpu::GPUModuleOp gm : gpuModules) {

@@ -87,10 +87,15 @@ def GPUOutlineForEmulator : Pass<"rlx-gpu-outline-for-emulator", "::mlir::Module
     `block_dim` / `grid_dim` / `lane_id` → `__rlx_emu_id`, `gpu.barrier` →
     `__rlx_emu_barrier`, `gpu.shuffle` (32-bit values) → `__rlx_emu_shuffle`
     (PTX shfl.sync semantics, with upstream's width mapping), `gpu.return`
-    → `func.return`. A GPU op it cannot emulate is an error naming it.
+    → `func.return`; the warp matrix instructions `nvvm.ldmatrix` (m8n8
+    b16, x1/x2/x4, .trans) and `nvvm.mma.sync` (m16n8k16, f16/bf16 → f32)
+    → `__rlx_emu_ldmatrix` / `__rlx_emu_mma_m16n8k16` with the PTX ISA's
+    fragment layouts (lib/Runtime/Emulator/Matrix.h); LLVM pointers lose
+    their address space. A GPU or NVVM op it cannot emulate is an error
+    naming it.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
 def EmulatorInstrument : Pass<"rlx-emulator-instrument", "::mlir::ModuleOp"> {
