@@ -55,3 +55,66 @@ def test_mma_tile(dtype, chip):
         b = decoded(rng.standard_normal((16, 8)).astype(np.float32), dtype)
         d = run_artifact(art, "f", {"a": encode(a, dtype), "b": encode(b, dtype)})["d"]
         np.testing.assert_allclose(d, a.astype(np.float64) @ b, rtol=1e-6, atol=1e-6)
+
+
+def run_mir(text, inputs, chip="sm_90a"):
+    with tempfile.TemporaryDirectory() as tmp:
+        art = pathlib.Path(tmp) / "art"
+        manifest = compile_artifact(text, art, chip=chip, cubin=True)
+        ptx = "".join(p.read_text() for p in art.glob("*.ptx"))
+        out = run_artifact(art, manifest["entry"], inputs)
+        return out, ptx, manifest
+
+
+@pytest.mark.parametrize("n", [4, 6])
+def test_g5a_bias_axis_on_tensor_cores(n):
+    """Case G5(a) with 12 rows (the tensor-core path needs more than 8):
+    bias per output column, every row [13, 23, 33, 43(, 53, 63)]."""
+    M, K = 12, 3
+    text = f"""func.func @f(%x: tensor<{M}x{K}xbf16> {{rlx.input = "x"}}, %w: tensor<{n}x{K}xbf16> {{rlx.input = "w"}}, %b: tensor<{n}xbf16> {{rlx.input = "b"}}) -> tensor<{M}x{n}xbf16> {{
+  %m = rlx_mir.matmul %x, %w transpose_b : tensor<{M}x{K}xbf16>, tensor<{n}x{K}xbf16>
+  %y = rlx_mir.add %m, %b : tensor<{M}x{n}xbf16>, tensor<{n}xbf16>
+  return %y : tensor<{M}x{n}xbf16>
+}}"""
+    b = np.array([10, 20, 30, 40, 50, 60][:n], np.float32)
+    out, ptx, _ = run_mir(text, {"x": to_bf16_bits(np.ones((M, K), np.float32)),
+                                 "w": to_bf16_bits(np.ones((n, K), np.float32)),
+                                 "b": to_bf16_bits(b)})
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in ptx
+    np.testing.assert_array_equal(from_bf16_bits(out["result0"]), np.tile(b + 3, (M, 1)))
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("M,K,N", [(37, 96, 72), (100, 64, 128), (9, 200, 40)])
+def test_matmul_on_tensor_cores_matches_numpy(M, K, N, dtype):
+    rng = np.random.default_rng(M * K)
+    x = decoded(rng.standard_normal((M, K)).astype(np.float32), dtype)
+    w = decoded(rng.standard_normal((N, K)).astype(np.float32), dtype)
+    t = lambda *s: "tensor<" + "x".join(map(str, s)) + f"x{dtype}>"
+    text = f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {t(N, K)} {{rlx.input = "w"}}) -> tensor<{M}x{N}xf32> {{
+  %m = rlx_mir.matmul %x, %w transpose_b : {t(M, K)}, {t(N, K)}
+  %y = rlx_mir.cast %m : {t(M, N)} to tensor<{M}x{N}xf32>
+  return %y : tensor<{M}x{N}xf32>
+}}"""
+    out, ptx, manifest = run_mir(text, {"x": encode(x, dtype), "w": encode(w, dtype)}, chip="sm_80")
+    assert f"mma.sync.aligned.m16n8k16.row.col.f32.{dtype}.{dtype}.f32" in ptx
+    assert all(k.get("spill_bytes", 0) == 0 for k in manifest["kernels"])
+    ref = x.astype(np.float64) @ w.T.astype(np.float64)
+    # One rounding of the f32 sum to the matmul's dtype (the CPU path's rule).
+    np.testing.assert_allclose(out["result0"], ref, rtol=1e-2 if dtype == "bf16" else 2e-3,
+                               atol=1e-2 if dtype == "bf16" else 2e-3)
+
+
+@pytest.mark.parametrize("config", ["llama-3.2-1b.json", "qwen3-0.6b.json"])
+def test_two_layer_bf16_model_on_tensor_cores_matches_cpu(config):
+    """Prefill of 37 tokens in bf16: every fused_matmul (norm prologue, GLU,
+    head norm, RoPE, residual) on tensor cores, vs the CPU path."""
+    from harness import gen_model, shared_dir
+    from test_gpu_emulator import compare_with_cpu
+    if not shared_dir():
+        pytest.skip("../shared/models not present")
+    sets = ["hidden_size=256", "intermediate_size=512", "num_attention_heads=8",
+            "num_key_value_heads=2", "head_dim=32", "vocab_size=512"]
+    text = gen_model(shared_dir() / "models" / config, "--layers", "2", "--dtype", "bf16",
+                     "--seq", "37", *[a for s in sets for a in ("--set", s)])
+    compare_with_cpu(text, {}, dtype="bf16")

@@ -148,7 +148,8 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"];
+                           "::mlir::vector::VectorDialect", "::mlir::math::MathDialect",
+                           "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
            "NVIDIA chip: sm_80, sm_89, sm_90, sm_90a, sm_100a, ...">,

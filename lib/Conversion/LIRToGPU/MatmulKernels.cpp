@@ -15,8 +15,14 @@
 //  - GEMV (decode, M ≤ 8): every warp takes output columns, its lanes
 //    stride over K with 16-byte vector loads of the [N, K] weight rows, and
 //    a warp reduction per row.
+//  - tensor cores (bf16/f16 operands, sm_80+): 64 × TN tiles, eight warps
+//    as 2 × 4, each warp (32 × TN/4) a grid of mma.sync m16n8k16 tiles fed
+//    by ldmatrix from shared A[m][k] / B[n][k] slices 32 deep (rows padded
+//    to 40 elements, so ldmatrix's eight 16-byte rows hit distinct banks);
+//    f32 accumulators, then the same Cs and epilogue.
 // The norm prologue first computes the tile rows' statistics (a warp per
-// row) into shared memory, then normalizes A as it is read.
+// row) into shared memory, then normalizes A as it is read (for tensor
+// cores, rounded to the input type as HF's norm output is).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +31,8 @@
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -75,7 +83,7 @@ private:
   // Tile geometry.
   int64_t tm = 0, tn = 0, tk = 16, tnThreads = 0, tmThreads = 0, colsPerThread = 0;
   static constexpr int64_t kRowsPerThread = 4;
-  bool gemv = false;
+  bool gemv = false, tensorCores = false;
   // Block coordinates.
   Value bt, m0, n0;
   // Shared buffers.
@@ -89,7 +97,10 @@ private:
   Value loadB(Value kIdx, Value col);
   void rowStatistics();
   void tiledMainLoop();
+  void tensorCoreMainLoop();
   void gemvMainLoop();
+  bool canUseTensorCores() const;
+  Value sharedAddress(Value buffer, Value row, Value col, int64_t rowElems);
   Value activate(Value gate, Value up, Value col);
   void epilogue();
 };
@@ -303,6 +314,142 @@ void GemmBuilder::tiledMainLoop() {
   kb.barrier();
 }
 
+bool GemmBuilder::canUseTensorCores() const {
+  Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
+  return ctx.target.hasMmaSyncBF16() && a == b && (a.isBF16() || a.isF16()) && acc.isF32() &&
+         p.rows > 8 && tn % 32 == 0 && tn <= 128;
+}
+
+/// The shared-memory address of buffer[row][col] (16-bit elements, rows of
+/// `rowElems`) as an !llvm.ptr<3>, for ldmatrix.
+Value GemmBuilder::sharedAddress(Value buffer, Value row, Value col, int64_t rowElems) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(kb.b, kb.loc, buffer);
+  Value elems = kb.add(kb.mul(row, kb.idx(rowElems)), col);
+  Value addr = kb.add(base, kb.mul(elems, kb.idx(2)));
+  Value i64 = arith::IndexCastOp::create(kb.b, kb.loc, kb.b.getI64Type(), addr);
+  return LLVM::IntToPtrOp::create(kb.b, kb.loc, LLVM::LLVMPointerType::get(kb.b.getContext(), 3),
+                                  i64);
+}
+
+void GemmBuilder::tensorCoreMainLoop() {
+  constexpr int64_t bk = 32, stride = bk + 8, warpsM = 2, warpsN = 4;
+  const int64_t wm = tm / warpsM, wn = tn / warpsN, mTiles = wm / 16, nTiles = wn / 8;
+  MLIRContext *mctx = kb.b.getContext();
+  Type in = elementTypeOf(p.lhs), i32 = kb.b.getI32Type(), f32 = kb.b.getF32Type();
+  bool bf16 = in.isBF16();
+  Type operand = bf16 ? i32 : Type(VectorType::get({2}, in));
+  Value tid = kb.threadId();
+  Value as = kb.workgroupBuffer(ctx.fn, {tm, stride}, in);
+  Value bs = kb.workgroupBuffer(ctx.fn, {tn, stride}, in);
+  Value bs2 = p.glu ? kb.workgroupBuffer(ctx.fn, {tn, stride}, in) : Value();
+  Value lane = kb.remui(tid, kb.idx(32)), warp = kb.divui(tid, kb.idx(32));
+  Value wm0 = kb.mul(kb.divui(warp, kb.idx(warpsN)), kb.idx(wm));
+  Value wn0 = kb.mul(kb.remui(warp, kb.idx(warpsN)), kb.idx(wn));
+  const int64_t perSet = mTiles * nTiles * 4;
+  SmallVector<Value> inits(perSet * (p.glu ? 2 : 1), kb.f(f32, 0.0));
+  Value zero = kb.f(in, 0.0);
+  auto i4 = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(4, i32));
+  auto i2 = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(2, i32));
+  auto f4 = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(4, f32));
+  auto shape8x8 = NVVM::LdStMatrixShapeAttr::get(mctx, 8, 8);
+  auto ldmatrix = [&](Type res, Value ptr, uint32_t num) {
+    return NVVM::LdMatrixOp::create(kb.b, kb.loc, res, ptr, num, NVVM::MMALayout::row, shape8x8,
+                                    NVVM::LdStMatrixEltType::B16)
+        .getResult();
+  };
+  auto field = [&](Value st, int64_t i) -> Value {
+    Value v = LLVM::ExtractValueOp::create(kb.b, kb.loc, st, ArrayRef<int64_t>{i});
+    return operand == i32 ? v : LLVM::BitcastOp::create(kb.b, kb.loc, operand, v).getResult();
+  };
+  SmallVector<Value> accs = kb.forLoop(
+      kb.idx(0), kb.idx(p.k), kb.idx(bk), inits,
+      [&](Value k0, ValueRange carried) -> SmallVector<Value> {
+        // A[m0 + mm, k0 + kk] → As[mm][kk], B[k0 + kk, n0 + nn] → Bs[nn][kk]
+        // in the input type (the prologue's normalized f32 rounded once).
+        kb.forLoop(tid, kb.idx(tm * bk), kb.idx(kThreads), [&](Value e) {
+          Value mm = kb.divui(e, kb.idx(bk)), kk = kb.remui(e, kb.idx(bk));
+          Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
+          Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+                                              kb.ult(kIdx, kb.idx(p.k)));
+          Value v = kb.ifElse(valid, [&] { return kb.convert(loadA(row, kIdx), in); }, zero);
+          kb.store(v, as, {mm, kk});
+        });
+        auto stageB = [&](Value buffer, int64_t colOffset) {
+          kb.forLoop(tid, kb.idx(tn * bk), kb.idx(kThreads), [&](Value e) {
+            Value nn = kb.divui(e, kb.idx(bk)), kk = kb.remui(e, kb.idx(bk));
+            Value col = kb.add(n0, nn), kIdx = kb.add(k0, kk);
+            Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(col, kb.idx(p.cols)),
+                                                kb.ult(kIdx, kb.idx(p.k)));
+            Value v = kb.ifElse(
+                valid,
+                [&] { return kb.convert(loadB(kIdx, kb.add(col, kb.idx(colOffset))), in); },
+                zero);
+            kb.store(v, buffer, {nn, kk});
+          });
+        };
+        stageB(bs, 0);
+        if (bs2)
+          stageB(bs2, p.cols);
+        kb.barrier();
+        SmallVector<Value> r(carried);
+        // ldmatrix addressing: lane l gives row l % 8 (+ 8 for matrices 1, 3)
+        // and column 8 for matrices 2, 3 (A, .x4); for B (.x2) rows l % 8
+        // of the n-tile, column 8 for lanes 8..15.
+        Value m = kb.divui(lane, kb.idx(8)), r8 = kb.remui(lane, kb.idx(8));
+        Value aRow = kb.add(r8, kb.mul(kb.remui(m, kb.idx(2)), kb.idx(8)));
+        Value aCol = kb.mul(kb.divui(m, kb.idx(2)), kb.idx(8));
+        Value bCol = kb.mul(kb.remui(m, kb.idx(2)), kb.idx(8));
+        for (int64_t ks = 0; ks < bk; ks += 16) {
+          SmallVector<SmallVector<Value>> a(mTiles);
+          for (int64_t i = 0; i < mTiles; ++i) {
+            Value row = kb.add(wm0, kb.add(kb.idx(i * 16), aRow));
+            Value st = ldmatrix(i4, sharedAddress(as, row, kb.add(aCol, kb.idx(ks)), stride), 4);
+            for (int64_t f = 0; f < 4; ++f)
+              a[i].push_back(field(st, f));
+          }
+          for (auto [set, buffer] : llvm::enumerate(SmallVector<Value>{bs, bs2})) {
+            if (!buffer)
+              continue;
+            for (int64_t j = 0; j < nTiles; ++j) {
+              Value row = kb.add(wn0, kb.add(kb.idx(j * 8), r8));
+              Value st =
+                  ldmatrix(i2, sharedAddress(buffer, row, kb.add(bCol, kb.idx(ks)), stride), 2);
+              SmallVector<Value> b{field(st, 0), field(st, 1)};
+              for (int64_t i = 0; i < mTiles; ++i) {
+                int64_t at = set * perSet + (i * nTiles + j) * 4;
+                SmallVector<Value> c(r.begin() + at, r.begin() + at + 4);
+                auto mma = NVVM::MmaOp::create(
+                    kb.b, kb.loc, f4, a[i], b, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+                    std::nullopt,
+                    std::array<NVVM::MMATypes, 2>{bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16,
+                                                  bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16},
+                    std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+                for (int64_t f = 0; f < 4; ++f)
+                  r[at + f] = LLVM::ExtractValueOp::create(kb.b, kb.loc, mma.getRes(),
+                                                           ArrayRef<int64_t>{f});
+              }
+            }
+          }
+        }
+        kb.barrier();
+        return r;
+      });
+  // Bias, activation or GLU into Cs, from the mma accumulator layout:
+  // element f of tile (i, j) is row g + 8·(f / 2), column 2·t + f % 2.
+  Value g = kb.divui(lane, kb.idx(4)), t = kb.remui(lane, kb.idx(4));
+  for (int64_t i = 0; i < mTiles; ++i)
+    for (int64_t j = 0; j < nTiles; ++j)
+      for (int64_t f = 0; f < 4; ++f) {
+        Value mm = kb.add(wm0, kb.add(g, kb.idx(i * 16 + 8 * (f / 2))));
+        Value nn = kb.add(wn0, kb.add(kb.mul(t, kb.idx(2)), kb.idx(j * 8 + f % 2)));
+        int64_t at = (i * nTiles + j) * 4 + f;
+        Value up = p.glu ? accs[perSet + at] : Value();
+        Value col = kb.minui(kb.add(n0, nn), kb.idx(p.cols - 1));
+        kb.store(activate(accs[at], up, col), cs, {mm, nn});
+      }
+  kb.barrier();
+}
+
 void GemmBuilder::gemvMainLoop() {
   int64_t warps = kThreads / 32;
   Value lane = kb.laneId(), warp = kb.warpId();
@@ -436,8 +583,11 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     tn = 64;
   }
   gemv = p.rows <= 8;
+  tensorCores = !gemv && canUseTensorCores();
   if (gemv) {
     tm = std::max<int64_t>(p.rows, 1);
+  } else if (tensorCores) {
+    tm = 64;
   } else {
     colsPerThread = tn % 4 == 0 ? 4 : tn % 2 == 0 ? 2 : 1;
     tnThreads = tn / colsPerThread;
@@ -483,6 +633,8 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     kb.barrier();
   } else if (gemv) {
     gemvMainLoop();
+  } else if (tensorCores) {
+    tensorCoreMainLoop();
   } else {
     tiledMainLoop();
   }
