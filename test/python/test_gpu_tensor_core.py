@@ -118,3 +118,59 @@ def test_two_layer_bf16_model_on_tensor_cores_matches_cpu(config):
     text = gen_model(shared_dir() / "models" / config, "--layers", "2", "--dtype", "bf16",
                      "--seq", "37", *[a for s in sets for a in ("--set", s)])
     compare_with_cpu(text, {}, dtype="bf16")
+
+
+G4_SUMS = {8: (65515, 84), 24: (196608, 86), 40: (327766, 214), 56: (458731, 84)}
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("n", sorted(G4_SUMS))
+def test_g4_through_the_compiled_kernel(n, dtype):
+    """Case G4(a) through rlx_mir.matmul on tensor cores: bit-exact, and the
+    same bits over repeated runs (shared-memory staging races would differ)."""
+    M, K = 64, 128
+    i, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
+    a = ((i + 2 * k) % 3).astype(np.float32)
+    k2, nn = np.meshgrid(np.arange(K), np.arange(n), indexing="ij")
+    b = ((2 * k2 + nn) % 3).astype(np.float32)
+    t = lambda *s: "tensor<" + "x".join(map(str, s)) + f"x{dtype}>"
+    text = f"""func.func @f(%a: {t(M, K)} {{rlx.input = "a"}}, %b: {t(K, n)} {{rlx.input = "b"}}) -> tensor<{M}x{n}xf32> {{
+  %m = rlx_mir.matmul %a, %b : {t(M, K)}, {t(K, n)}
+  %y = rlx_mir.cast %m : {t(M, n)} to tensor<{M}x{n}xf32>
+  return %y : tensor<{M}x{n}xf32>
+}}"""
+    with tempfile.TemporaryDirectory() as tmp:
+        art = pathlib.Path(tmp) / "art"
+        compile_artifact(text, art, cubin=True)
+        assert "mma.sync" in "".join(p.read_text() for p in art.glob("*.ptx"))
+        inputs = {"a": encode(a, dtype), "b": encode(b, dtype)}
+        first = run_artifact(art, "f", inputs)["result0"]
+        np.testing.assert_array_equal(first, a @ b)
+        total, last = G4_SUMS[n]
+        assert first.sum() == total and first[63, n - 1] == last and first.max() == 215
+        np.testing.assert_array_equal(first[0, :4], [214, 84, 86, 214])
+        for _ in range(3):
+            np.testing.assert_array_equal(run_artifact(art, "f", inputs)["result0"], first)
+
+
+def test_norm_prologue_and_swiglu_epilogue_on_tensor_cores():
+    """rms_norm → matmul → silu(gate) · up: one fused_matmul on tensor cores."""
+    text = (pathlib.Path(__file__).parents[1] / "Target" / "NVVM" / "tensor-cores.mlir").read_text()
+    text = text.replace("%x: tensor<37x96xbf16>", '%x: tensor<37x96xbf16> {rlx.input = "x"}')
+    text = text.replace("%g: tensor<96xbf16>", '%g: tensor<96xbf16> {rlx.input = "g"}')
+    text = text.replace("%w: tensor<256x96xbf16>", '%w: tensor<256x96xbf16> {rlx.input = "w"}')
+    rng = np.random.default_rng(5)
+    x = decoded(rng.standard_normal((37, 96)).astype(np.float32), "bf16")
+    g = decoded((1 + 0.1 * rng.standard_normal(96)).astype(np.float32), "bf16")
+    w = decoded((0.1 * rng.standard_normal((256, 96))).astype(np.float32), "bf16")
+    out, ptx, manifest = run_mir(text, {"x": to_bf16_bits(x), "g": to_bf16_bits(g),
+                                        "w": to_bf16_bits(w)})
+    assert "mma.sync" in ptx
+    assert sum("fused_matmul" in k["name"] for k in manifest["kernels"]) == 1
+    xd = x.astype(np.float64)
+    n = decoded((xd / np.sqrt((xd ** 2).mean(1, keepdims=True) + 1e-5) * g).astype(np.float32),
+                "bf16").astype(np.float64)
+    m = n @ w.T.astype(np.float64)
+    gate, up = m[:, :128], m[:, 128:]
+    ref = gate / (1 + np.exp(-gate)) * up
+    np.testing.assert_allclose(from_bf16_bits(out["result0"]), ref, rtol=2e-2, atol=2e-2)

@@ -39,6 +39,8 @@ static cl::opt<std::string> dims("dims", cl::desc("symbolic dim bindings name=si
 static cl::opt<std::string> spills("spills", cl::desc("error | warn | ignore"),
                                    cl::init("warn"), cl::cat(cat));
 static cl::opt<bool> noEmulator("no-emulator", cl::desc("skip kernels.emu.so"), cl::cat(cat));
+static cl::opt<bool> noTensorCores("no-tensor-cores",
+                                   cl::desc("SIMT kernels only (no mma.sync)"), cl::cat(cat));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("skip ptxas (no cubins)"), cl::cat(cat));
 
 int main(int argc, char **argv) {
@@ -67,6 +69,7 @@ int main(int argc, char **argv) {
   options.spills = spills;
   options.emulator = !noEmulator;
   options.cubin = !noCubin;
+  options.tensorCores = !noTensorCores;
   SmallVector<StringRef> parts;
   StringRef(dims).split(parts, ',', -1, false);
   for (StringRef p : parts)

@@ -154,7 +154,10 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
            "NVIDIA chip: sm_80, sm_89, sm_90, sm_90a, sm_100a, ...">,
     Option<"features", "features", "std::string", "\"\"",
-           "PTX ISA as +ptxNN (default: the chip's)">
+           "PTX ISA as +ptxNN (default: the chip's)">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "tensor-core kernels where they apply (bf16/f16 fused_matmul with more than 8 "
+           "rows on sm_80+); false forces the SIMT fallback">
   ];
 }
 

@@ -172,7 +172,7 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
                          kernelName(fn, index, kernel.getName().value_or(chosen->name())),
                          ValueRange(args).getTypes());
     b.setInsertionPointToStart(&k.getBody().front());
-    KernelContext ctx{kernel, root, k, b, target, {}, {}};
+    KernelContext ctx{kernel, root, k, b, target, {}, {}, tensorCores};
     unsigned nIn = kernel.getInputs().size();
     for (unsigned i = 0; i < args.size(); ++i)
       (i < nIn ? ctx.inputs : ctx.outputs).push_back(k.getArgument(i));

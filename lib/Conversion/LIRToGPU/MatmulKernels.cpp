@@ -316,7 +316,7 @@ void GemmBuilder::tiledMainLoop() {
 
 bool GemmBuilder::canUseTensorCores() const {
   Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
-  return ctx.target.hasMmaSyncBF16() && a == b && (a.isBF16() || a.isF16()) && acc.isF32() &&
+  return ctx.tensorCores && ctx.target.hasMmaSyncBF16() && a == b && (a.isBF16() || a.isF16()) && acc.isF32() &&
          p.rows > 8 && tn % 32 == 0 && tn <= 128;
 }
 

@@ -201,6 +201,7 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.spills = options.spills;
   pipe.dims = ArrayRef<std::string>(options.dims);
   pipe.assemble = options.cubin;
+  pipe.tensorCores = options.tensorCores;
   PassManager kernels(ctx);
   buildNVVMKernelPipeline(kernels, pipe);
   if (failed(kernels.run(module)))

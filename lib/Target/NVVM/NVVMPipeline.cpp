@@ -54,6 +54,7 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   ConvertRLXLIRToGPUOptions toGpu;
   toGpu.chip = options.chip;
   toGpu.features = options.features;
+  toGpu.tensorCores = options.tensorCores;
   pm.addPass(createConvertRLXLIRToGPU(toGpu));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // f8/f4 conversions as integer arithmetic (case L1), narrow math in f32.

@@ -49,6 +49,8 @@ struct KernelContext {
   const nvvm::NVVMTarget &target;
   SmallVector<Value> inputs;  ///< one per kernel input (memref arguments)
   SmallVector<Value> outputs; ///< one per kernel output
+  /// Tensor-core kernels where they apply (false: the SIMT fallback only).
+  bool tensorCores = true;
   /// The memref holding the kernel body's value `bodyValue` (an operand of
   /// the root op): the input's argument for a block argument, or, for a
   /// constant cloned into the kernel, a `memref.global` of the gpu.module

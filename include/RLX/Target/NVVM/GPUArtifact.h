@@ -31,6 +31,8 @@ struct GPUArtifactOptions {
   bool emulator = true;
   /// Build cubins (needs ptxas).
   bool cubin = true;
+  /// Tensor-core kernels where they apply (false: the SIMT fallback).
+  bool tensorCores = true;
 };
 
 /// Compiles `module` (HIR, MIR or LIR) and writes the artifact into `dir`

@@ -32,6 +32,9 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
   Option<int> optLevel{*this, "O", llvm::cl::desc("LLVM and ptxas optimization level"),
                        llvm::cl::init(3)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("run rlx-mir-fuse"), llvm::cl::init(true)};
+  Option<bool> tensorCores{*this, "tensor-cores",
+                           llvm::cl::desc("tensor-core kernels where they apply (false: SIMT)"),
+                           llvm::cl::init(true)};
   ListOption<std::string> dims{*this, "dims",
                                llvm::cl::desc("symbolic dim bindings name=size")};
   Option<std::string> spills{*this, "spills",
