@@ -118,6 +118,28 @@ def matmul_case(M, K, N, name):
                 torch_reference=torch_reference)
 
 
+def bf16_bits(a):
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def matmul_bench_case(M, N, K, name):
+    """bf16 x[M, K] · w[N, K]ᵀ (a Linear), timed against torch.matmul."""
+    t = lambda *d: "tensor<" + "x".join(map(str, d)) + "xbf16>"
+    text = f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {t(N, K)} {{rlx.input = "w"}}) -> {t(M, N)} {{
+  %y = rlx_mir.matmul %x, %w transpose_b : {t(M, K)}, {t(N, K)}
+  return %y : {t(M, N)}
+}}"""
+
+    def inputs():
+        rng = np.random.default_rng(0)
+        return {"x": bf16_bits(rng.standard_normal((M, K), np.float32)),
+                "w": bf16_bits(0.02 * rng.standard_normal((N, K), np.float32))}
+
+    return dict(name=name, text=text, inputs=inputs, bench=True, kind="matmul", dims={},
+                flops=2 * M * N * K, shape=(M, N, K), bytes=2 * (M * K + N * K + M * N))
+
+
 # Llama-3.1-8B sizes: hidden 4096, 4096 tokens.
 CASES = [
     rms_norm_case(7, 1, "rms_norm_g6_h1"),
@@ -130,4 +152,10 @@ CASES = [
     matmul_case(37, 45, 29, "matmul_bias_37x45x29"),
     rms_norm_case(4096, 4096, "bench_rms_norm_llama8b", bench=True),
     add_case(4096, 4096, "bench_add_llama8b", bench=True),
+    # Llama-3.1-8B projections (q/o: 4096 × 4096, gate|up: 28672 × 4096,
+    # down: 4096 × 14336) at decode and prefill sizes, and 4096³.
+    matmul_bench_case(16, 4096, 4096, "bench_matmul_q_m16"),
+    matmul_bench_case(2048, 28672, 4096, "bench_matmul_gate_up_m2048"),
+    matmul_bench_case(2048, 4096, 14336, "bench_matmul_down_m2048"),
+    matmul_bench_case(4096, 4096, 4096, "bench_matmul_4096"),
 ]

@@ -88,8 +88,36 @@ def torch_copy_ms(nbytes, iters=50):
     return float(np.median(times))
 
 
+def torch_matmul_ms(M, N, K, iters=20):
+    import torch
+    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        torch.matmul(x, w.t())
+    times = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        torch.matmul(x, w.t())
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return float(np.median(times))
+
+
 def bench(case, timeout, rounds=3):
     inputs = case["inputs"]()
+    if case.get("kind") == "matmul":
+        rlx, base = [], []
+        for _ in range(rounds):  # interleaved with cuBLAS through torch.matmul
+            _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
+                                ("--time", "20", "--warmup", "3", "--json"), timeout)
+            rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
+            base.append(torch_matmul_ms(*case["shape"]))
+        ms, bms = float(np.median(rlx)), float(np.median(base))
+        return {"status": "ok", "median_ms": ms, "TFLOPs": case["flops"] / ms / 1e9,
+                "torch_matmul_TFLOPs": case["flops"] / bms / 1e9, "fraction_of_torch": bms / ms,
+                "shape_MNK": list(case["shape"])}
     rlx, copy = [], []
     for _ in range(rounds):  # interleaved with the baseline
         _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
