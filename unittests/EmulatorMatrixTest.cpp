@@ -210,3 +210,68 @@ TEST(EmulatorMatrix, MmaInAPartialWarpIsReported) {
   EXPECT_NE(std::string(rlx_emu_last_report()).find("mma.sync in a partial warp"),
             std::string::npos);
 }
+
+namespace {
+// Thread t copies 16 bytes (4 floats) of `in` into shared memory with
+// cp.async, in two groups (floats 0-1, then 2-3), then reads them back before
+// any wait, after wait_group 1 and after wait_group 0.
+void asyncKernel(void **params) {
+  const float *in = *static_cast<const float **>(params[0]);
+  float *out = *static_cast<float **>(params[1]);
+  float *s = *static_cast<float **>(params[2]);
+  uint32_t t = static_cast<uint32_t>(__rlx_emu_id(RLX_EMU_THREAD_ID * 4));
+  __rlx_emu_cp_async(&s[4 * t], &in[4 * t], 8, 8);
+  __rlx_emu_cp_async_commit();
+  __rlx_emu_cp_async(&s[4 * t + 2], &in[4 * t + 2], 8, 4); // second float zero-filled
+  __rlx_emu_cp_async_commit();
+  out[12 * t + 0] = s[4 * t];      // before any wait: the NaN fill
+  __rlx_emu_cp_async_wait(1);      // the first group only
+  out[12 * t + 1] = s[4 * t];
+  out[12 * t + 2] = s[4 * t + 1];
+  out[12 * t + 3] = s[4 * t + 2];  // still pending: NaN
+  __rlx_emu_cp_async_wait(0);
+  out[12 * t + 4] = s[4 * t + 2];
+  out[12 * t + 5] = s[4 * t + 3];  // past src_size: 0
+}
+} // namespace
+
+TEST(EmulatorAsyncCopy, CopiesCompleteOnlyAtTheirWait) {
+  std::vector<float> in(128), out(12 * 32, -1.0f);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<float>(i + 1);
+  const float *pin = in.data();
+  float *pout = out.data();
+  ASSERT_EQ(rlx_emu_register_buffer(pin, in.size() * 4, "in"), 0);
+  ASSERT_EQ(rlx_emu_register_buffer(pout, out.size() * 4, "out"), 0);
+  rlx_emu_shared shared[1] = {{128 * 4, 16}};
+  rlx_emu_kernel k{"async", asyncKernel, 2, shared, 1};
+  void *params[] = {&pin, &pout};
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  EXPECT_EQ(rlx_emu_launch(&k, grid, block, 0, params), 0) << rlx_emu_last_report();
+  for (uint32_t t = 0; t < 32; ++t) {
+    const float *o = &out[12 * t];
+    EXPECT_TRUE(std::isnan(o[0])) << t;
+    EXPECT_EQ(o[1], in[4 * t]);
+    EXPECT_EQ(o[2], in[4 * t + 1]);
+    EXPECT_TRUE(std::isnan(o[3])) << t;
+    EXPECT_EQ(o[4], in[4 * t + 2]);
+    EXPECT_EQ(o[5], 0.0f);
+  }
+  rlx_emu_unregister_buffer(pin);
+  rlx_emu_unregister_buffer(pout);
+}
+
+TEST(EmulatorAsyncCopy, AMissingWaitIsReported) {
+  auto kernel = [](void **params) {
+    float *s = *static_cast<float **>(params[0]);
+    static float src[4] = {1, 2, 3, 4};
+    (void)src;
+    __rlx_emu_cp_async(s, s + 4, 16, 0); // zero-fill, no source read
+    __rlx_emu_cp_async_commit();
+  };
+  rlx_emu_shared shared[1] = {{64, 16}};
+  rlx_emu_kernel k{"nowait", kernel, 0, shared, 1};
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  EXPECT_NE(rlx_emu_launch(&k, grid, block, 0, nullptr), 0);
+  EXPECT_NE(std::string(rlx_emu_last_report()).find("never waited"), std::string::npos);
+}

@@ -174,3 +174,31 @@ def test_norm_prologue_and_swiglu_epilogue_on_tensor_cores():
     gate, up = m[:, :128], m[:, 128:]
     ref = gate / (1 + np.exp(-gate)) * up
     np.testing.assert_allclose(from_bf16_bits(out["result0"]), ref, rtol=2e-2, atol=2e-2)
+
+
+ASYNC = (pathlib.Path(__file__).parent / "mma_tile_async.mlir.in").read_text()
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_cp_async_staging_completes_only_at_its_wait(wait):
+    """The tile kernel staged with cp.async (16-byte copies, one group): with
+    cp.async.wait.group 0 before the barrier it matches numpy; without it the
+    emulator reports the copies that were never waited for (on a GPU: a race)."""
+    text = (ASYNC.replace("xT>", "xbf16>").replace("xT,", "xbf16,").replace("TYPE", "bf16")
+            .replace("OPERAND", "i32")
+            .replace("WAIT", "nvvm.cp.async.wait.group 0" if wait else ""))
+    rng = np.random.default_rng(9)
+    a = decoded(rng.standard_normal((16, 16)).astype(np.float32), "bf16")
+    b = decoded(rng.standard_normal((16, 8)).astype(np.float32), "bf16")
+    with tempfile.TemporaryDirectory() as tmp:
+        art = pathlib.Path(tmp) / "art"
+        compile_artifact(text, art, chip="sm_80", cubin=True)
+        ptx = (art / "tc.ptx").read_text()
+        assert "cp.async.cg.shared.global" in ptx and "cp.async.commit_group" in ptx
+        assert ("cp.async.wait_group" in ptx) == wait
+        if wait:
+            d = run_artifact(art, "f", {"a": to_bf16_bits(a), "b": to_bf16_bits(b)})["d"]
+            np.testing.assert_allclose(d, a.astype(np.float64) @ b, rtol=1e-6, atol=1e-6)
+        else:
+            with pytest.raises(RuntimeError, match="never waited"):
+                run_artifact(art, "f", {"a": to_bf16_bits(a), "b": to_bf16_bits(b)})

@@ -103,6 +103,19 @@ void __rlx_emu_mma_m16n8k16(uint32_t type, const uint32_t *a, const uint32_t *b,
 /// registers. All 32 lanes rendezvous.
 void __rlx_emu_ldmatrix(uint32_t num, uint32_t trans, const void *addr, uint32_t *out);
 
+/// cp.async.{ca,cg}.shared.global [dst], [src], size, src_size (size 4, 8
+/// or 16; bytes past src_size are zero): queued in the calling thread's open
+/// group and performed only when a cp.async.wait.group completes that group,
+/// so reading the destination before the wait sees the old bytes (NaN-filled
+/// shared memory), as a missing wait would on the GPU. The source is checked
+/// when the copy is issued, the destination (a shared-memory write, race
+/// checked) when it completes.
+void __rlx_emu_cp_async(void *dst, const void *src, uint32_t size, uint32_t src_size);
+/// cp.async.commit_group: the open group becomes the newest committed one.
+void __rlx_emu_cp_async_commit(void);
+/// cp.async.wait_group n: completes every committed group but the newest n.
+void __rlx_emu_cp_async_wait(uint32_t n);
+
 /// The block's dynamic shared memory (gpu.dynamic_shared_memory), of the
 /// launch's dynamic_shared_bytes, NaN-filled, bounds- and race-checked.
 void *__rlx_emu_dynamic_shared(void);

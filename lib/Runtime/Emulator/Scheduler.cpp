@@ -82,6 +82,8 @@ void fiberMain(void *arg) {
   fiberStarted(l.scheduler);
   l.kernel->entry(l.params.data());
   Thread &t = l.self();
+  if (!t.openCopies.empty() || !t.committedCopies.empty())
+    addFinding(l, &t, "exits with cp.async copies it never waited for (cp.async.wait_group)");
   t.wait = Wait::Done;
   ++l.exited;
   switchContext(t.ctx, l.scheduler);
@@ -155,6 +157,8 @@ bool runBlock(Launch &l, StackPool &pool) {
   for (uint32_t i = 0; i < l.numThreads; ++i) {
     Thread &t = l.threads[i];
     t.wait = Wait::Running;
+    t.openCopies.clear();
+    t.committedCopies.clear();
     makeContext(t.ctx, pool.stacks[i], &fiberMain, &l);
     l.ready.push_back(i);
   }

@@ -23,6 +23,14 @@ namespace rlx::emu {
 /// Where a GPU thread is.
 enum class Wait : uint8_t { Running, Barrier, Shfl, Vote, Matrix, Done };
 
+/// One queued cp.async (Emulator.h).
+struct AsyncCopy {
+  void *dst;
+  const void *src;
+  uint32_t size, srcSize;
+  bool srcValid;
+};
+
 struct Thread {
   Context ctx;
   uint32_t linear = 0;
@@ -37,6 +45,9 @@ struct Thread {
   const void *in = nullptr;
   void *out = nullptr;
   bool inValid = true;
+  // cp.async: the open group and the committed ones, oldest first.
+  std::vector<AsyncCopy> openCopies;
+  std::deque<std::vector<AsyncCopy>> committedCopies;
 };
 
 /// One byte of shared memory as the race checker sees it: the barrier epoch

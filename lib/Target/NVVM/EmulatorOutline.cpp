@@ -41,7 +41,7 @@ Type stripMemorySpace(Type t) {
 }
 
 struct Hooks {
-  func::FuncOp id, barrier, shuffle, mma, ldmatrix;
+  func::FuncOp id, barrier, shuffle, mma, ldmatrix, cpAsync, cpCommit, cpWait;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -131,6 +131,24 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     Value kind = arith::ConstantIntOp::create(b, loc, bf16 ? 1 : 0, 32);
     func::CallOp::create(b, loc, h.mma, ValueRange{kind, a, bb, c, d});
     replaceWithElements(b, op, d, 4);
+    return success();
+  }
+  if (auto cp = dyn_cast<NVVM::CpAsyncOp>(op)) {
+    Value size = arith::ConstantIntOp::create(b, loc, cp.getSize(), 32);
+    Value srcSize = cp.getCpSize() ? cp.getCpSize() : size;
+    func::CallOp::create(b, loc, h.cpAsync, ValueRange{cp.getDst(), cp.getSrc(), size, srcSize});
+    op->erase();
+    return success();
+  }
+  if (isa<NVVM::CpAsyncCommitGroupOp>(op)) {
+    func::CallOp::create(b, loc, h.cpCommit, ValueRange{});
+    op->erase();
+    return success();
+  }
+  if (auto wait = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op)) {
+    Value n = arith::ConstantIntOp::create(b, loc, wait.getN(), 32);
+    func::CallOp::create(b, loc, h.cpWait, ValueRange{n});
+    op->erase();
     return success();
   }
   return op->emitError("rlx-gpu-outline-for-emulator: no emulation for '")
@@ -253,6 +271,10 @@ struct GPUOutlineForEmulatorPass
                         b.getFunctionType({i32, i32Slot(4), i32Slot(2), f32Slot, f32Slot}, {}));
     hooks.ldmatrix = declare(b, module, "__rlx_emu_ldmatrix",
                              b.getFunctionType({i32, i32, ptr, i32Slot(4)}, {}));
+    hooks.cpAsync =
+        declare(b, module, "__rlx_emu_cp_async", b.getFunctionType({ptr, ptr, i32, i32}, {}));
+    hooks.cpCommit = declare(b, module, "__rlx_emu_cp_async_commit", b.getFunctionType({}, {}));
+    hooks.cpWait = declare(b, module, "__rlx_emu_cp_async_wait", b.getFunctionType({i32}, {}));
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     SmallVector<memref::GlobalOp> globals;
     for (gpu::GPUModuleOp gm : gpuModules) {

@@ -90,7 +90,9 @@ def GPUOutlineForEmulator : Pass<"rlx-gpu-outline-for-emulator", "::mlir::Module
     → `func.return`; the warp matrix instructions `nvvm.ldmatrix` (m8n8
     b16, x1/x2/x4, .trans) and `nvvm.mma.sync` (m16n8k16, f16/bf16 → f32)
     → `__rlx_emu_ldmatrix` / `__rlx_emu_mma_m16n8k16` with the PTX ISA's
-    fragment layouts (lib/Runtime/Emulator/Matrix.h); LLVM pointers lose
+    fragment layouts (lib/Runtime/Emulator/Matrix.h); `nvvm.cp.async.*`
+    (copy, commit group, wait group) → the emulator's cp.async groups, whose
+    copies land only at their wait; LLVM pointers lose
     their address space. A GPU or NVVM op it cannot emulate is an error
     naming it.
   }];
