@@ -84,6 +84,7 @@ private:
   int64_t tm = 0, tn = 0, tk = 16, tnThreads = 0, tmThreads = 0, colsPerThread = 0;
   static constexpr int64_t kRowsPerThread = 4;
   bool gemv = false, tensorCores = false;
+  int64_t tcStages = 2; // shared-memory stages of the tensor-core pipeline
   // Block coordinates.
   Value bt, m0, n0;
   // Shared buffers.
@@ -99,7 +100,7 @@ private:
   void tiledMainLoop();
   void tensorCoreMainLoop();
   void gemvMainLoop();
-  bool canUseTensorCores() const;
+  bool canUseTensorCores();
   Value sharedAddress(Value buffer, Value row, Value col, int64_t rowElems);
   Value activate(Value gate, Value up, Value col);
   void epilogue();
@@ -314,10 +315,24 @@ void GemmBuilder::tiledMainLoop() {
   kb.barrier();
 }
 
-bool GemmBuilder::canUseTensorCores() const {
+/// Tensor cores when the operands allow and the tiles fit the 48 KiB of
+/// static shared memory: two pipeline stages if they fit, else one.
+bool GemmBuilder::canUseTensorCores() {
   Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
-  return ctx.tensorCores && ctx.target.hasMmaSyncBF16() && a == b && (a.isBF16() || a.isF16()) && acc.isF32() &&
-         p.rows > 8 && tn % 32 == 0 && tn <= 128;
+  if (!(ctx.tensorCores && ctx.target.hasMmaSyncBF16() && a == b && (a.isBF16() || a.isF16()) &&
+        acc.isF32() && p.rows > 8 && tn % 32 == 0 && tn <= 128))
+    return false;
+  const int64_t rows = 64, stride = 40;
+  auto bytes = [&](int64_t stages) {
+    int64_t tiles = stages * (rows + tn * (p.glu ? 2 : 1)) * stride * 2;
+    return tiles + rows * tn * 4 /*Cs*/ + 3 * rows * 4 /*row and head statistics*/;
+  };
+  for (int64_t stages : {2, 1})
+    if (bytes(stages) <= nvvm::NVVMTarget::kDefaultSharedMemoryLimit) {
+      tcStages = stages;
+      return true;
+    }
+  return false;
 }
 
 /// The shared-memory address of buffer[row][col] (16-bit elements, rows of
@@ -331,17 +346,42 @@ Value GemmBuilder::sharedAddress(Value buffer, Value row, Value col, int64_t row
                                   i64);
 }
 
+/// Whether `m` (identity layout, K innermost, K a multiple of 8 elements of
+/// 16 bits) can be staged with 16-byte cp.async copies.
+static bool asyncCopyable(Value m, bool kInnermost, int64_t k) {
+  auto t = dyn_cast<MemRefType>(m.getType());
+  return t && kInnermost && t.getLayout().isIdentity() && k % 8 == 0 &&
+         t.getElementTypeBitWidth() == 16;
+}
+
+/// The row-major linear element index of `pos` in the static memref `m`.
+static Value linearIndex(KernelBuilder &kb, Value m, ArrayRef<Value> pos) {
+  ArrayRef<int64_t> shape = shapeOf(m);
+  Value lin = kb.idx(0);
+  for (auto [d, v] : llvm::enumerate(pos))
+    lin = kb.add(kb.mul(lin, kb.idx(shape[d])), v);
+  return lin;
+}
+
 void GemmBuilder::tensorCoreMainLoop() {
   constexpr int64_t bk = 32, stride = bk + 8, warpsM = 2, warpsN = 4;
+  const int64_t stages = tcStages;
   const int64_t wm = tm / warpsM, wn = tn / warpsN, mTiles = wm / 16, nTiles = wn / 8;
+  const int64_t kTiles = ceilDiv(p.k, bk);
   MLIRContext *mctx = kb.b.getContext();
   Type in = elementTypeOf(p.lhs), i32 = kb.b.getI32Type(), f32 = kb.b.getF32Type();
   bool bf16 = in.isBF16();
   Type operand = bf16 ? i32 : Type(VectorType::get({2}, in));
   Value tid = kb.threadId();
-  Value as = kb.workgroupBuffer(ctx.fn, {tm, stride}, in);
-  Value bs = kb.workgroupBuffer(ctx.fn, {tn, stride}, in);
-  Value bs2 = p.glu ? kb.workgroupBuffer(ctx.fn, {tn, stride}, in) : Value();
+  // Two stages of A[m][k] and B[n][k] (and the GLU up half) in shared memory.
+  Value as = kb.workgroupBuffer(ctx.fn, {stages, tm, stride}, in);
+  Value bs = kb.workgroupBuffer(ctx.fn, {stages, tn, stride}, in);
+  Value bs2 = p.glu ? kb.workgroupBuffer(ctx.fn, {stages, tn, stride}, in) : Value();
+  // Plain copies go through cp.async (16 bytes, zero-filled past the edges);
+  // A under a norm prologue is computed, so it is stored by the threads.
+  bool asyncA = !p.norm && asyncCopyable(p.lhs, !p.transA, p.k) &&
+                (p.fused || shapeOf(p.lhs).size() == 2);
+  bool asyncB = asyncCopyable(p.rhs, p.transB, p.k) && shapeOf(p.rhs).size() == 2;
   Value lane = kb.remui(tid, kb.idx(32)), warp = kb.divui(tid, kb.idx(32));
   Value wm0 = kb.mul(kb.divui(warp, kb.idx(warpsN)), kb.idx(wm));
   Value wn0 = kb.mul(kb.remui(warp, kb.idx(warpsN)), kb.idx(wn));
@@ -361,35 +401,101 @@ void GemmBuilder::tensorCoreMainLoop() {
     Value v = LLVM::ExtractValueOp::create(kb.b, kb.loc, st, ArrayRef<int64_t>{i});
     return operand == i32 ? v : LLVM::BitcastOp::create(kb.b, kb.loc, operand, v).getResult();
   };
-  SmallVector<Value> accs = kb.forLoop(
-      kb.idx(0), kb.idx(p.k), kb.idx(bk), inits,
-      [&](Value k0, ValueRange carried) -> SmallVector<Value> {
-        // A[m0 + mm, k0 + kk] → As[mm][kk], B[k0 + kk, n0 + nn] → Bs[nn][kk]
-        // in the input type (the prologue's normalized f32 rounded once).
-        kb.forLoop(tid, kb.idx(tm * bk), kb.idx(kThreads), [&](Value e) {
-          Value mm = kb.divui(e, kb.idx(bk)), kk = kb.remui(e, kb.idx(bk));
-          Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
-          Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+  // Row `row` of a stage of a [stages][rows][stride] buffer as a 2-D row index.
+  auto stageRow = [&](Value stage, int64_t rows, Value row) {
+    return kb.add(kb.mul(stage, kb.idx(rows)), row);
+  };
+  // One 16-byte cp.async of src[row][k .. k+8] into dst[stage][r][kk .. kk+8].
+  auto copy16 = [&](Value dst, Value stage, int64_t rows, Value r, Value kk, Value src,
+                    ArrayRef<Value> srcPos, Value valid) {
+    Value d = sharedAddress(dst, stageRow(stage, rows, r), kk, stride);
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(kb.b, kb.loc, src);
+    Value off = kb.mul(linearIndex(kb, src, srcPos), kb.idx(2));
+    Value addr = kb.add(base, arith::SelectOp::create(kb.b, kb.loc, valid, off, kb.idx(0)));
+    Value addr64 = arith::IndexCastOp::create(kb.b, kb.loc, kb.b.getI64Type(), addr);
+    Value g = LLVM::IntToPtrOp::create(kb.b, kb.loc, LLVM::LLVMPointerType::get(mctx, 1), addr64);
+    Value srcBytes = arith::SelectOp::create(kb.b, kb.loc, valid, kb.i32(16), kb.i32(0));
+    NVVM::CpAsyncOp::create(kb.b, kb.loc, d, g, kb.b.getI32IntegerAttr(16),
+                            NVVM::LoadCacheModifierKindAttr::get(
+                                mctx, NVVM::LoadCacheModifierKind::CG),
+                            srcBytes);
+  };
+  // Stage k-tile `kt` into stage `stage`: cp.async where it applies, else
+  // loads rounded once to the input type (the prologue's normalized A).
+  auto stageTile = [&](Value kt, Value stage) {
+    Value k0 = kb.mul(kt, kb.idx(bk));
+    if (asyncA) {
+      kb.forLoop(tid, kb.idx(tm * bk / 8), kb.idx(kThreads), [&](Value e) {
+        Value mm = kb.divui(e, kb.idx(bk / 8)), kk = kb.mul(kb.remui(e, kb.idx(bk / 8)), kb.idx(8));
+        Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
+        Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+                                            kb.ult(kIdx, kb.idx(p.k)));
+        copy16(as, stage, tm, mm, kk, p.lhs, lhsPos(kb.minui(row, kb.idx(p.rows - 1)), kIdx),
+               valid);
+      });
+    } else {
+      kb.forLoop(tid, kb.idx(tm * bk), kb.idx(kThreads), [&](Value e) {
+        Value mm = kb.divui(e, kb.idx(bk)), kk = kb.remui(e, kb.idx(bk));
+        Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
+        Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+                                            kb.ult(kIdx, kb.idx(p.k)));
+        Value v = kb.ifElse(valid, [&] { return kb.convert(loadA(row, kIdx), in); }, zero);
+        kb.store(v, as, {stage, mm, kk});
+      });
+    }
+    auto stageB = [&](Value buffer, int64_t colOffset) {
+      if (asyncB) {
+        kb.forLoop(tid, kb.idx(tn * bk / 8), kb.idx(kThreads), [&](Value e) {
+          Value nn = kb.divui(e, kb.idx(bk / 8)),
+                kk = kb.mul(kb.remui(e, kb.idx(bk / 8)), kb.idx(8));
+          Value col = kb.add(n0, nn), kIdx = kb.add(k0, kk);
+          Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(col, kb.idx(p.cols)),
                                               kb.ult(kIdx, kb.idx(p.k)));
-          Value v = kb.ifElse(valid, [&] { return kb.convert(loadA(row, kIdx), in); }, zero);
-          kb.store(v, as, {mm, kk});
+          Value c = kb.add(kb.minui(col, kb.idx(p.cols - 1)), kb.idx(colOffset));
+          copy16(buffer, stage, tn, nn, kk, p.rhs, rhsPos(kIdx, c), valid);
         });
-        auto stageB = [&](Value buffer, int64_t colOffset) {
-          kb.forLoop(tid, kb.idx(tn * bk), kb.idx(kThreads), [&](Value e) {
-            Value nn = kb.divui(e, kb.idx(bk)), kk = kb.remui(e, kb.idx(bk));
-            Value col = kb.add(n0, nn), kIdx = kb.add(k0, kk);
-            Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(col, kb.idx(p.cols)),
-                                                kb.ult(kIdx, kb.idx(p.k)));
-            Value v = kb.ifElse(
-                valid,
-                [&] { return kb.convert(loadB(kIdx, kb.add(col, kb.idx(colOffset))), in); },
-                zero);
-            kb.store(v, buffer, {nn, kk});
-          });
-        };
-        stageB(bs, 0);
-        if (bs2)
-          stageB(bs2, p.cols);
+        return;
+      }
+      kb.forLoop(tid, kb.idx(tn * bk), kb.idx(kThreads), [&](Value e) {
+        Value nn = kb.divui(e, kb.idx(bk)), kk = kb.remui(e, kb.idx(bk));
+        Value col = kb.add(n0, nn), kIdx = kb.add(k0, kk);
+        Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(col, kb.idx(p.cols)),
+                                            kb.ult(kIdx, kb.idx(p.k)));
+        Value v = kb.ifElse(
+            valid, [&] { return kb.convert(loadB(kIdx, kb.add(col, kb.idx(colOffset))), in); },
+            zero);
+        kb.store(v, buffer, {stage, nn, kk});
+      });
+    };
+    stageB(bs, 0);
+    if (bs2)
+      stageB(bs2, p.cols);
+    NVVM::CpAsyncCommitGroupOp::create(kb.b, kb.loc);
+  };
+  // The pipeline (two stages): tile 0 is in flight before the loop;
+  // iteration kt starts tile kt + 1 into the other stage, waits for tile kt
+  // and computes on it. One stage: stage, wait, compute.
+  if (stages == 2)
+    stageTile(kb.idx(0), kb.idx(0));
+  SmallVector<Value> accs = kb.forLoop(
+      kb.idx(0), kb.idx(kTiles), kb.idx(1), inits,
+      [&](Value kt, ValueRange carried) -> SmallVector<Value> {
+        Value stage = kb.remui(kt, kb.idx(stages));
+        if (stages == 1) {
+          stageTile(kt, stage);
+          NVVM::CpAsyncWaitGroupOp::create(kb.b, kb.loc, 0);
+        } else {
+          Value next = kb.add(kt, kb.idx(1));
+          Value more = kb.ult(next, kb.idx(kTiles));
+          kb.ifThen(more, [&] { stageTile(next, kb.remui(next, kb.idx(stages))); });
+          // Tile kt's group is complete when at most the newer one is pending.
+          auto ifOp = scf::IfOp::create(kb.b, kb.loc, more, /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard g(kb.b);
+          kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          NVVM::CpAsyncWaitGroupOp::create(kb.b, kb.loc, 1);
+          kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          NVVM::CpAsyncWaitGroupOp::create(kb.b, kb.loc, 0);
+        }
         kb.barrier();
         SmallVector<Value> r(carried);
         // ldmatrix addressing: lane l gives row l % 8 (+ 8 for matrices 1, 3)
@@ -402,7 +508,7 @@ void GemmBuilder::tensorCoreMainLoop() {
         for (int64_t ks = 0; ks < bk; ks += 16) {
           SmallVector<SmallVector<Value>> a(mTiles);
           for (int64_t i = 0; i < mTiles; ++i) {
-            Value row = kb.add(wm0, kb.add(kb.idx(i * 16), aRow));
+            Value row = stageRow(stage, tm, kb.add(wm0, kb.add(kb.idx(i * 16), aRow)));
             Value st = ldmatrix(i4, sharedAddress(as, row, kb.add(aCol, kb.idx(ks)), stride), 4);
             for (int64_t f = 0; f < 4; ++f)
               a[i].push_back(field(st, f));
@@ -411,18 +517,17 @@ void GemmBuilder::tensorCoreMainLoop() {
             if (!buffer)
               continue;
             for (int64_t j = 0; j < nTiles; ++j) {
-              Value row = kb.add(wn0, kb.add(kb.idx(j * 8), r8));
+              Value row = stageRow(stage, tn, kb.add(wn0, kb.add(kb.idx(j * 8), r8)));
               Value st =
                   ldmatrix(i2, sharedAddress(buffer, row, kb.add(bCol, kb.idx(ks)), stride), 2);
               SmallVector<Value> b{field(st, 0), field(st, 1)};
               for (int64_t i = 0; i < mTiles; ++i) {
                 int64_t at = set * perSet + (i * nTiles + j) * 4;
                 SmallVector<Value> c(r.begin() + at, r.begin() + at + 4);
+                NVVM::MMATypes t = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
                 auto mma = NVVM::MmaOp::create(
                     kb.b, kb.loc, f4, a[i], b, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
-                    std::nullopt,
-                    std::array<NVVM::MMATypes, 2>{bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16,
-                                                  bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16},
+                    std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
                     std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
                 for (int64_t f = 0; f < 4; ++f)
                   r[at + f] = LLVM::ExtractValueOp::create(kb.b, kb.loc, mma.getRes(),
@@ -431,6 +536,8 @@ void GemmBuilder::tensorCoreMainLoop() {
             }
           }
         }
+        // The next iteration overwrites the other stage, which every warp
+        // has finished reading only after this barrier.
         kb.barrier();
         return r;
       });

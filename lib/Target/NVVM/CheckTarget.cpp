@@ -144,10 +144,14 @@ struct NVVMCheckTargetPass : rlx::impl::NVVMCheckTargetBase<NVVMCheckTargetPass>
       unsigned bits = type.getElementTypeBitWidth();
       shared += (type.getNumElements() * bits + 7) / 8;
     }
-    if (shared > target.maxSharedMemoryPerBlock())
+    // Static shared memory is limited to 48 KiB on every chip; beyond that a
+    // kernel must use dynamic shared memory and opt in at launch (ptxas
+    // would fail with "uses too much shared data").
+    if (shared > NVVMTarget::kDefaultSharedMemoryLimit)
       return fn.emitError() << "kernel '" << fn.getName() << "' uses " << shared
-                            << " bytes of static shared memory; " << target.chip
-                            << " allows at most " << target.maxSharedMemoryPerBlock();
+                            << " bytes of static shared memory; at most "
+                            << NVVMTarget::kDefaultSharedMemoryLimit
+                            << " are allowed (larger needs dynamic shared memory)";
     return success();
   }
 

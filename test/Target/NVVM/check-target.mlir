@@ -55,10 +55,10 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Workgroup memory above the chip's opt-in limit.
+// Static workgroup memory above 48 KiB (ptxas: "uses too much shared data").
 module attributes {gpu.container_module} {
   gpu.module @k {
-    // expected-error @+1 {{kernel 'big' uses 262144 bytes of static shared memory; sm_90 allows at most 232448}}
+    // expected-error @+1 {{kernel 'big' uses 262144 bytes of static shared memory; at most 49152 are allowed (larger needs dynamic shared memory)}}
     gpu.func @big() workgroup(%s : memref<65536xf32, #gpu.address_space<workgroup>>) kernel {
       gpu.return
     }
