@@ -3,10 +3,24 @@
 totals over all of them as one line: `N passed, N failed[, N skipped]`.
 
 Each suite writes JUnit XML, which this script sums; a suite that cannot run
-at all counts as one failure. Usage: run-tests.py --build <build dir>
+at all counts as one failure.
+
+  run-tests.py --build <build dir> [--pytest ARG]... [--no-pytest] [--junit NAME=XML]...
+               [--sanitizer-logs DIR]
+  run-tests.py --sum LOG...
+
+--pytest replaces the pytest arguments (default: all of test/python; paths
+relative to the checkout); --junit adds the results of a suite run elsewhere
+(e.g. scripts/fuzz-ci.sh's); --sanitizer-logs counts one more test, passed
+when DIR holds no sanitizer report (ASan/UBSan log_path files) and failed,
+with each report's first lines printed, when it does. --sum prints the sum of
+the totals lines (the last one of each LOG; a LOG without one counts as one
+failure).
 """
 import argparse
+import glob
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -45,10 +59,71 @@ def run_suite(name, cmd, xml, env=None):
     return counts
 
 
+TOTALS = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
+
+
+def totals_line(totals):
+    line = f"{totals[0]} passed, {totals[1]} failed"
+    if totals[2]:
+        line += f", {totals[2]} skipped"
+    return line
+
+
+def sum_logs(logs):
+    """Sums the last totals line of each log; prints one line per log."""
+    totals = [0, 0, 0]
+    for log in logs:
+        found = None
+        try:
+            with open(log, errors="replace") as f:
+                for line in f:
+                    m = TOTALS.match(line.strip())
+                    if m:
+                        found = [int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)]
+        except OSError:
+            pass
+        if found is None:
+            print(f"-- {log}: no totals line (counted as 1 failure)")
+            found = [0, 1, 0]
+        else:
+            print(f"-- {log}: {totals_line(found)}")
+        for i in range(3):
+            totals[i] += found[i]
+    return totals
+
+
+def sanitizer_reports(logs):
+    """(passed, failed, skipped) for 'no sanitizer report in logs'."""
+    files = sorted(f for f in glob.glob(os.path.join(logs, "*")) if os.path.isfile(f))
+    print(f"== sanitizer reports in {logs}: {len(files) or 'none'}")
+    for path in files:
+        print(f"-- {os.path.basename(path)}")
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+        first = [l for l in lines if re.search(
+            r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:", l)][:1]
+        frames = [l for l in lines if re.match(r"^\s+#\d+ .* in ", l)
+                  and not re.search(r"__sanitizer|__asan|__ubsan|abort|raise", l)][:3]
+        for l in first + frames:
+            print("   " + l.strip())
+    return (0, 1, 0) if files else (1, 0, 0)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--pytest", action="append", default=None,
+                    help="pytest argument (repeatable; default: test/python)")
+    ap.add_argument("--no-pytest", action="store_true", help="lit and unit tests only")
+    ap.add_argument("--junit", action="append", default=[],
+                    help="NAME=XML: results of a suite run elsewhere")
+    ap.add_argument("--sanitizer-logs", default=None)
+    ap.add_argument("--sum", nargs="+", default=None, metavar="LOG")
     args = ap.parse_args()
+    if args.sum:
+        totals = sum_logs(args.sum)
+        print(totals_line(totals))
+        return 1 if totals[1] else 0
     build = os.path.abspath(args.build)
     out = os.path.join(build, "test-results")
     os.makedirs(out, exist_ok=True)
@@ -72,15 +147,28 @@ def main():
                   os.path.join(out, "unit.xml")))
     env = dict(os.environ)
     env["RLX_BUILD_DIR"] = build
-    add(run_suite("pytest", [sys.executable, "-m", "pytest", "-q",
-                             "--junitxml", os.path.join(out, "pytest.xml"),
-                             os.path.join(ROOT, "test", "python")],
-                  os.path.join(out, "pytest.xml"), env=env))
+    selection = args.pytest or [os.path.join("test", "python")]
+    # Paths are relative to the checkout; other arguments (-k EXPR, ...) pass through.
+    selection = [os.path.join(ROOT, a) if not os.path.isabs(a) and
+                 os.path.exists(os.path.join(ROOT, a.split("::")[0])) else a for a in selection]
+    # -rs: every skipped test is listed with its reason.
+    if not args.no_pytest:
+        add(run_suite("pytest", [sys.executable, "-m", "pytest", "-q", "-rs",
+                                 "--junitxml", os.path.join(out, "pytest.xml")] + selection,
+                      os.path.join(out, "pytest.xml"), env=env))
+    for spec in args.junit:
+        name, _, xml = spec.partition("=")
+        if not os.path.exists(xml):
+            print(f"!! {name} produced no results ({xml})")
+            add((0, 1, 0))
+            continue
+        counts = count_junit(xml)
+        print(f"-- {name}: {counts[0]} passed, {counts[1]} failed, {counts[2]} skipped")
+        add(counts)
+    if args.sanitizer_logs:
+        add(sanitizer_reports(args.sanitizer_logs))
 
-    line = f"{totals[0]} passed, {totals[1]} failed"
-    if totals[2]:
-        line += f", {totals[2]} skipped"
-    print(line)
+    print(totals_line(totals))
     return 1 if totals[1] else 0
 
 

@@ -1,10 +1,29 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test suite (lit, unit, pytest), then prints
-# one line with the totals. Exits non-zero when anything failed.
+# Sets up, builds and runs every test suite (lit, unit, pytest) against
+# build/, then the sanitizer + fuzzing stage (scripts/ci-sanitize.sh: the
+# ASan/UBSan build build-fuzz/, fuzz-ci on every target, lit, unit and pytest
+# against it; RLX_CI_SANITIZE=0 leaves it out), and prints one line with the
+# totals over both as its last line. Exits non-zero when anything failed.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${RLX_BUILD_DIR:-$ROOT/build}
 bash "$ROOT/scripts/setup.sh"
 # The pip-install test (build the package with pip, run examples/python) runs here.
 export RLX_TEST_PIP_INSTALL=${RLX_TEST_PIP_INSTALL:-1}
-exec "$ROOT/.venv/bin/python" "$ROOT/scripts/run-tests.py" --build "$BUILD"
+LOGS="$BUILD/test-results"
+mkdir -p "$LOGS"
+set +e
+"$ROOT/.venv/bin/python" "$ROOT/scripts/run-tests.py" --build "$BUILD" 2>&1 |
+  tee "$LOGS/test-all-main.log"
+logs=("$LOGS/test-all-main.log")
+if [ "${RLX_CI_SANITIZE:-1}" != 0 ]; then
+  echo
+  echo "== sanitizer + fuzzing stage: scripts/ci-sanitize.sh"
+  start=$(date +%s)
+  bash "$ROOT/scripts/ci-sanitize.sh" 2>&1 | tee "$LOGS/test-all-sanitize.log"
+  echo "== sanitizer + fuzzing stage: $(( $(date +%s) - start )) s"
+  logs+=("$LOGS/test-all-sanitize.log")
+fi
+echo
+echo "== totals over all stages"
+exec "$ROOT/.venv/bin/python" "$ROOT/scripts/run-tests.py" --sum "${logs[@]}"
