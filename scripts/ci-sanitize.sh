@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CI's sanitizer + fuzzing stage (scripts/test-all.sh runs it after the main
-# suites; RLX_CI_SANITIZE=0 leaves it out): builds build-fuzz/ (ASan + UBSan
+# The sanitizer + fuzzing stage (scripts/test-all.sh runs it after the main
+# suites with RLX_CI_SANITIZE=1; off by default until a whole run is timed): builds build-fuzz/ (ASan + UBSan
 # + assertions + the libFuzzer targets; scripts/build-fuzz.sh installs
 # libclang-rt-22-dev when missing), runs every rlx-fuzz-* target
 # RLX_CI_FUZZ_SECONDS (default 30) from its seeds (scripts/fuzz-ci.sh; one
