@@ -11,10 +11,10 @@ import subprocess
 
 import pytest
 
+from harness import shared_dir
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODELS = ROOT.parent / "shared" / "models"
-if not MODELS.is_dir():
-    MODELS = ROOT / "examples" / "models"
+MODELS = (shared_dir() or ROOT) / "models"
 
 needs_ptxas = pytest.mark.skipif(
     not (shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas")
@@ -22,6 +22,9 @@ needs_ptxas = pytest.mark.skipif(
     reason="no CUDA toolkit (ptxas) on this machine")
 
 CONFIGS = sorted(p.name for p in MODELS.glob("*.json"))
+# The configs are ../shared/models (RLX_SHARED_DIR): a sweep over nothing
+# would pass silently, so their absence is a failure.
+assert CONFIGS, f"no model configs in {MODELS} (set RLX_SHARED_DIR)"
 KERNELS = re.compile(r"rlx\.kernels = \{(.*?)\}\s*,\s*rlx\.ptx", re.S)
 ONE = re.compile(r"(\w+) = \{barriers = (\d+) : i64, registers = (\d+) : i64, "
                  r"shared_bytes = (\d+) : i64, spill_bytes = (\d+) : i64, "
