@@ -14,6 +14,10 @@
 #include "RLX/Dialect/MIR/IR/MIRDialect.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -38,4 +42,17 @@ void mlir::rlx::registerEverything(DialectRegistry &registry) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
   rlx::registerAllDialects(registry);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> mlir::rlx::parseModuleFile(llvm::StringRef path, mlir::MLIRContext &ctx,
+                                                 llvm::SourceMgr &sourceMgr,
+                                                 llvm::StringRef tool) {
+  std::string error;
+  auto file = mlir::openInputFile(path, &error);
+  if (!file) {
+    llvm::errs() << tool << ": " << error << "\n";
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &ctx);
 }

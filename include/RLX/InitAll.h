@@ -9,6 +9,14 @@
 #ifndef RLX_INITALL_H
 #define RLX_INITALL_H
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace llvm {
+class SourceMgr;
+class StringRef;
+} // namespace llvm
+
 namespace mlir {
 class DialectRegistry;
 class MLIRContext;
@@ -26,6 +34,13 @@ void registerAllPasses();
 /// Upstream MLIR's dialects, extensions and LLVM IR translations plus RLX's:
 /// what rlx-opt and rlx-run load.
 void registerEverything(DialectRegistry &registry);
+
+/// Reads and parses the module in file `path` ("-": stdin) for a tool:
+/// `sourceMgr` keeps the buffer for the diagnostics (the caller's
+/// SourceMgrDiagnosticHandler prints them); null after "<tool>: <error>" on
+/// stderr or a parse error.
+OwningOpRef<ModuleOp> parseModuleFile(llvm::StringRef path, MLIRContext &ctx,
+                                      llvm::SourceMgr &sourceMgr, llvm::StringRef tool);
 
 } // namespace mlir::rlx
 

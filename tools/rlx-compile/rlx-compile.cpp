@@ -52,14 +52,7 @@ int main(int argc, char **argv) {
   MLIRContext ctx(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  std::string error;
-  auto file = openInputFile(inputFile, &error);
-  if (!file) {
-    llvm::errs() << "rlx-compile: " << error << "\n";
-    return 1;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module = rlx::parseModuleFile(inputFile, ctx, sourceMgr, "rlx-compile");
   if (!module)
     return 1;
   rlx::GPUArtifactOptions options;

@@ -1,0 +1,64 @@
+// The emulator build of a kernel: rlx-gpu-outline-for-emulator clones each
+// gpu.func into a CPU function calling the emulator's hooks (workgroup
+// buffers become arguments without their address space); after CPU lowering
+// rlx-emulator-instrument checks every load/store and adds the packed entry.
+// RUN: rlx-opt %s --split-input-file --rlx-gpu-outline-for-emulator --verify-diagnostics | FileCheck %s
+// RUN: rlx-opt %s --split-input-file --rlx-gpu-outline-for-emulator --verify-diagnostics --convert-scf-to-cf --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm=use-bare-ptr-memref-call-conv=1 --convert-cf-to-llvm --reconcile-unrealized-casts --rlx-emulator-instrument | FileCheck %s --check-prefix=LLVM
+
+// CHECK-NOT: gpu.module
+// CHECK-NOT: func.func @host
+// CHECK: func.func @reverse__body(%{{.*}}: memref<64xf32>, %{{.*}}: memref<64xf32>, %[[S:.*]]: memref<64xf32>)
+// CHECK:   %[[T:.*]] = call @__rlx_emu_id(%{{.*}}) : (i32) -> i64
+// CHECK:   arith.index_castui %[[T]] : i64 to index
+// CHECK:   memref.store %{{.*}}, %[[S]][%{{.*}}] : memref<64xf32>
+// CHECK:   call @__rlx_emu_barrier() : () -> ()
+// CHECK:   arith.bitcast %{{.*}} : f32 to i32
+// CHECK:   call @__rlx_emu_shuffle(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32, i32) -> i64
+// CHECK:   return
+
+// LLVM-LABEL: llvm.func @reverse__body
+// LLVM:   llvm.alloca
+// LLVM:   %[[OK:.*]] = llvm.call @__rlx_emu_access(%[[P:.*]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i32) -> i32
+// LLVM:   llvm.icmp "ne" %[[OK]]
+// LLVM:   %[[Q:.*]] = llvm.select %{{.*}}, %[[P]], %{{.*}} : i1, !llvm.ptr
+// LLVM:   llvm.load %[[Q]]
+// LLVM-LABEL: llvm.func @reverse__emu(%{{.*}}: !llvm.ptr)
+// LLVM-COUNT-3: llvm.getelementptr
+// LLVM:   llvm.call @reverse__body
+module attributes {gpu.container_module} {
+  func.func @host() {
+    return
+  }
+  gpu.module @k {
+    gpu.func @reverse(%x: memref<64xf32>, %y: memref<64xf32>)
+        workgroup(%s : memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+      %i = gpu.thread_id x
+      %c63 = arith.constant 63 : index
+      %v = memref.load %x[%i] : memref<64xf32>
+      memref.store %v, %s[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %r = arith.subi %c63, %i : index
+      %w = memref.load %s[%r] : memref<64xf32, #gpu.address_space<workgroup>>
+      %c1 = arith.constant 1 : i32
+      %c32 = arith.constant 32 : i32
+      %u, %ok = gpu.shuffle xor %w, %c1, %c32 : f32
+      memref.store %u, %y[%i] : memref<64xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @reduce(%x: memref<32xf32>) kernel {
+      %i = gpu.thread_id x
+      %v = memref.load %x[%i] : memref<32xf32>
+      // expected-error @+1 {{rlx-gpu-outline-for-emulator: no emulation for 'gpu.subgroup_reduce'}}
+      %s = gpu.subgroup_reduce add %v : (f32) -> f32
+      memref.store %s, %x[%i] : memref<32xf32>
+      gpu.return
+    }
+  }
+}
