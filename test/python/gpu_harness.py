@@ -27,13 +27,15 @@ def from_bf16_bits(a: np.ndarray) -> np.ndarray:
 
 
 def compile_artifact(text: str, out: pathlib.Path, *, dims: dict | None = None,
-                     chip: str = "sm_90a", cubin: bool = False) -> dict:
+                     chip: str = "sm_90a", cubin: bool = False,
+                     flags: list[str] | None = None) -> dict:
     (out.parent / "m.mlir").write_text(text)
     cmd = [str(RLX_COMPILE), str(out.parent / "m.mlir"), "-o", str(out), "--chip", chip]
     if not cubin:
         cmd.append("--no-cubin")
     if dims:
         cmd += ["--dims", ",".join(f"{k}={v}" for k, v in dims.items())]
+    cmd += flags or []
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"rlx-compile failed ({proc.returncode}):\n{proc.stderr}")
@@ -56,13 +58,13 @@ def run_artifact(art: pathlib.Path, function: str, inputs: dict[str, np.ndarray]
 
 
 def run_gpu(text: str, inputs: dict[str, np.ndarray], *, dims: dict | None = None,
-            device: str = "emu") -> dict[str, np.ndarray]:
+            device: str = "emu", flags: list[str] | None = None) -> dict[str, np.ndarray]:
     """Runs the module's entry on the emulator; packed parameters are made by
     running their packing functions first (as a deployment would, once).
     bf16 buffers take and give float32 arrays here."""
     with tempfile.TemporaryDirectory() as tmp:
         art = pathlib.Path(tmp) / "art"
-        manifest = compile_artifact(text, art, dims=dims)
+        manifest = compile_artifact(text, art, dims=dims, flags=flags)
         fns = {f["name"]: f for f in manifest["functions"]}
 
         def feed(fn, values):

@@ -41,6 +41,11 @@ static cl::opt<std::string> spills("spills", cl::desc("error | warn | ignore"),
 static cl::opt<bool> noEmulator("no-emulator", cl::desc("skip kernels.emu.so"), cl::cat(cat));
 static cl::opt<bool> noTensorCores("no-tensor-cores",
                                    cl::desc("SIMT kernels only (no mma.sync)"), cl::cat(cat));
+static cl::opt<std::string> matmulKernel(
+    "matmul-kernel", cl::desc("auto | gemv | simt | tensor-cores: force one matmul kernel"),
+    cl::init("auto"), cl::cat(cat));
+static cl::opt<int64_t> splitK("split-k", cl::desc("K splits of the gemv kernel (0: heuristic)"),
+                               cl::init(0), cl::cat(cat));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("skip ptxas (no cubins)"), cl::cat(cat));
 
 int main(int argc, char **argv) {
@@ -63,6 +68,8 @@ int main(int argc, char **argv) {
   options.emulator = !noEmulator;
   options.cubin = !noCubin;
   options.tensorCores = !noTensorCores;
+  options.matmulKernel = matmulKernel;
+  options.splitK = splitK;
   SmallVector<StringRef> parts;
   StringRef(dims).split(parts, ',', -1, false);
   for (StringRef p : parts)

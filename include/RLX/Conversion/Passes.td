@@ -156,8 +156,15 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
     Option<"features", "features", "std::string", "\"\"",
            "PTX ISA as +ptxNN (default: the chip's)">,
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
-           "tensor-core kernels where they apply (bf16/f16 fused_matmul with more than 8 "
-           "rows on sm_80+); false forces the SIMT fallback">
+           "tensor-core kernels where they apply (bf16/f16 fused_matmul with more than 16 "
+           "rows on sm_80+); false leaves them out of matmul-kernel=auto">,
+    Option<"matmulKernel", "matmul-kernel", "std::string", /*default=*/"\"auto\"",
+           "matmul / fused_matmul kernel: auto (the tile heuristic of docs/gpu.md), gemv "
+           "(at most 16 rows), simt (tiled SIMT) or tensor-cores (mma.sync); a forced "
+           "kernel that cannot compute a matmul is an error">,
+    Option<"splitK", "split-k", "int64_t", /*default=*/"0",
+           "K splits of the gemv kernel (warps of a block summing disjoint K ranges, "
+           "combined in a fixed order before the epilogue runs once); 0: the heuristic">
   ];
 }
 

@@ -93,6 +93,18 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
       emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: " << error;
       return signalPassFailure();
     }
+    if (!llvm::is_contained({"auto", "gemv", "simt", "tensor-cores"}, StringRef(matmulKernel))) {
+      emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: matmul-kernel must be auto, gemv, "
+                                    "simt or tensor-cores, got '"
+                                 << matmulKernel << "'";
+      return signalPassFailure();
+    }
+    if (splitK < 0 || splitK > 16) {
+      emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: split-k must be 0 (the heuristic) "
+                                    "or 1..16, got "
+                                 << static_cast<int64_t>(splitK);
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> fns;
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal() && fn->hasAttr("rlx_lir.plan"))
@@ -172,7 +184,7 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
                          kernelName(fn, index, kernel.getName().value_or(chosen->name())),
                          ValueRange(args).getTypes());
     b.setInsertionPointToStart(&k.getBody().front());
-    KernelContext ctx{kernel, root, k, b, target, {}, {}, tensorCores};
+    KernelContext ctx{kernel, root, k, b, target, {}, {}, tensorCores, matmulKernel, splitK};
     unsigned nIn = kernel.getInputs().size();
     for (unsigned i = 0; i < args.size(); ++i)
       (i < nIn ? ctx.inputs : ctx.outputs).push_back(k.getArgument(i));

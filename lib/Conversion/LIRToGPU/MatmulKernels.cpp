@@ -12,9 +12,12 @@
 // heads), RoPE reads each element's pair partner. Two ways to fill `Cs`:
 //  - tiled: TK-deep slices of A and B staged through shared memory, each
 //    thread a 4 × (TN/tnThreads) register tile (rows M > 8);
-//  - GEMV (decode, M ≤ 8): every warp takes output columns, its lanes
-//    stride over K with 16-byte vector loads of the [N, K] weight rows, and
-//    a warp reduction per row.
+//  - GEMV (decode, M ≤ 16): warps own output columns, lanes stride over K
+//    with 16-byte vector loads of the [N, K] weight rows and a warp
+//    reduction per row; split-K inside the block (S warps per column on
+//    disjoint K ranges, partial sums combined in split order, then the
+//    epilogue once). The heuristic: chooseKernel, chooseGemvConfig and
+//    docs/gpu.md "Matmul kernels".
 //  - tensor cores (bf16/f16 operands, sm_80+): 64 × TN tiles, eight warps
 //    as 2 × 4, each warp (32 × TN/4) a grid of mma.sync m16n8k16 tiles fed
 //    by ldmatrix from shared A[m][k] / B[n][k] slices 32 deep (rows padded
@@ -85,6 +88,9 @@ private:
   static constexpr int64_t kRowsPerThread = 4;
   bool gemv = false, tensorCores = false;
   int64_t tcStages = 2; // shared-memory stages of the tensor-core pipeline
+  int64_t threads = kThreads;
+  // GEMV: 16-byte vectors of `width` elements, `splitK` K ranges per column.
+  int64_t width = 1, splitK = 1;
   // Block coordinates.
   Value bt, m0, n0;
   // Shared buffers.
@@ -95,12 +101,16 @@ private:
   SmallVector<Value> rhsPos(Value kIdx, Value col);
   SmallVector<Value> outPos(Value row, Value col, Value out);
   Value loadA(Value row, Value kIdx);
+  Value normalizeA(Value a, Value local, Value kIdx);
   Value loadB(Value kIdx, Value col);
   void rowStatistics();
   void tiledMainLoop();
   void tensorCoreMainLoop();
   void gemvMainLoop();
-  bool canUseTensorCores();
+  void chooseGemvConfig();
+  FailureOr<bool> chooseKernel();
+  std::string whyNoTensorCores();
+  bool canUseTensorCores() { return whyNoTensorCores().empty(); }
   Value sharedAddress(Value buffer, Value row, Value col, int64_t rowElems);
   Value activate(Value gate, Value up, Value col);
   void epilogue();
@@ -165,9 +175,13 @@ SmallVector<Value> GemmBuilder::outPos(Value row, Value col, Value out) {
 /// A[row, k] in the accumulation type, normalized by the prologue.
 Value GemmBuilder::loadA(Value row, Value kIdx) {
   Value a = kb.convert(kb.load(p.lhs, lhsPos(row, kIdx)), acc);
+  return p.norm ? normalizeA(a, kb.sub(row, m0), kIdx) : a;
+}
+
+/// The norm prologue on a of tile row `local` at k.
+Value GemmBuilder::normalizeA(Value a, Value local, Value kIdx) {
   if (!p.norm)
     return a;
-  Value local = kb.sub(row, m0);
   if (p.normKind == NormKind::LayerNorm)
     a = kb.sub(a, kb.load(rowMean, {local}));
   a = kb.mul(a, kb.load(rowRstd, {local}));
@@ -185,7 +199,7 @@ Value GemmBuilder::loadB(Value kIdx, Value col) {
 /// Mean and rsqrt(var + eps) (LayerNorm) or rsqrt(mean(x²) + eps) of the
 /// tile's rows: one warp per row, lanes over K, f32.
 void GemmBuilder::rowStatistics() {
-  int64_t warps = kThreads / 32;
+  int64_t warps = threads / 32;
   Value lane = kb.laneId(), warp = kb.warpId();
   Value zero = kb.f(acc, 0.0), kf = kb.f(acc, static_cast<double>(p.k));
   kb.forLoop(warp, kb.idx(tm), kb.idx(warps), [&](Value local) {
@@ -315,13 +329,20 @@ void GemmBuilder::tiledMainLoop() {
   kb.barrier();
 }
 
-/// Tensor cores when the operands allow and the tiles fit the 48 KiB of
-/// static shared memory: two pipeline stages if they fit, else one.
-bool GemmBuilder::canUseTensorCores() {
+/// Why the tensor-core kernel cannot compute this matmul ("" when it can):
+/// bf16/f16 operands of one type with f32 accumulation on sm_80+, TN a
+/// multiple of 32 up to 128, and 64 × TN tiles within the 48 KiB of static
+/// shared memory (two pipeline stages if they fit, else one).
+std::string GemmBuilder::whyNoTensorCores() {
   Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
-  if (!(ctx.tensorCores && ctx.target.hasMmaSyncBF16() && a == b && (a.isBF16() || a.isF16()) &&
-        acc.isF32() && p.rows > 8 && tn % 32 == 0 && tn <= 128))
-    return false;
+  if (!ctx.tensorCores)
+    return "tensor-cores=false";
+  if (!ctx.target.hasMmaSyncBF16())
+    return ctx.target.chip + " has no bf16/f16 mma.sync (sm_80+)";
+  if (!(a == b && (a.isBF16() || a.isF16()) && acc.isF32()))
+    return "its operands are not both bf16 or both f16";
+  if (!(tn % 32 == 0 && tn <= 128))
+    return "a head_dim of " + std::to_string(tn) + " (tensor-core tiles: 32, 64, 96 or 128)";
   const int64_t rows = 64, stride = 40;
   auto bytes = [&](int64_t stages) {
     int64_t tiles = stages * (rows + tn * (p.glu ? 2 : 1)) * stride * 2;
@@ -330,9 +351,9 @@ bool GemmBuilder::canUseTensorCores() {
   for (int64_t stages : {2, 1})
     if (bytes(stages) <= nvvm::NVVMTarget::kDefaultSharedMemoryLimit) {
       tcStages = stages;
-      return true;
+      return "";
     }
-  return false;
+  return "its tiles exceed 48 KiB of shared memory";
 }
 
 /// The shared-memory address of buffer[row][col] (16-bit elements, rows of
@@ -557,54 +578,126 @@ void GemmBuilder::tensorCoreMainLoop() {
   kb.barrier();
 }
 
-void GemmBuilder::gemvMainLoop() {
-  int64_t warps = kThreads / 32;
-  Value lane = kb.laneId(), warp = kb.warpId();
-  // [N, K] weight rows read as 16-byte vectors when they allow it.
-  int64_t width = 1;
+/// The GEMV configuration (rows ≤ 16, weight-bandwidth bound): a block of
+/// `threads` has warps/splitK column groups; each group owns output columns
+/// and its splitK warps sum disjoint K ranges of them, lanes striding with
+/// 16-byte vectors. Without head stages a block is 8 warps and one column
+/// per group (TN = 8 / splitK); with them TN = head_dim and 16 warps. The
+/// split count is the smallest power of two (≤ 8) that gives 16 warps of
+/// work per SM (N · splitK ≥ 16 · SMs) while every lane still reads at
+/// least four vectors per split, within 40 KiB of partial sums; split-k
+/// forces it.
+void GemmBuilder::chooseGemvConfig() {
   if (p.transB && shapeOf(p.rhs).size() == 2) {
     int64_t bytes = (elementTypeOf(p.rhs).getIntOrFloatBitWidth() + 7) / 8;
     int64_t w = bytes < 16 ? 16 / bytes : 1;
     if (vectorizable(p.rhs, shapeOf(p.rhs), w))
       width = w;
   }
+  threads = p.headStages() ? 512 : kThreads;
+  int64_t warps = threads / 32, sets = p.glu ? 2 : 1;
+  auto partBytes = [&](int64_t s, int64_t cols) { return s > 1 ? s * sets * tm * cols * 4 : 0; };
+  auto fits = [&](int64_t s) {
+    int64_t cols = p.headStages() ? tn : warps / s;
+    return partBytes(s, cols) + tm * cols * 4 <= 40 * 1024;
+  };
+  if (ctx.splitK > 0) {
+    splitK = std::min<int64_t>(ctx.splitK, warps);
+  } else {
+    splitK = 1;
+    int64_t want = 16 * ctx.target.smCount();
+    while (splitK < 8 && p.cols * splitK < want && p.k / (splitK * 2) >= 4 * 32 * width &&
+           fits(splitK * 2))
+      splitK *= 2;
+  }
+  if (!p.headStages())
+    tn = warps / splitK;
+}
+
+void GemmBuilder::gemvMainLoop() {
+  int64_t warps = threads / 32, groups = warps / splitK, sets = p.glu ? 2 : 1;
+  Value lane = kb.laneId(), warp = kb.warpId();
+  Value split = kb.remui(warp, kb.idx(splitK)), group = kb.divui(warp, kb.idx(splitK));
+  // A rows as vectors too when they are contiguous 16-byte groups.
+  bool vecA = width > 1 && (p.fused || !p.transA) && vectorizable(p.lhs, shapeOf(p.lhs), width);
+  // Split `split` sums k in [lo, hi): chunks of whole lane strides.
+  int64_t stride = 32 * width, chunk = ceilDiv(ceilDiv(p.k, splitK), stride) * stride;
+  Value lo = kb.mul(split, kb.idx(chunk));
+  Value hi = kb.minui(kb.add(lo, kb.idx(chunk)), kb.idx(p.k));
+  Value part = splitK > 1 ? kb.workgroupBuffer(ctx.fn, {splitK, sets * tm, tn}, acc) : Value();
   Value zero = kb.f(acc, 0.0);
-  int64_t n = p.glu ? 2 : 1;
-  kb.forLoop(warp, kb.idx(tn), kb.idx(warps), [&](Value nn) {
-    Value col = kb.add(n0, nn);
-    Value inRange = kb.ult(col, kb.idx(p.cols));
-    Value safeCol = kb.select(inRange, col, kb.idx(0));
-    SmallVector<Value> inits(tm * n, zero);
-    SmallVector<Value> sums = kb.forLoop(
-        kb.mul(lane, kb.idx(width)), kb.idx(p.k), kb.idx(32 * width), inits,
-        [&](Value k0, ValueRange c) -> SmallVector<Value> {
-          SmallVector<Value> r(c);
-          for (int64_t half = 0; half < n; ++half) {
-            Value bCol = half ? kb.add(safeCol, kb.idx(p.cols)) : safeCol;
-            SmallVector<Value> bvals;
-            if (width > 1)
-              bvals = kb.loadRow(p.rhs, rhsPos(k0, bCol), width, true);
-            for (int64_t l = 0; l < width; ++l) {
-              Value kIdx = l ? kb.add(k0, kb.idx(l)) : k0;
-              Value bv = width > 1 ? kb.convert(bvals[l], acc) : loadB(kIdx, bCol);
-              for (int64_t mm = 0; mm < tm; ++mm) {
-                Value row = kb.add(m0, kb.idx(mm));
-                // Rows past the end read row 0; their sums are never stored.
-                Value safeRow = kb.select(kb.ult(row, kb.idx(p.rows)), row, m0);
-                int64_t at = half * tm + mm;
-                r[at] = math::FmaOp::create(kb.b, kb.loc, loadA(safeRow, kIdx), bv, r[at]);
+  // Warps past groups · splitK have no work (splits that do not divide 8).
+  Value active = kb.ult(warp, kb.idx(groups * splitK));
+  kb.ifThen(active, [&] {
+    kb.forLoop(group, kb.idx(tn), kb.idx(groups), [&](Value nn) {
+      Value col = kb.add(n0, nn);
+      Value inRange = kb.ult(col, kb.idx(p.cols));
+      Value safeCol = kb.select(inRange, col, kb.idx(0));
+      SmallVector<Value> inits(tm * sets, zero);
+      SmallVector<Value> sums = kb.forLoop(
+          kb.add(lo, kb.mul(lane, kb.idx(width))), hi, kb.idx(stride), inits,
+          [&](Value k0, ValueRange c) -> SmallVector<Value> {
+            SmallVector<Value> r(c);
+            SmallVector<SmallVector<Value>> bv(sets);
+            for (int64_t half = 0; half < sets; ++half) {
+              Value bCol = half ? kb.add(safeCol, kb.idx(p.cols)) : safeCol;
+              if (width > 1) {
+                bv[half] = kb.loadRow(p.rhs, rhsPos(k0, bCol), width, true);
+                for (Value &v : bv[half])
+                  v = kb.convert(v, acc);
+              } else {
+                bv[half].push_back(loadB(k0, bCol));
               }
             }
+            for (int64_t mm = 0; mm < tm; ++mm) {
+              Value row = kb.add(m0, kb.idx(mm));
+              SmallVector<Value> a;
+              if (vecA) {
+                a = kb.loadRow(p.lhs, lhsPos(row, k0), width, true);
+                  for (int64_t l = 0; l < width; ++l)
+                  a[l] = normalizeA(kb.convert(a[l], acc), kb.idx(mm),
+                                    l ? kb.add(k0, kb.idx(l)) : k0);
+              } else {
+                for (int64_t l = 0; l < width; ++l)
+                  a.push_back(loadA(row, l ? kb.add(k0, kb.idx(l)) : k0));
+              }
+              for (int64_t half = 0; half < sets; ++half)
+                for (int64_t l = 0; l < width; ++l) {
+                  int64_t at = half * tm + mm;
+                  r[at] = math::FmaOp::create(kb.b, kb.loc, a[l], bv[half][l], r[at]);
+                }
+            }
+            return r;
+          });
+      for (Value &v : sums)
+        v = kb.warpReduce(Combine::Sum, v);
+      kb.ifThen(kb.eq(lane, kb.idx(0)), [&] {
+        for (int64_t mm = 0; mm < tm; ++mm) {
+          if (part) {
+            for (int64_t half = 0; half < sets; ++half)
+              kb.store(sums[half * tm + mm], part, {split, kb.idx(half * tm + mm), nn});
+          } else {
+            kb.store(activate(sums[mm], p.glu ? sums[tm + mm] : Value(), safeCol), cs,
+                     {kb.idx(mm), nn});
           }
-          return r;
-        });
-    for (Value &s : sums)
-      s = kb.warpReduce(Combine::Sum, s);
-    kb.ifThen(kb.eq(lane, kb.idx(0)), [&] {
-      for (int64_t mm = 0; mm < tm; ++mm)
-        kb.store(activate(sums[mm], p.glu ? sums[tm + mm] : Value(), safeCol), cs,
-                 {kb.idx(mm), nn});
+        }
+      });
     });
+  });
+  kb.barrier();
+  if (!part)
+    return;
+  // The splits' partial sums in split order (the same bits on every run),
+  // then bias, activation or GLU once.
+  kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
+    Value mm = kb.divui(e, kb.idx(tn)), nn = kb.remui(e, kb.idx(tn));
+    SmallVector<Value> total(sets, zero);
+    for (int64_t sp = 0; sp < splitK; ++sp)
+      for (int64_t half = 0; half < sets; ++half)
+        total[half] = kb.add(
+            total[half], kb.load(part, {kb.idx(sp), kb.add(mm, kb.idx(half * tm)), nn}));
+    Value col = kb.minui(kb.add(n0, nn), kb.idx(p.cols - 1));
+    kb.store(activate(total[0], p.glu ? total[1] : Value(), col), cs, {mm, nn});
   });
   kb.barrier();
 }
@@ -617,7 +710,7 @@ void GemmBuilder::epilogue() {
   if (p.headNormWeight) {
     // rsqrt(mean over the head of v² + eps) per tile row (the tile is one
     // head wide).
-    kb.forLoop(tid, kb.idx(tm), kb.idx(kThreads), [&](Value mm) {
+    kb.forLoop(tid, kb.idx(tm), kb.idx(threads), [&](Value mm) {
       Value ss = kb.forLoop(kb.idx(0), kb.idx(tn), kb.idx(1), {kb.f(acc, 0.0)},
                             [&](Value c, ValueRange s) -> SmallVector<Value> {
                               Value v = kb.load(cs, {mm, c});
@@ -643,7 +736,7 @@ void GemmBuilder::epilogue() {
   ArrayRef<int64_t> lhsShape = shapeOf(p.lhs);
   int64_t seq = lhsShape.size() == 3 ? lhsShape[1] : numElements(lhsShape.drop_back());
   Type et = elementTypeOf(p.out);
-  kb.forLoop(tid, kb.idx(tm * tn), kb.idx(kThreads), [&](Value e) {
+  kb.forLoop(tid, kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
     Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
     Value row = kb.add(m0, mm), col = kb.add(n0, c);
     Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
@@ -679,6 +772,32 @@ void GemmBuilder::epilogue() {
   });
 }
 
+/// The kernel for this matmul (docs/gpu.md, "Matmul kernels"): GEMV for at
+/// most 16 rows (decode: bound by reading the weights once), else tensor
+/// cores where they apply, else tiled SIMT; matmul-kernel forces one, and a
+/// forced kernel that cannot compute the matmul is an error.
+FailureOr<bool> GemmBuilder::chooseKernel() {
+  StringRef forced = ctx.matmulKernel;
+  constexpr int64_t kGemvRows = 16;
+  if (forced == "gemv") {
+    if (p.rows > kGemvRows)
+      return (unsupported(ctx, "matmul-kernel=gemv on " + Twine(p.rows) +
+                                   " rows (the gemv kernel takes at most " + Twine(kGemvRows) +
+                                   ")"),
+              failure());
+    gemv = true;
+  } else if (forced == "tensor-cores") {
+    std::string why = whyNoTensorCores();
+    if (!why.empty())
+      return (unsupported(ctx, "matmul-kernel=tensor-cores: " + why), failure());
+    tensorCores = true;
+  } else if (forced != "simt") {
+    gemv = p.rows <= kGemvRows;
+    tensorCores = !gemv && canUseTensorCores();
+  }
+  return true;
+}
+
 FailureOr<LaunchConfig> GemmBuilder::build() {
   LaunchConfig launch;
   if (p.headStages()) {
@@ -689,10 +808,12 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   } else {
     tn = 64;
   }
-  gemv = p.rows <= 8;
-  tensorCores = !gemv && canUseTensorCores();
+  FailureOr<bool> chosen = chooseKernel();
+  if (failed(chosen))
+    return failure();
   if (gemv) {
     tm = std::max<int64_t>(p.rows, 1);
+    chooseGemvConfig();
   } else if (tensorCores) {
     tm = 64;
   } else {
@@ -709,7 +830,7 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     if (tn > 128)
       tk = 8;
   }
-  launch.block = {kThreads, 1, 1};
+  launch.block = {threads, 1, 1};
   launch.grid = {ceilDiv(p.cols, tn), ceilDiv(p.rows, tm), p.batches};
   if (launch.grid[1] > 65535 || launch.grid[2] > 65535)
     return unsupported(ctx, "a matmul with more than 65535 row tiles or batches");
@@ -731,7 +852,7 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     headRstd = kb.workgroupBuffer(ctx.fn, {tm}, acc);
   if (p.k == 0) {
     // Empty sums: Cs = activate(0).
-    kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(kThreads), [&](Value e) {
+    kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
       Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
       Value col = kb.minui(kb.add(n0, c), kb.idx(p.cols - 1));
       Value zero = kb.f(acc, 0.0);

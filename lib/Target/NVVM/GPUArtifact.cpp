@@ -202,6 +202,8 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.dims = ArrayRef<std::string>(options.dims);
   pipe.assemble = options.cubin;
   pipe.tensorCores = options.tensorCores;
+  pipe.matmulKernel = options.matmulKernel;
+  pipe.splitK = options.splitK;
   PassManager kernels(ctx);
   buildNVVMKernelPipeline(kernels, pipe);
   if (failed(kernels.run(module)))

@@ -55,6 +55,8 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   toGpu.chip = options.chip;
   toGpu.features = options.features;
   toGpu.tensorCores = options.tensorCores;
+  toGpu.matmulKernel = options.matmulKernel;
+  toGpu.splitK = options.splitK;
   pm.addPass(createConvertRLXLIRToGPU(toGpu));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // f8/f4 conversions as integer arithmetic (case L1), narrow math in f32.

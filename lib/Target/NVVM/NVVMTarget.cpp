@@ -52,6 +52,19 @@ int64_t NVVMTarget::maxSharedMemoryPerBlock() const {
   return 101376; // sm_86/87/89, sm_120
 }
 
+int NVVMTarget::smCount() const {
+  switch (sm) {
+  case 80: return 108;
+  case 86: return 84;
+  case 87: return 16;
+  case 89: return 142;
+  case 90: return 132;
+  case 101: return 20;
+  case 120: return 188;
+  default: return sm >= 100 ? 148 : 108;
+  }
+}
+
 std::optional<int> mlir::rlx::nvvm::defaultPtxVersion(StringRef chip) {
   if (const ChipInfo *c = lookup(chip))
     return c->defaultPtx;

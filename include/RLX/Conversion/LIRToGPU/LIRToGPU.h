@@ -51,6 +51,10 @@ struct KernelContext {
   SmallVector<Value> outputs; ///< one per kernel output
   /// Tensor-core kernels where they apply (false: the SIMT fallback only).
   bool tensorCores = true;
+  /// matmul-kernel: "auto", "gemv", "simt" or "tensor-cores".
+  std::string matmulKernel = "auto";
+  /// split-k of the gemv kernel (0: the heuristic).
+  int64_t splitK = 0;
   /// The memref holding the kernel body's value `bodyValue` (an operand of
   /// the root op): the input's argument for a block argument, or, for a
   /// constant cloned into the kernel, a `memref.global` of the gpu.module

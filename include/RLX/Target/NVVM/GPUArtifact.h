@@ -33,6 +33,9 @@ struct GPUArtifactOptions {
   bool cubin = true;
   /// Tensor-core kernels where they apply (false: the SIMT fallback).
   bool tensorCores = true;
+  /// matmul-kernel and split-k of convert-rlx-lir-to-gpu.
+  std::string matmulKernel = "auto";
+  int64_t splitK = 0;
 };
 
 /// Compiles `module` (HIR, MIR or LIR) and writes the artifact into `dir`

@@ -51,6 +51,11 @@ struct NVVMTarget {
   int warpSize() const { return 32; }
   /// Largest dynamic + static shared memory one block may opt into.
   int64_t maxSharedMemoryPerBlock() const;
+  /// SMs of the chip's largest data-center part (A100 108, A40 84, Orin 16,
+  /// L40S 142, H100/H200 SXM 132, B200/B300 148, Thor 20, RTX PRO 6000 188):
+  /// what tile heuristics size grids against. A smaller part of the same chip
+  /// runs the same kernels with more waves.
+  int smCount() const;
   /// 48 KiB: above it a kernel must opt in (cuFuncSetAttribute).
   static constexpr int64_t kDefaultSharedMemoryLimit = 48 * 1024;
 };

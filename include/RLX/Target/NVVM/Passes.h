@@ -35,6 +35,13 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
   Option<bool> tensorCores{*this, "tensor-cores",
                            llvm::cl::desc("tensor-core kernels where they apply (false: SIMT)"),
                            llvm::cl::init(true)};
+  Option<std::string> matmulKernel{
+      *this, "matmul-kernel",
+      llvm::cl::desc("auto | gemv | simt | tensor-cores (convert-rlx-lir-to-gpu)"),
+      llvm::cl::init("auto")};
+  Option<int64_t> splitK{*this, "split-k",
+                         llvm::cl::desc("K splits of the gemv kernel (0: the heuristic)"),
+                         llvm::cl::init(0)};
   ListOption<std::string> dims{*this, "dims",
                                llvm::cl::desc("symbolic dim bindings name=size")};
   Option<std::string> spills{*this, "spills",

@@ -161,14 +161,28 @@ bool KernelOp::isElementwiseInPlaceSafe(unsigned input, unsigned output) {
   if (in.getShape() != out.getShape() || elementBits(in) != elementBits(out))
     return false;
   Operation *root = getRootOp();
-  if (!root || !isa<mir::ElementwiseOpInterface, mir::FusedElementwiseOp>(root))
+  if (!root)
     return false;
-  // The root produces the output directly, and reads the input only as an
-  // operand of the same shape (no broadcast): element i in, element i out.
+  // The root produces the output directly.
   Value yielded = getYield().getValues()[output];
   if (yielded.getDefiningOp() != root)
     return false;
   BlockArgument arg = getBody().front().getArgument(input);
+  // A fused_matmul reads its residual only at the element it writes (the
+  // residual add is its last stage, case G5b): the residual may be
+  // overwritten by the output when that is its only use.
+  if (auto fm = dyn_cast<mir::FusedMatmulOp>(root)) {
+    if (!fm.getResidual() || fm.getResidual() != arg)
+      return false;
+    for (OpOperand &use : arg.getUses())
+      if (use.getOwner() != root || &use != &fm.getResidualMutable()[0])
+        return false;
+    return cast<ShapedType>(arg.getType()).getShape() == out.getShape();
+  }
+  if (!isa<mir::ElementwiseOpInterface, mir::FusedElementwiseOp>(root))
+    return false;
+  // The input only as an operand of the same shape (no broadcast): element
+  // i in, element i out.
   for (OpOperand &use : arg.getUses())
     if (use.getOwner() != root ||
         cast<ShapedType>(use.get().getType()).getShape() != out.getShape())

@@ -107,8 +107,9 @@ def LIR_KernelOp : LIR_Op<"kernel", [
     ::mlir::Operation *getRootOp();
     /// True when the body reads input `input` only at the element it writes
     /// in output `output`, with the same shape and element size: an
-    /// elementwise kernel without broadcasting of that input. Only then may
-    /// the output take over the input's bytes.
+    /// elementwise kernel without broadcasting of that input, or the
+    /// residual of a fused_matmul (its last stage). Only then may the output
+    /// take over the input's bytes.
     bool isElementwiseInPlaceSafe(unsigned input, unsigned output);
   }];
 }

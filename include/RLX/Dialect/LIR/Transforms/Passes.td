@@ -41,7 +41,9 @@ def LIRPlanBuffers : Pass<"rlx-lir-plan-buffers", "::mlir::ModuleOp"> {
 
     An elementwise kernel may write its output over an input that dies at
     that kernel (same shape and element size, no broadcast:
-    `rlx_lir.kernel::isElementwiseInPlaceSafe`); the two become one buffer
+    `rlx_lir.kernel::isElementwiseInPlaceSafe`), and a fused_matmul over
+    its residual (read only at the element it writes, case G5b); the two
+    become one buffer
     and the kernel records it in `in_place`. Inputs that are read later,
     constants (globals) and arguments are never overwritten.
 
