@@ -153,8 +153,13 @@ CASES = [
     rms_norm_case(4096, 4096, "bench_rms_norm_llama8b", bench=True),
     add_case(4096, 4096, "bench_add_llama8b", bench=True),
     # Llama-3.1-8B projections (q/o: 4096 × 4096, gate|up: 28672 × 4096,
-    # down: 4096 × 14336) at decode and prefill sizes, and 4096³.
+    # down: 4096 × 14336, k/v: 1024 × 4096) at decode and prefill sizes, and
+    # 4096³. Decode (M ≤ 16) runs the gemv kernel, split-K where N is small.
+    matmul_bench_case(1, 4096, 4096, "bench_matmul_q_m1"),
+    matmul_bench_case(1, 1024, 4096, "bench_matmul_kv_m1"),
     matmul_bench_case(16, 4096, 4096, "bench_matmul_q_m16"),
+    matmul_bench_case(16, 4096, 14336, "bench_matmul_down_m16"),
+    matmul_bench_case(128, 4096, 4096, "bench_matmul_q_m128"),
     matmul_bench_case(2048, 28672, 4096, "bench_matmul_gate_up_m2048"),
     matmul_bench_case(2048, 4096, 14336, "bench_matmul_down_m2048"),
     matmul_bench_case(4096, 4096, 4096, "bench_matmul_4096"),

@@ -43,11 +43,13 @@ def compile_artifact(text: str, out: pathlib.Path, *, dims: dict | None = None,
 
 
 def run_artifact(art: pathlib.Path, function: str, inputs: dict[str, np.ndarray],
-                 device: str = "emu") -> dict[str, np.ndarray]:
+                 device: str = "emu", repeat: int = 1) -> dict[str, np.ndarray]:
+    """Runs `function`; with repeat > 1, rlx-gpu-run runs it that many times
+    and fails unless every run's outputs are the first run's bits."""
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         cmd = [str(RLX_GPU_RUN), str(art), "--device", device, "--function", function,
-               "--output-dir", str(tmp / "out")]
+               "--output-dir", str(tmp / "out"), "--repeat", str(repeat)]
         for i, (name, value) in enumerate(inputs.items()):
             np.save(tmp / f"in{i}.npy", np.ascontiguousarray(value))
             cmd += ["--input", f"{name}={tmp / f'in{i}.npy'}"]

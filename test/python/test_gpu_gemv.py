@@ -213,3 +213,39 @@ def test_forced_kernel_that_cannot_apply_is_a_located_error(tmp_path, flags, mes
     assert message in proc.stderr
     assert "m.mlir:" in proc.stderr
     assert "Assertion" not in proc.stderr and "Stack dump" not in proc.stderr
+
+
+@pytest.mark.parametrize("kernel", ["tensor-cores", "simt"])
+@pytest.mark.parametrize("n", [4, 6])
+def test_g5a_bias_axis_on_the_prefill_kernels(n, kernel):
+    """G5(a) with 20 rows (more than gemv takes) on each prefill kernel, bf16."""
+    M = 20
+    text = g5a(M, n).replace("xf32>", "xbf16>")
+    b = np.array([10, 20, 30, 40, 50, 60][:n], np.float32)
+    out = run_gpu(text, {"x": np.ones((M, 3), np.float32), "w": np.ones((n, 3), np.float32),
+                         "b": b}, flags=["--matmul-kernel", kernel])
+    np.testing.assert_array_equal(out["result0"], np.tile(b + 3, (M, 1)))
+
+
+G5C = f"""func.func @f(%a: {t(2, 32, 32)} {{rlx.input = "a"}}, %b: {t(2, 32, 16)} {{rlx.input = "b"}}, %bias: {t(32, 16)} {{rlx.input = "bias"}}) -> {t(32, 16)} {{
+  %m = rlx_mir.matmul %a, %b : {t(2, 32, 32)}, {t(2, 32, 16)}
+  %s = rlx_mir.reduce sum %m axes = [0] : {t(2, 32, 16)}
+  %y = rlx_mir.add %s, %bias : {t(32, 16)}, {t(32, 16)}
+  return %y : {t(32, 16)}
+}}"""
+
+
+@pytest.mark.parametrize("where", ["cpu", "auto", "simt", "gemv-rejected"])
+def test_g5c_full_bias_after_a_batch_reduce(where):
+    """G5(c): a full M×N bias (not a vector) after a batch-reduce of 2: all
+    ones, bias 100 → 164 everywhere (64: the bias was dropped). A forced
+    kernel that cannot take the matmul is rejected at compile time."""
+    inputs = {"a": np.ones((2, 32, 32), np.float32), "b": np.ones((2, 32, 16), np.float32),
+              "bias": np.full((32, 16), 100, np.float32)}
+    if where == "gemv-rejected":
+        with pytest.raises(RuntimeError, match="matmul-kernel=gemv on 32 rows"):
+            run_gpu(G5C, inputs, flags=["--matmul-kernel", "gemv"])
+        return
+    y = run_mlir(G5C, inputs) if where == "cpu" else run_gpu(
+        G5C, inputs, flags=["--matmul-kernel", where])
+    np.testing.assert_array_equal(y["result0"], np.full((32, 16), 164, np.float32))

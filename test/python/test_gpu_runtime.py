@@ -113,6 +113,13 @@ def test_emu_input_flag_timing_and_json(artifact, tmp_path):
     p = run(artifact, "--device", "emu", "--inputs-dir", ind, "--time", 2)
     assert p.returncode == 0, p.stderr
     assert "time: median" in p.stdout and "over 2 iterations (emu)" in p.stdout
+    p = run(artifact, "--device", "emu", "--inputs-dir", ind, "--repeat", 5, "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.strip().splitlines()[-1])["repeat"] == 5
+    p = run(artifact, "--device", "emu", "--inputs-dir", ind, "--repeat", 3)
+    assert p.returncode == 0 and "repeat: 3 runs, outputs identical (emu)" in p.stdout
+    p = run(artifact, "--device", "emu", "--inputs-dir", ind, "--repeat", 0)
+    assert p.returncode == 1 and "--repeat expects an integer >= 1, got '0'" in p.stderr
 
 
 def test_missing_and_bad_inputs_are_named(artifact, tmp_path):

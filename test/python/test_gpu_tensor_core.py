@@ -123,11 +123,13 @@ def test_two_layer_bf16_model_on_tensor_cores_matches_cpu(config):
 G4_SUMS = {8: (65515, 84), 24: (196608, 86), 40: (327766, 214), 56: (458731, 84)}
 
 
+@pytest.mark.parametrize("kernel", ["tensor-cores", "simt"])
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
 @pytest.mark.parametrize("n", sorted(G4_SUMS))
-def test_g4_through_the_compiled_kernel(n, dtype):
-    """Case G4(a) through rlx_mir.matmul on tensor cores: bit-exact, and the
-    same bits over repeated runs (shared-memory staging races would differ)."""
+def test_g4_through_the_compiled_kernel(n, dtype, kernel):
+    """Case G4(a) through rlx_mir.matmul on each kernel that takes 64 rows:
+    bit-exact, and the same bits over 100 runs (G4(c); shared-memory staging
+    races would differ)."""
     M, K = 64, 128
     i, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
     a = ((i + 2 * k) % 3).astype(np.float32)
@@ -141,16 +143,44 @@ def test_g4_through_the_compiled_kernel(n, dtype):
 }}"""
     with tempfile.TemporaryDirectory() as tmp:
         art = pathlib.Path(tmp) / "art"
-        compile_artifact(text, art, cubin=True)
-        assert "mma.sync" in "".join(p.read_text() for p in art.glob("*.ptx"))
+        compile_artifact(text, art, cubin=True, flags=["--matmul-kernel", kernel])
+        ptx = "".join(p.read_text() for p in art.glob("*.ptx"))
+        assert ("mma.sync" in ptx) == (kernel == "tensor-cores")
         inputs = {"a": encode(a, dtype), "b": encode(b, dtype)}
-        first = run_artifact(art, "f", inputs)["result0"]
+        first = run_artifact(art, "f", inputs, repeat=100)["result0"]
         np.testing.assert_array_equal(first, a @ b)
         total, last = G4_SUMS[n]
         assert first.sum() == total and first[63, n - 1] == last and first.max() == 215
         np.testing.assert_array_equal(first[0, :4], [214, 84, 86, 214])
-        for _ in range(3):
-            np.testing.assert_array_equal(run_artifact(art, "f", inputs)["result0"], first)
+
+
+@pytest.mark.parametrize("kernel", ["tensor-cores", "simt"])
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_g4b_four_row_blocks(dtype, kernel):
+    """Case G4(b): M = 256 (four 64-row tiles), K = 64, N = 24; A[i, k] =
+    i // 64 + 1 on even k, else 0: C[i, n] = (i // 64 + 1) · s[n] with s =
+    [31, 33, 32] repeated, 64-row block sums [49152, 98304, 147456, 196608]
+    (swapped sub-blocks would permute them); 100 runs, identical bits."""
+    M, K, N = 256, 64, 24
+    i, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
+    a = np.where(k % 2 == 0, i // 64 + 1, 0).astype(np.float32)
+    k2, nn = np.meshgrid(np.arange(K), np.arange(N), indexing="ij")
+    b = ((2 * k2 + nn) % 3).astype(np.float32)
+    t = lambda *s: "tensor<" + "x".join(map(str, s)) + f"x{dtype}>"
+    text = f"""func.func @f(%a: {t(M, K)} {{rlx.input = "a"}}, %b: {t(K, N)} {{rlx.input = "b"}}) -> tensor<{M}x{N}xf32> {{
+  %m = rlx_mir.matmul %a, %b : {t(M, K)}, {t(K, N)}
+  %y = rlx_mir.cast %m : {t(M, N)} to tensor<{M}x{N}xf32>
+  return %y : tensor<{M}x{N}xf32>
+}}"""
+    with tempfile.TemporaryDirectory() as tmp:
+        art = pathlib.Path(tmp) / "art"
+        compile_artifact(text, art, cubin=True, flags=["--matmul-kernel", kernel])
+        c = run_artifact(art, "f", {"a": encode(a, dtype), "b": encode(b, dtype)},
+                         repeat=100)["result0"]
+    s = np.tile([31, 33, 32], 8)
+    np.testing.assert_array_equal(c, (np.arange(M)[:, None] // 64 + 1) * s[None, :])
+    np.testing.assert_array_equal(c.reshape(4, 64, N).sum(axis=(1, 2)),
+                                  [49152, 98304, 147456, 196608])
 
 
 def test_norm_prologue_and_swiglu_epilogue_on_tensor_cores():

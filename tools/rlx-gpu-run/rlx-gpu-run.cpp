@@ -2,7 +2,7 @@
 //
 //   rlx-gpu-run ARTIFACT_DIR [--device cuda|emu|auto] [--function NAME]
 //               [--input NAME=FILE.npy]... [--inputs-dir DIR]
-//               [--output-dir DIR] [--time ITERS [--warmup N]] [--json]
+//               [--output-dir DIR] [--repeat N] [--time ITERS [--warmup N]] [--json]
 //   rlx-gpu-run --info ARTIFACT_DIR
 //
 // Runs one function of an artifact (docs/gpu-artifact.md) on the GPU or the
@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +39,7 @@ namespace {
 void usage(FILE *to) {
   std::fprintf(to, "usage: rlx-gpu-run ARTIFACT_DIR [--device cuda|emu|auto] [--function NAME]\n"
                    "                   [--input NAME=FILE.npy]... [--inputs-dir DIR] [--output-dir DIR]\n"
-                   "                   [--time ITERS [--warmup N]] [--json]\n"
+                   "                   [--repeat N] [--time ITERS [--warmup N]] [--json]\n"
                    "       rlx-gpu-run --info ARTIFACT_DIR\n");
 }
 
@@ -116,7 +117,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string dir, device = "auto", function, inputsDir, outputDir;
   std::map<std::string, std::string> inputs;
-  long iters = 0, warmup = -1;
+  long iters = 0, warmup = -1, repeat = 1;
   bool json = false, showInfo = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
@@ -147,6 +148,8 @@ int main(int argc, char **argv) {
       inputsDir = value("--inputs-dir");
     } else if (a == "--output-dir") {
       outputDir = value("--output-dir");
+    } else if (a == "--repeat") {
+      repeat = parseCount("--repeat", value("--repeat"), 1);
     } else if (a == "--time") {
       iters = parseCount("--time", value("--time"), 1);
     } else if (a == "--warmup") {
@@ -221,6 +224,38 @@ int main(int argc, char **argv) {
 
   if (rlx_gpu_run(h, fn.name.c_str()))
     die(rlx_gpu_last_error(h));
+  // --repeat: run again with the same inputs; every run's outputs must be
+  // the bits of the first (races and unwaited async copies differ).
+  auto readOutputs = [&] {
+    std::vector<std::vector<uint8_t>> all;
+    for (const BufferInfo &b : fn.buffers) {
+      if (b.role != Role::Output)
+        continue;
+      all.emplace_back(b.bytes);
+      if (rlx_gpu_get_buffer(h, fn.name.c_str(), b.name.c_str(), all.back().data(), b.bytes))
+        die(rlx_gpu_last_error(h));
+    }
+    return all;
+  };
+  if (repeat > 1) {
+    std::vector<std::vector<uint8_t>> first = readOutputs();
+    for (long r = 2; r <= repeat; ++r) {
+      if (rlx_gpu_run(h, fn.name.c_str()))
+        die(rlx_gpu_last_error(h));
+      std::vector<std::vector<uint8_t>> now = readOutputs();
+      size_t o = 0;
+      for (const BufferInfo &b : fn.buffers) {
+        if (b.role != Role::Output)
+          continue;
+        auto [a, c] = std::mismatch(first[o].begin(), first[o].end(), now[o].begin());
+        if (a != first[o].end())
+          die("--repeat: run " + std::to_string(r) + " of " + std::to_string(repeat) +
+              ": output '" + b.name + "' differs from run 1 at byte " +
+              std::to_string(a - first[o].begin()));
+        ++o;
+      }
+    }
+  }
   double median = 0, minimum = 0;
   if (iters) {
     if (rlx_gpu_time(h, fn.name.c_str(), int(warmup < 0 ? 1 : warmup), int(iters), &median, &minimum))
@@ -248,10 +283,14 @@ int main(int argc, char **argv) {
     outputs.push_back(o);
   }
   const char *dev = rlx_gpu_device(h);
+  if (repeat > 1 && !json)
+    std::printf("repeat: %ld runs, outputs identical (%s)\n", repeat, dev);
   if (iters && !json)
     std::printf("time: median %.4f ms, min %.4f ms over %ld iterations (%s)\n", median, minimum, iters, dev);
   if (json) {
     nlohmann::json line = {{"artifact", dir}, {"device", dev}, {"function", fn.name}, {"outputs", outputs}};
+    if (repeat > 1)
+      line["repeat"] = repeat;
     if (iters) {
       line["iters"] = iters;
       line["warmup"] = warmup < 0 ? 1 : warmup;
