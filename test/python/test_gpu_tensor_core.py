@@ -232,3 +232,36 @@ def test_cp_async_staging_completes_only_at_its_wait(wait):
         else:
             with pytest.raises(RuntimeError, match="never waited"):
                 run_artifact(art, "f", {"a": to_bf16_bits(a), "b": to_bf16_bits(b)})
+
+
+RING = (pathlib.Path(__file__).parent / "mbarrier_ring.mlir").read_text()
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_mbarrier_ring_through_ptxas_and_the_emulator(wait):
+    """nvvm.mbarrier.{init, arrive, try_wait.parity} in a hand-written
+    two-slot producer/consumer ring: ptxas builds it for sm_90a, the emulator
+    runs it with the PTX phase semantics, 10 runs with identical bits.
+    Without the producer's wait on empty[s] the producer runs ahead and
+    completes full[s]'s phases before the consumer looks: the consumer then
+    waits for a parity the barrier has already passed (on a GPU: a hang or
+    overwritten tiles), which the emulator reports as a deadlock naming the
+    waits."""
+    wait_op = ("nvvm.mbarrier.try_wait.parity %empty, %other, %ticks : !llvm.ptr<3>, i32, i32"
+               if wait else "")
+    text = RING.replace("PRODUCER_WAIT", wait_op)
+    with tempfile.TemporaryDirectory() as tmp:
+        art = pathlib.Path(tmp) / "art"
+        manifest = compile_artifact(text, art, chip="sm_90a", cubin=True)
+        ptx = (art / "ring.ptx").read_text()
+        assert "mbarrier.init.shared" in ptx and "mbarrier.try_wait.parity" in ptx
+        assert "mbarrier.arrive" in ptx
+        assert all(k["spill_bytes"] == 0 for k in manifest["kernels"])
+        if wait:
+            out = run_artifact(art, "f", {}, repeat=10)["out"]
+            i, lane = np.meshgrid(np.arange(8), np.arange(32), indexing="ij")
+            np.testing.assert_array_equal(out, (100 * i + lane).reshape(-1).astype(np.float32))
+        else:
+            with pytest.raises(RuntimeError, match=r"deadlock: .*threads 0-31 have exited; "
+                               r"threads 32-\d+ wait at mbarrier.try_wait.parity 0"):
+                run_artifact(art, "f", {})

@@ -116,6 +116,28 @@ void __rlx_emu_cp_async_commit(void);
 /// cp.async.wait_group n: completes every committed group but the newest n.
 void __rlx_emu_cp_async_wait(uint32_t n);
 
+/// mbarrier objects (PTX ISA "mbarrier"; lib/Runtime/Emulator/MBarrier.cpp):
+/// `bar` is the 8-byte aligned shared-memory address of the object, whose
+/// state the emulator keeps beside it. init(count): phase 0 expects `count`
+/// arrivals. arrive(count, expect_tx): first adds `expect_tx` bytes to the
+/// phase's transaction count, then counts `count` arrivals; returns the
+/// state token (the number of phases completed before the arrival). tx(n):
+/// expect_tx (n > 0) or complete_tx (n < 0) of |n| bytes. A phase completes
+/// when no arrival and no byte is pending; then the next phase begins with
+/// the expected count. test_wait(state, parity): whether the phase of the
+/// token (parity = 0) or of that parity (parity = 1: `state` is the parity)
+/// has completed. wait_parity(p): try_wait.parity in a loop, i.e. blocks the
+/// thread until the phase of parity p has completed (a wait nothing can
+/// complete is a reported deadlock). Misuse (an address outside shared
+/// memory, an object never initialized, more arrivals than pending) is a
+/// finding.
+void __rlx_emu_mbarrier_init(void *bar, uint32_t count);
+void __rlx_emu_mbarrier_inval(void *bar);
+uint64_t __rlx_emu_mbarrier_arrive(void *bar, uint32_t count, uint32_t expect_tx);
+void __rlx_emu_mbarrier_tx(void *bar, int64_t bytes);
+uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint32_t parity);
+void __rlx_emu_mbarrier_wait_parity(void *bar, uint32_t parity);
+
 /// The block's dynamic shared memory (gpu.dynamic_shared_memory), of the
 /// launch's dynamic_shared_bytes, NaN-filled, bounds- and race-checked.
 void *__rlx_emu_dynamic_shared(void);

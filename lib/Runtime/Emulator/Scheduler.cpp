@@ -90,7 +90,6 @@ void fiberMain(void *arg) {
   std::abort(); // a finished fiber is never resumed
 }
 
-void waitHere(Launch &l) { switchContext(l.self().ctx, l.scheduler); }
 
 std::string waitLabel(const Thread &t) {
   switch (t.wait) {
@@ -104,6 +103,9 @@ std::string waitLabel(const Thread &t) {
            hex32(t.mask) + ")";
   case Wait::Matrix:
     return t.mode == 0 ? "wait at mma.sync" : "wait at ldmatrix";
+  case Wait::MBarrier:
+    return "wait at mbarrier.try_wait.parity " + std::to_string(t.mode) + " (mbarrier at " +
+           mbarrierName(*Active, t.in) + ")";
   case Wait::Done:
     return "have exited";
   case Wait::Running:
@@ -152,6 +154,7 @@ bool runBlock(Launch &l, StackPool &pool) {
   for (SharedBuffer &s : l.shared)
     std::memset(s.data, 0xFF, s.bytes);
   l.ready.clear();
+  l.mbarriers.clear();
   l.atBarrier = 0;
   l.exited = 0;
   for (uint32_t i = 0; i < l.numThreads; ++i) {
@@ -382,6 +385,7 @@ uint8_t *allocShared(uint64_t bytes, uint64_t align) {
 
 } // namespace
 
+void waitHere(Launch &l) { switchContext(l.self().ctx, l.scheduler); }
 Launch *activeLaunch() { return Active; }
 void setActiveLaunch(Launch *launch) { Active = launch; }
 bool onLaunchThread() { return OnLaunchThread; }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@
 namespace rlx::emu {
 
 /// Where a GPU thread is.
-enum class Wait : uint8_t { Running, Barrier, Shfl, Vote, Matrix, Done };
+enum class Wait : uint8_t { Running, Barrier, Shfl, Vote, Matrix, MBarrier, Done };
 
 /// One queued cp.async (Emulator.h).
 struct AsyncCopy {
@@ -48,6 +49,16 @@ struct Thread {
   // cp.async: the open group and the committed ones, oldest first.
   std::vector<AsyncCopy> openCopies;
   std::deque<std::vector<AsyncCopy>> committedCopies;
+};
+
+/// One mbarrier object (PTX ISA, "Parallel synchronization and communication
+/// instructions: mbarrier"): the expected and pending arrival counts of the
+/// current phase, its pending transaction bytes and the number of completed
+/// phases (the current phase's parity is phase & 1).
+struct MBarrier {
+  uint32_t expected = 0, pending = 0;
+  int64_t tx = 0;
+  uint64_t phase = 0;
 };
 
 /// One byte of shared memory as the race checker sees it: the barrier epoch
@@ -88,6 +99,7 @@ struct Launch {
   std::vector<void *> sharedPtrs;
 
   std::vector<SharedBuffer> shared; // static ones in order, then the dynamic one
+  std::map<uintptr_t, MBarrier> mbarriers; // the running block's, by address
   uint32_t epoch = 1;               // advances at every barrier and block start
 
   // Findings (Report.cpp).
@@ -117,6 +129,14 @@ void setLastReport(std::string text);
 // Checker.cpp
 /// The buffer name the checker reports for shared buffer `index`.
 std::string sharedBufferName(const Launch &l, size_t index);
+
+// Scheduler.cpp
+/// Suspends the calling GPU thread until the scheduler resumes it.
+void waitHere(Launch &l);
+
+// MBarrier.cpp
+/// "<shared buffer>+<offset>" of an mbarrier address, for reports.
+std::string mbarrierName(const Launch &l, const void *bar);
 
 } // namespace rlx::emu
 

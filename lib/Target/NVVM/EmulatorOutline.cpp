@@ -42,6 +42,7 @@ Type stripMemorySpace(Type t) {
 
 struct Hooks {
   func::FuncOp id, barrier, shuffle, mma, ldmatrix, cpAsync, cpCommit, cpWait;
+  func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -92,6 +93,64 @@ void storeBits(OpBuilder &b, Location loc, Value v, Value to, int64_t i, Type as
   if (v.getType() != as)
     v = LLVM::BitcastOp::create(b, loc, as, v);
   memref::StoreOp::create(b, loc, v, to, ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+}
+
+/// The mbarrier ops (include/RLX/Runtime/Emulator.h, __rlx_emu_mbarrier_*);
+/// nullopt for any other op. Predicated forms are errors.
+std::optional<LogicalResult> rewriteMBarrierOp(Operation *op, const Hooks &h) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+  auto call = [&](func::FuncOp f, ValueRange args) {
+    return func::CallOp::create(b, loc, f, args);
+  };
+  auto predicated = [&](Value p) {
+    if (p)
+      op->emitError("rlx-gpu-outline-for-emulator: predicated '")
+          << op->getName() << "' is not emulated";
+    return p != nullptr;
+  };
+  auto zext64 = [&](Value v) {
+    return arith::ExtUIOp::create(b, loc, b.getI64Type(), v).getResult();
+  };
+  auto replaceResult = [&](Value res, Value with) {
+    if (res)
+      res.replaceAllUsesWith(with);
+  };
+  if (auto o = dyn_cast<NVVM::MBarrierInitOp>(op)) {
+    if (predicated(o.getPredicate()))
+      return LogicalResult(failure());
+    call(h.mbInit, {o.getAddr(), o.getCount()});
+  } else if (auto o = dyn_cast<NVVM::MBarrierInvalOp>(op)) {
+    call(h.mbInval, {o.getAddr()});
+  } else if (auto o = dyn_cast<NVVM::MBarrierArriveOp>(op)) {
+    Value count = o.getCount() ? o.getCount() : i32(1);
+    replaceResult(o.getRes(), call(h.mbArrive, {o.getAddr(), count, i32(0)}).getResult(0));
+  } else if (auto o = dyn_cast<NVVM::MBarrierArriveExpectTxOp>(op)) {
+    if (predicated(o.getPredicate()))
+      return LogicalResult(failure());
+    replaceResult(o.getRes(),
+                  call(h.mbArrive, {o.getAddr(), i32(1), o.getTxcount()}).getResult(0));
+  } else if (auto o = dyn_cast<NVVM::MBarrierExpectTxOp>(op)) {
+    call(h.mbTx, {o.getAddr(), zext64(o.getTxcount())});
+  } else if (auto o = dyn_cast<NVVM::MBarrierCompleteTxOp>(op)) {
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+    call(h.mbTx, {o.getAddr(), arith::SubIOp::create(b, loc, zero, zext64(o.getTxcount()))});
+  } else if (auto o = dyn_cast<NVVM::MBarrierTryWaitParityOp>(op)) {
+    call(h.mbWaitParity, {o.getAddr(), o.getPhase()});
+  } else if (auto o = dyn_cast<NVVM::MBarrierTestWaitOp>(op)) {
+    Value v = o.getStateOrPhase();
+    bool parity = !v.getType().isInteger(64);
+    Value state = parity ? zext64(v) : v;
+    Value r = call(h.mbTestWait, {o.getAddr(), state, i32(parity)}).getResult(0);
+    Value zero = i32(0);
+    o.getRes().replaceAllUsesWith(
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero).getResult());
+  } else {
+    return std::nullopt;
+  }
+  op->erase();
+  return LogicalResult(success());
 }
 
 LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
@@ -151,6 +210,8 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     op->erase();
     return success();
   }
+  if (std::optional<LogicalResult> r = rewriteMBarrierOp(op, h))
+    return *r;
   return op->emitError("rlx-gpu-outline-for-emulator: no emulation for '")
          << op->getName() << "'";
 }
@@ -275,6 +336,16 @@ struct GPUOutlineForEmulatorPass
         declare(b, module, "__rlx_emu_cp_async", b.getFunctionType({ptr, ptr, i32, i32}, {}));
     hooks.cpCommit = declare(b, module, "__rlx_emu_cp_async_commit", b.getFunctionType({}, {}));
     hooks.cpWait = declare(b, module, "__rlx_emu_cp_async_wait", b.getFunctionType({i32}, {}));
+    Type i64 = b.getI64Type();
+    hooks.mbInit = declare(b, module, "__rlx_emu_mbarrier_init", b.getFunctionType({ptr, i32}, {}));
+    hooks.mbInval = declare(b, module, "__rlx_emu_mbarrier_inval", b.getFunctionType({ptr}, {}));
+    hooks.mbArrive = declare(b, module, "__rlx_emu_mbarrier_arrive",
+                             b.getFunctionType({ptr, i32, i32}, {i64}));
+    hooks.mbTx = declare(b, module, "__rlx_emu_mbarrier_tx", b.getFunctionType({ptr, i64}, {}));
+    hooks.mbTestWait = declare(b, module, "__rlx_emu_mbarrier_test_wait",
+                               b.getFunctionType({ptr, i64, i32}, {i32}));
+    hooks.mbWaitParity = declare(b, module, "__rlx_emu_mbarrier_wait_parity",
+                                 b.getFunctionType({ptr, i32}, {}));
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     SmallVector<memref::GlobalOp> globals;
     for (gpu::GPUModuleOp gm : gpuModules) {

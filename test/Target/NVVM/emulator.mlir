@@ -62,3 +62,59 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// mbarrier ops become the __rlx_emu_mbarrier_* hooks: arrive.expect_tx adds
+// its bytes in the arrive call, complete_tx subtracts them, test.wait on a
+// parity passes the parity (and 1), try_wait.parity blocks in the hook.
+// CHECK-LABEL: func.func @mbar__body
+// CHECK:   call @__rlx_emu_mbarrier_init(%[[B:.*]], %{{.*}}) : (!llvm.ptr, i32) -> ()
+// CHECK:   %[[ST:.*]] = call @__rlx_emu_mbarrier_arrive(%[[B]], %c1_i32{{.*}}, %c0_i32{{.*}}) : (!llvm.ptr, i32, i32) -> i64
+// CHECK:   call @__rlx_emu_mbarrier_arrive(%[[B]], %c1_i32{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i32) -> i64
+// CHECK:   call @__rlx_emu_mbarrier_tx(%[[B]], %{{.*}}) : (!llvm.ptr, i64) -> ()
+// CHECK:   %[[NEG:.*]] = arith.subi %c0_i64, %{{.*}} : i64
+// CHECK:   call @__rlx_emu_mbarrier_tx(%[[B]], %[[NEG]]) : (!llvm.ptr, i64) -> ()
+// CHECK:   call @__rlx_emu_mbarrier_wait_parity(%[[B]], %{{.*}}) : (!llvm.ptr, i32) -> ()
+// CHECK:   %[[T:.*]] = call @__rlx_emu_mbarrier_test_wait(%[[B]], %[[ST]], %c0_i32{{.*}}) : (!llvm.ptr, i64, i32) -> i32
+// CHECK:   arith.cmpi ne, %[[T]], %c0_i32
+// CHECK:   call @__rlx_emu_mbarrier_inval(%[[B]]) : (!llvm.ptr) -> ()
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @mbar(%out: memref<1xi1>) workgroup(%bars : memref<1xi64, #gpu.address_space<workgroup>>) kernel {
+      %base = memref.extract_aligned_pointer_as_index %bars : memref<1xi64, #gpu.address_space<workgroup>> -> index
+      %a = arith.index_cast %base : index to i64
+      %p = llvm.inttoptr %a : i64 to !llvm.ptr<3>
+      %c1 = arith.constant 1 : i32
+      %c64 = arith.constant 64 : i32
+      %c0 = arith.constant 0 : i32
+      %c0i = arith.constant 0 : index
+      nvvm.mbarrier.init %p, %c1 : !llvm.ptr<3>, i32
+      %st = nvvm.mbarrier.arrive %p : !llvm.ptr<3> -> i64
+      nvvm.mbarrier.arrive.expect_tx %p, %c64 : !llvm.ptr<3>, i32
+      nvvm.mbarrier.expect_tx %p, %c64 : !llvm.ptr<3>, i32
+      nvvm.mbarrier.complete_tx %p, %c64 : !llvm.ptr<3>, i32
+      nvvm.mbarrier.try_wait.parity %p, %c0, %c64 : !llvm.ptr<3>, i32, i32
+      %done = nvvm.mbarrier.test.wait %p, %st : !llvm.ptr<3>, i64 -> i1
+      memref.store %done, %out[%c0i] : memref<1xi1>
+      nvvm.mbarrier.inval %p : !llvm.ptr<3>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @pred(%flag: i1) workgroup(%bars : memref<1xi64, #gpu.address_space<workgroup>>) kernel {
+      %base = memref.extract_aligned_pointer_as_index %bars : memref<1xi64, #gpu.address_space<workgroup>> -> index
+      %a = arith.index_cast %base : index to i64
+      %p = llvm.inttoptr %a : i64 to !llvm.ptr<3>
+      %c1 = arith.constant 1 : i32
+      // expected-error @+1 {{rlx-gpu-outline-for-emulator: predicated 'nvvm.mbarrier.init' is not emulated}}
+      nvvm.mbarrier.init %p, %c1, predicate = %flag : !llvm.ptr<3>, i32, i1
+      gpu.return
+    }
+  }
+}

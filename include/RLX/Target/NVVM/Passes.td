@@ -92,7 +92,12 @@ def GPUOutlineForEmulator : Pass<"rlx-gpu-outline-for-emulator", "::mlir::Module
     → `__rlx_emu_ldmatrix` / `__rlx_emu_mma_m16n8k16` with the PTX ISA's
     fragment layouts (lib/Runtime/Emulator/Matrix.h); `nvvm.cp.async.*`
     (copy, commit group, wait group) → the emulator's cp.async groups, whose
-    copies land only at their wait; LLVM pointers lose
+    copies land only at their wait; `nvvm.mbarrier.*` (init, inval, arrive
+    with an optional count, arrive.expect_tx, expect_tx, complete_tx,
+    try_wait.parity, test.wait on a state or a parity; not the predicated
+    forms) → `__rlx_emu_mbarrier_*` with the PTX ISA's phase and
+    transaction-count semantics (lib/Runtime/Emulator/MBarrier.cpp), a
+    try_wait blocking its thread until its phase completes; LLVM pointers lose
     their address space. A GPU or NVVM op it cannot emulate is an error
     naming it.
   }];

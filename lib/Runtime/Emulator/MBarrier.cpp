@@ -1,0 +1,164 @@
+//===- MBarrier.cpp - mbarrier objects in the emulator --------------------===//
+//
+// PTX ISA 8.x, "mbarrier": an 8-byte object in shared memory with a phase,
+// an expected arrival count, the pending arrivals of the current phase and
+// a transaction count (bytes that asynchronous copies such as TMA loads
+// still have to deliver). The current phase completes when both its pending
+// arrivals and its transaction count reach zero: the phase advances, the
+// pending count is reset to the expected one. A wait names the phase it
+// waits for by a state token (from arrive) or by its parity.
+//
+// The emulator keeps the state beside the shared memory (by address, per
+// block; the 8 bytes themselves are not touched), so a kernel that uses an
+// address it never initialized, or one outside shared memory, is a finding.
+// try_wait blocks the calling GPU thread until its phase completes: a wait
+// that nothing can complete is then reported as a deadlock, never a hang.
+// A completed phase starts a new shared-memory epoch for the race checker,
+// as a block barrier does (accesses ordered by the mbarrier are not races;
+// races across it are not reported either).
+//===----------------------------------------------------------------------===//
+
+#include "State.h"
+
+using namespace rlx::emu;
+
+namespace {
+
+/// The shared buffer holding [a, a + n), or -1.
+int sharedIndex(const Launch &l, uintptr_t a, uint64_t n) {
+  for (size_t i = 0; i < l.shared.size(); ++i) {
+    auto base = reinterpret_cast<uintptr_t>(l.shared[i].data);
+    if (a >= base && a + n <= base + l.shared[i].bytes)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+/// The state of the mbarrier at `bar` for `op`; null (after a finding) when
+/// `bar` is not an 8-byte aligned shared-memory address, or when it was
+/// never initialized (unless `init`).
+MBarrier *lookup(Launch &l, const void *bar, const char *op, bool init = false) {
+  Thread &t = l.self();
+  auto a = reinterpret_cast<uintptr_t>(bar);
+  if (a % 8 != 0 || sharedIndex(l, a, 8) < 0) {
+    addFinding(l, &t, std::string(op) + " on " + hexAddress(a) +
+                          (a % 8 ? ", which is not 8-byte aligned"
+                                 : ", which is not in the block's shared memory"));
+    return nullptr;
+  }
+  auto it = l.mbarriers.find(a);
+  if (init)
+    return &l.mbarriers[a];
+  if (it == l.mbarriers.end()) {
+    addFinding(l, &t, std::string(op) + " on the mbarrier at " + mbarrierName(l, bar) +
+                          ", which mbarrier.init never initialized");
+    return nullptr;
+  }
+  return &it->second;
+}
+
+/// Whether the phase of parity `parity` has completed (the current phase
+/// has the other parity).
+bool parityDone(const MBarrier &m, uint32_t parity) { return (m.phase & 1) != (parity & 1); }
+
+/// Completes the current phase when nothing is pending, and wakes the
+/// threads waiting for it.
+void maybeComplete(Launch &l, const void *bar, MBarrier &m) {
+  if (m.pending != 0 || m.tx != 0)
+    return;
+  ++m.phase;
+  m.pending = m.expected;
+  ++l.epoch;
+  for (Thread &o : l.threads) {
+    if (o.wait != Wait::MBarrier || o.in != bar || !parityDone(m, o.mode))
+      continue;
+    o.wait = Wait::Running;
+    l.ready.push_back(o.linear);
+  }
+}
+
+} // namespace
+
+std::string rlx::emu::mbarrierName(const Launch &l, const void *bar) {
+  auto a = reinterpret_cast<uintptr_t>(bar);
+  int i = sharedIndex(l, a, 8);
+  if (i < 0)
+    return hexAddress(a);
+  return sharedBufferName(l, static_cast<size_t>(i)) + "+" +
+         std::to_string(a - reinterpret_cast<uintptr_t>(l.shared[static_cast<size_t>(i)].data));
+}
+
+extern "C" void __rlx_emu_mbarrier_init(void *bar, uint32_t count) {
+  Launch *l = activeLaunch();
+  if (!l)
+    return;
+  if (count == 0 || count > (1u << 20) - 1) {
+    addFinding(*l, &l->self(), "mbarrier.init with a count of " + std::to_string(count) +
+                                   " (1 to 2^20 - 1)");
+    return;
+  }
+  if (MBarrier *m = lookup(*l, bar, "mbarrier.init", /*init=*/true))
+    *m = MBarrier{count, count, 0, 0};
+}
+
+extern "C" void __rlx_emu_mbarrier_inval(void *bar) {
+  Launch *l = activeLaunch();
+  if (l && lookup(*l, bar, "mbarrier.inval"))
+    l->mbarriers.erase(reinterpret_cast<uintptr_t>(bar));
+}
+
+extern "C" uint64_t __rlx_emu_mbarrier_arrive(void *bar, uint32_t count, uint32_t expect_tx) {
+  Launch *l = activeLaunch();
+  if (!l)
+    return 0;
+  MBarrier *m = lookup(*l, bar, expect_tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive");
+  if (!m)
+    return 0;
+  uint64_t state = m->phase;
+  m->tx += expect_tx;
+  if (count > m->pending) {
+    addFinding(*l, &l->self(), "mbarrier.arrive of " + std::to_string(count) +
+                                   " arrivals on the mbarrier at " + mbarrierName(*l, bar) +
+                                   ", whose phase expects only " + std::to_string(m->pending) +
+                                   " more");
+    count = m->pending;
+  }
+  m->pending -= count;
+  maybeComplete(*l, bar, *m);
+  return state;
+}
+
+extern "C" void __rlx_emu_mbarrier_tx(void *bar, int64_t bytes) {
+  Launch *l = activeLaunch();
+  if (!l)
+    return;
+  MBarrier *m = lookup(*l, bar, bytes >= 0 ? "mbarrier.expect_tx" : "mbarrier.complete_tx");
+  if (!m)
+    return;
+  m->tx += bytes;
+  maybeComplete(*l, bar, *m);
+}
+
+extern "C" uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint32_t parity) {
+  Launch *l = activeLaunch();
+  if (!l)
+    return 1;
+  MBarrier *m = lookup(*l, bar, parity ? "mbarrier.test_wait.parity" : "mbarrier.test_wait");
+  if (!m)
+    return 1;
+  return parity ? parityDone(*m, static_cast<uint32_t>(state)) : m->phase != state;
+}
+
+extern "C" void __rlx_emu_mbarrier_wait_parity(void *bar, uint32_t parity) {
+  Launch *l = activeLaunch();
+  if (!l)
+    return;
+  MBarrier *m = lookup(*l, bar, "mbarrier.try_wait.parity");
+  if (!m || parityDone(*m, parity))
+    return;
+  Thread &t = l->self();
+  t.wait = Wait::MBarrier;
+  t.in = bar;
+  t.mode = parity & 1;
+  waitHere(*l);
+}

@@ -1,0 +1,171 @@
+//===- EmulatorMBarrierTest.cpp - mbarrier objects in the emulator --------===//
+//
+// The PTX ISA's mbarrier semantics (lib/Runtime/Emulator/MBarrier.cpp) on
+// their own: phases and parities through a two-slot producer/consumer ring
+// (the pipeline shape of a TMA + wgmma main loop, with threads standing in
+// for the copies), transaction bytes, a wait that can never complete (a
+// reported deadlock, not a hang) and misuse findings.
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Runtime/Emulator.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+uint32_t tid() { return static_cast<uint32_t>(__rlx_emu_id(RLX_EMU_THREAD_ID * 4)); }
+
+template <typename T> T *sharedParam(void **params, unsigned i) {
+  return *static_cast<T **>(params[i]);
+}
+
+int launch1(rlx_emu_kernel &k, uint32_t threads, void **params) {
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {threads, 1, 1};
+  return rlx_emu_launch(&k, grid, block, 0, params);
+}
+
+constexpr uint32_t kIters = 8;
+
+// Warp 0 produces, warp 1 consumes, through two slots of 32 floats: full[s]
+// and empty[s] expect 32 arrivals (one per lane). Iteration i uses slot i % 2
+// in its phase (i / 2) % 2; producers wait for the opposite parity of empty,
+// which an mbarrier in phase 0 reports complete (the slots start empty).
+void ringKernel(void **params) {
+  float *out = *static_cast<float **>(params[0]);
+  float *slots = sharedParam<float>(params, 1);
+  uint64_t *bars = sharedParam<uint64_t>(params, 2); // full[0..1], empty[0..1]
+  uint32_t t = tid(), lane = t % 32;
+  if (t == 0)
+    for (int b = 0; b < 4; ++b)
+      __rlx_emu_mbarrier_init(&bars[b], 32);
+  __rlx_emu_barrier();
+  for (uint32_t i = 0; i < kIters; ++i) {
+    uint32_t s = i % 2, phase = (i / 2) % 2;
+    if (t < 32) {
+      __rlx_emu_mbarrier_wait_parity(&bars[2 + s], phase ^ 1);
+      if (__rlx_emu_access(&slots[32 * s + lane], 4, RLX_EMU_WRITE))
+        slots[32 * s + lane] = static_cast<float>(100 * i + lane);
+      __rlx_emu_mbarrier_arrive(&bars[s], 1, 0);
+    } else {
+      __rlx_emu_mbarrier_wait_parity(&bars[s], phase);
+      float v = 0;
+      if (__rlx_emu_access(&slots[32 * s + lane], 4, RLX_EMU_READ))
+        v = slots[32 * s + lane];
+      out[32 * i + lane] = v;
+      __rlx_emu_mbarrier_arrive(&bars[2 + s], 1, 0);
+    }
+  }
+}
+
+} // namespace
+
+TEST(EmulatorMBarrier, ProducerConsumerRingPhases) {
+  std::vector<float> out(32 * kIters, -1.0f);
+  float *pout = out.data();
+  ASSERT_EQ(rlx_emu_register_buffer(pout, out.size() * 4, "out"), 0);
+  rlx_emu_shared shared[2] = {{2 * 32 * 4, 16}, {4 * 8, 8}};
+  rlx_emu_kernel k{"ring", ringKernel, 1, shared, 2};
+  void *params[] = {&pout};
+  EXPECT_EQ(launch1(k, 64, params), 0) << rlx_emu_last_report();
+  for (uint32_t i = 0; i < kIters; ++i)
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      EXPECT_EQ(out[32 * i + lane], static_cast<float>(100 * i + lane)) << i << " " << lane;
+  rlx_emu_unregister_buffer(pout);
+}
+
+namespace {
+// One thread: arrive.expect_tx of 64 bytes, then two complete_tx of 32.
+void txKernel(void **params) {
+  uint32_t *out = *static_cast<uint32_t **>(params[0]);
+  uint64_t *bar = sharedParam<uint64_t>(params, 1);
+  __rlx_emu_mbarrier_init(bar, 1);
+  uint64_t state = __rlx_emu_mbarrier_arrive(bar, 1, 64);
+  out[0] = static_cast<uint32_t>(state);
+  out[1] = __rlx_emu_mbarrier_test_wait(bar, state, 0);  // 64 bytes pending
+  __rlx_emu_mbarrier_tx(bar, -32);
+  out[2] = __rlx_emu_mbarrier_test_wait(bar, 0, 1);      // parity 0: still pending
+  __rlx_emu_mbarrier_tx(bar, -32);
+  out[3] = __rlx_emu_mbarrier_test_wait(bar, state, 0);  // phase 0 complete
+  out[4] = __rlx_emu_mbarrier_test_wait(bar, 0, 1);      // parity 0 complete
+  out[5] = __rlx_emu_mbarrier_test_wait(bar, 1, 1);      // parity 1 (phase 1) not yet
+  // Phase 1: expect_tx without an arrival keeps it open.
+  __rlx_emu_mbarrier_tx(bar, 16);
+  uint64_t s1 = __rlx_emu_mbarrier_arrive(bar, 1, 0);
+  out[6] = static_cast<uint32_t>(s1);
+  out[7] = __rlx_emu_mbarrier_test_wait(bar, s1, 0);
+  __rlx_emu_mbarrier_tx(bar, -16);
+  out[8] = __rlx_emu_mbarrier_test_wait(bar, s1, 0);
+  __rlx_emu_mbarrier_wait_parity(bar, 1); // complete: returns at once
+  out[9] = 1;
+}
+} // namespace
+
+TEST(EmulatorMBarrier, TransactionBytesKeepThePhaseOpen) {
+  std::vector<uint32_t> out(10, 99);
+  uint32_t *pout = out.data();
+  ASSERT_EQ(rlx_emu_register_buffer(pout, out.size() * 4, "out"), 0);
+  rlx_emu_shared shared[1] = {{8, 8}};
+  rlx_emu_kernel k{"tx", txKernel, 1, shared, 1};
+  void *params[] = {&pout};
+  EXPECT_EQ(launch1(k, 1, params), 0) << rlx_emu_last_report();
+  EXPECT_EQ(out, (std::vector<uint32_t>{0, 0, 0, 1, 1, 0, 1, 0, 1, 1}));
+  rlx_emu_unregister_buffer(pout);
+}
+
+TEST(EmulatorMBarrier, AWaitNothingCompletesIsADeadlock) {
+  auto kernel = [](void **params) {
+    uint64_t *bar = sharedParam<uint64_t>(params, 0);
+    if (tid() == 0)
+      __rlx_emu_mbarrier_init(bar, 2);
+    __rlx_emu_barrier();
+    if (tid() == 0)
+      __rlx_emu_mbarrier_arrive(bar, 1, 0); // one of the two arrivals
+    __rlx_emu_mbarrier_wait_parity(bar, 0);
+  };
+  rlx_emu_shared shared[1] = {{8, 8}};
+  rlx_emu_kernel k{"stuck", kernel, 0, shared, 1};
+  EXPECT_NE(launch1(k, 4, nullptr), 0);
+  std::string report = rlx_emu_last_report();
+  EXPECT_NE(report.find("deadlock"), std::string::npos) << report;
+  EXPECT_NE(report.find("threads 0-3 wait at mbarrier.try_wait.parity 0 (mbarrier at"),
+            std::string::npos)
+      << report;
+}
+
+TEST(EmulatorMBarrier, MisuseIsAFinding) {
+  struct Case {
+    void (*kernel)(void **);
+    const char *expect;
+  };
+  static uint64_t global = 0;
+  Case cases[] = {
+      {[](void **params) { __rlx_emu_mbarrier_arrive(sharedParam<uint64_t>(params, 0), 1, 0); },
+       "which mbarrier.init never initialized"},
+      {[](void **) { __rlx_emu_mbarrier_init(&global, 1); },
+       "which is not in the block's shared memory"},
+      {[](void **params) {
+         uint64_t *bar = sharedParam<uint64_t>(params, 0);
+         __rlx_emu_mbarrier_init(bar, 2);
+         __rlx_emu_mbarrier_arrive(bar, 3, 0);
+       },
+       "whose phase expects only 2 more"},
+      {[](void **params) { __rlx_emu_mbarrier_init(sharedParam<uint64_t>(params, 0), 0); },
+       "mbarrier.init with a count of 0"},
+      {[](void **params) {
+         auto *p = reinterpret_cast<uint8_t *>(sharedParam<uint64_t>(params, 0));
+         __rlx_emu_mbarrier_init(p + 4, 1);
+       },
+       "which is not 8-byte aligned"},
+  };
+  for (const Case &c : cases) {
+    rlx_emu_shared shared[1] = {{16, 8}};
+    rlx_emu_kernel k{"misuse", c.kernel, 0, shared, 1};
+    EXPECT_NE(launch1(k, 1, nullptr), 0) << c.expect;
+    std::string report = rlx_emu_last_report();
+    EXPECT_NE(report.find(c.expect), std::string::npos) << report;
+  }
+}
