@@ -123,6 +123,31 @@ def test_two_layer_bf16_model_on_tensor_cores_matches_cpu(config):
 G4_SUMS = {8: (65515, 84), 24: (196608, 86), 40: (327766, 214), 56: (458731, 84)}
 
 
+def g4_b(K, N):
+    """B[k, n] = (2k + n) mod 3 (case G4)."""
+    k2, nn = np.meshgrid(np.arange(K), np.arange(N), indexing="ij")
+    return ((2 * k2 + nn) % 3).astype(np.float32)
+
+
+def g4_matmul(a, b, dtype, kernel):
+    """a @ b through rlx_mir.matmul on the forced kernel, f32 out; 100 runs
+    that must give the same bits (rlx-gpu-run --repeat)."""
+    (M, K), N = a.shape, b.shape[1]
+    t = lambda *s: "tensor<" + "x".join(map(str, s)) + f"x{dtype}>"
+    text = f"""func.func @f(%a: {t(M, K)} {{rlx.input = "a"}}, %b: {t(K, N)} {{rlx.input = "b"}}) -> tensor<{M}x{N}xf32> {{
+  %m = rlx_mir.matmul %a, %b : {t(M, K)}, {t(K, N)}
+  %y = rlx_mir.cast %m : {t(M, N)} to tensor<{M}x{N}xf32>
+  return %y : tensor<{M}x{N}xf32>
+}}"""
+    with tempfile.TemporaryDirectory() as tmp:
+        art = pathlib.Path(tmp) / "art"
+        compile_artifact(text, art, cubin=True, flags=["--matmul-kernel", kernel])
+        ptx = "".join(p.read_text() for p in art.glob("*.ptx"))
+        assert ("mma.sync" in ptx) == (kernel == "tensor-cores")
+        return run_artifact(art, "f", {"a": encode(a, dtype), "b": encode(b, dtype)},
+                            repeat=100)["result0"]
+
+
 @pytest.mark.parametrize("kernel", ["tensor-cores", "simt"])
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
 @pytest.mark.parametrize("n", sorted(G4_SUMS))
@@ -133,25 +158,11 @@ def test_g4_through_the_compiled_kernel(n, dtype, kernel):
     M, K = 64, 128
     i, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
     a = ((i + 2 * k) % 3).astype(np.float32)
-    k2, nn = np.meshgrid(np.arange(K), np.arange(n), indexing="ij")
-    b = ((2 * k2 + nn) % 3).astype(np.float32)
-    t = lambda *s: "tensor<" + "x".join(map(str, s)) + f"x{dtype}>"
-    text = f"""func.func @f(%a: {t(M, K)} {{rlx.input = "a"}}, %b: {t(K, n)} {{rlx.input = "b"}}) -> tensor<{M}x{n}xf32> {{
-  %m = rlx_mir.matmul %a, %b : {t(M, K)}, {t(K, n)}
-  %y = rlx_mir.cast %m : {t(M, n)} to tensor<{M}x{n}xf32>
-  return %y : tensor<{M}x{n}xf32>
-}}"""
-    with tempfile.TemporaryDirectory() as tmp:
-        art = pathlib.Path(tmp) / "art"
-        compile_artifact(text, art, cubin=True, flags=["--matmul-kernel", kernel])
-        ptx = "".join(p.read_text() for p in art.glob("*.ptx"))
-        assert ("mma.sync" in ptx) == (kernel == "tensor-cores")
-        inputs = {"a": encode(a, dtype), "b": encode(b, dtype)}
-        first = run_artifact(art, "f", inputs, repeat=100)["result0"]
-        np.testing.assert_array_equal(first, a @ b)
-        total, last = G4_SUMS[n]
-        assert first.sum() == total and first[63, n - 1] == last and first.max() == 215
-        np.testing.assert_array_equal(first[0, :4], [214, 84, 86, 214])
+    first = g4_matmul(a, g4_b(K, n), dtype, kernel)
+    np.testing.assert_array_equal(first, a @ g4_b(K, n))
+    total, last = G4_SUMS[n]
+    assert first.sum() == total and first[63, n - 1] == last and first.max() == 215
+    np.testing.assert_array_equal(first[0, :4], [214, 84, 86, 214])
 
 
 @pytest.mark.parametrize("kernel", ["tensor-cores", "simt"])
@@ -164,19 +175,7 @@ def test_g4b_four_row_blocks(dtype, kernel):
     M, K, N = 256, 64, 24
     i, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
     a = np.where(k % 2 == 0, i // 64 + 1, 0).astype(np.float32)
-    k2, nn = np.meshgrid(np.arange(K), np.arange(N), indexing="ij")
-    b = ((2 * k2 + nn) % 3).astype(np.float32)
-    t = lambda *s: "tensor<" + "x".join(map(str, s)) + f"x{dtype}>"
-    text = f"""func.func @f(%a: {t(M, K)} {{rlx.input = "a"}}, %b: {t(K, N)} {{rlx.input = "b"}}) -> tensor<{M}x{N}xf32> {{
-  %m = rlx_mir.matmul %a, %b : {t(M, K)}, {t(K, N)}
-  %y = rlx_mir.cast %m : {t(M, N)} to tensor<{M}x{N}xf32>
-  return %y : tensor<{M}x{N}xf32>
-}}"""
-    with tempfile.TemporaryDirectory() as tmp:
-        art = pathlib.Path(tmp) / "art"
-        compile_artifact(text, art, cubin=True, flags=["--matmul-kernel", kernel])
-        c = run_artifact(art, "f", {"a": encode(a, dtype), "b": encode(b, dtype)},
-                         repeat=100)["result0"]
+    c = g4_matmul(a, g4_b(K, N), dtype, kernel)
     s = np.tile([31, 33, 32], 8)
     np.testing.assert_array_equal(c, (np.arange(M)[:, None] // 64 + 1) * s[None, :])
     np.testing.assert_array_equal(c.reshape(4, 64, N).sum(axis=(1, 2)),

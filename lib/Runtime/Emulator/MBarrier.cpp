@@ -20,6 +20,8 @@
 
 #include "State.h"
 
+#include <utility>
+
 using namespace rlx::emu;
 
 namespace {
@@ -55,6 +57,13 @@ MBarrier *lookup(Launch &l, const void *bar, const char *op, bool init = false) 
     return nullptr;
   }
   return &it->second;
+}
+
+/// The running launch and the state of the mbarrier at `bar` for `op` (null
+/// outside a launch, or after lookup's finding).
+std::pair<Launch *, MBarrier *> find(const void *bar, const char *op) {
+  Launch *l = activeLaunch();
+  return {l, l ? lookup(*l, bar, op) : nullptr};
 }
 
 /// Whether the phase of parity `parity` has completed (the current phase
@@ -102,16 +111,12 @@ extern "C" void __rlx_emu_mbarrier_init(void *bar, uint32_t count) {
 }
 
 extern "C" void __rlx_emu_mbarrier_inval(void *bar) {
-  Launch *l = activeLaunch();
-  if (l && lookup(*l, bar, "mbarrier.inval"))
+  if (auto [l, m] = find(bar, "mbarrier.inval"); m)
     l->mbarriers.erase(reinterpret_cast<uintptr_t>(bar));
 }
 
 extern "C" uint64_t __rlx_emu_mbarrier_arrive(void *bar, uint32_t count, uint32_t expect_tx) {
-  Launch *l = activeLaunch();
-  if (!l)
-    return 0;
-  MBarrier *m = lookup(*l, bar, expect_tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive");
+  auto [l, m] = find(bar, expect_tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive");
   if (!m)
     return 0;
   uint64_t state = m->phase;
@@ -129,10 +134,7 @@ extern "C" uint64_t __rlx_emu_mbarrier_arrive(void *bar, uint32_t count, uint32_
 }
 
 extern "C" void __rlx_emu_mbarrier_tx(void *bar, int64_t bytes) {
-  Launch *l = activeLaunch();
-  if (!l)
-    return;
-  MBarrier *m = lookup(*l, bar, bytes >= 0 ? "mbarrier.expect_tx" : "mbarrier.complete_tx");
+  auto [l, m] = find(bar, bytes >= 0 ? "mbarrier.expect_tx" : "mbarrier.complete_tx");
   if (!m)
     return;
   m->tx += bytes;
@@ -140,20 +142,14 @@ extern "C" void __rlx_emu_mbarrier_tx(void *bar, int64_t bytes) {
 }
 
 extern "C" uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint32_t parity) {
-  Launch *l = activeLaunch();
-  if (!l)
-    return 1;
-  MBarrier *m = lookup(*l, bar, parity ? "mbarrier.test_wait.parity" : "mbarrier.test_wait");
+  auto [l, m] = find(bar, parity ? "mbarrier.test_wait.parity" : "mbarrier.test_wait");
   if (!m)
     return 1;
   return parity ? parityDone(*m, static_cast<uint32_t>(state)) : m->phase != state;
 }
 
 extern "C" void __rlx_emu_mbarrier_wait_parity(void *bar, uint32_t parity) {
-  Launch *l = activeLaunch();
-  if (!l)
-    return;
-  MBarrier *m = lookup(*l, bar, "mbarrier.try_wait.parity");
+  auto [l, m] = find(bar, "mbarrier.try_wait.parity");
   if (!m || parityDone(*m, parity))
     return;
   Thread &t = l->self();
