@@ -11,7 +11,9 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -168,4 +170,178 @@ TEST(EmulatorMBarrier, MisuseIsAFinding) {
     std::string report = rlx_emu_last_report();
     EXPECT_NE(report.find(c.expect), std::string::npos) << report;
   }
+}
+
+//===--- TMA tiled loads -------------------------------------------------===//
+
+namespace {
+
+struct TmaCase {
+  rlx_emu_tensor_map map;
+  int32_t coords[2];
+  uint32_t expectBytes;
+  uint32_t boxElems;
+  uint32_t elemBytes;
+};
+
+// Thread 0: init the mbarrier (1 arrival), arrive.expect_tx, issue the load,
+// read the box's first word before the wait (out[0]), wait, copy the box's
+// shared bytes to out[1..].
+void tmaKernel(void **params) {
+  const TmaCase *c = *static_cast<const TmaCase **>(params[0]);
+  uint32_t *out = *static_cast<uint32_t **>(params[1]);
+  uint8_t *box = sharedParam<uint8_t>(params, 2);
+  uint64_t *bar = sharedParam<uint64_t>(params, 3);
+  __rlx_emu_mbarrier_init(bar, 1);
+  __rlx_emu_mbarrier_arrive(bar, 1, c->expectBytes);
+  __rlx_emu_tma_load(box, &c->map, c->coords, 2, bar);
+  if (__rlx_emu_access(box, 4, RLX_EMU_READ))
+    std::memcpy(&out[0], box, 4);
+  __rlx_emu_mbarrier_wait_parity(bar, 0);
+  uint32_t words = c->boxElems * c->elemBytes / 4;
+  for (uint32_t i = 0; i < words; ++i)
+    if (__rlx_emu_access(box + 4 * i, 4, RLX_EMU_READ))
+      std::memcpy(&out[1 + i], box + 4 * i, 4);
+}
+
+int runTma(TmaCase &c, std::vector<uint32_t> &out) {
+  const TmaCase *pc = &c;
+  uint32_t *pout = out.data();
+  rlx_emu_register_buffer(pc, sizeof c, "case");
+  rlx_emu_register_buffer(pout, out.size() * 4, "out");
+  rlx_emu_shared shared[2] = {{4096, 1024}, {8, 8}};
+  rlx_emu_kernel k{"tma", tmaKernel, 2, shared, 2};
+  void *params[] = {&pc, &pout};
+  int rc = launch1(k, 1, params);
+  rlx_emu_unregister_buffer(pc);
+  rlx_emu_unregister_buffer(pout);
+  return rc;
+}
+
+} // namespace
+
+TEST(EmulatorTma, BoxWithOutOfBoundsElementsLandsAtTheWait) {
+  // f32 tensor of 5 rows × 12 columns; an 8 × 4 box at column 8, row 3:
+  // columns 12..15 and rows 5, 6 are outside (zero).
+  alignas(16) float t[5][12];
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 12; ++c)
+      t[r][c] = static_cast<float>(100 * r + c + 1);
+  ASSERT_EQ(rlx_emu_register_buffer(t, sizeof t, "tensor"), 0);
+  TmaCase c{};
+  uint64_t dims[2] = {12, 5}, strides[1] = {48};
+  uint32_t box[2] = {8, 4};
+  ASSERT_EQ(rlx_emu_encode_tensor_map(&c.map, t, 2, 4, dims, strides, box, 0), nullptr);
+  c.coords[0] = 8;
+  c.coords[1] = 3;
+  c.expectBytes = 8 * 4 * 4;
+  c.boxElems = 32;
+  c.elemBytes = 4;
+  std::vector<uint32_t> out(1 + 32, 0);
+  ASSERT_EQ(runTma(c, out), 0) << rlx_emu_last_report();
+  float first;
+  std::memcpy(&first, &out[0], 4);
+  EXPECT_TRUE(std::isnan(first)) << "read before the wait saw the box";
+  for (int r = 0; r < 4; ++r)
+    for (int col = 0; col < 8; ++col) {
+      float v;
+      std::memcpy(&v, &out[1 + 8 * r + col], 4);
+      int tr = 3 + r, tc = 8 + col;
+      float expect = tr < 5 && tc < 12 ? t[tr][tc] : 0.0f;
+      EXPECT_EQ(v, expect) << r << " " << col;
+    }
+  rlx_emu_unregister_buffer(t);
+}
+
+TEST(EmulatorTma, Swizzle128BPermutesSixteenByteChunksByRow) {
+  // bf16 8 × 64 (128-byte rows), one box, 128B swizzle: element (r, c) at
+  // byte r·128 + ((c / 8) ^ r)·16 + (c % 8)·2 of the 1024-byte atom.
+  alignas(16) uint16_t t[8][64];
+  for (int r = 0; r < 8; ++r)
+    for (int col = 0; col < 64; ++col)
+      t[r][col] = static_cast<uint16_t>(1000 * r + col);
+  ASSERT_EQ(rlx_emu_register_buffer(t, sizeof t, "tensor"), 0);
+  TmaCase c{};
+  uint64_t dims[2] = {64, 8}, strides[1] = {128};
+  uint32_t box[2] = {64, 8};
+  ASSERT_EQ(rlx_emu_encode_tensor_map(&c.map, t, 2, 2, dims, strides, box, 3), nullptr);
+  c.expectBytes = 1024;
+  c.boxElems = 512;
+  c.elemBytes = 2;
+  std::vector<uint32_t> out(1 + 256, 0);
+  ASSERT_EQ(runTma(c, out), 0) << rlx_emu_last_report();
+  const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&out[1]);
+  for (int r = 0; r < 8; ++r)
+    for (int col = 0; col < 64; ++col) {
+      uint16_t v;
+      std::memcpy(&v, bytes + r * 128 + ((col / 8) ^ r) * 16 + (col % 8) * 2, 2);
+      EXPECT_EQ(v, t[r][col]) << r << " " << col;
+    }
+  rlx_emu_unregister_buffer(t);
+}
+
+TEST(EmulatorTma, MoreExpectedBytesThanTheBoxIsADeadlock) {
+  alignas(16) float t[4][4] = {};
+  ASSERT_EQ(rlx_emu_register_buffer(t, sizeof t, "tensor"), 0);
+  TmaCase c{};
+  uint64_t dims[2] = {4, 4}, strides[1] = {16};
+  uint32_t box[2] = {4, 4};
+  ASSERT_EQ(rlx_emu_encode_tensor_map(&c.map, t, 2, 4, dims, strides, box, 0), nullptr);
+  c.expectBytes = 128; // the box is 64
+  c.boxElems = 16;
+  c.elemBytes = 4;
+  std::vector<uint32_t> out(17, 0);
+  EXPECT_NE(runTma(c, out), 0);
+  std::string report = rlx_emu_last_report();
+  EXPECT_NE(report.find("deadlock"), std::string::npos) << report;
+  rlx_emu_unregister_buffer(t);
+}
+
+TEST(EmulatorTma, EncodeChecksWhatTheDriverChecks) {
+  alignas(16) static uint8_t t[4096];
+  rlx_emu_tensor_map m;
+  uint64_t dims[2] = {64, 8}, strides[1] = {128};
+  auto encode = [&](const void *base, uint32_t eb, uint32_t b0, uint32_t b1, uint32_t swz,
+                    uint64_t stride = 128) {
+    uint32_t box[2] = {b0, b1};
+    uint64_t s[1] = {stride};
+    const char *e = rlx_emu_encode_tensor_map(&m, base, 2, eb, dims, s, box, swz);
+    return std::string(e ? e : "");
+  };
+  (void)strides;
+  EXPECT_EQ(encode(t, 2, 64, 8, 3), "");
+  EXPECT_NE(encode(t, 2, 6, 8, 0).find("multiple of 16 bytes"), std::string::npos);
+  EXPECT_NE(encode(t, 4, 64, 8, 3).find("swizzle span"), std::string::npos);
+  EXPECT_NE(encode(t + 4, 2, 64, 8, 0).find("16-byte aligned"), std::string::npos);
+  EXPECT_NE(encode(t, 2, 64, 300, 0).find("1 to 256"), std::string::npos);
+  EXPECT_NE(encode(t, 2, 64, 8, 0, 100).find("multiples of 16 bytes"), std::string::npos);
+  EXPECT_NE(encode(t, 3, 64, 8, 0).find("element size"), std::string::npos);
+}
+
+TEST(EmulatorTma, ALoadNoWaitLandsIsAFinding) {
+  auto kernel = [](void **params) {
+    const rlx_emu_tensor_map *map = *static_cast<const rlx_emu_tensor_map **>(params[0]);
+    uint8_t *box = sharedParam<uint8_t>(params, 1);
+    uint64_t *bar = sharedParam<uint64_t>(params, 2);
+    int32_t coords[2] = {0, 0};
+    __rlx_emu_mbarrier_init(bar, 1);
+    __rlx_emu_tma_load(box, map, coords, 2, bar);
+  };
+  alignas(16) static float t[4][4] = {};
+  static rlx_emu_tensor_map map;
+  uint64_t dims[2] = {4, 4}, strides[1] = {16};
+  uint32_t box[2] = {4, 4};
+  ASSERT_EQ(rlx_emu_encode_tensor_map(&map, t, 2, 4, dims, strides, box, 0), nullptr);
+  rlx_emu_register_buffer(t, sizeof t, "tensor");
+  rlx_emu_register_buffer(&map, sizeof map, "map");
+  const rlx_emu_tensor_map *pm = &map;
+  rlx_emu_shared shared[2] = {{64, 128}, {8, 8}};
+  rlx_emu_kernel k{"nowait", kernel, 1, shared, 2};
+  void *params[] = {&pm};
+  EXPECT_NE(launch1(k, 1, params), 0);
+  std::string report = rlx_emu_last_report();
+  EXPECT_NE(report.find("1 TMA load(s) on the mbarrier at"), std::string::npos) << report;
+  EXPECT_NE(report.find("never landed"), std::string::npos) << report;
+  rlx_emu_unregister_buffer(t);
+  rlx_emu_unregister_buffer(&map);
 }

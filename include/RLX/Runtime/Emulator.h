@@ -138,6 +138,33 @@ void __rlx_emu_mbarrier_tx(void *bar, int64_t bytes);
 uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint32_t parity);
 void __rlx_emu_mbarrier_wait_parity(void *bar, uint32_t parity);
 
+/// The emulator's tensor map (the driver's CUtensorMap is opaque): a tiled
+/// view of a global tensor, dimensions innermost first, made by
+/// rlx_emu_encode_tensor_map. 128 bytes, like CUtensorMap.
+typedef struct rlx_emu_tensor_map {
+  uint32_t magic;
+  uint32_t rank;          ///< 1..5
+  uint32_t element_bytes; ///< 1, 2, 4 or 8
+  uint32_t swizzle;       ///< 0 none, 1 32B, 2 64B, 3 128B (CU_TENSOR_MAP_SWIZZLE_*)
+  const void *base;       ///< the tensor's first element (16-byte aligned)
+  uint64_t dims[5];       ///< elements per dimension
+  uint64_t strides[4];    ///< bytes between steps of dimensions 1..rank-1
+  uint32_t box[5];        ///< the box's elements per dimension (1..256)
+  uint32_t reserved[3];
+} rlx_emu_tensor_map;
+
+/// cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile
+/// .mbarrier::complete_tx::bytes [dst], [map, {coords}], [bar]: queues the box
+/// at `coords` (signed elements, innermost first) for `dst` (aligned to 128
+/// bytes, or to the swizzle atom of 8 rows); it lands when no thread can run
+/// or at a test_wait on `bar`: elements outside the tensor are zero, shared
+/// bytes at offset o go to swizzle(o) (bits [4, 4+s) ^= bits [7, 7+s) for
+/// swizzle s), and the box's bytes complete_tx on `bar`. Shared writes and
+/// global reads are bounds- and race-checked as the issuing thread's; a load
+/// nothing lands by the end of the block is a finding.
+void __rlx_emu_tma_load(void *dst, const void *map, const int32_t *coords, uint32_t rank,
+                        void *bar);
+
 /// The block's dynamic shared memory (gpu.dynamic_shared_memory), of the
 /// launch's dynamic_shared_bytes, NaN-filled, bounds- and race-checked.
 void *__rlx_emu_dynamic_shared(void);
@@ -164,6 +191,17 @@ typedef struct rlx_emu_kernel {
 /// registered buffer (registering the same base again replaces it).
 int rlx_emu_register_buffer(const void *base, uint64_t bytes, const char *name);
 void rlx_emu_unregister_buffer(const void *base);
+
+/// Fills `out` with a tensor map of `rank` dimensions (innermost first:
+/// dims[d] elements, strides[d - 1] bytes between steps of dimension d ≥ 1,
+/// a box of box[d] elements), with the checks of cuTensorMapEncodeTiled:
+/// 16-byte aligned base and strides, 1..256-element box dimensions whose
+/// inner one is a multiple of 16 bytes and, when swizzled, at most the
+/// swizzle span. Returns null, or what is wrong (and leaves `out` alone).
+const char *rlx_emu_encode_tensor_map(rlx_emu_tensor_map *out, const void *base, uint32_t rank,
+                                      uint32_t element_bytes, const uint64_t *dims,
+                                      const uint64_t *strides, const uint32_t *box,
+                                      uint32_t swizzle);
 
 /// Options (bit flags; default RLX_EMU_CHECK_ALL).
 enum rlx_emu_option {

@@ -133,6 +133,35 @@ extern "C" uint64_t __rlx_emu_mbarrier_arrive(void *bar, uint32_t count, uint32_
   return state;
 }
 
+void rlx::emu::mbarrierCompleteTx(Launch &l, const void *bar, MBarrier &m, int64_t bytes) {
+  m.tx -= bytes;
+  maybeComplete(l, bar, m);
+}
+
+bool rlx::emu::landAnyLoads(Launch &l) {
+  // Once every thread has exited, a queued load is a missing wait (and on a
+  // GPU a block exiting with copies in flight).
+  if (l.exited == l.numThreads)
+    return false;
+  bool any = false;
+  for (auto &[addr, m] : l.mbarriers)
+    if (!m.loads.empty()) {
+      landLoads(l, reinterpret_cast<const void *>(addr), m);
+      any = true;
+    }
+  return any;
+}
+
+void rlx::emu::checkPendingLoads(Launch &l) {
+  for (auto &[addr, m] : l.mbarriers)
+    if (!m.loads.empty())
+      addFinding(l, &l.threads[m.loads.front().thread],
+                 std::to_string(m.loads.size()) +
+                     " TMA load(s) on the mbarrier at " +
+                     mbarrierName(l, reinterpret_cast<const void *>(addr)) +
+                     " never landed: no thread waited on it (mbarrier.try_wait)");
+}
+
 extern "C" void __rlx_emu_mbarrier_tx(void *bar, int64_t bytes) {
   auto [l, m] = find(bar, bytes >= 0 ? "mbarrier.expect_tx" : "mbarrier.complete_tx");
   if (!m)
@@ -145,6 +174,7 @@ extern "C" uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint
   auto [l, m] = find(bar, parity ? "mbarrier.test_wait.parity" : "mbarrier.test_wait");
   if (!m)
     return 1;
+  landLoads(*l, bar, *m);
   return parity ? parityDone(*m, static_cast<uint32_t>(state)) : m->phase != state;
 }
 

@@ -165,13 +165,19 @@ bool runBlock(Launch &l, StackPool &pool) {
     makeContext(t.ctx, pool.stacks[i], &fiberMain, &l);
     l.ready.push_back(i);
   }
-  while (!l.ready.empty()) {
-    l.current = l.ready.front();
-    l.ready.pop_front();
-    switchContext(l.scheduler, l.threads[l.current].ctx);
-  }
-  if (l.exited == l.numThreads)
+  // TMA loads land only when no thread can run (or at a test_wait): a
+  // read before the wait that completes them sees the old bytes.
+  do {
+    while (!l.ready.empty()) {
+      l.current = l.ready.front();
+      l.ready.pop_front();
+      switchContext(l.scheduler, l.threads[l.current].ctx);
+    }
+  } while (landAnyLoads(l));
+  if (l.exited == l.numThreads) {
+    checkPendingLoads(l);
     return true;
+  }
   diagnoseStall(l);
   return false;
 }

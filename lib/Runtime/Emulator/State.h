@@ -55,10 +55,19 @@ struct Thread {
 /// instructions: mbarrier"): the expected and pending arrival counts of the
 /// current phase, its pending transaction bytes and the number of completed
 /// phases (the current phase's parity is phase & 1).
+/// A TMA load issued on an mbarrier and not landed yet (Tma.cpp).
+struct TmaLoad {
+  void *dst;
+  rlx_emu_tensor_map map;
+  int32_t coords[5];
+  uint32_t thread;
+};
+
 struct MBarrier {
   uint32_t expected = 0, pending = 0;
   int64_t tx = 0;
   uint64_t phase = 0;
+  std::vector<TmaLoad> loads; ///< land (and complete their bytes) at a wait
 };
 
 /// One byte of shared memory as the race checker sees it: the barrier epoch
@@ -137,6 +146,20 @@ void waitHere(Launch &l);
 // MBarrier.cpp
 /// "<shared buffer>+<offset>" of an mbarrier address, for reports.
 std::string mbarrierName(const Launch &l, const void *bar);
+/// complete_tx of `bytes` on `m` (at `bar`), completing its phase when due.
+void mbarrierCompleteTx(Launch &l, const void *bar, MBarrier &m, int64_t bytes);
+/// Findings for TMA loads no wait landed, at the end of a block.
+void checkPendingLoads(Launch &l);
+/// Lands every queued TMA load (the scheduler does when no thread can run:
+/// the copies complete eventually); whether there was any.
+bool landAnyLoads(Launch &l);
+
+// Tma.cpp
+/// Where byte `offset` of a box lands under swizzle mode `swizzle` (0-3).
+uint64_t swizzleOffset(uint64_t offset, uint32_t swizzle);
+/// Performs the TMA loads queued on `m` (at `bar`): the boxes land in shared
+/// memory and their bytes complete on the mbarrier.
+void landLoads(Launch &l, const void *bar, MBarrier &m);
 
 } // namespace rlx::emu
 

@@ -42,7 +42,7 @@ Type stripMemorySpace(Type t) {
 
 struct Hooks {
   func::FuncOp id, barrier, shuffle, mma, ldmatrix, cpAsync, cpCommit, cpWait;
-  func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity;
+  func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity, tmaLoad;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -190,6 +190,26 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     Value kind = arith::ConstantIntOp::create(b, loc, bf16 ? 1 : 0, 32);
     func::CallOp::create(b, loc, h.mma, ValueRange{kind, a, bb, c, d});
     replaceWithElements(b, op, d, 4);
+    return success();
+  }
+  if (auto tma = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)) {
+    if (tma.getMode() != NVVM::TMALoadMode::TILE || !tma.getIm2colOffsets().empty() ||
+        tma.getMulticastMask() || tma.getPredicate() || tma.getGroup())
+      return op->emitError("rlx-gpu-outline-for-emulator: only tile-mode TMA loads without "
+                           "multicast, CTA groups or a predicate are emulated");
+    auto coords = tma.getCoordinates();
+    if (coords.size() > 5)
+      return op->emitError("rlx-gpu-outline-for-emulator: a TMA load of rank ")
+             << coords.size() << " (at most 5)";
+    Value slotC = slot(b, loc, 5, i32);
+    for (auto [i, c] : llvm::enumerate(coords))
+      memref::StoreOp::create(b, loc, c, slotC,
+                              ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+    Value rank = arith::ConstantIntOp::create(b, loc, coords.size(), 32);
+    func::CallOp::create(b, loc, h.tmaLoad,
+                         ValueRange{tma.getDstMem(), tma.getTmaDescriptor(), slotC, rank,
+                                    tma.getMbar()});
+    op->erase();
     return success();
   }
   if (auto cp = dyn_cast<NVVM::CpAsyncOp>(op)) {
@@ -346,6 +366,8 @@ struct GPUOutlineForEmulatorPass
                                b.getFunctionType({ptr, i64, i32}, {i32}));
     hooks.mbWaitParity = declare(b, module, "__rlx_emu_mbarrier_wait_parity",
                                  b.getFunctionType({ptr, i32}, {}));
+    hooks.tmaLoad = declare(b, module, "__rlx_emu_tma_load",
+                            b.getFunctionType({ptr, ptr, i32Slot(5), i32, ptr}, {}));
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     SmallVector<memref::GlobalOp> globals;
     for (gpu::GPUModuleOp gm : gpuModules) {

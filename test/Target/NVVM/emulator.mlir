@@ -118,3 +118,38 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A tile-mode TMA load becomes __rlx_emu_tma_load with its coordinates in a
+// 5-element slot and its rank.
+// CHECK-LABEL: func.func @tma__body
+// CHECK:   memref.store %{{.*}}, %[[C:.*]][%c0] : memref<5xi32>
+// CHECK:   memref.store %{{.*}}, %[[C]][%c1] : memref<5xi32>
+// CHECK:   call @__rlx_emu_tma_load(%{{.*}}, %{{.*}}, %[[C]], %c2_i32, %{{.*}}) : (!llvm.ptr, !llvm.ptr, memref<5xi32>, i32, !llvm.ptr) -> ()
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @tma(%desc: !llvm.ptr, %x: i32, %y: i32) workgroup(%bars : memref<1xi64, #gpu.address_space<workgroup>>, %box : memref<512xbf16, #gpu.address_space<workgroup>>) kernel {
+      %base = memref.extract_aligned_pointer_as_index %bars : memref<1xi64, #gpu.address_space<workgroup>> -> index
+      %a = arith.index_cast %base : index to i64
+      %p = llvm.inttoptr %a : i64 to !llvm.ptr<3>
+      %bb = memref.extract_aligned_pointer_as_index %box : memref<512xbf16, #gpu.address_space<workgroup>> -> index
+      %b64 = arith.index_cast %bb : index to i64
+      %dst = llvm.inttoptr %b64 : i64 to !llvm.ptr<7>
+      nvvm.cp.async.bulk.tensor.shared.cluster.global %dst, %desc, %p, box[%x, %y] : !llvm.ptr<7>, !llvm.ptr
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @multicast(%desc: !llvm.ptr, %x: i32, %m: i16, %dst: !llvm.ptr<7>, %p: !llvm.ptr<3>) kernel {
+      // expected-error @+1 {{rlx-gpu-outline-for-emulator: only tile-mode TMA loads without multicast, CTA groups or a predicate are emulated}}
+      nvvm.cp.async.bulk.tensor.shared.cluster.global %dst, %desc, %p, box[%x] multicast_mask = %m : !llvm.ptr<7>, !llvm.ptr
+      gpu.return
+    }
+  }
+}

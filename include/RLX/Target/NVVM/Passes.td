@@ -97,7 +97,11 @@ def GPUOutlineForEmulator : Pass<"rlx-gpu-outline-for-emulator", "::mlir::Module
     try_wait.parity, test.wait on a state or a parity; not the predicated
     forms) → `__rlx_emu_mbarrier_*` with the PTX ISA's phase and
     transaction-count semantics (lib/Runtime/Emulator/MBarrier.cpp), a
-    try_wait blocking its thread until its phase completes; LLVM pointers lose
+    try_wait blocking its thread until its phase completes; tile-mode
+    `nvvm.cp.async.bulk.tensor.shared.cluster.global` (TMA loads; no
+    multicast, CTA group or predicate) → `__rlx_emu_tma_load` on the
+    emulator's tensor maps (lib/Runtime/Emulator/Tma.cpp: the box lands,
+    swizzled, when its mbarrier is waited on); LLVM pointers lose
     their address space. A GPU or NVVM op it cannot emulate is an error
     naming it.
   }];
