@@ -119,6 +119,8 @@ def main():
                     help="NAME=XML: results of a suite run elsewhere")
     ap.add_argument("--sanitizer-logs", default=None)
     ap.add_argument("--sum", nargs="+", default=None, metavar="LOG")
+    ap.add_argument("--skipped", action="append", default=[], metavar="NAME=REASON",
+                    help="a suite that did not run: counted as one skipped test")
     args = ap.parse_args()
     if args.sum:
         totals = sum_logs(args.sum)
@@ -167,6 +169,10 @@ def main():
         add(counts)
     if args.sanitizer_logs:
         add(sanitizer_reports(args.sanitizer_logs))
+    for spec in args.skipped:
+        name, _, reason = spec.partition("=")
+        print(f"-- {name}: skipped ({reason})")
+        add((0, 0, 1))
 
     print(totals_line(totals))
     return 1 if totals[1] else 0

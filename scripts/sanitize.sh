@@ -11,9 +11,11 @@
 # (then a summary line starting with `==`). Exits non-zero when a test failed.
 #
 #   scripts/sanitize.sh [--clean] [--no-build] [--fuzz SECONDS] [--pytest ARG]... [--no-pytest]
+#                       [--skip-pytest REASON]
 #
 # --pytest replaces pytest's arguments (default: all of test/python);
-# --no-pytest runs lit and the unit tests only;
+# --no-pytest runs lit and the unit tests only; --skip-pytest also, and
+# counts pytest as one skipped test with REASON;
 # scripts/ci-sanitize.sh is what CI runs.
 # Environment: RLX_FUZZ_BUILD_DIR (default build-fuzz), RLX_JOBS (default 2).
 set -uo pipefail
@@ -31,6 +33,7 @@ while [ $# -gt 0 ]; do
     --fuzz) FUZZ=$2; shift ;;
     --pytest) PYTEST+=(--pytest "$2"); shift ;;
     --no-pytest) PYTEST+=(--no-pytest) ;;
+    --skip-pytest) PYTEST+=(--no-pytest --skipped "pytest under the sanitizers=$2"); shift ;;
     *) echo "usage: $0 [--clean] [--no-build] [--fuzz SECONDS] [--pytest ARG]... [--no-pytest]" >&2; exit 2 ;;
   esac
   shift

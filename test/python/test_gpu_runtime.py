@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -184,7 +185,18 @@ def test_cuda_without_driver(artifact, tmp_path):
 
 def test_ctypes_c_api(artifact):
     """The C API from Python (ctypes loads RTLD_LOCAL: the runtime must make
-    its emulator hooks global itself)."""
+    its emulator hooks global itself), in a process of its own: this one may
+    already hold the Python package's copy of the library (rlx.gpu), and two
+    copies of one library in a process are an ODR violation to ASan."""
+    here = pathlib.Path(__file__).parent
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import test_gpu_runtime as t; t.c_api_check({str(artifact)!r})"],
+        cwd=here, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(here)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def c_api_check(artifact):
     lib = ctypes.CDLL(str(LIBRARY))
     lib.rlx_gpu_open.restype = ctypes.c_void_p
     lib.rlx_gpu_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
