@@ -138,6 +138,15 @@ void __rlx_emu_mbarrier_tx(void *bar, int64_t bytes);
 uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint32_t parity);
 void __rlx_emu_mbarrier_wait_parity(void *bar, uint32_t parity);
 
+/// wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<type>.<type> (type 0 f16,
+/// 1 bf16; n a multiple of 8 up to 256) with A and B in shared memory under
+/// matrix descriptors (K-major; lib/Runtime/Emulator/Wgmma.h gives the
+/// addressing, swizzle modes and the accumulator layout): `c` and `d` are
+/// the thread's n/2 f32 accumulator registers; flags bit 0 scale-d, bits 1,
+/// 2 negate A, B. The 128 threads of the warpgroup rendezvous.
+void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint64_t desc_b, const float *c,
+                     float *d, uint32_t flags);
+
 /// The emulator's tensor map (the driver's CUtensorMap is opaque): a tiled
 /// view of a global tensor, dimensions innermost first, made by
 /// rlx_emu_encode_tensor_map. 128 bytes, like CUtensorMap.

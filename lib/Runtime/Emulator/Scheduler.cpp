@@ -102,7 +102,9 @@ std::string waitLabel(const Thread &t) {
     return std::string("wait at vote.sync.") + voteModeName(t.mode) + " (membermask " +
            hex32(t.mask) + ")";
   case Wait::Matrix:
-    return t.mode == 0 ? "wait at mma.sync" : "wait at ldmatrix";
+    return t.mode == 0 ? "wait at mma.sync"
+           : t.mode == 1 ? "wait at ldmatrix"
+                         : "wait at wgmma.mma_async (all 128 threads of the warpgroup)";
   case Wait::MBarrier:
     return "wait at mbarrier.try_wait.parity " + std::to_string(t.mode) + " (mbarrier at " +
            mbarrierName(*Active, t.in) + ")";
@@ -380,13 +382,27 @@ bool validate(Launch &l, const rlx_emu_kernel *kernel, const uint32_t grid[3],
   return l.findings.size() == before;
 }
 
-uint8_t *allocShared(uint64_t bytes, uint64_t align) {
-  align = std::max<uint64_t>(align, 16);
-  uint64_t rounded = std::max<uint64_t>((bytes + align - 1) / align * align, align);
-  void *p = nullptr;
-  if (posix_memalign(&p, align, rounded) != 0)
-    return nullptr;
-  return static_cast<uint8_t *>(p);
+/// The block's shared memory as the GPU has it: one window of 2^18 bytes,
+/// aligned to its size, so that the low 18 bits of a buffer's address are
+/// its shared-window address (what wgmma's matrix descriptors and the
+/// cvta.shared conversions carry). Buffers are placed in order, each aligned
+/// as asked, with a 256-byte gap after each: an access that runs past one
+/// buffer's end lands in no buffer and is reported, as it would be with
+/// separate allocations.
+constexpr uint64_t kSharedWindow = uint64_t(1) << 18;
+constexpr uint64_t kSharedGap = 256;
+
+bool layoutShared(Launch &l, uint8_t *window) {
+  uint64_t at = kSharedGap;
+  for (SharedBuffer &s : l.shared) {
+    uint64_t align = std::max<uint64_t>(s.align, 16);
+    at = (at + align - 1) / align * align;
+    if (at + s.bytes + kSharedGap > kSharedWindow)
+      return false;
+    s.data = window + at;
+    at += s.bytes + kSharedGap;
+  }
+  return true;
 }
 
 } // namespace
@@ -519,17 +535,18 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
 
   // Shared buffers: the static ones, then the dynamic one (kept even when
   // empty so that __rlx_emu_dynamic_shared has an address to check).
-  bool ok = true;
   l.shared.resize(kernel->num_shared + 1);
   for (uint32_t i = 0; i <= kernel->num_shared; ++i) {
     SharedBuffer &s = l.shared[i];
     bool dynamic = i == kernel->num_shared;
     s.bytes = dynamic ? dynamicShared : kernel->shared[i].bytes;
-    s.data = allocShared(s.bytes, dynamic ? 16 : kernel->shared[i].align);
-    ok = ok && s.data;
+    s.align = dynamic ? 16 : kernel->shared[i].align;
     if (l.options & RLX_EMU_CHECK_RACES)
       s.shadow.resize(s.bytes);
   }
+  void *window = nullptr;
+  bool ok = posix_memalign(&window, kSharedWindow, kSharedWindow) == 0;
+  ok = ok && layoutShared(l, static_cast<uint8_t *>(window));
   l.sharedPtrs.resize(kernel->num_shared);
   l.params.assign(params, params + kernel->num_params);
   for (uint32_t i = 0; i < kernel->num_shared; ++i) {
@@ -567,8 +584,7 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
     if (aborted)
       pool.stacks.clear(); // the abandoned fibers' frames go with them
   }
-  for (SharedBuffer &s : l.shared)
-    std::free(s.data);
+  std::free(window);
   setLastReport(l);
   return l.findings.empty() && l.droppedFindings == 0 ? 0 : 1;
 }

@@ -46,6 +46,7 @@ struct Thread {
   const void *in = nullptr;
   void *out = nullptr;
   bool inValid = true;
+  uint64_t descA = 0, descB = 0; // wgmma's matrix descriptors
   // cp.async: the open group and the committed ones, oldest first.
   std::vector<AsyncCopy> openCopies;
   std::deque<std::vector<AsyncCopy>> committedCopies;
@@ -83,8 +84,9 @@ struct ShadowByte {
 /// A workgroup buffer, or (last) the dynamic shared memory, of the running
 /// block. Blocks run one after another, so one set serves every block.
 struct SharedBuffer {
-  uint8_t *data = nullptr;
+  uint8_t *data = nullptr; ///< inside the block's 2^18-byte shared window
   uint64_t bytes = 0;
+  uint64_t align = 16;
   std::vector<ShadowByte> shadow;
   bool raceReported = false;
 };

@@ -42,7 +42,7 @@ Type stripMemorySpace(Type t) {
 
 struct Hooks {
   func::FuncOp id, barrier, shuffle, mma, ldmatrix, cpAsync, cpCommit, cpWait;
-  func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity, tmaLoad;
+  func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity, tmaLoad, wgmma;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -190,6 +190,38 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     Value kind = arith::ConstantIntOp::create(b, loc, bf16 ? 1 : 0, 32);
     func::CallOp::create(b, loc, h.mma, ValueRange{kind, a, bb, c, d});
     replaceWithElements(b, op, d, 4);
+    return success();
+  }
+  if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    NVVM::WGMMATypes ta = mma.getTypeA();
+    bool bf16 = ta == NVVM::WGMMATypes::bf16;
+    if (shape.getM() != 64 || shape.getK() != 16 || ta != mma.getTypeB() ||
+        !(bf16 || ta == NVVM::WGMMATypes::f16) || mma.getTypeD() != NVVM::WGMMATypes::f32 ||
+        mma.getLayoutA() != NVVM::MMALayout::row || mma.getLayoutB() != NVVM::MMALayout::col)
+      return op->emitError("rlx-gpu-outline-for-emulator: only wgmma.mma_async m64nNk16 with "
+                           "f16 or bf16 K-major operands in shared memory and f32 "
+                           "accumulators is emulated");
+    int64_t regs = shape.getN() / 2;
+    Value c = slot(b, loc, 128, f32), d = slot(b, loc, 128, f32);
+    for (int64_t i = 0; i < regs; ++i) {
+      Value v = LLVM::ExtractValueOp::create(b, loc, mma.getInouts(), ArrayRef<int64_t>{i});
+      memref::StoreOp::create(b, loc, v, c, ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+    }
+    uint32_t flags = (mma.getScaleD() == NVVM::WGMMAScaleOut::one ? 1u : 0u) |
+                     (mma.getScaleA() == NVVM::WGMMAScaleIn::neg ? 2u : 0u) |
+                     (mma.getScaleB() == NVVM::WGMMAScaleIn::neg ? 4u : 0u);
+    auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+    func::CallOp::create(b, loc, h.wgmma,
+                         ValueRange{cst(bf16 ? 1 : 0), cst(shape.getN()), mma.getDescriptorA(),
+                                    mma.getDescriptorB(), c, d, cst(flags)});
+    replaceWithElements(b, op, d, static_cast<unsigned>(regs));
+    return success();
+  }
+  if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp>(
+          op)) {
+    // The emulator computes a wgmma when it issues: nothing left to order.
+    op->erase();
     return success();
   }
   if (auto tma = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)) {
@@ -366,6 +398,9 @@ struct GPUOutlineForEmulatorPass
                                b.getFunctionType({ptr, i64, i32}, {i32}));
     hooks.mbWaitParity = declare(b, module, "__rlx_emu_mbarrier_wait_parity",
                                  b.getFunctionType({ptr, i32}, {}));
+    auto f32Regs = MemRefType::get({128}, b.getF32Type());
+    hooks.wgmma = declare(b, module, "__rlx_emu_wgmma",
+                          b.getFunctionType({i32, i32, i64, i64, f32Regs, f32Regs, i32}, {}));
     hooks.tmaLoad = declare(b, module, "__rlx_emu_tma_load",
                             b.getFunctionType({ptr, ptr, i32Slot(5), i32, ptr}, {}));
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());

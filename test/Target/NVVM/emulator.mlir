@@ -153,3 +153,35 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// wgmma.mma_async becomes __rlx_emu_wgmma (type 1 = bf16, n, the descriptors,
+// the accumulators through 128-register slots, flags 1 scale-d | 4 negate B);
+// fence / commit / wait have nothing left to order.
+// CHECK-LABEL: func.func @wg__body
+// CHECK-NOT: wgmma.fence
+// CHECK-COUNT-4: memref.store %{{.*}} : memref<128xf32>
+// CHECK: call @__rlx_emu_wgmma(%c1_i32{{.*}}, %c8_i32, %arg0, %arg1, %{{.*}}, %{{.*}}, %c5_i32) : (i32, i32, i64, i64, memref<128xf32>, memref<128xf32>, i32) -> ()
+// CHECK-NOT: nvvm.wgmma
+// CHECK: return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @wg(%da: i64, %db: i64, %out: memref<4xf32>) kernel {
+      %z = llvm.mlir.constant(0.0 : f32) : f32
+      %u = llvm.mlir.undef : !llvm.struct<(f32, f32, f32, f32)>
+      %a0 = llvm.insertvalue %z, %u[0] : !llvm.struct<(f32, f32, f32, f32)>
+      %a1 = llvm.insertvalue %z, %a0[1] : !llvm.struct<(f32, f32, f32, f32)>
+      %a2 = llvm.insertvalue %z, %a1[2] : !llvm.struct<(f32, f32, f32, f32)>
+      %acc = llvm.insertvalue %z, %a2[3] : !llvm.struct<(f32, f32, f32, f32)>
+      nvvm.wgmma.fence.aligned
+      %r = nvvm.wgmma.mma_async %da, %db, %acc, #nvvm.shape<m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <neg>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+      nvvm.wgmma.commit.group.sync.aligned
+      nvvm.wgmma.wait.group.sync.aligned 0
+      %e = llvm.extractvalue %r[2] : !llvm.struct<(f32, f32, f32, f32)>
+      %c0 = arith.constant 0 : index
+      memref.store %e, %out[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
+}

@@ -101,7 +101,12 @@ def GPUOutlineForEmulator : Pass<"rlx-gpu-outline-for-emulator", "::mlir::Module
     `nvvm.cp.async.bulk.tensor.shared.cluster.global` (TMA loads; no
     multicast, CTA group or predicate) → `__rlx_emu_tma_load` on the
     emulator's tensor maps (lib/Runtime/Emulator/Tma.cpp: the box lands,
-    swizzled, when its mbarrier is waited on); LLVM pointers lose
+    swizzled, when its mbarrier is waited on); `nvvm.wgmma.mma_async`
+    (m64nNk16, f16/bf16 K-major operands in shared memory, f32
+    accumulators) → `__rlx_emu_wgmma` with the PTX ISA's descriptor
+    addressing, swizzle modes and accumulator layout
+    (lib/Runtime/Emulator/Wgmma.h), computed when it issues, so
+    `wgmma.fence` / `commit_group` / `wait_group` are dropped; LLVM pointers lose
     their address space. A GPU or NVVM op it cannot emulate is an error
     naming it.
   }];

@@ -1,0 +1,135 @@
+//===- Wgmma.cpp - Hopper warpgroup MMA in the emulator -------------------===//
+//
+// The operand addressing and accumulator layout of Wgmma.h, and the hook: the
+// 128 threads of a warpgroup (four consecutive warps, the first a multiple
+// of four) rendezvous; the last to arrive reads A and B from shared memory
+// through the descriptors (bounds- and race-checked reads) and writes every
+// thread's accumulator registers. The emulator computes the product when the
+// instruction issues, so wgmma.fence / commit_group / wait_group have
+// nothing left to order (the outline pass drops them).
+//===----------------------------------------------------------------------===//
+
+#include "State.h"
+#include "Wgmma.h"
+
+#include <cstring>
+
+using namespace rlx::emu;
+
+uint32_t rlx::emu::wgmmaElementAddress(uint64_t desc, uint32_t r, uint32_t k, std::string &why) {
+  uint32_t start = static_cast<uint32_t>(desc & 0x3FFF) << 4;
+  uint32_t lbo = static_cast<uint32_t>((desc >> 16) & 0x3FFF) << 4;
+  uint32_t sbo = static_cast<uint32_t>((desc >> 32) & 0x3FFF) << 4;
+  uint32_t baseOffset = static_cast<uint32_t>((desc >> 49) & 7);
+  uint32_t mode = static_cast<uint32_t>(desc >> 62);
+  if (baseOffset)
+    why = "a matrix descriptor with a base offset (not emulated)";
+  if (mode == 0)
+    return start + (r / 8) * sbo + (k / 8) * lbo + (r % 8) * 16 + (k % 8) * 2;
+  // 1: 128B (s = 3), 2: 64B (s = 2), 3: 32B (s = 1).
+  uint32_t s = 4 - mode, width = 16u << s;
+  uint32_t a = start + (r / 8) * sbo + (r % 8) * width + 2 * k;
+  uint32_t mask = (1u << s) - 1;
+  return a ^ (((a >> 7) & mask) << 4);
+}
+
+namespace {
+
+constexpr uint32_t kWarpgroup = 128;
+
+float load16(const Launch &l, uint8_t *window, uint32_t addr, MmaType type, bool &ok) {
+  uint8_t *p = window + addr;
+  uint16_t bits = 0;
+  if (__rlx_emu_access(p, 2, RLX_EMU_READ))
+    std::memcpy(&bits, p, 2);
+  else
+    ok = false;
+  (void)l;
+  return type == MmaType::BF16 ? bf16ToFloat(bits) : halfToFloat(bits);
+}
+
+} // namespace
+
+/// flags: bit 0 scale-d (accumulate into C), bit 1 negate A, bit 2 negate B,
+/// bits 3, 4 transpose A, B (not emulated).
+extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint64_t desc_b,
+                                const float *c, float *d, uint32_t flags) {
+  Launch *l = activeLaunch();
+  if (!l)
+    return;
+  Thread &t = l->self();
+  if (type > 1 || n < 8 || n > 256 || n % 8 || (flags & ~31u)) {
+    addFinding(*l, &t, "wgmma.mma_async: bad configuration (type " + std::to_string(type) +
+                           ", n " + std::to_string(n) + ", flags " + std::to_string(flags) +
+                           ")");
+    return;
+  }
+  if (flags & 24u) {
+    addFinding(*l, &t, "wgmma.mma_async with transposed operands (not emulated: K-major only)");
+    return;
+  }
+  const uint32_t base = t.linear - t.linear % kWarpgroup;
+  if (l->numThreads - base < kWarpgroup) {
+    addFinding(*l, &t, "wgmma.mma_async in a partial warpgroup (the block has " +
+                           std::to_string(l->numThreads) + " threads): it needs 128");
+    return;
+  }
+  const uint32_t key = type | n << 8 | flags << 20;
+  t.wait = Wait::Matrix;
+  t.mode = 2;
+  t.mask = key;
+  t.in = c;
+  t.out = d;
+  t.descA = desc_a;
+  t.descB = desc_b;
+  for (uint32_t m = 0; m < kWarpgroup; ++m) {
+    const Thread &o = l->threads[base + m];
+    if (o.wait != Wait::Matrix || o.mode != 2 || o.mask != key) {
+      waitHere(*l);
+      return;
+    }
+  }
+  // Every thread arrived with the same shape; the descriptors must agree too.
+  for (uint32_t m = 0; m < kWarpgroup; ++m) {
+    const Thread &o = l->threads[base + m];
+    if (o.descA != desc_a || o.descB != desc_b) {
+      addFinding(*l, &o, "wgmma.mma_async: the warpgroup's threads disagree on the matrix "
+                         "descriptors (they must be warpgroup-uniform)");
+      break;
+    }
+  }
+  auto window = reinterpret_cast<uint8_t *>(reinterpret_cast<uintptr_t>(l->shared[0].data) &
+                                            ~((uintptr_t(1) << 18) - 1));
+  MmaType mt = static_cast<MmaType>(type);
+  std::string why;
+  bool ok = true;
+  float A[64][16], B[256][16];
+  float sa = flags & 2 ? -1.0f : 1.0f, sb = flags & 4 ? -1.0f : 1.0f;
+  for (uint32_t r = 0; r < 64; ++r)
+    for (uint32_t k = 0; k < 16; ++k)
+      A[r][k] = sa * load16(*l, window, wgmmaElementAddress(desc_a, r, k, why), mt, ok);
+  for (uint32_t r = 0; r < n; ++r)
+    for (uint32_t k = 0; k < 16; ++k)
+      B[r][k] = sb * load16(*l, window, wgmmaElementAddress(desc_b, r, k, why), mt, ok);
+  if (!why.empty())
+    addFinding(*l, &t, "wgmma.mma_async: " + why);
+  for (uint32_t m = 0; m < kWarpgroup; ++m) {
+    Thread &o = l->threads[base + m];
+    const float *cin = static_cast<const float *>(o.in);
+    float *dout = static_cast<float *>(o.out);
+    for (uint32_t i = 0; i < n / 2; ++i) {
+      uint32_t row, col;
+      wgmmaAccumulatorPosition(m, i, row, col);
+      double sum = 0;
+      for (uint32_t k = 0; k < 16; ++k)
+        sum += static_cast<double>(A[row][k]) * static_cast<double>(B[col][k]);
+      if (flags & 1)
+        sum += static_cast<double>(cin[i]);
+      dout[i] = static_cast<float>(sum);
+    }
+    o.wait = Wait::Running;
+    if (base + m != t.linear)
+      l->ready.push_back(o.linear);
+  }
+  (void)ok;
+}

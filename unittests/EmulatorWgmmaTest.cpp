@@ -1,0 +1,162 @@
+//===- EmulatorWgmmaTest.cpp - wgmma in the emulator ----------------------===//
+//
+// wgmma.mma_async m64nNk16 (lib/Runtime/Emulator/Wgmma.h) on its own: the
+// descriptor addressing without swizzle (interleaved core matrices) and with
+// the 128B swizzle that TMA writes, the accumulator layout of the PTX ISA's
+// figure, written out here independently, and scale-d / negation. Values are
+// small integers (as case G4), so every result is exact.
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Runtime/Emulator.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+uint16_t bf16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  return static_cast<uint16_t>(bits >> 16); // exact for small integers
+}
+
+float A(uint32_t r, uint32_t k) { return static_cast<float>((r + 2 * k) % 3); }
+float B(uint32_t n, uint32_t k) { return static_cast<float>((2 * k + n) % 3); }
+
+constexpr uint32_t kN = 24;
+
+struct WgmmaCase {
+  std::vector<uint8_t> image; // the shared-memory image to copy in
+  uint64_t descA, descB;      // without the start address (added in-kernel)
+  uint32_t offA, offB;        // byte offsets of A and B in the image
+  uint32_t flags;
+};
+
+// Thread 0 copies the image into shared memory (1024-byte aligned); every
+// thread of the warpgroup issues the wgmma with C = 1 + its register index
+// and stores its n/2 results.
+void wgmmaKernel(void **params) {
+  const WgmmaCase *s = *static_cast<const WgmmaCase **>(params[0]);
+  float *out = *static_cast<float **>(params[1]);
+  uint8_t *smem = *static_cast<uint8_t **>(params[2]);
+  uint32_t t = static_cast<uint32_t>(__rlx_emu_id(RLX_EMU_THREAD_ID * 4));
+  if (t == 0 && __rlx_emu_access(smem, s->image.size(), RLX_EMU_WRITE))
+    std::memcpy(smem, s->image.data(), s->image.size());
+  __rlx_emu_barrier();
+  auto addr = [&](uint32_t off) {
+    return static_cast<uint64_t>(((reinterpret_cast<uintptr_t>(smem) + off) & 0x3FFFF) >> 4);
+  };
+  float c[kN / 2], d[kN / 2];
+  for (uint32_t i = 0; i < kN / 2; ++i)
+    c[i] = static_cast<float>(1 + i);
+  __rlx_emu_wgmma(1, kN, s->descA | addr(s->offA), s->descB | addr(s->offB), c, d, s->flags);
+  for (uint32_t i = 0; i < kN / 2; ++i)
+    out[t * (kN / 2) + i] = d[i];
+}
+
+std::string run(const WgmmaCase &s, std::vector<float> &out) {
+  const WgmmaCase *ps = &s;
+  float *po = out.data();
+  rlx_emu_register_buffer(ps, sizeof s, "setup");
+  rlx_emu_register_buffer(s.image.data(), s.image.size(), "image");
+  rlx_emu_register_buffer(po, out.size() * 4, "out");
+  rlx_emu_shared shared[1] = {{s.image.size(), 1024}};
+  rlx_emu_kernel k{"wgmma", wgmmaKernel, 2, shared, 1};
+  void *params[] = {&ps, &po};
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {128, 1, 1};
+  int rc = rlx_emu_launch(&k, grid, block, 0, params);
+  rlx_emu_unregister_buffer(ps);
+  rlx_emu_unregister_buffer(s.image.data());
+  rlx_emu_unregister_buffer(po);
+  return rc ? std::string(rlx_emu_last_report()) : "";
+}
+
+void put(std::vector<uint8_t> &img, uint32_t off, float v) {
+  uint16_t b = bf16(v);
+  std::memcpy(&img[off], &b, 2);
+}
+
+/// The PTX ISA's accumulator figure for m64nNk16: thread t = 32·w + lane,
+/// register 4j + i ↔ row 16w + lane/4 + 8·(i/2), column 8j + 2·(lane%4) + i%2.
+void checkD(const std::vector<float> &out, float scaleAB, bool accumulate) {
+  for (uint32_t t = 0; t < 128; ++t)
+    for (uint32_t j = 0; j < kN / 8; ++j)
+      for (uint32_t i = 0; i < 4; ++i) {
+        uint32_t w = t / 32, lane = t % 32;
+        uint32_t row = 16 * w + lane / 4 + 8 * (i / 2), col = 8 * j + 2 * (lane % 4) + i % 2;
+        double sum = 0;
+        for (uint32_t k = 0; k < 16; ++k)
+          sum += A(row, k) * B(col, k);
+        uint32_t reg = 4 * j + i;
+        float expect = static_cast<float>(scaleAB * sum + (accumulate ? 1.0 + reg : 0.0));
+        ASSERT_EQ(out[t * (kN / 2) + reg], expect) << "thread " << t << " reg " << reg;
+      }
+}
+
+} // namespace
+
+TEST(EmulatorWgmma, InterleavedCoreMatricesWithoutSwizzle) {
+  // Core matrices of 8 rows × 16 bytes; LBO 128 (the next 8 k), SBO 256
+  // (the next 8 rows).
+  WgmmaCase s{};
+  s.offA = 0;
+  s.offB = 64 * 16 * 2;
+  s.image.assign(s.offB + kN * 16 * 2, 0);
+  auto at = [](uint32_t r, uint32_t k) { return (r / 8) * 256 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2; };
+  for (uint32_t r = 0; r < 64; ++r)
+    for (uint32_t k = 0; k < 16; ++k)
+      put(s.image, s.offA + at(r, k), A(r, k));
+  for (uint32_t n = 0; n < kN; ++n)
+    for (uint32_t k = 0; k < 16; ++k)
+      put(s.image, s.offB + at(n, k), B(n, k));
+  uint64_t lbo = 128 >> 4, sbo = 256 >> 4;
+  s.descA = s.descB = lbo << 16 | sbo << 32;
+  s.flags = 1; // scale-d: D = A·B + C
+  std::vector<float> out(128 * kN / 2, -1);
+  ASSERT_EQ(run(s, out), "");
+  checkD(out, 1.0f, true);
+}
+
+TEST(EmulatorWgmma, Swizzle128BAsTmaWritesIt) {
+  // A and B as 64-element (128-byte) K rows in 8-row atoms, swizzled the way
+  // a 128B TMA box lands (16-byte chunk c of row r at chunk c ^ (r % 8));
+  // the wgmma takes the second K slice (k = 16..31): start + 32 bytes.
+  WgmmaCase s{};
+  s.offA = 0;
+  s.offB = 64 * 128;
+  s.image.assign(s.offB + 32 * 128, 0);
+  auto at = [](uint32_t r, uint32_t col) {
+    uint32_t off = r * 128 + col * 2;
+    return off ^ (((off >> 7) & 7) << 4);
+  };
+  for (uint32_t r = 0; r < 64; ++r)
+    for (uint32_t k = 0; k < 16; ++k)
+      put(s.image, s.offA + at(r, 16 + k), A(r, k));
+  for (uint32_t n = 0; n < kN; ++n)
+    for (uint32_t k = 0; k < 16; ++k)
+      put(s.image, s.offB + at(n, 16 + k), B(n, k));
+  uint64_t sbo = 1024 >> 4, swizzle128 = uint64_t(1) << 62, kSlice = 32 >> 4;
+  s.descA = s.descB = (sbo << 32 | swizzle128) + kSlice;
+  s.flags = 2 | 4; // both negated: D = A·B; no accumulate
+  std::vector<float> out(128 * kN / 2, -1);
+  ASSERT_EQ(run(s, out), "");
+  checkD(out, 1.0f, false);
+  s.flags = 2 | 1; // A negated, accumulate
+  ASSERT_EQ(run(s, out), "");
+  checkD(out, -1.0f, true);
+}
+
+TEST(EmulatorWgmma, APartialWarpgroupIsAFinding) {
+  auto kernel = [](void **) {
+    float c[4] = {}, d[4];
+    __rlx_emu_wgmma(1, 8, 0, 0, c, d, 0);
+  };
+  rlx_emu_kernel k{"partial", kernel, 0, nullptr, 0};
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {64, 1, 1};
+  EXPECT_NE(rlx_emu_launch(&k, grid, block, 0, nullptr), 0);
+  EXPECT_NE(std::string(rlx_emu_last_report()).find("partial warpgroup"), std::string::npos);
+}
