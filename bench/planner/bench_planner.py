@@ -204,7 +204,7 @@ def main():
                         "sum_bytes": p["sum_bytes"], "lower_bound_bytes": lb, "arena_bytes": arena,
                         "original_rlx_bytes": orig, "ordering": p["ordering"]})
     header = (f"f32, alignment {args.alignment} bytes; lower bound = largest sum of bytes live at one op "
-              f"(with RLX-MLIR's in-place elementwise reuse); the original planner is simulated on the "
+              f"(with RLX-MLIR's in-place reuse: elementwise outputs and fused_matmul residuals); the original planner is simulated on the "
               f"same buffers and lifetimes without in-place reuse.")
     text = header + "\n\n" + "\n".join(out) + "\n"
     print(text)
