@@ -345,3 +345,77 @@ TEST(EmulatorTma, ALoadNoWaitLandsIsAFinding) {
   rlx_emu_unregister_buffer(t);
   rlx_emu_unregister_buffer(&map);
 }
+
+TEST(EmulatorMBarrier, TestWaitPollingLetsTheOtherThreadsRun) {
+  // Thread 0 polls test_wait.parity until thread 32 (another warp) arrives;
+  // the emulator's fibers are cooperative, so the poll must yield.
+  auto kernel = [](void **params) {
+    uint32_t *out = *static_cast<uint32_t **>(params[0]);
+    uint64_t *bar = sharedParam<uint64_t>(params, 1);
+    if (tid() == 0)
+      __rlx_emu_mbarrier_init(bar, 1);
+    __rlx_emu_barrier();
+    if (tid() == 0) {
+      while (!__rlx_emu_mbarrier_test_wait(bar, 0, 1)) {
+      }
+      out[0] = 1;
+      out[1] = 1;
+    } else if (tid() == 32) {
+      __rlx_emu_mbarrier_arrive(bar, 1, 0);
+    }
+  };
+  std::vector<uint32_t> out(2, 0);
+  uint32_t *pout = out.data();
+  ASSERT_EQ(rlx_emu_register_buffer(pout, 8, "out"), 0);
+  rlx_emu_shared shared[1] = {{8, 8}};
+  rlx_emu_kernel k{"poll", kernel, 1, shared, 1};
+  void *params[] = {&pout};
+  EXPECT_EQ(launch1(k, 64, params), 0) << rlx_emu_last_report();
+  EXPECT_EQ(out, (std::vector<uint32_t>{1, 1}));
+  rlx_emu_unregister_buffer(pout);
+}
+
+TEST(EmulatorMBarrier, APollThatNeverSucceedsIsAFinding) {
+  auto kernel = [](void **params) {
+    uint64_t *bar = sharedParam<uint64_t>(params, 0);
+    __rlx_emu_mbarrier_init(bar, 2);
+    while (!__rlx_emu_mbarrier_test_wait(bar, 0, 1)) {
+    }
+  };
+  rlx_emu_shared shared[1] = {{8, 8}};
+  rlx_emu_kernel k{"spin", kernel, 0, shared, 1};
+  EXPECT_NE(launch1(k, 1, nullptr), 0);
+  std::string report = rlx_emu_last_report();
+  EXPECT_NE(report.find("polled 1048576 times without its phase completing"), std::string::npos)
+      << report;
+}
+
+TEST(EmulatorTma, ABoxOutsideSharedMemoryIsAFinding) {
+  auto kernel = [](void **params) {
+    const rlx_emu_tensor_map *map = *static_cast<const rlx_emu_tensor_map **>(params[0]);
+    float *global = *static_cast<float **>(params[1]);
+    uint64_t *bar = sharedParam<uint64_t>(params, 2);
+    int32_t coords[2] = {0, 0};
+    __rlx_emu_mbarrier_init(bar, 1);
+    __rlx_emu_tma_load(global, map, coords, 2, bar);
+  };
+  alignas(128) static float t[4][4] = {}, g[16] = {};
+  static rlx_emu_tensor_map map;
+  uint64_t dims[2] = {4, 4}, strides[1] = {16};
+  uint32_t box[2] = {4, 4};
+  ASSERT_EQ(rlx_emu_encode_tensor_map(&map, t, 2, 4, dims, strides, box, 0), nullptr);
+  rlx_emu_register_buffer(t, sizeof t, "tensor");
+  rlx_emu_register_buffer(g, sizeof g, "global");
+  rlx_emu_register_buffer(&map, sizeof map, "map");
+  const rlx_emu_tensor_map *pm = &map;
+  float *pg = g;
+  rlx_emu_shared shared[1] = {{8, 8}};
+  rlx_emu_kernel k{"global", kernel, 2, shared, 1};
+  void *params[] = {&pm, &pg};
+  EXPECT_NE(launch1(k, 1, params), 0);
+  std::string report = rlx_emu_last_report();
+  EXPECT_NE(report.find("does not lie in the block's shared memory"), std::string::npos) << report;
+  rlx_emu_unregister_buffer(t);
+  rlx_emu_unregister_buffer(g);
+  rlx_emu_unregister_buffer(&map);
+}

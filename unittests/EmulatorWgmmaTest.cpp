@@ -160,3 +160,17 @@ TEST(EmulatorWgmma, APartialWarpgroupIsAFinding) {
   EXPECT_NE(rlx_emu_launch(&k, grid, block, 0, nullptr), 0);
   EXPECT_NE(std::string(rlx_emu_last_report()).find("partial warpgroup"), std::string::npos);
 }
+
+TEST(EmulatorWgmma, ADescriptorPastTheSharedWindowIsAFinding) {
+  auto kernel = [](void **) {
+    float c[4] = {}, d[4];
+    uint64_t past = (uint64_t(0x3FF0) >> 0) | (uint64_t(1024 >> 4) << 32); // start 0x3FF00, SBO 1 KiB
+    __rlx_emu_wgmma(1, 8, past, past, c, d, 0);
+  };
+  rlx_emu_shared shared[1] = {{16, 16}};
+  rlx_emu_kernel k{"past", kernel, 0, shared, 1};
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {128, 1, 1};
+  EXPECT_NE(rlx_emu_launch(&k, grid, block, 0, nullptr), 0);
+  std::string report = rlx_emu_last_report();
+  EXPECT_NE(report.find("past the 2^18-byte shared window"), std::string::npos) << report;
+}

@@ -249,3 +249,35 @@ def test_g5c_full_bias_after_a_batch_reduce(where):
     y = run_mlir(G5C, inputs) if where == "cpu" else run_gpu(
         G5C, inputs, flags=["--matmul-kernel", where])
     np.testing.assert_array_equal(y["result0"], np.full((32, 16), 164, np.float32))
+
+
+def head_norm_decode(M, K, heads, D):
+    return f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {t(heads * D, K)} {{rlx.input = "w"}}, %hw: {t(heads, D)} {{rlx.input = "hw"}}) -> {t(M, heads * D)} {{
+  %y = rlx_mir.fused_matmul %x, %w transpose_b head_norm(%hw : {t(heads, D)}) head_norm_eps = 1.0e-06 head_dim = {D} : {t(M, K)}, {t(heads * D, K)}
+  return %y : {t(M, heads * D)}
+}}"""
+
+
+def test_head_norm_on_gemv_with_split_k_matches_numpy():
+    """Head stages on gemv (a block per head, 16 warps), K split in 2."""
+    M, K, H, D = 16, 96, 2, 128
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((M, K)).astype(np.float32)
+    w = (rng.standard_normal((H * D, K)) / np.sqrt(K)).astype(np.float32)
+    hw = (1 + 0.1 * rng.standard_normal((H, D))).astype(np.float32)
+    out = run_gpu(head_norm_decode(M, K, H, D), {"x": x, "w": w, "hw": hw},
+                  flags=["--split-k", "2"])["result0"]
+    z = (x.astype(np.float64) @ w.T.astype(np.float64)).reshape(M, H, D)
+    ref = z / np.sqrt((z * z).mean(-1, keepdims=True) + 1e-6) * hw
+    np.testing.assert_allclose(out, ref.reshape(M, H * D), rtol=1e-5, atol=1e-5)
+
+
+def test_forced_split_k_whose_partial_sums_do_not_fit_is_an_error(tmp_path):
+    (tmp_path / "m.mlir").write_text(head_norm_decode(16, 96, 2, 128))
+    proc = subprocess.run([str(RLX_COMPILE), str(tmp_path / "m.mlir"), "-o", str(tmp_path / "a"),
+                           "--no-cubin", "--split-k", "16"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1
+    assert ("split-k=16 on 16 rows of 128 columns: its partial sums exceed 40960 bytes of "
+            "shared memory") in proc.stderr
+    assert "m.mlir:" in proc.stderr

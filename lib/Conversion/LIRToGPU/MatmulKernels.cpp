@@ -45,6 +45,8 @@ using namespace mlir::rlx::gpu_kernels;
 namespace {
 
 constexpr int64_t kThreads = 256;
+/// Shared memory the GEMV kernel's Cs and partial sums may take.
+constexpr int64_t kGemvSharedBytes = 40 * 1024;
 
 /// What one GEMM kernel computes, with every operand as a memref.
 struct GemmProblem {
@@ -107,7 +109,8 @@ private:
   void tiledMainLoop();
   void tensorCoreMainLoop();
   void gemvMainLoop();
-  void chooseGemvConfig();
+  LogicalResult chooseGemvConfig();
+  bool gemvTileFits() const;
   FailureOr<bool> chooseKernel();
   std::string whyNoTensorCores();
   bool canUseTensorCores() { return whyNoTensorCores().empty(); }
@@ -587,7 +590,13 @@ void GemmBuilder::tensorCoreMainLoop() {
 /// work per SM (N · splitK ≥ 16 · SMs) while every lane still reads at
 /// least four vectors per split, within 40 KiB of partial sums; split-k
 /// forces it.
-void GemmBuilder::chooseGemvConfig() {
+/// Whether the GEMV tile (Cs: rows × TN f32) fits the partial-sum budget.
+bool GemmBuilder::gemvTileFits() const {
+  int64_t cols = p.headStages() ? p.headDim : 8;
+  return std::max<int64_t>(p.rows, 1) * cols * 4 <= kGemvSharedBytes;
+}
+
+LogicalResult GemmBuilder::chooseGemvConfig() {
   if (p.transB && shapeOf(p.rhs).size() == 2) {
     int64_t bytes = (elementTypeOf(p.rhs).getIntOrFloatBitWidth() + 7) / 8;
     int64_t w = bytes < 16 ? 16 / bytes : 1;
@@ -599,10 +608,15 @@ void GemmBuilder::chooseGemvConfig() {
   auto partBytes = [&](int64_t s, int64_t cols) { return s > 1 ? s * sets * tm * cols * 4 : 0; };
   auto fits = [&](int64_t s) {
     int64_t cols = p.headStages() ? tn : warps / s;
-    return partBytes(s, cols) + tm * cols * 4 <= 40 * 1024;
+    return partBytes(s, cols) + tm * cols * 4 <= kGemvSharedBytes;
   };
   if (ctx.splitK > 0) {
     splitK = std::min<int64_t>(ctx.splitK, warps);
+    if (!fits(splitK))
+      return unsupported(ctx, "split-k=" + Twine(ctx.splitK) + " on " + Twine(tm) +
+                                  " rows of " + Twine(p.headStages() ? tn : warps / splitK) +
+                                  " columns: its partial sums exceed " +
+                                  Twine(kGemvSharedBytes) + " bytes of shared memory");
   } else {
     splitK = 1;
     int64_t want = 16 * ctx.target.smCount();
@@ -612,6 +626,7 @@ void GemmBuilder::chooseGemvConfig() {
   }
   if (!p.headStages())
     tn = warps / splitK;
+  return success();
 }
 
 void GemmBuilder::gemvMainLoop() {
@@ -780,6 +795,10 @@ FailureOr<bool> GemmBuilder::chooseKernel() {
   StringRef forced = ctx.matmulKernel;
   constexpr int64_t kGemvRows = 16;
   if (forced == "gemv") {
+    if (p.rows <= kGemvRows && !gemvTileFits())
+      return (unsupported(ctx, "matmul-kernel=gemv: " + Twine(p.rows) + " rows of head_dim " +
+                                   Twine(p.headDim) + " exceed its shared memory"),
+              failure());
     if (p.rows > kGemvRows)
       return (unsupported(ctx, "matmul-kernel=gemv on " + Twine(p.rows) +
                                    " rows (the gemv kernel takes at most " + Twine(kGemvRows) +
@@ -792,7 +811,7 @@ FailureOr<bool> GemmBuilder::chooseKernel() {
       return (unsupported(ctx, "matmul-kernel=tensor-cores: " + why), failure());
     tensorCores = true;
   } else if (forced != "simt") {
-    gemv = p.rows <= kGemvRows;
+    gemv = p.rows <= kGemvRows && gemvTileFits();
     tensorCores = !gemv && canUseTensorCores();
   }
   return true;
@@ -813,7 +832,8 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     return failure();
   if (gemv) {
     tm = std::max<int64_t>(p.rows, 1);
-    chooseGemvConfig();
+    if (failed(chooseGemvConfig()))
+      return failure();
   } else if (tensorCores) {
     tm = 64;
   } else {

@@ -26,6 +26,9 @@ using namespace rlx::emu;
 
 namespace {
 
+/// test_wait polls of one thread before a wait counts as a deadlock.
+constexpr uint32_t kMaxPolls = 1u << 20;
+
 /// The shared buffer holding [a, a + n), or -1.
 int sharedIndex(const Launch &l, uintptr_t a, uint64_t n) {
   for (size_t i = 0; i < l.shared.size(); ++i) {
@@ -106,13 +109,21 @@ extern "C" void __rlx_emu_mbarrier_init(void *bar, uint32_t count) {
                                    " (1 to 2^20 - 1)");
     return;
   }
-  if (MBarrier *m = lookup(*l, bar, "mbarrier.init", /*init=*/true))
-    *m = MBarrier{count, count, 0, 0};
+  if (MBarrier *m = lookup(*l, bar, "mbarrier.init", /*init=*/true)) {
+    if (!m->loads.empty())
+      addFinding(*l, &l->self(), "mbarrier.init on the mbarrier at " + mbarrierName(*l, bar) +
+                                     " while TMA loads still complete on it");
+    *m = MBarrier{count, count, 0, 0, {}};
+  }
 }
 
 extern "C" void __rlx_emu_mbarrier_inval(void *bar) {
-  if (auto [l, m] = find(bar, "mbarrier.inval"); m)
+  if (auto [l, m] = find(bar, "mbarrier.inval"); m) {
+    if (!m->loads.empty())
+      addFinding(*l, &l->self(), "mbarrier.inval on the mbarrier at " + mbarrierName(*l, bar) +
+                                     " while TMA loads still complete on it");
     l->mbarriers.erase(reinterpret_cast<uintptr_t>(bar));
+  }
 }
 
 extern "C" uint64_t __rlx_emu_mbarrier_arrive(void *bar, uint32_t count, uint32_t expect_tx) {
@@ -175,7 +186,26 @@ extern "C" uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint
   if (!m)
     return 1;
   landLoads(*l, bar, *m);
-  return parity ? parityDone(*m, static_cast<uint32_t>(state)) : m->phase != state;
+  auto done = [&] { return parity ? parityDone(*m, static_cast<uint32_t>(state)) : m->phase != state; };
+  if (done()) {
+    l->self().polls = 0;
+    return 1;
+  }
+  // A kernel polls test_wait in a loop: let the other threads run first
+  // (fibers are cooperative), and report a poll that can never succeed.
+  Thread &t = l->self();
+  if (++t.polls > kMaxPolls) {
+    addFinding(*l, &t, "mbarrier.test_wait on the mbarrier at " + mbarrierName(*l, bar) +
+                           " polled " + std::to_string(kMaxPolls) +
+                           " times without its phase completing (a deadlock)");
+    return 1;
+  }
+  l->ready.push_back(t.linear);
+  waitHere(*l);
+  if (!done())
+    return 0;
+  t.polls = 0;
+  return 1;
 }
 
 extern "C" void __rlx_emu_mbarrier_wait_parity(void *bar, uint32_t parity) {

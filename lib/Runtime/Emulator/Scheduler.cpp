@@ -163,6 +163,7 @@ bool runBlock(Launch &l, StackPool &pool) {
     Thread &t = l.threads[i];
     t.wait = Wait::Running;
     t.openCopies.clear();
+    t.polls = 0;
     t.committedCopies.clear();
     makeContext(t.ctx, pool.stacks[i], &fiberMain, &l);
     l.ready.push_back(i);

@@ -47,6 +47,7 @@ struct Thread {
   void *out = nullptr;
   bool inValid = true;
   uint64_t descA = 0, descB = 0; // wgmma's matrix descriptors
+  uint32_t polls = 0;             // consecutive unsuccessful mbarrier.test_wait polls
   // cp.async: the open group and the committed ones, oldest first.
   std::vector<AsyncCopy> openCopies;
   std::deque<std::vector<AsyncCopy>> committedCopies;

@@ -25,6 +25,15 @@ namespace {
 constexpr uint32_t kMagic = 0x544d5852; // "RXMT"
 static_assert(sizeof(rlx_emu_tensor_map) == 128, "a CUtensorMap is 128 bytes");
 
+bool inShared(const Launch &l, uintptr_t a, uint64_t n) {
+  for (const SharedBuffer &s : l.shared) {
+    auto base = reinterpret_cast<uintptr_t>(s.data);
+    if (a >= base && a - base <= s.bytes && n <= s.bytes - (a - base))
+      return true;
+  }
+  return false;
+}
+
 uint64_t boxBytes(const rlx_emu_tensor_map &m) {
   uint64_t n = m.element_bytes;
   for (uint32_t d = 0; d < m.rank; ++d)
@@ -99,7 +108,7 @@ extern "C" void __rlx_emu_tma_load(void *dst, const void *map, const int32_t *co
   if (!__rlx_emu_access(map, sizeof m, RLX_EMU_READ))
     return;
   std::memcpy(&m, map, sizeof m);
-  if (m.magic != kMagic) {
+  if (m.magic != kMagic || m.rank < 1 || m.rank > 5 || boxBytes(m) > (uint64_t(1) << 18)) {
     addFinding(*l, &t, "cp.async.bulk.tensor with a tensor map at " +
                            hexAddress(reinterpret_cast<uintptr_t>(map)) +
                            " that rlx_emu_encode_tensor_map did not make");
@@ -112,6 +121,12 @@ extern "C" void __rlx_emu_tma_load(void *dst, const void *map, const int32_t *co
   }
   uint32_t span = swizzleSpan(m.swizzle);
   auto d = reinterpret_cast<uintptr_t>(dst);
+  if (!inShared(*l, d, boxBytes(m))) {
+    addFinding(*l, &t, "cp.async.bulk.tensor into " + hexAddress(d) + ": its " +
+                           std::to_string(boxBytes(m)) +
+                           "-byte box does not lie in the block's shared memory");
+    return;
+  }
   uint32_t align = span ? 8 * span : 128;
   if (d % align != 0) {
     addFinding(*l, &t, "cp.async.bulk.tensor into " + hexAddress(d) + ", which is not " +

@@ -37,14 +37,19 @@ namespace {
 
 constexpr uint32_t kWarpgroup = 128;
 
-float load16(const Launch &l, uint8_t *window, uint32_t addr, MmaType type, bool &ok) {
-  uint8_t *p = window + addr;
+/// Element at shared-window address `addr`; an address past the 2^18-byte
+/// window is reported once (in `why`) and reads as 0.
+float load16(uint8_t *window, uint32_t addr, MmaType type, std::string &why) {
   uint16_t bits = 0;
+  if (addr + 2 > (1u << 18)) {
+    if (why.empty())
+      why = "a matrix descriptor addresses " + std::to_string(addr) +
+            ", past the 2^18-byte shared window";
+    return 0.0f;
+  }
+  uint8_t *p = window + addr;
   if (__rlx_emu_access(p, 2, RLX_EMU_READ))
     std::memcpy(&bits, p, 2);
-  else
-    ok = false;
-  (void)l;
   return type == MmaType::BF16 ? bf16ToFloat(bits) : halfToFloat(bits);
 }
 
@@ -102,15 +107,29 @@ extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint
                                             ~((uintptr_t(1) << 18) - 1));
   MmaType mt = static_cast<MmaType>(type);
   std::string why;
-  bool ok = true;
   float A[64][16], B[256][16];
   float sa = flags & 2 ? -1.0f : 1.0f, sb = flags & 4 ? -1.0f : 1.0f;
-  for (uint32_t r = 0; r < 64; ++r)
-    for (uint32_t k = 0; k < 16; ++k)
-      A[r][k] = sa * load16(*l, window, wgmmaElementAddress(desc_a, r, k, why), mt, ok);
-  for (uint32_t r = 0; r < n; ++r)
-    for (uint32_t k = 0; k < 16; ++k)
-      B[r][k] = sb * load16(*l, window, wgmmaElementAddress(desc_b, r, k, why), mt, ok);
+  // Every address first: a descriptor past the window is one finding, and
+  // nothing is read through it.
+  auto inWindow = [&](uint64_t desc, uint32_t rows) {
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t k = 0; k < 16; ++k)
+        if (wgmmaElementAddress(desc, r, k, why) + 2 > (1u << 18))
+          return false;
+    return true;
+  };
+  if (!inWindow(desc_a, 64) || !inWindow(desc_b, n))
+    why = "a matrix descriptor addresses past the 2^18-byte shared window";
+  std::memset(A, 0, sizeof A);
+  std::memset(B, 0, sizeof B);
+  if (why.empty()) {
+    for (uint32_t r = 0; r < 64; ++r)
+      for (uint32_t k = 0; k < 16; ++k)
+        A[r][k] = sa * load16(window, wgmmaElementAddress(desc_a, r, k, why), mt, why);
+    for (uint32_t r = 0; r < n; ++r)
+      for (uint32_t k = 0; k < 16; ++k)
+        B[r][k] = sb * load16(window, wgmmaElementAddress(desc_b, r, k, why), mt, why);
+  }
   if (!why.empty())
     addFinding(*l, &t, "wgmma.mma_async: " + why);
   for (uint32_t m = 0; m < kWarpgroup; ++m) {
@@ -131,5 +150,4 @@ extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint
     if (base + m != t.linear)
       l->ready.push_back(o.linear);
   }
-  (void)ok;
 }

@@ -200,9 +200,20 @@ struct LIRPlanBuffersPass : mlir::rlx::lir::impl::LIRPlanBuffersBase<LIRPlanBuff
           auto y = fp.wholeBuffer(out);
           if (!y || fp.first[*y] != at)
             continue;
+          // Another input reading the same bytes (a view of x) would see the
+          // output's writes: only a buffer that this one input reads qualifies.
+          auto readByOthers = [&](unsigned x, size_t i) {
+            for (auto [j, other] : llvm::enumerate(kernel.getInputs())) {
+              auto it = fp.rootOf.find(other);
+              if (j != i && it != fp.rootOf.end() && it->second == x)
+                return true;
+            }
+            return false;
+          };
           for (auto [i, in] : llvm::enumerate(kernel.getInputs())) {
             auto x = fp.wholeBuffer(in);
             if (!x || *x == *y || groups.isEquivalent(*x, *y) || groupEnd(*x) != at ||
+                readByOthers(*x, i) ||
                 llvm::is_contained(reuse, static_cast<int64_t>(i)) ||
                 byteSize(fp.allocs[*x].getType()) != byteSize(fp.allocs[*y].getType()) ||
                 !kernel.isElementwiseInPlaceSafe(i, o))
