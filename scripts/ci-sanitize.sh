@@ -8,11 +8,10 @@
 # build (scripts/sanitize.sh). Its last totals line is added to
 # test-all.sh's.
 #
-# pytest selection (RLX_CI_SANITIZE_PYTEST): "ci" (the default: the op-level,
-# diagnostics, plan, fuzz-regression and GPU emulator files below, about a
-# quarter of the suite's time under ASan), "all" (test/python, about 45 min
-# under ASan on 2 cores), "none", or a space-separated list of pytest
-# arguments. scripts/sanitize.sh runs all of it.
+# pytest selection (RLX_CI_SANITIZE_PYTEST): "all" (the default: test/python,
+# 14 min under ASan + UBSan on 2 cores), "quick" (the op-level, diagnostics,
+# plan, fusion-regression and GPU emulator files below), "none", or a
+# space-separated list of pytest arguments.
 #
 # CI's budget: the stage fits what is left of RLX_CI_BUDGET_S (default 4800 s,
 # 10 min under CI's 90-minute limit) counted from RLX_CI_START (set by
@@ -20,7 +19,7 @@
 # for the fuzzing, lit and unit steps; a build that cannot finish in it, or
 # too little time to start one, makes the stage one skipped test with the
 # reason (on a cold ccache the two builds do not fit together); pytest runs
-# only when its estimate (RLX_CI_SANITIZE_PYTEST_S, default 900 s) fits,
+# only when its estimate (RLX_CI_SANITIZE_PYTEST_S, default 1200 s) fits,
 # else it is one skipped test.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,15 +33,15 @@ skip_stage() {
   exit 0
 }
 
-CI_FILES="test/python/test_mir_ops.py test/python/test_hir_ops.py test/python/test_zero_size.py
+QUICK_FILES="test/python/test_mir_ops.py test/python/test_hir_ops.py test/python/test_zero_size.py
 test/python/test_storage_types.py test/python/test_diagnostics.py test/python/test_plan.py
 test/python/test_fusion_regressions.py test/python/test_gpu_emulator.py test/python/test_gpu_gemv.py
 test/python/test_gpu_tensor_core.py test/python/test_gpu_runtime.py"
 SEL=()
-case "${RLX_CI_SANITIZE_PYTEST:-ci}" in
+case "${RLX_CI_SANITIZE_PYTEST:-all}" in
   none) SEL=(--no-pytest) ;;
   all) ;;
-  ci) for a in $CI_FILES; do SEL+=(--pytest "$a"); done ;;
+  quick) for a in $QUICK_FILES; do SEL+=(--pytest "$a"); done ;;
   *) for a in $RLX_CI_SANITIZE_PYTEST; do SEL+=(--pytest "$a"); done ;;
 esac
 
@@ -60,7 +59,7 @@ elif [ "$rc" != 0 ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-PYTEST_S=${RLX_CI_SANITIZE_PYTEST_S:-900}
+PYTEST_S=${RLX_CI_SANITIZE_PYTEST_S:-1200}
 if [ "${SEL[0]:-}" != --no-pytest ] && [ $(( $(left) - RESERVE )) -lt "$PYTEST_S" ]; then
   SEL=(--skip-pytest "$(left) s of CI's budget left after the build, under the ${PYTEST_S} s it needs")
 fi
