@@ -111,7 +111,7 @@ private:
   void gemvMainLoop();
   LogicalResult chooseGemvConfig();
   bool gemvTileFits() const;
-  FailureOr<bool> chooseKernel();
+  LogicalResult chooseKernel();
   std::string whyNoTensorCores();
   bool canUseTensorCores() { return whyNoTensorCores().empty(); }
   Value sharedAddress(Value buffer, Value row, Value col, int64_t rowElems);
@@ -791,30 +791,28 @@ void GemmBuilder::epilogue() {
 /// most 16 rows (decode: bound by reading the weights once), else tensor
 /// cores where they apply, else tiled SIMT; matmul-kernel forces one, and a
 /// forced kernel that cannot compute the matmul is an error.
-FailureOr<bool> GemmBuilder::chooseKernel() {
+LogicalResult GemmBuilder::chooseKernel() {
   StringRef forced = ctx.matmulKernel;
   constexpr int64_t kGemvRows = 16;
   if (forced == "gemv") {
     if (p.rows <= kGemvRows && !gemvTileFits())
-      return (unsupported(ctx, "matmul-kernel=gemv: " + Twine(p.rows) + " rows of head_dim " +
-                                   Twine(p.headDim) + " exceed its shared memory"),
-              failure());
+      return unsupported(ctx, "matmul-kernel=gemv: " + Twine(p.rows) + " rows of head_dim " +
+                                  Twine(p.headDim) + " exceed its shared memory");
     if (p.rows > kGemvRows)
-      return (unsupported(ctx, "matmul-kernel=gemv on " + Twine(p.rows) +
-                                   " rows (the gemv kernel takes at most " + Twine(kGemvRows) +
-                                   ")"),
-              failure());
+      return unsupported(ctx, "matmul-kernel=gemv on " + Twine(p.rows) +
+                                  " rows (the gemv kernel takes at most " + Twine(kGemvRows) +
+                                  ")");
     gemv = true;
   } else if (forced == "tensor-cores") {
     std::string why = whyNoTensorCores();
     if (!why.empty())
-      return (unsupported(ctx, "matmul-kernel=tensor-cores: " + why), failure());
+      return unsupported(ctx, "matmul-kernel=tensor-cores: " + why);
     tensorCores = true;
   } else if (forced != "simt") {
     gemv = p.rows <= kGemvRows && gemvTileFits();
     tensorCores = !gemv && canUseTensorCores();
   }
-  return true;
+  return success();
 }
 
 FailureOr<LaunchConfig> GemmBuilder::build() {
@@ -827,8 +825,7 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   } else {
     tn = 64;
   }
-  FailureOr<bool> chosen = chooseKernel();
-  if (failed(chosen))
+  if (failed(chooseKernel()))
     return failure();
   if (gemv) {
     tm = std::max<int64_t>(p.rows, 1);

@@ -186,7 +186,10 @@ extern "C" uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint
   if (!m)
     return 1;
   landLoads(*l, bar, *m);
-  auto done = [&] { return parity ? parityDone(*m, static_cast<uint32_t>(state)) : m->phase != state; };
+  const MBarrier &mb = *m;
+  auto done = [&] {
+    return parity ? parityDone(mb, static_cast<uint32_t>(state)) : mb.phase != state;
+  };
   if (done()) {
     l->self().polls = 0;
     return 1;
