@@ -69,3 +69,20 @@ func.func @shared_small_producer(%v: tensor<8xf32>, %x: tensor<4x8xf32>) -> (ten
   %2 = rlx_mir.mul %x, %0 : tensor<4x8xf32>, tensor<8xf32>
   return %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A splat constant that widens the shape stays an input (found by the mlir
+// fuzzer: RoPE with theta = 1 folds inv_freq to a splat, and the fused op's
+// result was wider than its inputs' broadcast shape: invalid IR).
+// CHECK-LABEL: func.func @splat_widens
+// CHECK: %[[C:.*]] = arith.constant dense<2.000000e+00> : tensor<8xf32>
+// CHECK: rlx_mir.elementwise ins(%arg0, %[[C]] : tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK:   arith.mulf
+// CHECK:   math.exp
+func.func @splat_widens(%x: tensor<4x1xf32>) -> tensor<4x8xf32> {
+  %c = arith.constant dense<2.0> : tensor<8xf32>
+  %m = rlx_mir.mul %x, %c : tensor<4x1xf32>, tensor<8xf32>
+  %e = rlx_mir.exp %m : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}

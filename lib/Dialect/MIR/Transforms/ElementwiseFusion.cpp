@@ -11,6 +11,8 @@
 
 #include "FusionUtils.h"
 
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -50,6 +52,37 @@ static bool outlineGroup(ArrayRef<Operation *> group, RewriterBase &rw) {
     for (Value r : op->getResults())
       if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inGroup.contains(u); }))
         outputs.push_back(r);
+  }
+  // The fused op's results have the broadcast shape of its inputs. A splat
+  // constant that widens the shape (x[?, 1] · splat[8] → [?, 8]) must then
+  // stay an input rather than be folded into the body.
+  auto shapesHold = [&] {
+    Shape shape;
+    for (auto [i, v] : llvm::enumerate(inputs)) {
+      ArrayRef<int64_t> s = cast<RankedTensorType>(v.getType()).getShape();
+      FailureOr<Shape> b = i ? broadcastShapes(std::nullopt, shape, s) : FailureOr<Shape>(Shape(s));
+      if (failed(b))
+        return false;
+      shape = *b;
+    }
+    return llvm::all_of(outputs, [&](Value out) {
+      ArrayRef<int64_t> s = cast<RankedTensorType>(out.getType()).getShape();
+      return s.size() == shape.size() &&
+             llvm::all_of(llvm::seq<size_t>(0, s.size()),
+                          [&](size_t d) { return dimsMatch(s[d], shape[d]); });
+    });
+  };
+  if (!inputs.empty() && !outputs.empty() && !shapesHold()) {
+    for (Operation *op : group)
+      for (Value v : op->getOperands()) {
+        auto t = dyn_cast<RankedTensorType>(v.getType());
+        if ((v.getDefiningOp() && inGroup.contains(v.getDefiningOp())) || !t || t.getRank() == 0)
+          continue;
+        if (inputIndex.try_emplace(v, inputs.size()).second)
+          inputs.push_back(v);
+      }
+    if (!shapesHold())
+      return false;
   }
   if (outputs.empty() || inputs.empty())
     return false;
