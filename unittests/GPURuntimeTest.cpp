@@ -180,6 +180,68 @@ TEST(GPUManifest, EachBadFieldIsNamed) {
       << err;
 }
 
+TEST(GPUManifest, TensorMapArguments) {
+  // x is [4, 64] f32 (1024 bytes): a map of its 4 rows of 64 elements,
+  // boxes of 2 rows × 32 elements, 128-byte swizzle.
+  const std::string arg = R"({"buffer": "x", "offset": 0})";
+  auto with = [&](const std::string &map) {
+    return replaced(kManifest, arg, R"({"buffer": "x", "offset": 0, "tensor_map": )" + map + "}");
+  };
+  const std::string good = R"({"dtype": "f32", "dims": [64, 4], "strides": [256], "box": [32, 2], "swizzle": 3})";
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(with(good), m, err)) << err;
+  const LaunchArg &a = m.functions[0].launches[0].args[0];
+  ASSERT_TRUE(a.hasTensorMap);
+  EXPECT_EQ(a.tensorMap.rank, 2u);
+  EXPECT_EQ(a.tensorMap.elementBytes, 4u);
+  EXPECT_EQ(a.tensorMap.dims[1], 4u);
+  EXPECT_EQ(a.tensorMap.strides[0], 256u);
+  EXPECT_EQ(a.tensorMap.box[0], 32u);
+  EXPECT_EQ(a.tensorMap.swizzle, 3u);
+  EXPECT_FALSE(m.functions[0].launches[0].args[1].hasTensorMap);
+  struct Case {
+    const char *map, *expect;
+  };
+  const Case cases[] = {
+      {R"({"dtype": "f4E2M1FN", "dims": [64, 4], "strides": [256], "box": [32, 2], "swizzle": 0})",
+       "tensor_map.dtype: 'f4E2M1FN' has no tensor-map data type"},
+      {R"({"dtype": "f32", "dims": [], "strides": [], "box": [], "swizzle": 0})",
+       "tensor_map.dims: a tensor map has 1 to 5 dimensions, got 0"},
+      {R"({"dtype": "f32", "dims": [64, 4], "strides": [], "box": [32, 2], "swizzle": 0})",
+       "tensor_map.strides: 0 strides for 2 dimensions"},
+      {R"({"dtype": "f32", "dims": [64, 4], "strides": [256], "box": [32], "swizzle": 0})",
+       "tensor_map.box: 1 box sizes for 2 dimensions"},
+      {R"({"dtype": "f32", "dims": [64, 4], "strides": [200], "box": [32, 2], "swizzle": 0})",
+       "tensor_map.strides[0]: must be a multiple of 16 bytes"},
+      {R"({"dtype": "f32", "dims": [64, 4], "strides": [128], "box": [32, 2], "swizzle": 0})",
+       "tensor_map.strides[0]: 128 is less than the 256 bytes of the dimensions inside it"},
+      {R"({"dtype": "f32", "dims": [64, 5], "strides": [256], "box": [32, 2], "swizzle": 0})",
+       "tensor_map: the tensor spans 1280 bytes from offset 0, past the end of its buffer (1024 bytes)"},
+      {R"({"dtype": "f32", "dims": [64, 4], "strides": [256], "box": [257, 2], "swizzle": 0})",
+       "tensor_map.box[0]: 257 is out of range (at most 256)"},
+      {R"({"dtype": "f32", "dims": [64, 4], "strides": [256], "box": [3, 2], "swizzle": 0})",
+       "tensor_map.box[0]: the inner box dimension must be a multiple of 16 bytes"},
+      {R"({"dtype": "f32", "dims": [64, 4], "strides": [256], "box": [32, 2], "swizzle": 1})",
+       "tensor_map.box[0]: the inner box dimension exceeds the swizzle span of 32 bytes"},
+      {R"({"dtype": "f32", "dims": [64, 4], "strides": [256], "box": [32, 2], "swizzle": 4})",
+       "tensor_map.swizzle: 4 is out of range (at most 3)"},
+  };
+  for (const Case &c : cases) {
+    Manifest bad;
+    std::string e;
+    EXPECT_FALSE(parseManifest(with(c.map), bad, e)) << c.map;
+    EXPECT_NE(e.find(c.expect), std::string::npos) << "expected '" << c.expect << "' in: " << e;
+  }
+  // A misaligned tensor: offset 8 of x.
+  Manifest bad;
+  std::string e;
+  std::string text = replaced(kManifest, arg,
+                              R"({"buffer": "x", "offset": 8, "tensor_map": {"dtype": "f32", "dims": [4], "strides": [], "box": [4], "swizzle": 0}})");
+  EXPECT_FALSE(parseManifest(text, bad, e));
+  EXPECT_NE(e.find("(offset 8) is not 16-byte aligned"), std::string::npos) << e;
+}
+
 TEST(GPUManifest, MalformedInputIsAnErrorNotACrash) {
   const char *inputs[] = {"", "{", "[]", "null", "{\"format\": \"rlx-gpu-artifact\"}", "\xff\xfe", "{\"a\":1}}",
                           R"({"format": "rlx-gpu-artifact", "version": 1, "target": []})"};

@@ -149,7 +149,8 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect", "::mlir::math::MathDialect",
-                           "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
+                           "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect"];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
            "NVIDIA chip: sm_80, sm_89, sm_90, sm_90a, sm_100a, ...">,
@@ -157,11 +158,13 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
            "PTX ISA as +ptxNN (default: the chip's)">,
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
            "tensor-core kernels where they apply (bf16/f16 fused_matmul with more than 16 "
-           "rows on sm_80+); false leaves them out of matmul-kernel=auto">,
+           "rows: wgmma on sm_90a, mma.sync on sm_80+); false leaves them out of "
+           "matmul-kernel=auto">,
     Option<"matmulKernel", "matmul-kernel", "std::string", /*default=*/"\"auto\"",
            "matmul / fused_matmul kernel: auto (the tile heuristic of docs/gpu.md), gemv "
-           "(at most 16 rows), simt (tiled SIMT) or tensor-cores (mma.sync); a forced "
-           "kernel that cannot compute a matmul is an error">,
+           "(at most 16 rows), simt (tiled SIMT), tensor-cores (mma.sync) or wgmma (sm_90a: "
+           "TMA + mbarrier pipeline + warpgroup MMA); a forced kernel that cannot compute a "
+           "matmul is an error">,
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "K splits of the gemv kernel (warps of a block summing disjoint K ranges, "
            "combined in a fixed order before the epilogue runs once); 0: the heuristic">

@@ -14,7 +14,9 @@
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::rlx {
@@ -41,6 +43,15 @@ const std::vector<std::unique_ptr<KernelTemplate>> &mlir::rlx::gpu_kernels::buil
   return all;
 }
 
+Value KernelContext::addTensorMapParam(LaunchConfig &launch, const TensorMapParam &param) {
+  launch.tensorMaps.push_back(param);
+  unsigned at = fn.getNumArguments();
+  if (failed(fn.insertArgument(at, LLVM::LLVMPointerType::get(fn.getContext()), DictionaryAttr(),
+                               fn.getLoc())))
+    return Value();
+  return fn.getArgument(at);
+}
+
 namespace {
 
 /// A symbol-friendly kernel name: <fn>_<index>_<kernel name>.
@@ -61,6 +72,33 @@ gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc, gpu::GPUModuleOp mod
   return fn;
 }
 
+/// The host side of a tensor-map parameter: `memref` (collapsed to the map's
+/// shape) → unranked → nvgpu.tma.create.descriptor → the kernel's !llvm.ptr.
+Value hostTensorMap(OpBuilder &b, Location loc, Value memref, const TensorMapParam &t) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getShape() != ArrayRef<int64_t>(t.shape)) {
+    // Leading dimensions into one: [d0, ..., dn-2, dn-1] -> [d0·…·dn-2, dn-1].
+    SmallVector<ReassociationIndices> groups(1);
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+      groups[0].push_back(d);
+    groups.push_back({type.getRank() - 1});
+    memref = memref::CollapseShapeOp::create(b, loc, memref, groups);
+  }
+  Type et = type.getElementType();
+  Value unranked = memref::CastOp::create(b, loc, UnrankedMemRefType::get(et, Attribute()), memref);
+  SmallVector<Value> box;
+  for (int64_t v : t.box)
+    box.push_back(arith::ConstantIndexOp::create(b, loc, v));
+  auto smem = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto descType = nvgpu::TensorMapDescriptorType::get(
+      b.getContext(), MemRefType::get(t.box, et, MemRefLayoutAttrInterface(), smem),
+      static_cast<nvgpu::TensorMapSwizzleKind>(t.swizzle), nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO, nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value desc = nvgpu::TmaCreateDescriptorOp::create(b, loc, descType, unranked, box);
+  return UnrealizedConversionCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), desc)
+      .getResult(0);
+}
+
 /// Ends `fn`'s body, records the block size and launches it from `at`.
 void finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn, const LaunchConfig &launch,
                      Operation *at, ValueRange args) {
@@ -75,11 +113,14 @@ void finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn, const LaunchConfig &launch
   auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, at->getLoc(), v); };
   gpu::KernelDim3 gridDim{idx(launch.grid[0]), idx(launch.grid[1]), idx(launch.grid[2])};
   gpu::KernelDim3 blockDim{idx(launch.block[0]), idx(launch.block[1]), idx(launch.block[2])};
+  SmallVector<Value> operands(args);
+  for (const TensorMapParam &t : launch.tensorMaps)
+    operands.push_back(hostTensorMap(b, at->getLoc(), args[t.memrefArg], t));
   Value smem = launch.dynamicSharedBytes
                    ? Value(arith::ConstantIntOp::create(b, at->getLoc(), b.getI32Type(),
                                                         launch.dynamicSharedBytes))
                    : Value();
-  gpu::LaunchFuncOp::create(b, at->getLoc(), fn, gridDim, blockDim, smem, args);
+  gpu::LaunchFuncOp::create(b, at->getLoc(), fn, gridDim, blockDim, smem, operands);
 }
 
 struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRToGPUPass> {
@@ -93,9 +134,10 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
       emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: " << error;
       return signalPassFailure();
     }
-    if (!llvm::is_contained({"auto", "gemv", "simt", "tensor-cores"}, StringRef(matmulKernel))) {
+    if (!llvm::is_contained({"auto", "gemv", "simt", "tensor-cores", "wgmma"},
+                            StringRef(matmulKernel))) {
       emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: matmul-kernel must be auto, gemv, "
-                                    "simt or tensor-cores, got '"
+                                    "simt, tensor-cores or wgmma, got '"
                                  << matmulKernel << "'";
       return signalPassFailure();
     }

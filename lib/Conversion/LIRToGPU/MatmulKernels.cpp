@@ -22,14 +22,16 @@
 //    as 2 × 4, each warp (32 × TN/4) a grid of mma.sync m16n8k16 tiles fed
 //    by ldmatrix from shared A[m][k] / B[n][k] slices 32 deep (rows padded
 //    to 40 elements, so ldmatrix's eight 16-byte rows hit distinct banks);
-//    f32 accumulators, then the same Cs and epilogue.
+//    f32 accumulators, then the same Cs and epilogue;
+//  - wgmma (sm_90a): TMA + mbarrier pipeline + warpgroup MMA, warp-
+//    specialized (WgmmaKernel.cpp), then the same Cs and epilogue.
 // The norm prologue first computes the tile rows' statistics (a warp per
 // row) into shared memory, then normalizes A as it is read (for tensor
 // cores, rounded to the input type as HF's norm output is).
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelBuilder.h"
+#include "MatmulKernels.h"
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
@@ -41,83 +43,9 @@
 using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::gpu_kernels;
+using namespace mlir::rlx::gpu_kernels::matmul;
 
-namespace {
-
-constexpr int64_t kThreads = 256;
-/// Shared memory the GEMV kernel's Cs and partial sums may take.
-constexpr int64_t kGemvSharedBytes = 40 * 1024;
-
-/// What one GEMM kernel computes, with every operand as a memref.
-struct GemmProblem {
-  // C[bt, m, n] for bt < batches, m < rows, n < cols.
-  int64_t batches = 1, rows = 0, cols = 0, k = 0;
-  Value lhs, rhs;
-  bool transA = false, transB = false;
-  // fused_matmul stages (null / none when absent).
-  NormKind normKind = NormKind::RmsNorm;
-  bool norm = false;
-  double normEps = 0;
-  Value normWeight, normBias, bias;
-  ActivationKind act = ActivationKind::None;
-  bool glu = false; // up column = n + cols
-  int64_t headDim = 0, headNormHeads = 0, ropeHeads = 0, rotary = 0;
-  double headNormEps = 0;
-  Value headNormWeight, ropeCos, ropeSin, residual;
-  RopeStyle ropeStyle = RopeStyle::NeoX;
-  Value out;
-  bool fused = false;
-
-  bool headStages() const { return headNormWeight || ropeCos; }
-};
-
-class GemmBuilder {
-public:
-  GemmBuilder(KernelContext &ctx, const GemmProblem &p)
-      : ctx(ctx), p(p), kb(ctx.b, ctx.kernel.getLoc()) {
-    acc = kb.statsType(elementTypeOf(p.out));
-  }
-
-  FailureOr<LaunchConfig> build();
-
-private:
-  KernelContext &ctx;
-  const GemmProblem &p;
-  KernelBuilder kb;
-  Type acc;
-  // Tile geometry.
-  int64_t tm = 0, tn = 0, tk = 16, tnThreads = 0, tmThreads = 0, colsPerThread = 0;
-  static constexpr int64_t kRowsPerThread = 4;
-  bool gemv = false, tensorCores = false;
-  int64_t tcStages = 2; // shared-memory stages of the tensor-core pipeline
-  int64_t threads = kThreads;
-  // GEMV: 16-byte vectors of `width` elements, `splitK` K ranges per column.
-  int64_t width = 1, splitK = 1;
-  // Block coordinates.
-  Value bt, m0, n0;
-  // Shared buffers.
-  Value cs, rowMean, rowRstd, headRstd;
-
-  // Positions.
-  SmallVector<Value> lhsPos(Value row, Value kIdx);
-  SmallVector<Value> rhsPos(Value kIdx, Value col);
-  SmallVector<Value> outPos(Value row, Value col, Value out);
-  Value loadA(Value row, Value kIdx);
-  Value normalizeA(Value a, Value local, Value kIdx);
-  Value loadB(Value kIdx, Value col);
-  void rowStatistics();
-  void tiledMainLoop();
-  void tensorCoreMainLoop();
-  void gemvMainLoop();
-  LogicalResult chooseGemvConfig();
-  bool gemvTileFits() const;
-  LogicalResult chooseKernel();
-  std::string whyNoTensorCores();
-  bool canUseTensorCores() { return whyNoTensorCores().empty(); }
-  Value sharedAddress(Value buffer, Value row, Value col, int64_t rowElems);
-  Value activate(Value gate, Value up, Value col);
-  void epilogue();
-};
+namespace mlir::rlx::gpu_kernels::matmul {
 
 SmallVector<Value> GemmBuilder::lhsPos(Value row, Value kIdx) {
   ArrayRef<int64_t> shape = shapeOf(p.lhs);
@@ -803,6 +731,11 @@ LogicalResult GemmBuilder::chooseKernel() {
                                   " rows (the gemv kernel takes at most " + Twine(kGemvRows) +
                                   ")");
     gemv = true;
+  } else if (forced == "wgmma") {
+    std::string why = whyNoWgmma();
+    if (!why.empty())
+      return unsupported(ctx, "matmul-kernel=wgmma: " + why);
+    wgmma = true;
   } else if (forced == "tensor-cores") {
     std::string why = whyNoTensorCores();
     if (!why.empty())
@@ -810,7 +743,8 @@ LogicalResult GemmBuilder::chooseKernel() {
     tensorCores = true;
   } else if (forced != "simt") {
     gemv = p.rows <= kGemvRows && gemvTileFits();
-    tensorCores = !gemv && canUseTensorCores();
+    wgmma = !gemv && whyNoWgmma().empty();
+    tensorCores = !gemv && !wgmma && canUseTensorCores();
   }
   return success();
 }
@@ -833,6 +767,8 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
       return failure();
   } else if (tensorCores) {
     tm = 64;
+  } else if (wgmma) {
+    // tm, tn, threads: whyNoWgmma.
   } else {
     colsPerThread = tn % 4 == 0 ? 4 : tn % 2 == 0 ? 2 : 1;
     tnThreads = tn / colsPerThread;
@@ -858,14 +794,19 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   n0 = kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(tn));
   m0 = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(tm));
   bt = kb.blockId(gpu::Dimension::z);
-  cs = kb.workgroupBuffer(ctx.fn, {tm, tn}, acc);
+  if (wgmma) {
+    if (failed(wgmmaSetup(launch)))
+      return failure();
+  } else {
+    cs = kb.workgroupBuffer(ctx.fn, {tm, tn}, acc);
+  }
   if (p.norm) {
     rowRstd = kb.workgroupBuffer(ctx.fn, {tm}, acc);
     if (p.normKind == NormKind::LayerNorm)
       rowMean = kb.workgroupBuffer(ctx.fn, {tm}, acc);
     rowStatistics();
   }
-  if (p.headNormWeight)
+  if (p.headNormWeight && !headRstd)
     headRstd = kb.workgroupBuffer(ctx.fn, {tm}, acc);
   if (p.k == 0) {
     // Empty sums: Cs = activate(0).
@@ -880,6 +821,8 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     gemvMainLoop();
   } else if (tensorCores) {
     tensorCoreMainLoop();
+  } else if (wgmma) {
+    wgmmaMainLoop();
   } else {
     tiledMainLoop();
   }
@@ -955,9 +898,9 @@ struct MatmulTemplate : KernelTemplate {
   }
 };
 
-} // namespace
+} // namespace mlir::rlx::gpu_kernels::matmul
 
 void mlir::rlx::gpu_kernels::addMatmulTemplates(
     std::vector<std::unique_ptr<KernelTemplate>> &out) {
-  out.push_back(std::make_unique<MatmulTemplate>());
+  out.push_back(std::make_unique<matmul::MatmulTemplate>());
 }

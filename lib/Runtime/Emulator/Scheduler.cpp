@@ -548,9 +548,10 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
   void *window = nullptr;
   bool ok = posix_memalign(&window, kSharedWindow, kSharedWindow) == 0;
   ok = ok && layoutShared(l, static_cast<uint8_t *>(window));
-  l.sharedPtrs.resize(kernel->num_shared);
+  // Then the dynamic shared memory (kernels that use it take it last).
+  l.sharedPtrs.resize(kernel->num_shared + 1);
   l.params.assign(params, params + kernel->num_params);
-  for (uint32_t i = 0; i < kernel->num_shared; ++i) {
+  for (uint32_t i = 0; i <= kernel->num_shared; ++i) {
     l.sharedPtrs[i] = l.shared[i].data;
     l.params.push_back(&l.sharedPtrs[i]);
   }

@@ -83,6 +83,7 @@ bool loadCUDADriver(CUDADriver &out, std::string &error, const char *libraryName
       RLX_CU(cuEventRecord, "cuEventRecord", false),
       RLX_CU(cuEventSynchronize, "cuEventSynchronize", false),
       RLX_CU(cuEventElapsedTime, "cuEventElapsedTime", false),
+      RLX_CU(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", true),
       RLX_CU(cuGetErrorName, "cuGetErrorName", true),
       RLX_CU(cuGetErrorString, "cuGetErrorString", true),
   };
@@ -134,6 +135,7 @@ public:
   bool launch(size_t kernel, const Dim3 &grid, const Dim3 &block, uint64_t dynamicSharedBytes, void **params,
               std::string &error) override;
   bool synchronize(std::string &error) override;
+  bool encodeTensorMap(const TensorMapInfo &map, DevicePtr base, void *out, std::string &error) override;
   bool timerStart(std::string &error) override;
   bool timerStop(double &ms, std::string &error) override;
 
@@ -417,6 +419,33 @@ bool CUDABackend::timerStop(double &ms, std::string &error) {
     return false;
   ms = double(f);
   return true;
+}
+
+bool CUDABackend::encodeTensorMap(const TensorMapInfo &map, DevicePtr base, void *out, std::string &error) {
+  if (!d_.cuTensorMapEncodeTiled) {
+    error = "the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer is needed for TMA)";
+    return false;
+  }
+  int type = map.dtype == "bf16"  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+             : map.dtype == "f16" ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+             : map.dtype == "f32" ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+             : map.dtype == "f64" ? CU_TENSOR_MAP_DATA_TYPE_FLOAT64
+             : map.elementBytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+             : map.elementBytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+             : map.elementBytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                                     : CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  unsigned long long dims[5], strides[4];
+  unsigned box[5], elementStrides[5] = {1, 1, 1, 1, 1};
+  for (uint32_t d = 0; d < map.rank; ++d) {
+    dims[d] = map.dims[d];
+    box[d] = map.box[d];
+    if (d)
+      strides[d - 1] = map.strides[d - 1];
+  }
+  return check(d_.cuTensorMapEncodeTiled(out, type, map.rank, reinterpret_cast<void *>(base), dims, strides, box,
+                                         elementStrides, /*INTERLEAVE_NONE*/ 0, int(map.swizzle),
+                                         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, /*OOB_FILL_NONE: zeros*/ 0),
+               "cuTensorMapEncodeTiled", error);
 }
 
 } // namespace

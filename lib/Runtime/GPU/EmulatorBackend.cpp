@@ -72,6 +72,21 @@ public:
   bool launch(size_t kernel, const Dim3 &grid, const Dim3 &block, uint64_t dynamicSharedBytes, void **params,
               std::string &error) override;
   bool synchronize(std::string &error) override { return true; }
+  bool encodeTensorMap(const TensorMapInfo &map, DevicePtr base, void *out, std::string &error) override {
+    static_assert(sizeof(rlx_emu_tensor_map) == 128, "a tensor map is 128 bytes");
+    rlx_emu_tensor_map m;
+    uint32_t box[5];
+    for (int d = 0; d < 5; ++d)
+      box[d] = map.box[size_t(d)];
+    if (const char *why = rlx_emu_encode_tensor_map(&m, reinterpret_cast<const void *>(base), map.rank,
+                                                    map.elementBytes, map.dims.data(), map.strides.data(), box,
+                                                    map.swizzle)) {
+      error = std::string("tensor map: ") + why;
+      return false;
+    }
+    std::memcpy(out, &m, sizeof m);
+    return true;
+  }
   bool timerStart(std::string &error) override {
     start_ = std::chrono::steady_clock::now();
     return true;

@@ -103,6 +103,63 @@ Dim3 dim3(const json &v, const std::string &path, uint64_t maxX, uint64_t maxYZ)
   return d;
 }
 
+// An argument's "tensor_map" (docs/gpu-artifact.md): the checks of
+// cuTensorMapEncodeTiled that do not need a device, and that the map's
+// memory lies inside the argument's buffer (from `offset`, of `size` bytes).
+TensorMapInfo tensorMap(const json &v, const std::string &path, uint64_t offset, uint64_t size) {
+  object(v, path);
+  TensorMapInfo t;
+  t.dtype = string(field(v, path, "dtype"), sub(path, "dtype"));
+  int eb = dtypeBytes(t.dtype);
+  if (!(eb == 1 || eb == 2 || eb == 4 || eb == 8))
+    fail(sub(path, "dtype"), "'" + t.dtype + "' has no tensor-map data type");
+  t.elementBytes = uint32_t(eb);
+  std::string dp = sub(path, "dims"), sp = sub(path, "strides"), bp = sub(path, "box");
+  const json &dims = array(field(v, path, "dims"), dp);
+  const json &strides = array(field(v, path, "strides"), sp);
+  const json &box = array(field(v, path, "box"), bp);
+  if (dims.empty() || dims.size() > 5)
+    fail(dp, "a tensor map has 1 to 5 dimensions, got " + std::to_string(dims.size()));
+  t.rank = uint32_t(dims.size());
+  if (strides.size() + 1 != dims.size())
+    fail(sp, std::to_string(strides.size()) + " strides for " + std::to_string(dims.size()) +
+                 " dimensions (one per dimension after the innermost)");
+  if (box.size() != dims.size())
+    fail(bp, std::to_string(box.size()) + " box sizes for " + std::to_string(dims.size()) + " dimensions");
+  uint64_t extent = 0; // bytes the map spans
+  for (uint32_t d = 0; d < t.rank; ++d) {
+    t.dims[d] = unsignedInt(dims[d], idx(dp, d), uint64_t(1) << 32);
+    if (t.dims[d] == 0)
+      fail(idx(dp, d), "must be at least 1");
+    t.box[d] = uint32_t(unsignedInt(box[d], idx(bp, d), 256));
+    if (t.box[d] == 0)
+      fail(idx(bp, d), "must be at least 1");
+    if (d == 0) {
+      extent = t.dims[0] * t.elementBytes;
+      continue;
+    }
+    t.strides[d - 1] = unsignedInt(strides[d - 1], idx(sp, d - 1), uint64_t(1) << 40);
+    if (t.strides[d - 1] % 16 != 0)
+      fail(idx(sp, d - 1), "must be a multiple of 16 bytes");
+    if (t.strides[d - 1] < extent)
+      fail(idx(sp, d - 1), std::to_string(t.strides[d - 1]) + " is less than the " + std::to_string(extent) +
+                               " bytes of the dimensions inside it");
+    extent = t.strides[d - 1] * (t.dims[d] - 1) + extent;
+  }
+  if ((uint64_t(t.box[0]) * t.elementBytes) % 16 != 0)
+    fail(idx(bp, 0), "the inner box dimension must be a multiple of 16 bytes");
+  t.swizzle = uint32_t(unsignedInt(field(v, path, "swizzle"), sub(path, "swizzle"), 3));
+  if (t.swizzle && uint64_t(t.box[0]) * t.elementBytes > (16u << t.swizzle))
+    fail(idx(bp, 0), "the inner box dimension exceeds the swizzle span of " +
+                         std::to_string(16u << t.swizzle) + " bytes");
+  if (offset % 16 != 0)
+    fail(path, "the tensor's address (offset " + std::to_string(offset) + ") is not 16-byte aligned");
+  if (extent > size - offset)
+    fail(path, "the tensor spans " + std::to_string(extent) + " bytes from offset " + std::to_string(offset) +
+                   ", past the end of its buffer (" + std::to_string(size) + " bytes)");
+  return t;
+}
+
 // Artifact files are names inside the artifact directory: an absolute path or
 // ".." would let a manifest read anything on the machine.
 std::string fileName(const json &v, const std::string &path) {
@@ -277,6 +334,10 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
       if (!(la.offset < size || (size == 0 && la.offset == 0)))
         fail(sub(r, "offset"), std::to_string(la.offset) + " is past the end of '" + bname + "' (" +
                                    std::to_string(size) + " bytes)");
+      if (const json *tm = optField(arg, "tensor_map")) {
+        la.hasTensorMap = true;
+        la.tensorMap = tensorMap(*tm, sub(r, "tensor_map"), la.offset, size);
+      }
       li.args.push_back(la);
     }
     fi.launches.push_back(std::move(li));

@@ -10,11 +10,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <new>
 
 using namespace rlx::gpu;
 
 namespace {
+
+struct alignas(64) TensorMapImage {
+  unsigned char bytes[128];
+};
 
 struct FunctionState {
   DevicePtr arena = 0;
@@ -24,6 +29,10 @@ struct FunctionState {
   std::vector<bool> set;
   std::vector<std::vector<DevicePtr>> argValues; ///< per launch
   std::vector<std::vector<void *>> argPointers;  ///< per launch, into argValues
+  /// The tensor maps of launch arguments: device copies and their host
+  /// images (kept: the copy to the device may be asynchronous).
+  std::vector<DevicePtr> tensorMaps;
+  std::vector<std::unique_ptr<TensorMapImage>> tensorMapImages;
 };
 
 } // namespace
@@ -43,6 +52,8 @@ struct rlx_gpu_artifact {
       for (size_t i = 0; i < f.buffers.size(); ++i)
         if (f.allocated[i])
           backend->free(f.buffers[i]);
+      for (DevicePtr p : f.tensorMaps)
+        backend->free(p);
     }
     functions.clear();
     backend.reset();
@@ -78,10 +89,15 @@ struct rlx_gpu_artifact {
           return false;
         s.allocated[b] = true;
       }
-      for (const LaunchInfo &l : f.launches) {
+      for (size_t li = 0; li < f.launches.size(); ++li) {
         std::vector<DevicePtr> values;
-        for (const LaunchArg &a : l.args)
-          values.push_back((a.buffer == kArena ? s.arena : s.buffers[size_t(a.buffer)]) + a.offset);
+        for (size_t ai = 0; ai < f.launches[li].args.size(); ++ai) {
+          const LaunchArg &a = f.launches[li].args[ai];
+          DevicePtr p = (a.buffer == kArena ? s.arena : s.buffers[size_t(a.buffer)]) + a.offset;
+          if (a.hasTensorMap && !tensorMap(f, s, li, ai, p, err))
+            return false;
+          values.push_back(p);
+        }
         s.argValues.push_back(std::move(values));
       }
       // Pointers only after argValues stopped growing.
@@ -92,6 +108,26 @@ struct rlx_gpu_artifact {
         s.argPointers.push_back(std::move(ptrs));
       }
     }
+    return true;
+  }
+
+  // Replaces `p` by the device address of a tensor map over it (built once:
+  // the buffers never move).
+  bool tensorMap(const FunctionInfo &f, FunctionState &s, size_t li, size_t ai, DevicePtr &p, std::string &err) {
+    std::string where = f.name + "/launches[" + std::to_string(li) + "].args[" + std::to_string(ai) + "]";
+    auto image = std::make_unique<TensorMapImage>();
+    DevicePtr map = 0;
+    if (!backend->encodeTensorMap(f.launches[li].args[ai].tensorMap, p, image->bytes, err)) {
+      err = where + ": " + err;
+      return false;
+    }
+    if (!backend->alloc(sizeof image->bytes, where + " tensor map", map, err))
+      return false;
+    s.tensorMaps.push_back(map);
+    if (!backend->copyToDevice(map, image->bytes, sizeof image->bytes, err))
+      return false;
+    s.tensorMapImages.push_back(std::move(image));
+    p = map;
     return true;
   }
 

@@ -74,14 +74,19 @@ struct NVVMAssemblePass : rlx::impl::NVVMAssembleBase<NVVMAssemblePass> {
     bool bad = false;
     for (const nvvm::KernelResources &r : resources) {
       int64_t spills = r.spillStoreBytes + r.spillLoadBytes;
-      kernels.push_back(b.getNamedAttr(
-          r.kernel, b.getDictionaryAttr({
-                        b.getNamedAttr("registers", b.getI64IntegerAttr(r.registers)),
-                        b.getNamedAttr("spill_bytes", b.getI64IntegerAttr(spills)),
-                        b.getNamedAttr("stack_bytes", b.getI64IntegerAttr(r.stackBytes)),
-                        b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(r.sharedBytes)),
-                        b.getNamedAttr("barriers", b.getI64IntegerAttr(r.barriers)),
-                    })));
+      SmallVector<NamedAttribute> fields = {
+          b.getNamedAttr("registers", b.getI64IntegerAttr(r.registers)),
+          b.getNamedAttr("spill_bytes", b.getI64IntegerAttr(spills)),
+          b.getNamedAttr("stack_bytes", b.getI64IntegerAttr(r.stackBytes)),
+          b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(r.sharedBytes)),
+          b.getNamedAttr("barriers", b.getI64IntegerAttr(r.barriers))};
+      if (!r.warnings.empty())
+        fields.push_back(b.getNamedAttr(
+            "ptxas_warnings",
+            b.getStrArrayAttr(SmallVector<StringRef>(r.warnings.begin(), r.warnings.end()))));
+      kernels.push_back(b.getNamedAttr(r.kernel, b.getDictionaryAttr(fields)));
+      for (const std::string &w : r.warnings)
+        emitWarning(binary.getLoc()) << "kernel '" << r.kernel << "': " << w;
       if (report)
         emitRemark(binary.getLoc()) << "kernel '" << r.kernel << "': " << r.registers << " registers, "
                             << spills << " bytes spilled, " << r.stackBytes << " bytes stack, "

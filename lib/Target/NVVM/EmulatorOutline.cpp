@@ -29,6 +29,9 @@ using namespace mlir::rlx;
 
 namespace {
 
+/// The emulator's shared window (lib/Runtime/Emulator/Scheduler.cpp).
+constexpr int64_t kSharedWindowBytes = int64_t(1) << 18;
+
 /// The type without its memory space (workgroup, private; LLVM address
 /// spaces such as shared memory's 3): the CPU has one.
 Type stripMemorySpace(Type t) {
@@ -219,9 +222,9 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     return success();
   }
   if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
-          NVVM::FenceProxyOp>(op)) {
+          NVVM::FenceProxyOp, NVVM::SetMaxRegisterOp>(op)) {
     // The emulator computes a wgmma when it issues, and has one memory proxy:
-    // nothing left to order.
+    // nothing left to order; it has no register file to reallocate.
     op->erase();
     return success();
   }
@@ -332,6 +335,14 @@ struct GPUOutlineForEmulatorPass
     SmallVector<Type> inputs(kernel.getArgumentTypes());
     for (BlockArgument a : kernel.getWorkgroupAttributions())
       inputs.push_back(stripMemorySpace(a.getType()));
+    // Dynamic shared memory is one more buffer after the static ones (the
+    // scheduler passes it last; its size is the launch's, which the bounds
+    // checks know): a parameter as large as the shared window.
+    bool dynamicShared = false;
+    kernel.walk([&](gpu::DynamicSharedMemoryOp) { dynamicShared = true; });
+    auto window = MemRefType::get({kSharedWindowBytes}, b.getI8Type());
+    if (dynamicShared)
+      inputs.push_back(window);
     auto fn = func::FuncOp::create(b, kernel.getLoc(), (kernel.getName() + "__body").str(),
                                    b.getFunctionType(inputs, {}));
     // The body as it is; its entry block's arguments are the parameters,
@@ -340,13 +351,24 @@ struct GPUOutlineForEmulatorPass
     IRMapping map;
     kernel.getBody().cloneInto(&fn.getBody(), map);
     Block *entry = &fn.getBody().front();
-    unsigned numArgs = inputs.size();
+    unsigned numArgs = inputs.size() - (dynamicShared ? 1 : 0);
     b.setInsertionPointToStart(entry);
     while (entry->getNumArguments() > numArgs) {
       BlockArgument a = entry->getArgument(numArgs);
       auto type = cast<MemRefType>(stripMemorySpace(a.getType()));
       a.replaceAllUsesWith(memref::AllocaOp::create(b, kernel.getLoc(), type).getResult());
       entry->eraseArgument(numArgs);
+    }
+    if (dynamicShared) {
+      Value buffer = entry->addArgument(window, kernel.getLoc());
+      SmallVector<gpu::DynamicSharedMemoryOp> uses;
+      fn.walk([&](gpu::DynamicSharedMemoryOp op) { uses.push_back(op); });
+      for (gpu::DynamicSharedMemoryOp op : uses) {
+        b.setInsertionPoint(op);
+        Value v = memref::CastOp::create(b, op.getLoc(), stripMemorySpace(op.getType()), buffer);
+        op.replaceAllUsesWith(v);
+        op.erase();
+      }
     }
     // Address spaces do not exist on the CPU; GPU ops become emulator calls.
     SmallVector<Operation *> gpuOps;

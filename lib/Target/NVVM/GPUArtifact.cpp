@@ -16,6 +16,8 @@
 #include "RLX/Target/NVVM/NVVMTarget.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -80,6 +82,62 @@ FailureOr<Root> traceToRoot(Value v, Operation *user) {
   return user->emitError("GPU artifact: a kernel argument is not a function argument");
 }
 
+/// The manifest argument of a tensor map the host builds: an
+/// `nvgpu.tma.create.descriptor` of a `memref.cast` to unranked of a static,
+/// identity-layout buffer, passed to the kernel's !llvm.ptr parameter through
+/// an unrealized cast (docs/gpu-artifact.md, `tensor_map`).
+FailureOr<json::Object> tensorMapArg(func::FuncOp fn, UnrealizedConversionCastOp cast,
+                                     gpu::LaunchFuncOp launch) {
+  auto desc = cast.getNumOperands() == 1
+                  ? cast.getOperand(0).getDefiningOp<nvgpu::TmaCreateDescriptorOp>()
+                  : nullptr;
+  auto unranked = desc ? desc.getTensor().getDefiningOp<memref::CastOp>() : nullptr;
+  auto type = unranked ? dyn_cast<MemRefType>(unranked.getSource().getType()) : nullptr;
+  if (!type)
+    return launch.emitError("GPU artifact: a kernel argument cast from ")
+           << (cast.getNumOperands() ? cast.getOperand(0).getType() : Type())
+           << " is not a tensor map (nvgpu.tma.create.descriptor of a memref.cast)";
+  auto descType = desc.getTensorMap().getType();
+  std::optional<int64_t> eb = getElementStorageBytes(type.getElementType());
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() || !eb || type.getRank() < 1 ||
+      type.getRank() > 5)
+    return desc.emitError("GPU artifact: a tensor map needs a static memref of rank 1 to 5 with "
+                          "the identity layout, got ")
+           << type;
+  if (descType.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO ||
+      descType.getInterleave() != nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
+    return desc.emitError("GPU artifact: tensor maps fill zeros out of bounds and do not "
+                          "interleave");
+  FailureOr<Root> root = traceToRoot(unranked.getSource(), launch);
+  if (failed(root))
+    return failure();
+  json::Array dims, strides, box;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t stride = *eb;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (d != type.getRank() - 1)
+      strides.push_back(stride);
+    dims.push_back(shape[d]);
+    stride *= shape[d];
+  }
+  if (desc.getBoxDimensions().size() != static_cast<size_t>(type.getRank()))
+    return desc.emitError("GPU artifact: a tensor map's box needs one size per dimension");
+  for (Value v : llvm::reverse(desc.getBoxDimensions())) {
+    FailureOr<int64_t> c = constantIndex(v);
+    if (failed(c))
+      return desc.emitError("GPU artifact: tensor map box sizes must be constants");
+    box.push_back(*c);
+  }
+  unsigned i = root->arg.getArgNumber();
+  std::string buffer = fn.getArgAttr(i, "rlx_lir.arena") ? "@arena" : ioName(fn, i).first;
+  json::Object map{{"dtype", typeString(type.getElementType())},
+                   {"dims", std::move(dims)},
+                   {"strides", std::move(strides)},
+                   {"box", std::move(box)},
+                   {"swizzle", static_cast<int64_t>(descType.getSwizzle())}};
+  return json::Object{{"buffer", buffer}, {"offset", root->offset}, {"tensor_map", std::move(map)}};
+}
+
 FailureOr<json::Object> functionPlan(func::FuncOp fn) {
   json::Object f;
   f["name"] = fn.getName().str();
@@ -138,6 +196,13 @@ FailureOr<json::Object> functionPlan(func::FuncOp fn) {
     l["dynamic_shared_bytes"] = smem;
     json::Array args;
     for (Value a : launch.getKernelOperands()) {
+      if (auto cast = a.getDefiningOp<UnrealizedConversionCastOp>()) {
+        FailureOr<json::Object> arg = tensorMapArg(fn, cast, launch);
+        if (failed(arg))
+          return failure();
+        args.push_back(std::move(*arg));
+        continue;
+      }
       if (!isa<MemRefType>(a.getType()))
         return launch.emitError("GPU artifact: kernel arguments must be buffers, got ")
                << a.getType();
@@ -299,6 +364,12 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
           for (StringRef field : {"registers", "spill_bytes", "stack_bytes"})
             if (auto v = r.getAs<IntegerAttr>(field))
               (*k)[field] = v.getInt();
+          if (auto w = r.getAs<ArrayAttr>("ptxas_warnings")) {
+            json::Array warnings;
+            for (auto s : w.getAsRange<StringAttr>())
+              warnings.push_back(s.getValue().str());
+            (*k)["ptxas_warnings"] = std::move(warnings);
+          }
         }
       modules.push_back(std::move(m));
     }

@@ -35,10 +35,21 @@ std::vector<KernelResources> mlir::rlx::nvvm::parsePtxasReport(StringRef report)
     out.push_back({name});
     return out.back();
   };
+  static const std::regex note(R"((warning|Potential Performance Loss|\(C\d{4}\)))");
+  static const std::regex inFunction(R"(in (?:the )?function '([A-Za-z0-9_$.]+)')");
   std::string name;
   for (StringRef l : lines) {
     std::string line = l.str();
     std::smatch m;
+    if (std::regex_search(line, note)) {
+      // Notes name their function ("... in the function 'k'"), or belong to
+      // the one being compiled.
+      std::string who = std::regex_search(line, m, inFunction) ? std::string(m[1]) : name;
+      if (!who.empty()) {
+        current(who).warnings.push_back(StringRef(line).trim().str());
+        continue;
+      }
+    }
     if (std::regex_search(line, m, entry) || std::regex_search(line, m, props)) {
       name = m[1];
       current(name);

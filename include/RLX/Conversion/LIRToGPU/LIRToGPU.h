@@ -31,11 +31,24 @@
 
 namespace mlir::rlx::gpu_kernels {
 
+/// A TMA tensor map the host builds for a kernel (upstream
+/// `nvgpu.tma.create.descriptor`, written to the artifact as a `tensor_map`
+/// launch argument) and the kernel takes as an `!llvm.ptr` parameter.
+struct TensorMapParam {
+  unsigned memrefArg = 0;        ///< the gpu.func argument (a memref) it maps
+  SmallVector<int64_t> shape;    ///< the tensor as the map sees it: the memref, or
+                                 ///< its leading dimensions collapsed into one
+  SmallVector<int64_t> box;      ///< elements per load, outermost first
+  unsigned swizzle = 0;          ///< 0 none, 1 32B, 2 64B, 3 128B
+};
+
 /// How a kernel is launched.
 struct LaunchConfig {
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
   int64_t dynamicSharedBytes = 0;
+  /// The kernel's tensor-map parameters, in order after its memrefs.
+  SmallVector<TensorMapParam> tensorMaps;
 };
 
 /// What a template builds from: the kernel op, its root op, the gpu.func to
@@ -51,10 +64,13 @@ struct KernelContext {
   SmallVector<Value> outputs; ///< one per kernel output
   /// Tensor-core kernels where they apply (false: the SIMT fallback only).
   bool tensorCores = true;
-  /// matmul-kernel: "auto", "gemv", "simt" or "tensor-cores".
+  /// matmul-kernel: "auto", "gemv", "simt", "tensor-cores" or "wgmma".
   std::string matmulKernel = "auto";
   /// split-k of the gemv kernel (0: the heuristic).
   int64_t splitK = 0;
+  /// Appends an `!llvm.ptr` parameter to `fn` for the tensor map `param`
+  /// (recorded in `launch`) and returns it.
+  Value addTensorMapParam(LaunchConfig &launch, const TensorMapParam &param);
   /// The memref holding the kernel body's value `bodyValue` (an operand of
   /// the root op): the input's argument for a block argument, or, for a
   /// constant cloned into the kernel, a `memref.global` of the gpu.module

@@ -41,6 +41,10 @@ public:
   virtual bool launch(size_t kernel, const Dim3 &grid, const Dim3 &block, uint64_t dynamicSharedBytes,
                       void **params, std::string &error) = 0;
   virtual bool synchronize(std::string &error) = 0;
+  /// Encodes `map` over the device memory at `base` into the 128 bytes at
+  /// `out` (64-byte aligned host memory): the driver's CUtensorMap, or the
+  /// emulator's rlx_emu_tensor_map. The runtime copies it to the device.
+  virtual bool encodeTensorMap(const TensorMapInfo &map, DevicePtr base, void *out, std::string &error) = 0;
 
   /// Timing of the work between timerStart and timerStop, in milliseconds
   /// (CUDA events on the stream; wall clock on the emulator).

@@ -54,6 +54,21 @@ enum : int {
   CU_EVENT_DEFAULT = 0,
 };
 
+/// CUtensorMapDataType values.
+enum : int {
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+  CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+  CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+  CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+  CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+};
+
 /// The driver entry points the runtime calls, with the ABI of CUDA 12.0
 /// (cuMemAlloc is cuMemAlloc_v2 and so on). A null entry is an error when
 /// used, except the optional ones marked so.
@@ -88,6 +103,12 @@ struct CUDADriver {
   CUresult (*cuEventRecord)(CUevent e, CUstream s) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent e) = nullptr;
   CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end) = nullptr;
+  /// Optional (CUDA 12+): kernels with TMA loads need it.
+  CUresult (*cuTensorMapEncodeTiled)(void *tensorMap, int dataType, unsigned rank, void *globalAddress,
+                                     const unsigned long long *globalDim,
+                                     const unsigned long long *globalStrides, const unsigned *boxDim,
+                                     const unsigned *elementStrides, int interleave, int swizzle,
+                                     int l2Promotion, int oobFill) = nullptr;
   /// Optional: without them errors show the number only.
   CUresult (*cuGetErrorName)(CUresult r, const char **name) = nullptr;
   CUresult (*cuGetErrorString)(CUresult r, const char **text) = nullptr;

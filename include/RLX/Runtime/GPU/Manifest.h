@@ -62,9 +62,26 @@ struct BufferInfo {
 /// Index of the arena in LaunchArg::buffer.
 constexpr int kArena = -1;
 
+/// A tiled TMA tensor map over a launch argument's memory
+/// (cuTensorMapEncodeTiled): dimensions innermost first, zero fill outside
+/// the tensor, element strides 1, no interleave.
+struct TensorMapInfo {
+  uint32_t rank = 0;         ///< 1..5
+  uint32_t elementBytes = 0; ///< 1, 2, 4 or 8
+  std::string dtype;         ///< the MLIR element type (selects the driver's data type)
+  std::array<uint64_t, 5> dims{};    ///< elements per dimension
+  std::array<uint64_t, 4> strides{}; ///< bytes between steps of dimensions 1..rank-1
+  std::array<uint32_t, 5> box{};     ///< the box's elements per dimension
+  uint32_t swizzle = 0;              ///< 0 none, 1 32B, 2 64B, 3 128B
+};
+
 struct LaunchArg {
   int buffer = kArena; ///< index into FunctionInfo::buffers, or kArena
   uint64_t offset = 0;
+  /// The parameter is the address of a tensor map of the memory at
+  /// buffer + offset (made once at open) rather than that address.
+  bool hasTensorMap = false;
+  TensorMapInfo tensorMap;
 };
 
 struct LaunchInfo {

@@ -22,6 +22,10 @@ struct KernelResources {
   std::string kernel;
   int registers = 0, barriers = 0;
   int64_t stackBytes = 0, spillStoreBytes = 0, spillLoadBytes = 0, sharedBytes = 0;
+  /// ptxas's warnings and performance notes about it ("(C7519) Potential
+  /// Performance Loss: wgmma.mma_async instructions are serialized ..."),
+  /// as ptxas wrote them.
+  std::vector<std::string> warnings;
 };
 
 /// Parses ptxas's -v report (stderr) into one entry per function.

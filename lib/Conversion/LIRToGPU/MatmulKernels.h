@@ -1,0 +1,106 @@
+//===- MatmulKernels.h - The matmul kernel builder (internal) ---*- C++ -*-===//
+//
+// What MatmulKernels.cpp (SIMT, GEMV, mma.sync) and WgmmaKernel.cpp (the
+// sm_90a TMA + mbarrier + wgmma path) share: the GEMM problem and the builder
+// whose main loops fill the shared f32 tile Cs that one epilogue reads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RLX_LIB_CONVERSION_LIRTOGPU_MATMULKERNELS_H
+#define RLX_LIB_CONVERSION_LIRTOGPU_MATMULKERNELS_H
+
+#include "KernelBuilder.h"
+
+namespace mlir::rlx::gpu_kernels::matmul {
+
+constexpr int64_t kThreads = 256;
+/// Shared memory the GEMV kernel's Cs and partial sums may take.
+constexpr int64_t kGemvSharedBytes = 40 * 1024;
+
+/// What one GEMM kernel computes, with every operand as a memref.
+struct GemmProblem {
+  // C[bt, m, n] for bt < batches, m < rows, n < cols.
+  int64_t batches = 1, rows = 0, cols = 0, k = 0;
+  Value lhs, rhs;
+  bool transA = false, transB = false;
+  // fused_matmul stages (null / none when absent).
+  NormKind normKind = NormKind::RmsNorm;
+  bool norm = false;
+  double normEps = 0;
+  Value normWeight, normBias, bias;
+  ActivationKind act = ActivationKind::None;
+  bool glu = false; // up column = n + cols
+  int64_t headDim = 0, headNormHeads = 0, ropeHeads = 0, rotary = 0;
+  double headNormEps = 0;
+  Value headNormWeight, ropeCos, ropeSin, residual;
+  RopeStyle ropeStyle = RopeStyle::NeoX;
+  Value out;
+  bool fused = false;
+
+  bool headStages() const { return headNormWeight || ropeCos; }
+};
+
+class GemmBuilder {
+public:
+  GemmBuilder(KernelContext &ctx, const GemmProblem &p)
+      : ctx(ctx), p(p), kb(ctx.b, ctx.kernel.getLoc()) {
+    acc = kb.statsType(elementTypeOf(p.out));
+  }
+
+  FailureOr<LaunchConfig> build();
+
+private:
+  KernelContext &ctx;
+  const GemmProblem &p;
+  KernelBuilder kb;
+  Type acc;
+  // Tile geometry.
+  int64_t tm = 0, tn = 0, tk = 16, tnThreads = 0, tmThreads = 0, colsPerThread = 0;
+  static constexpr int64_t kRowsPerThread = 4;
+  bool gemv = false, tensorCores = false, wgmma = false;
+  // wgmma: consumer warpgroups (64 rows each), pipeline stages, the
+  // byte offsets of the ring, Cs, head statistics and mbarriers in the
+  // dynamic shared memory (after aligning its base to 1024 bytes).
+  int64_t wgConsumers = 1, wgStages = 4;
+  int64_t wgStageBytes = 0, wgCsOffset = 0, wgHeadOffset = 0, wgBarOffset = 0, wgSharedBytes = 0;
+  Value wgBase; // the aligned shared address of the ring (index)
+  Value wgMapA, wgMapB; // the tensor-map parameters
+  int64_t tcStages = 2; // shared-memory stages of the tensor-core pipeline
+  int64_t threads = kThreads;
+  // GEMV: 16-byte vectors of `width` elements, `splitK` K ranges per column.
+  int64_t width = 1, splitK = 1;
+  // Block coordinates.
+  Value bt, m0, n0;
+  // Shared buffers.
+  Value cs, rowMean, rowRstd, headRstd;
+
+  // Positions.
+  SmallVector<Value> lhsPos(Value row, Value kIdx);
+  SmallVector<Value> rhsPos(Value kIdx, Value col);
+  SmallVector<Value> outPos(Value row, Value col, Value out);
+  Value loadA(Value row, Value kIdx);
+  Value normalizeA(Value a, Value local, Value kIdx);
+  Value loadB(Value kIdx, Value col);
+  void rowStatistics();
+  void tiledMainLoop();
+  void tensorCoreMainLoop();
+  void gemvMainLoop();
+  /// The sm_90a path (WgmmaKernel.cpp): why it cannot compute this matmul
+  /// ("" when it can, choosing tn, the consumers and the stages), the
+  /// tensor maps, dynamic shared memory and views of Cs, and its main loop.
+  std::string whyNoWgmma();
+  LogicalResult wgmmaSetup(LaunchConfig &launch);
+  void wgmmaMainLoop();
+  LogicalResult chooseGemvConfig();
+  bool gemvTileFits() const;
+  LogicalResult chooseKernel();
+  std::string whyNoTensorCores();
+  bool canUseTensorCores() { return whyNoTensorCores().empty(); }
+  Value sharedAddress(Value buffer, Value row, Value col, int64_t rowElems);
+  Value activate(Value gate, Value up, Value col);
+  void epilogue();
+};
+
+
+} // namespace mlir::rlx::gpu_kernels::matmul
+
+#endif // RLX_LIB_CONVERSION_LIRTOGPU_MATMULKERNELS_H

@@ -1,0 +1,295 @@
+//===- WgmmaKernel.cpp - The sm_90a fused_matmul main loop ------------------===//
+//
+// TMA loads, an mbarrier pipeline and warpgroup MMA (wgmma) from shared
+// memory, warp-specialized:
+//  - warpgroup 0 is the producer: one thread waits for a free stage
+//    (empty[s]), announces its bytes (arrive.expect_tx on full[s]) and
+//    issues the TMA loads of the stage's A [tm × 64] and B [tn × 64] boxes
+//    (and the GLU up half), 128-byte swizzled, rows past the tensor
+//    zero-filled by the TMA unit;
+//  - warpgroups 1.. are consumers, 64 rows each: wait for full[s], issue
+//    4 wgmma m64nTNk16 per 64-deep stage (f32 accumulators in registers),
+//    commit, wait until at most one group is in flight and release the
+//    previous stage (every consumer thread arrives on empty[s']);
+//  - with two consumers the producer gives registers up (setmaxnreg 40)
+//    and the consumers take them (232); both return to 168 for the
+//    epilogue, which every thread runs.
+// The accumulators then go through bias, activation or GLU into the shared
+// f32 tile Cs, and the epilogue of MatmulKernels.cpp (head norm, RoPE,
+// residual, one rounding) writes the output. Stage s of k-tile kt is
+// kt % stages, in mbarrier phase (kt / stages) % 2; a fresh mbarrier
+// reports its phase "-1" (parity 1) complete, so the producer's first
+// waits pass.
+//
+// Everything lives in dynamic shared memory, its base aligned at run time
+// to 1024 bytes (the 128-byte swizzle repeats every 8 rows of 128 bytes):
+//   [ring: stages × (A | B | B_up)] [Cs] [head statistics] [full | empty]
+// Matrix descriptors (PTX ISA, "Matrix Descriptor Format"): start address
+// >> 4, leading byte offset 16 (unused with swizzling), stride byte offset
+// 1024 (between 8-row core-matrix groups), swizzle mode 1 (128B); the k-th
+// 16-element slice of a stage starts 32·k bytes further, inside the
+// swizzle row, as the hardware's address swizzle expects.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulKernels.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::gpu_kernels;
+using namespace mlir::rlx::gpu_kernels::matmul;
+
+namespace {
+
+constexpr int64_t kWarpgroup = 128;
+constexpr int64_t kBk = 64;             // K elements per stage (128 bytes of 16-bit values)
+constexpr int64_t kRowBytes = kBk * 2;  // one swizzled row
+constexpr int64_t kAlign = 1024;        // the 128-byte swizzle's period
+constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232, kUniformRegs = 168;
+
+/// Whether `v` is a parameter of the kernel with the identity layout (a TMA
+/// tensor map describes a whole, dense buffer).
+bool denseParameter(Value v, gpu::GPUFuncOp fn) {
+  auto a = dyn_cast<BlockArgument>(v);
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return a && a.getOwner() == &fn.getBody().front() && a.getArgNumber() < fn.getNumArguments() &&
+         t && t.getLayout().isIdentity() && t.hasStaticShape();
+}
+
+} // namespace
+
+std::string GemmBuilder::whyNoWgmma() {
+  Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
+  if (!ctx.tensorCores)
+    return "tensor-cores=false";
+  if (!ctx.target.hasWgmma())
+    return ctx.target.chip + " has no wgmma (sm_90a only)";
+  if (!(a == b && (a.isBF16() || a.isF16()) && acc.isF32()))
+    return "its operands are not both bf16 or both f16";
+  if (p.norm)
+    return "a norm prologue (its A tile is computed, not loaded by TMA)";
+  if (!p.transB || shapeOf(p.rhs).size() != 2)
+    return "its weight is not a K-major [N, K] matrix";
+  if (p.transA || p.batches != 1 || (!p.fused && shapeOf(p.lhs).size() != 2))
+    return "a batched or transposed-A matmul";
+  if (p.k == 0 || p.k % 8 != 0)
+    return "K = " + std::to_string(p.k) + " (TMA rows must be a positive multiple of 16 bytes)";
+  if (!denseParameter(p.lhs, ctx.fn) || !denseParameter(p.rhs, ctx.fn))
+    return "operands that are not dense kernel parameters";
+  int64_t n = p.headStages() ? tn : 128, sets = p.glu ? 2 : 1;
+  if (n % 8 != 0 || n * sets > 256)
+    return "a tile width of " + std::to_string(n) + (p.glu ? " with GLU" : "") +
+           " (wgmma tiles: multiples of 8, at most 256 accumulator columns)";
+  int64_t limit = ctx.target.maxSharedMemoryPerBlock();
+  for (int64_t consumers : {2, 1}) {
+    if (consumers == 2 && p.rows <= 64)
+      continue;
+    int64_t m = 64 * consumers;
+    int64_t stage = (m + sets * n) * kRowBytes;
+    for (int64_t stages : {4, 3}) {
+      int64_t cs = stages * stage, head = cs + m * n * 4, bars = head + m * 4;
+      bars = (bars + 7) / 8 * 8;
+      int64_t total = bars + 2 * stages * 8 + kAlign;
+      if (total > limit)
+        continue;
+      tn = n;
+      tm = m;
+      wgConsumers = consumers;
+      wgStages = stages;
+      wgStageBytes = stage;
+      wgCsOffset = cs;
+      wgHeadOffset = head;
+      wgBarOffset = bars;
+      wgSharedBytes = total;
+      threads = kWarpgroup * (consumers + 1);
+      return "";
+    }
+  }
+  return "its tiles exceed the " + std::to_string(limit) + " bytes of shared memory";
+}
+
+LogicalResult GemmBuilder::wgmmaSetup(LaunchConfig &launch) {
+  MLIRContext *mctx = kb.b.getContext();
+  launch.dynamicSharedBytes = wgSharedBytes;
+  auto arg = [](Value v) { return cast<BlockArgument>(v).getArgNumber(); };
+  // A as [rows, K] (leading dimensions collapsed), B as [N (· 2 for GLU), K].
+  wgMapA = ctx.addTensorMapParam(launch, {arg(p.lhs), {p.rows, p.k}, {tm, kBk}, 3});
+  wgMapB = ctx.addTensorMapParam(
+      launch, {arg(p.rhs), SmallVector<int64_t>(shapeOf(p.rhs)), {tn, kBk}, 3});
+  if (!wgMapA || !wgMapB)
+    return unsupported(ctx, "a kernel whose tensor-map parameters cannot be added");
+  auto smem = gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup);
+  Value dyn = gpu::DynamicSharedMemoryOp::create(
+      kb.b, kb.loc,
+      MemRefType::get({ShapedType::kDynamic}, kb.b.getI8Type(), MemRefLayoutAttrInterface(), smem));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(kb.b, kb.loc, dyn);
+  Value pad = kb.remui(kb.sub(kb.idx(kAlign), kb.remui(base, kb.idx(kAlign))), kb.idx(kAlign));
+  wgBase = kb.add(base, pad);
+  auto view = [&](int64_t offset, ArrayRef<int64_t> shape) -> Value {
+    return memref::ViewOp::create(kb.b, kb.loc,
+                                  MemRefType::get(shape, acc, MemRefLayoutAttrInterface(), smem),
+                                  dyn, kb.add(pad, kb.idx(offset)), ValueRange{});
+  };
+  cs = view(wgCsOffset, {tm, tn});
+  if (p.headNormWeight)
+    headRstd = view(wgHeadOffset, {tm});
+  return success();
+}
+
+void GemmBuilder::wgmmaMainLoop() {
+  MLIRContext *mctx = kb.b.getContext();
+  Location loc = kb.loc;
+  Type i32 = kb.b.getI32Type(), i64 = kb.b.getI64Type(), f32 = kb.b.getF32Type();
+  const int64_t stages = wgStages, sets = p.glu ? 2 : 1, kTiles = ceilDiv(p.k, kBk);
+  const bool reallocate = wgConsumers == 2;
+  auto toI32 = [&](Value v) { return arith::IndexCastOp::create(kb.b, loc, i32, v).getResult(); };
+  auto pointer = [&](Value address, unsigned space) -> Value {
+    Value a = arith::IndexCastOp::create(kb.b, loc, i64, address);
+    return LLVM::IntToPtrOp::create(kb.b, loc, LLVM::LLVMPointerType::get(mctx, space), a);
+  };
+  auto barrierAt = [&](Value index) {
+    return pointer(kb.add(wgBase, kb.add(kb.idx(wgBarOffset), kb.mul(index, kb.idx(8)))), 3);
+  };
+  auto full = [&](Value s) { return barrierAt(s); };
+  auto empty = [&](Value s) { return barrierAt(kb.add(s, kb.idx(stages))); };
+  auto stageAddress = [&](Value s, int64_t offset) {
+    return kb.add(wgBase, kb.add(kb.mul(s, kb.idx(wgStageBytes)), kb.idx(offset)));
+  };
+  auto setMaxRegisters = [&](int64_t regs, NVVM::SetMaxRegisterAction action) {
+    if (reallocate)
+      NVVM::SetMaxRegisterOp::create(kb.b, loc, regs, action);
+  };
+  Value tid = kb.threadId();
+  // The warpgroup index read from lane 0 (shfl.sync.idx): provably uniform
+  // for ptxas, which otherwise treats the role branches as divergent and
+  // serializes the wgmmas behind them (C7520).
+  Value warpgroup = arith::IndexCastOp::create(
+      kb.b, loc, kb.b.getIndexType(),
+      gpu::ShuffleOp::create(kb.b, loc, toI32(kb.divui(tid, kb.idx(kWarpgroup))), kb.i32(0),
+                             kb.i32(32), gpu::ShuffleMode::IDX)
+          .getShuffleResult());
+  Value ticks = kb.i32(1000000);
+  // Stage and phase of k-tile kt.
+  auto slot = [&](Value kt) {
+    Value s = kb.remui(kt, kb.idx(stages));
+    Value phase = toI32(kb.remui(kb.divui(kt, kb.idx(stages)), kb.idx(2)));
+    return std::make_pair(s, phase);
+  };
+
+  // One thread initializes the barriers: full[s] completes on the
+  // producer's arrival plus the stage's TMA bytes, empty[s] on every
+  // consumer thread's arrival.
+  kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
+    for (int64_t s = 0; s < stages; ++s) {
+      NVVM::MBarrierInitOp::create(kb.b, loc, full(kb.idx(s)), kb.i32(1), Value());
+      NVVM::MBarrierInitOp::create(kb.b, loc, empty(kb.idx(s)), kb.i32(kWarpgroup * wgConsumers),
+                                   Value());
+    }
+  });
+  kb.barrier();
+
+  // The producer warpgroup.
+  kb.ifThen(kb.eq(warpgroup, kb.idx(0)), [&] {
+    setMaxRegisters(kProducerRegs, NVVM::SetMaxRegisterAction::decrease);
+    kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
+      kb.forLoop(kb.idx(0), kb.idx(kTiles), kb.idx(1), [&](Value kt) {
+        auto [s, phase] = slot(kt);
+        Value other = arith::XOrIOp::create(kb.b, loc, phase, kb.i32(1));
+        NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, empty(s), other, ticks);
+        NVVM::MBarrierArriveExpectTxOp::create(kb.b, loc, Type(), full(s),
+                                               kb.i32(wgStageBytes), NVVM::MemScopeKind::CTA,
+                                               false, Value());
+        Value k0 = toI32(kb.mul(kt, kb.idx(kBk)));
+        auto load = [&](Value map, int64_t offset, Value row) {
+          Value dst = pointer(stageAddress(s, offset), 7);
+          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+              kb.b, loc, dst, map, ValueRange{k0, toI32(row)}, full(s), ValueRange{}, Value(),
+              Value(), NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+        };
+        load(wgMapA, 0, m0);
+        load(wgMapB, tm * kRowBytes, n0);
+        if (p.glu)
+          load(wgMapB, (tm + tn) * kRowBytes, kb.add(n0, kb.idx(p.cols)));
+      });
+    });
+    setMaxRegisters(kUniformRegs, NVVM::SetMaxRegisterAction::increase);
+  });
+
+  // The consumer warpgroups: rows 64·c .. 64·c + 63 of the tile.
+  kb.ifThen(kb.ult(kb.idx(0), warpgroup), [&] {
+    setMaxRegisters(kConsumerRegs, NVVM::SetMaxRegisterAction::increase);
+    Value c = kb.sub(warpgroup, kb.idx(1));
+    auto accType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(tn / 2, f32));
+    Value undef = LLVM::UndefOp::create(kb.b, loc, accType);
+    NVVM::WGMMATypes type =
+        elementTypeOf(p.lhs).isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    auto shape = NVVM::MMAShapeAttr::get(mctx, 64, tn, 16);
+    // K-major, 128-byte swizzle: LBO 16 B, SBO 1024 B, mode 1.
+    const int64_t layout = (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62);
+    auto descriptor = [&](Value address) -> Value {
+      Value a = arith::IndexCastOp::create(kb.b, loc, i64, address);
+      Value masked = arith::AndIOp::create(kb.b, loc, a, arith::ConstantIntOp::create(kb.b, loc, 0x3FFFF, 64));
+      Value start = arith::ShRUIOp::create(kb.b, loc, masked, arith::ConstantIntOp::create(kb.b, loc, 4, 64));
+      return arith::OrIOp::create(kb.b, loc, start, arith::ConstantIntOp::create(kb.b, loc, layout, 64));
+    };
+    // One k-tile: wait for its stage, 4 × (one wgmma per accumulator set),
+    // commit, wait for the previous tile's group and release its stage.
+    // The first tile is peeled: its first products overwrite undefined
+    // accumulators (scale-d 0), so no register is zeroed between the fence
+    // and the wgmma (ptxas would insert a warpgroup.arrive, C7519).
+    auto tile = [&](Value kt, ValueRange carried, bool first) -> SmallVector<Value> {
+      auto [s, phase] = slot(kt);
+      NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, full(s), phase, ticks);
+      NVVM::WgmmaFenceAlignedOp::create(kb.b, loc);
+      Value aRows = kb.add(stageAddress(s, 0), kb.mul(c, kb.idx(64 * kRowBytes)));
+      SmallVector<Value> next(carried);
+      for (int64_t kk = 0; kk < kBk / 16; ++kk) {
+        Value da = descriptor(kb.add(aRows, kb.idx(kk * 32)));
+        auto scaleD = first && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one;
+        for (int64_t half = 0; half < sets; ++half) {
+          Value db = descriptor(stageAddress(s, (tm + half * tn) * kRowBytes + kk * 32));
+          next[half] = NVVM::WgmmaMmaAsyncOp::create(
+              kb.b, loc, accType, next[half], da, db, shape, type, type, NVVM::WGMMATypes::f32,
+              scaleD, NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+              NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
+        }
+      }
+      NVVM::WgmmaGroupSyncAlignedOp::create(kb.b, loc);
+      NVVM::WgmmaWaitGroupSyncOp::create(kb.b, loc, 1);
+      if (!first) {
+        // The previous k-tile's products are done: its stage is free.
+        auto [prev, unused] = slot(kb.sub(kt, kb.idx(1)));
+        (void)unused;
+        NVVM::MBarrierArriveOp::create(kb.b, loc, Type(), empty(prev), Value());
+      }
+      return next;
+    };
+    SmallVector<Value> accs = tile(kb.idx(0), SmallVector<Value>(sets, undef), true);
+    accs = kb.forLoop(kb.idx(1), kb.idx(kTiles), kb.idx(1), accs,
+                      [&](Value kt, ValueRange carried) { return tile(kt, carried, false); });
+    NVVM::WgmmaWaitGroupSyncOp::create(kb.b, loc, 0);
+    // Accumulator register i of thread t (PTX ISA, wgmma D fragment):
+    // row 16·(t / 32) + (t % 32) / 4 + 8·((i % 4) / 2), column
+    // 8·(i / 4) + 2·(t % 4) + i % 2.
+    Value t = kb.remui(tid, kb.idx(kWarpgroup));
+    Value lane = kb.remui(t, kb.idx(32));
+    Value row0 = kb.add(kb.mul(c, kb.idx(64)),
+                        kb.add(kb.mul(kb.divui(t, kb.idx(32)), kb.idx(16)), kb.divui(lane, kb.idx(4))));
+    Value col0 = kb.mul(kb.remui(lane, kb.idx(4)), kb.idx(2));
+    for (int64_t i = 0; i < tn / 2; ++i) {
+      Value mm = kb.add(row0, kb.idx(8 * ((i % 4) / 2)));
+      Value nn = kb.add(col0, kb.idx(8 * (i / 4) + i % 2));
+      auto reg = [&](Value st) {
+        return LLVM::ExtractValueOp::create(kb.b, loc, st, ArrayRef<int64_t>{i}).getResult();
+      };
+      Value up = p.glu ? reg(accs[1]) : Value();
+      Value col = kb.minui(kb.add(n0, nn), kb.idx(p.cols - 1));
+      kb.store(activate(reg(accs[0]), up, col), cs, {mm, nn});
+    }
+    setMaxRegisters(kUniformRegs, NVVM::SetMaxRegisterAction::decrease);
+  });
+  kb.barrier();
+}
