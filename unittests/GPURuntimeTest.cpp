@@ -180,6 +180,32 @@ TEST(GPUManifest, EachBadFieldIsNamed) {
       << err;
 }
 
+TEST(GPUManifest, AnOutputMayShareAnInputsName) {
+  // result0 renamed x: an input and an output named x (a layer's
+  // hidden_states in and out); launch arguments on x must give their role.
+  std::string text = replaced(kManifest, R"({"name": "result0", "role": "output")", R"({"name": "x", "role": "output")");
+  const std::string arena = R"({"buffer": "@arena", "offset": 0}]}]}]})";
+  Manifest m;
+  std::string err;
+  std::string withRole = replaced(text, arena, R"({"buffer": "x", "role": "output", "offset": 0}]}]}]})");
+  withRole = replaced(withRole, R"({"buffer": "x", "offset": 0})", R"({"buffer": "x", "role": "input", "offset": 0})");
+  ASSERT_TRUE(parseManifest(withRole, m, err)) << err;
+  const FunctionInfo &f = m.functions[0];
+  EXPECT_EQ(f.launches[0].args[0].buffer, 0);
+  EXPECT_EQ(f.launches[0].args[2].buffer, 2);
+  EXPECT_EQ(f.findBuffer("x"), 0);
+  EXPECT_EQ(f.findBuffer("x", FunctionInfo::Lookup::Output), 2);
+  EXPECT_EQ(f.findBuffer("w", FunctionInfo::Lookup::Output), -1);
+  // Without the role the argument is ambiguous.
+  EXPECT_FALSE(parseManifest(replaced(text, arena, R"({"buffer": "x", "offset": 0}]}]}]})"), m, err));
+  EXPECT_NE(err.find("'x' names an input and an output of function 'f': give the argument's \"role\""),
+            std::string::npos)
+      << err;
+  // Two inputs of one name are still an error.
+  EXPECT_FALSE(parseManifest(replaced(kManifest, R"({"name": "w", "role": "param")", R"({"name": "x", "role": "param")"), m, err));
+  EXPECT_NE(err.find("duplicate buffer 'x'"), std::string::npos) << err;
+}
+
 TEST(GPUManifest, TensorMapArguments) {
   // x is [4, 64] f32 (1024 bytes): a map of its 4 rows of 64 elements,
   // boxes of 2 rows × 32 elements, 128-byte swizzle.

@@ -151,14 +151,18 @@ def rope(x, cos, sin, head_dim, rotary_dim=None, style="neox"):
     return t.reshape(b, s, hd)
 
 
-def llama_layer(x, pos, w, cfg, prefix="model.layers.0.", past=None):
+def llama_layer(x, pos, w, cfg, prefix="model.layers.0.", past=None, rnd=None):
     """One pre-norm decoder layer (HF LlamaDecoderLayer / Qwen3 / Mistral).
+    `rnd` rounds the activations a model in a narrow dtype keeps in it (norm
+    outputs, q/k/v, the attention output, the residual stream, the gated
+    MLP activation), as HF's modules in that dtype do.
 
     Returns (output, present_key, present_value)."""
+    rnd = rnd or (lambda a: a)
     H, KV, D = cfg["heads"], cfg["kv_heads"], cfg["head_dim"]
     eps = cfg["eps"]
     p = prefix
-    h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+    h = rnd(rms_norm(x, w[p + "input_layernorm.weight"], eps))
     q = h @ w[p + "self_attn.q_proj.weight"].T
     k = h @ w[p + "self_attn.k_proj.weight"].T
     v = h @ w[p + "self_attn.v_proj.weight"].T
@@ -171,31 +175,33 @@ def llama_layer(x, pos, w, cfg, prefix="model.layers.0.", past=None):
         q = rms_norm(q.reshape(b, s, H, D), w[p + "self_attn.q_norm.weight"], eps).reshape(b, s, H * D)
         k = rms_norm(k.reshape(b, s, KV, D), w[p + "self_attn.k_norm.weight"], eps).reshape(b, s, KV * D)
     cos, sin = rope_tables(pos, D, cfg["rope_theta"], cfg.get("rope_scaling"))
-    q, k = rope(q, cos, sin, D), rope(k, cos, sin, D)
+    q, k, v = rnd(rope(q, cos, sin, D)), rnd(rope(k, cos, sin, D)), rnd(v)
     if past is not None:
         k = np.concatenate([past[0], k], 1)
         v = np.concatenate([past[1], v], 1)
     kind = "sliding_window" if cfg.get("sliding_window") else "causal"
-    a = attention(q, k, v, H, KV, D, kind, cfg.get("sliding_window"))
-    r = x + a @ w[p + "self_attn.o_proj.weight"].T
-    n = rms_norm(r, w[p + "post_attention_layernorm.weight"], eps)
+    a = rnd(attention(q, k, v, H, KV, D, kind, cfg.get("sliding_window")))
+    r = rnd(x + a @ w[p + "self_attn.o_proj.weight"].T)
+    n = rnd(rms_norm(r, w[p + "post_attention_layernorm.weight"], eps))
     g = n @ w[p + "mlp.gate_proj.weight"].T
     u = n @ w[p + "mlp.up_proj.weight"].T
-    return r + (ACT[cfg.get("act", "silu")](g) * u) @ w[p + "mlp.down_proj.weight"].T, k, v
+    return r + rnd(ACT[cfg.get("act", "silu")](g) * u) @ w[p + "mlp.down_proj.weight"].T, k, v
 
 
-def gpt2_layer(x, w, cfg, prefix="transformer.h.0.", past=None):
+def gpt2_layer(x, w, cfg, prefix="transformer.h.0.", past=None, rnd=None):
+    """One GPT-2 block; `rnd` as for llama_layer."""
+    rnd = rnd or (lambda a: a)
     p, H = prefix, cfg["heads"]
     eps = cfg["eps"]
     hid = x.shape[-1]
-    h = layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
-    qkv = h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+    h = rnd(layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps))
+    qkv = rnd(h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"])
     q, k, v = qkv[..., :hid], qkv[..., hid:2 * hid], qkv[..., 2 * hid:]
     if past is not None:
         k = np.concatenate([past[0], k], 1)
         v = np.concatenate([past[1], v], 1)
-    a = attention(q, k, v, H, H, hid // H, "causal")
-    r = x + a @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
-    n = layer_norm(r, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
-    f = ACT[cfg.get("act", "gelu_tanh")](n @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
+    a = rnd(attention(q, k, v, H, H, hid // H, "causal"))
+    r = rnd(x + a @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"])
+    n = rnd(layer_norm(r, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps))
+    f = rnd(ACT[cfg.get("act", "gelu_tanh")](n @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]))
     return r + f @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"], k, v

@@ -63,6 +63,8 @@ def test_model_builds_to_cubin(rlx_opt, build_dir, tmp_path, config, dtype, mode
     assert launches, "no kernel launched"
     # Every launched kernel was assembled and reported by ptxas.
     assert launches <= set(resources), sorted(launches - set(resources))
+    # No kernel with a ptxas performance note (e.g. serialized wgmma, C7519).
+    assert "ptxas_warnings" not in r.stdout and "warning:" not in r.stderr, r.stderr[-3000:]
     for name, res in resources.items():
         assert res["spill"] == 0 and res["stack"] == 0, (name, res)
         assert 0 < res["registers"] <= 255, (name, res)
@@ -105,3 +107,79 @@ def test_any_chip_and_features_diagnose_or_compile(rlx_opt, tmp_path, chip):
         outcomes[features] = r.returncode
     if chip in ("sm_80", "sm_90a", "sm_100a"):
         assert outcomes[""] == 0, f"{chip} with its default PTX ISA must compile"
+
+
+def fused(M, K, N, dtype="bf16", *, glu=False, norm=False, head_dim=0):
+    """One fused_matmul [M, K] x [N, K]^T with the stages that steer the tile
+    heuristic: GLU (two accumulator sets), a norm prologue, head stages (TN =
+    head_dim, here a per-head RMSNorm on every head)."""
+    t = lambda *s: "tensor<" + "x".join(map(str, s)) + f"x{dtype}>"
+    out = N // 2 if glu else N
+    args = [f'%x: {t(M, K)}', f'%w: {t(N, K)}']
+    stages = []
+    if norm:
+        args.append(f'%g: {t(K)}')
+        stages.append(f"norm rms_norm eps = 1.0e-05 norm_weight(%g : {t(K)})")
+    if glu:
+        stages.append("activation silu glu")
+    if head_dim:
+        args.append(f'%hw: {t(out // head_dim, head_dim)}')
+        stages.append(f"head_norm(%hw : {t(out // head_dim, head_dim)}) head_norm_eps = 1.0e-06 "
+                      f"head_dim = {head_dim}")
+    return f"""func.func @f({", ".join(args)}) -> {t(M, out)} {{
+  %y = rlx_mir.fused_matmul %x, %w transpose_b {" ".join(stages)} : {t(M, K)}, {t(N, K)}
+  return %y : {t(M, out)}
+}}"""
+
+
+# Every tile configuration the heuristic of docs/gpu.md can pick, each with
+# the kernel it must land on: wgmma with one (M <= 64) or two consumer
+# warpgroups, 4 stages or 3 (GLU with two consumers), TN = 128 or head_dim
+# (64, 96, 128, 256: the last with one consumer); mma.sync with TN 32..128,
+# GLU, the norm prologue, 2 stages or 1; gemv (split-K, head stages);
+# SIMT for f32.
+TILES = [
+    ("sm_90a", fused(40, 256, 256), "wgmma.mma_async.sync.aligned.m64n128k16"),
+    ("sm_90a", fused(130, 256, 256), "wgmma.mma_async.sync.aligned.m64n128k16"),
+    ("sm_90a", fused(40, 256, 512, glu=True), "wgmma.mma_async.sync.aligned.m64n128k16"),
+    ("sm_90a", fused(130, 2048, 512, glu=True), "wgmma.mma_async.sync.aligned.m64n128k16"),
+    ("sm_90a", fused(130, 2048, 256, head_dim=64), "wgmma.mma_async.sync.aligned.m64n64k16"),
+    ("sm_90a", fused(130, 256, 288, head_dim=96), "wgmma.mma_async.sync.aligned.m64n96k16"),
+    ("sm_90a", fused(130, 2048, 512, head_dim=128), "wgmma.mma_async.sync.aligned.m64n128k16"),
+    ("sm_90a", fused(130, 256, 512, head_dim=256), "wgmma.mma_async.sync.aligned.m64n256k16"),
+    ("sm_90a", fused(130, 256, 512, norm=True, glu=True), "mma.sync.aligned.m16n8k16"),
+    ("sm_80", fused(130, 2048, 256), "mma.sync.aligned.m16n8k16"),
+    ("sm_80", fused(130, 256, 512, glu=True), "mma.sync.aligned.m16n8k16"),
+    ("sm_80", fused(130, 256, 256, norm=True, glu=True, head_dim=64), "mma.sync.aligned.m16n8k16"),
+    ("sm_80", fused(130, 256, 256, head_dim=128), "mma.sync.aligned.m16n8k16"),  # 1 stage
+    ("sm_80", fused(130, 256, 512, glu=True, head_dim=128), "fma.rn.f32"),  # over 48 KiB: SIMT
+    ("sm_80", fused(130, 256, 256, head_dim=32), "mma.sync.aligned.m16n8k16"),
+    ("sm_80", fused(130, 256, 384, norm=True, head_dim=96), "mma.sync.aligned.m16n8k16"),
+    ("sm_90a", fused(1, 4096, 512), "shfl.sync.bfly"),
+    ("sm_90a", fused(16, 4096, 1024, glu=True, norm=True), "shfl.sync.bfly"),
+    ("sm_90a", fused(16, 256, 512, head_dim=128), "shfl.sync.bfly"),
+    ("sm_80", fused(130, 256, 256, "f32", glu=True, norm=True), "fma.rn.f32"),
+    ("sm_80", fused(130, 256, 512, "f32", head_dim=256), "fma.rn.f32"),
+]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("chip,text,expect", TILES, ids=[f"{i}-{c[0]}" for i, c in enumerate(TILES)])
+def test_every_tile_configuration_builds_clean(rlx_opt, tmp_path, chip, text, expect):
+    """0 spills, 0 stack and no ptxas performance note for each tile
+    configuration the matmul heuristic can pick, on the kernel it names."""
+    model = tmp_path / "m.mlir"
+    model.write_text(text)
+    r = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} spills=error"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "ptxas_warnings" not in r.stdout and "warning:" not in r.stderr, r.stderr[-3000:]
+    resources = kernel_resources(r.stdout)
+    matmul = [n for n in resources if "matmul" in n]
+    assert matmul, sorted(resources)
+    for name in matmul:
+        assert resources[name]["spill"] == 0 and resources[name]["stack"] == 0, resources[name]
+    ptx = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} assemble=0"],
+                         capture_output=True, text=True, check=True).stdout
+    assert expect in ptx
+    assert ("wgmma" in ptx) == expect.startswith("wgmma")

@@ -191,6 +191,17 @@ module attributes {gpu.container_module} {
       memref.store %w, %y[%i] : memref<64xf32>
       gpu.return
     }
+    // A 270,000-byte private array: more than a 256 KiB fiber stack holds.
+    gpu.func @deep(%x: memref<64xf32>, %y: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %p = memref.alloca() : memref<67500xf32>
+      %v = memref.load %x[%i] : memref<64xf32>
+      memref.store %v, %p[%i] : memref<67500xf32>
+      %w = memref.load %p[%i] : memref<67500xf32>
+      memref.store %w, %y[%i] : memref<64xf32>
+      gpu.return
+    }
     // y[i] = s[63 - i] after s[i] = x[i]: needs a barrier between (BARRIER).
     gpu.func @reverse(%x: memref<64xf32>, %y: memref<64xf32>)
         workgroup(%s : memref<64xf32, #gpu.address_space<workgroup>>) kernel {
@@ -226,6 +237,20 @@ def test_planted_out_of_bounds_is_reported():
     assert y is None
     assert "kernel 'oob'" in report and "thread (63,0,0)" in report, report
     assert "out of bounds" in report or "past" in report, report
+
+
+def test_fiber_stack_overflow_is_a_finding_not_a_crash(monkeypatch):
+    """A kernel whose frame outgrows its fiber's stack runs into the guard
+    below it: a finding naming the kernel, the thread and the limit (the
+    process lives on); a larger RLX_EMU_STACK_KIB runs it."""
+    y, report = run_fault("deep")
+    assert y is None
+    assert "kernel 'deep' block (0,0,0) thread (0,0,0): stack overflow: its frames exceed the " \
+           "256 KiB fiber stack (RLX_EMU_STACK_KIB raises it)" in report, report
+    monkeypatch.setenv("RLX_EMU_STACK_KIB", "512")
+    y, report = run_fault("deep")
+    assert report == ""
+    np.testing.assert_array_equal(y, np.arange(64, dtype=np.float32))
 
 
 def test_planted_shared_race_is_reported():

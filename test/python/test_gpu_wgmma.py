@@ -74,6 +74,8 @@ def plain(M, K, N, dtype):
     (130, 200, 136, 2),   # every edge ragged: rows, K (zero-filled by TMA), columns
     (40, 64, 72, 1),      # one consumer warpgroup (at most 64 rows)
     (300, 520, 256, 2),   # 9 k-tiles through a 4-stage ring: the phases wrap twice
+    (37, 8192, 128, 1),   # 128 k-tiles: the emulator's fragment slots are allocated
+                          # once per thread, not per iteration (256 KiB fiber stacks)
 ])
 def test_matmul_on_wgmma_matches_numpy(M, K, N, consumers, dtype):
     rng = np.random.default_rng(M + K + N)
@@ -272,3 +274,37 @@ def test_tensor_maps_in_the_manifest_and_a_bad_one_is_refused(tmp_path):
     with pytest.raises(RuntimeError, match=r"tensor_map: the tensor spans 20400 bytes from offset 0, "
                                            r"past the end of its buffer \(20128 bytes\)"):
         run_artifact(art, "f", {k: encode(v, "bf16") for k, v in vals.items()})
+
+
+def test_llama_3_2_1b_layer_on_tensor_cores_matches_numpy():
+    """A whole Llama-3.2-1B decoder layer at its real sizes (hidden 2048, 32
+    q / 8 kv heads of 64, intermediate 8192), bf16, 37 tokens, under the
+    emulator: o_proj and down_proj (residual epilogues) on wgmma, the
+    norm-prologue projections (QKV, gate|up with SwiGLU) on mma.sync,
+    against the numpy layer with bf16 activations (HF's bf16 modules)."""
+    import ml_dtypes
+    import reference as ref
+    from harness import gen_model, shared_dir
+    from test_models import ref_config, seeded_arguments
+    if not shared_dir():
+        pytest.skip("../shared/models not present")
+    path = shared_dir() / "models" / "llama-3.2-1b.json"
+    cfg = json.loads(path.read_text())
+    text = gen_model(path, "--layer-only", "--dtype", "bf16")
+    dims = {"seq": 37}
+    v = seeded_arguments(text, dims, "bf16")
+    with tempfile.TemporaryDirectory() as tmp:
+        art = pathlib.Path(tmp) / "art"
+        manifest = compile_artifact(text, art, dims=dims, cubin=True)
+        ptx = "".join(p.read_text() for p in art.glob("*.ptx"))
+    assert "mma.sync.aligned.m16n8k16" in ptx and "wgmma.mma_async" in ptx
+    assert all(k["spill_bytes"] == 0 and not k.get("ptxas_warnings") for k in manifest["kernels"])
+    entry = next(f for f in manifest["functions"] if f["name"] == manifest["entry"])
+    on_wgmma = [l["kernel"] for l in entry["launches"]
+                if any("tensor_map" in a for a in l["args"])]
+    assert len(on_wgmma) == 2 and all("fused_matmul" in k for k in on_wgmma), on_wgmma
+    out = run_gpu(text, v, dims=dims)["hidden_states"]
+    rnd = lambda a: a.astype(ml_dtypes.bfloat16).astype(np.float64)
+    want, _, _ = ref.llama_layer(v["hidden_states"].astype(np.float64), v["position_ids"], v,
+                                 ref_config(cfg), rnd=rnd)
+    np.testing.assert_allclose(out, want, rtol=2e-2, atol=2e-2)

@@ -192,7 +192,9 @@ int main(int argc, char **argv) {
   const FunctionInfo &fn = m.functions[size_t(fi)];
 
   for (const auto &[name, file] : inputs) {
-    int b = fn.findBuffer(name);
+    int b = fn.findBuffer(name, FunctionInfo::Lookup::Source);
+    if (b < 0)
+      b = fn.findBuffer(name);
     if (b < 0)
       die("--input " + name + ": function '" + fn.name + "' has no buffer '" + name + "'");
     if (fn.buffers[size_t(b)].role == Role::Output)

@@ -120,7 +120,10 @@ Value GemmBuilder::normalizeA(Value a, Value local, Value kIdx) {
     a = kb.mul(a, kb.convert(kb.load(p.normWeight, {kIdx}), acc));
   if (p.normBias)
     a = kb.add(a, kb.convert(kb.load(p.normBias, {kIdx}), acc));
-  return a;
+  // Rounded once to the lhs type, as the unfused norm's output (and the
+  // tensor-core operand) is.
+  Type in = elementTypeOf(p.lhs);
+  return in == acc ? a : kb.convert(kb.convert(a, in), acc);
 }
 
 Value GemmBuilder::loadB(Value kIdx, Value col) {

@@ -119,14 +119,13 @@ struct FusedTile {
   }
 
   Value build(OpBuilder &b, Location loc, Value bIdx, Value s0, int64_t rows) {
-    Type f32 = statsType(b, op.getType().getElementType());
     Type et = op.getType().getElementType();
     Value x = rowsOf(b, loc, lhs3, bIdx, s0, rows);
-    // 1. norm prologue (normalized rows in f32 feed the matmul).
+    // 1. norm prologue: statistics in f32, the normalized rows rounded once
+    //    to the lhs type (what the unfused norm hands the matmul).
     if (op.getNormAttr())
       x = normalizeLast(b, loc, x, a.getNormWeight(), a.getNormBias(),
-                        op.getNormEps()->convertToDouble(), op.getNormAttr().getValue(),
-                        et.getIntOrFloatBitWidth() >= 32 ? et : f32);
+                        op.getNormEps()->convertToDouble(), op.getNormAttr().getValue(), et);
     // 2. matmul.
     Value y = matmul2D(b, loc, x, a.getRhs(), op.getTransposeB()); // [rows, N], f32
     Type acc = tensorTypeOf(y).getElementType();

@@ -89,22 +89,23 @@ size_t fiberStackBytes() {
 
 FiberStack::FiberStack(size_t bytes) {
   size_t page = pageBytes();
+  size_t guard = (kFiberGuardBytes + page - 1) / page * page;
   usableBytes = (bytes + page - 1) / page * page;
-  mapBytes = usableBytes + page;
+  mapBytes = usableBytes + guard;
   void *m = mmap(nullptr, mapBytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) {
     usableBytes = mapBytes = 0;
     return;
   }
-  // Stacks grow down: the guard page is the lowest one.
-  if (mprotect(m, page, PROT_NONE) != 0) {
+  // Stacks grow down: the guard is the lowest part.
+  if (mprotect(m, guard, PROT_NONE) != 0) {
     munmap(m, mapBytes);
     usableBytes = mapBytes = 0;
     return;
   }
   map = m;
-  usable = static_cast<uint8_t *>(m) + page;
+  usable = static_cast<uint8_t *>(m) + guard;
 }
 
 FiberStack::FiberStack(FiberStack &&o) noexcept

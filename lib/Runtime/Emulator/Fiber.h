@@ -54,7 +54,11 @@ struct Context {
   size_t stackSize = 0;
 };
 
-/// An mmap'd stack: [guard page][usable bytes). Move-only.
+/// The inaccessible bytes below every fiber stack: wide enough that a large
+/// frame lands in them rather than in the next stack.
+constexpr size_t kFiberGuardBytes = 64 * 1024;
+
+/// An mmap'd stack: [guard][usable bytes). Move-only.
 class FiberStack {
 public:
   FiberStack() = default;

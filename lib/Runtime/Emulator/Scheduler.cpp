@@ -20,6 +20,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <csetjmp>
+#include <csignal>
 #include <cstring>
 
 using namespace rlx::emu;
@@ -62,6 +64,54 @@ StackPool &stackPool() {
   static StackPool pool;
   return pool;
 }
+
+// A fiber that runs into its guard (a kernel whose frames exceed
+// RLX_EMU_STACK_KIB) is a finding of its launch, not a crash of the process:
+// while a launch runs, SIGSEGV goes to a handler on an alternate stack; a
+// fault in the running fiber's guard jumps back to the scheduler, which
+// abandons the launch like any failed one. Any other fault goes to the
+// previous disposition. (Under AddressSanitizer its own handler reports
+// stack overflows.)
+#ifndef RLX_EMU_ASAN
+sigjmp_buf *OverflowJump = nullptr;
+struct sigaction PreviousSegv;
+
+void onSegv(int, siginfo_t *info, void *) {
+  Launch *l = Active;
+  if (OverflowJump && l && l->current < l->threads.size()) {
+    auto lo = reinterpret_cast<uintptr_t>(l->threads[l->current].ctx.stackLo);
+    auto a = reinterpret_cast<uintptr_t>(info->si_addr);
+    if (lo && a < lo && lo - a <= kFiberGuardBytes)
+      siglongjmp(*OverflowJump, 1);
+  }
+  // Not ours: returning re-executes the fault under the previous action.
+  sigaction(SIGSEGV, &PreviousSegv, nullptr);
+}
+
+/// The handler and its alternate stack for the duration of one launch.
+struct OverflowGuard {
+  stack_t previousStack{};
+  bool installed = false;
+  OverflowGuard() {
+    static thread_local std::vector<char> alternate(64 * 1024);
+    stack_t ss{};
+    ss.ss_sp = alternate.data();
+    ss.ss_size = alternate.size();
+    struct sigaction sa {};
+    sa.sa_sigaction = &onSegv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    installed = sigaltstack(&ss, &previousStack) == 0 &&
+                sigaction(SIGSEGV, &sa, &PreviousSegv) == 0;
+  }
+  ~OverflowGuard() {
+    if (!installed)
+      return;
+    sigaction(SIGSEGV, &PreviousSegv, nullptr);
+    sigaltstack(&previousStack, nullptr);
+  }
+};
+#endif
 
 const char *shflModeName(uint32_t mode) {
   static const char *names[] = {"bfly", "up", "down", "idx"};
@@ -168,6 +218,17 @@ bool runBlock(Launch &l, StackPool &pool) {
     makeContext(t.ctx, pool.stacks[i], &fiberMain, &l);
     l.ready.push_back(i);
   }
+#ifndef RLX_EMU_ASAN
+  sigjmp_buf overflow;
+  if (sigsetjmp(overflow, 1)) {
+    OverflowJump = nullptr;
+    addFinding(l, &l.threads[l.current],
+               "stack overflow: its frames exceed the " + std::to_string(fiberStackBytes() / 1024) +
+                   " KiB fiber stack (RLX_EMU_STACK_KIB raises it)");
+    return false;
+  }
+  OverflowJump = &overflow;
+#endif
   // TMA loads land only when no thread can run (or at a test_wait): a
   // read before the wait that completes them sees the old bytes.
   do {
@@ -177,6 +238,9 @@ bool runBlock(Launch &l, StackPool &pool) {
       switchContext(l.scheduler, l.threads[l.current].ctx);
     }
   } while (landAnyLoads(l));
+#ifndef RLX_EMU_ASAN
+  OverflowJump = nullptr;
+#endif
   if (l.exited == l.numThreads) {
     checkPendingLoads(l);
     return true;
@@ -570,6 +634,9 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
     addFinding(l, nullptr, "cannot map " + std::to_string(l.numThreads) + " fiber stacks");
 
   if (l.findings.empty()) {
+#ifndef RLX_EMU_ASAN
+    OverflowGuard guard;
+#endif
     Active = &l;
     OnLaunchThread = true;
     bool aborted = false;

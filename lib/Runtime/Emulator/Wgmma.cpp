@@ -107,7 +107,8 @@ extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint
                                             ~((uintptr_t(1) << 18) - 1));
   MmaType mt = static_cast<MmaType>(type);
   std::string why;
-  float A[64][16], B[256][16];
+  // The operands off the fiber stack (20 KiB); one launch runs at a time.
+  static thread_local float A[64][16], B[256][16];
   float sa = flags & 2 ? -1.0f : 1.0f, sb = flags & 4 ? -1.0f : 1.0f;
   // Every address first: a descriptor past the window is one finding, and
   // nothing is read through it.

@@ -259,9 +259,10 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
     bi.name = string(field(b, q, "name"), sub(q, "name"));
     if (bi.name[0] == '@')
       fail(sub(q, "name"), "'" + bi.name + "': names starting with '@' are reserved");
-    if (!bufNames.insert(bi.name).second)
-      fail(sub(q, "name"), "duplicate buffer '" + bi.name + "'");
     std::string role = string(field(b, q, "role"), sub(q, "role"));
+    // Unique among the inputs and params, and among the outputs.
+    if (!bufNames.insert(bi.name + (role == "output" ? "/out" : "/in")).second)
+      fail(sub(q, "name"), "duplicate buffer '" + bi.name + "'");
     if (role == "input")
       bi.role = Role::Input;
     else if (role == "param")
@@ -323,7 +324,19 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
         la.buffer = kArena;
         size = fi.arenaBytes;
       } else {
-        la.buffer = fi.findBuffer(bname);
+        // An input and an output of one name: "role" says which is meant.
+        FunctionInfo::Lookup which = FunctionInfo::Lookup::Any;
+        if (const json *role = optField(arg, "role")) {
+          std::string rs = string(*role, sub(r, "role"));
+          if (rs != "input" && rs != "param" && rs != "output")
+            fail(sub(r, "role"), "'" + rs + "' is not input, param or output");
+          which = rs == "output" ? FunctionInfo::Lookup::Output : FunctionInfo::Lookup::Source;
+        } else if (fi.findBuffer(bname, FunctionInfo::Lookup::Source) >= 0 &&
+                   fi.findBuffer(bname, FunctionInfo::Lookup::Output) >= 0) {
+          fail(sub(r, "buffer"), "'" + bname + "' names an input and an output of function '" + fi.name +
+                                     "': give the argument's \"role\"");
+        }
+        la.buffer = fi.findBuffer(bname, which);
         if (la.buffer < 0)
           fail(sub(r, "buffer"), "unknown buffer '" + bname + "' in function '" + fi.name + "'");
         size = fi.buffers[size_t(la.buffer)].bytes;
@@ -429,11 +442,18 @@ int dtypeBytes(const std::string &d) {
   return -1;
 }
 
-int FunctionInfo::findBuffer(const std::string &n) const {
-  for (size_t i = 0; i < buffers.size(); ++i)
-    if (buffers[i].name == n)
+int FunctionInfo::findBuffer(const std::string &n, Lookup which) const {
+  int output = -1;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].name != n)
+      continue;
+    bool isOutput = buffers[i].role == Role::Output;
+    if (isOutput && output < 0)
+      output = int(i);
+    if (!isOutput && which != Lookup::Output)
       return int(i);
-  return -1;
+  }
+  return which == Lookup::Source ? -1 : output;
 }
 
 int Manifest::findFunction(const std::string &n) const {

@@ -161,10 +161,13 @@ struct rlx_gpu_artifact {
     return true;
   }
 
-  // Finds buffer `name` of function f and checks `bytes` against its size.
-  int buffer(int f, const char *name, size_t bytes) {
+  // Finds buffer `name` of function f (`which` first, when an input and an
+  // output share the name) and checks `bytes` against its size.
+  int buffer(int f, const char *name, size_t bytes, FunctionInfo::Lookup which) {
     const FunctionInfo &fn = manifest.functions[size_t(f)];
-    int b = name ? fn.findBuffer(name) : -1;
+    int b = name ? fn.findBuffer(name, which) : -1;
+    if (b < 0 && name)
+      b = fn.findBuffer(name);
     if (b < 0) {
       fail("function '" + fn.name + "' has no buffer '" + (name ? name : "(null)") + "'");
       return -1;
@@ -310,7 +313,7 @@ int rlx_gpu_set_buffer(rlx_gpu_artifact *h, const char *function, const char *na
     int f = h->function(function);
     if (f < 0)
       return false;
-    int b = h->buffer(f, name, bytes);
+    int b = h->buffer(f, name, bytes, FunctionInfo::Lookup::Source);
     if (b < 0)
       return false;
     if (!data && bytes)
@@ -337,7 +340,7 @@ int rlx_gpu_get_buffer(rlx_gpu_artifact *h, const char *function, const char *na
     int f = h->function(function);
     if (f < 0)
       return false;
-    int b = h->buffer(f, name, bytes);
+    int b = h->buffer(f, name, bytes, FunctionInfo::Lookup::Output);
     if (b < 0)
       return false;
     if (!data && bytes)

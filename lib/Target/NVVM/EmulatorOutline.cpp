@@ -66,8 +66,16 @@ Value idCall(OpBuilder &b, Location loc, const Hooks &h, unsigned kind, unsigned
 
 unsigned dimOf(gpu::Dimension d) { return static_cast<unsigned>(d); }
 
-/// A stack slot of `n` elements (the emulator reads a lane's fragment there).
+/// A stack slot of `n` elements (the emulator reads a lane's fragment there),
+/// allocated once at the function's entry: an alloca inside the kernel's
+/// loops would grow the fiber's stack with every iteration.
 Value slot(OpBuilder &b, Location loc, int64_t n, Type t) {
+  OpBuilder::InsertionGuard g(b);
+  Operation *fn = b.getInsertionBlock()->getParentOp();
+  while (fn && !isa<func::FuncOp>(fn))
+    fn = fn->getParentOp();
+  if (fn)
+    b.setInsertionPointToStart(&cast<func::FuncOp>(fn).getBody().front());
   return memref::AllocaOp::create(b, loc, MemRefType::get({n}, t));
 }
 

@@ -25,6 +25,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::rlx;
 namespace json = llvm::json;
@@ -58,6 +60,35 @@ struct Root {
   BlockArgument arg;
   int64_t offset = 0;
 };
+
+/// Names an output shares with an input or param (a layer's hidden_states
+/// in and out): launch arguments on them say their role.
+std::set<std::string> sharedNames(func::FuncOp fn) {
+  std::set<std::string> in, out, both;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    if (fn.getArgAttr(i, "rlx_lir.arena"))
+      continue;
+    auto [name, role] = ioName(fn, i);
+    (role == "output" ? out : in).insert(name);
+  }
+  for (const std::string &n : out)
+    if (in.count(n))
+      both.insert(n);
+  return both;
+}
+
+/// A launch argument's buffer reference: {"buffer", "offset"} (and "role"
+/// where the name is shared).
+json::Object argRef(func::FuncOp fn, const Root &root) {
+  unsigned i = root.arg.getArgNumber();
+  if (fn.getArgAttr(i, "rlx_lir.arena"))
+    return json::Object{{"buffer", "@arena"}, {"offset", root.offset}};
+  auto [name, role] = ioName(fn, i);
+  json::Object o{{"buffer", name}, {"offset", root.offset}};
+  if (sharedNames(fn).count(name))
+    o["role"] = role;
+  return o;
+}
 
 FailureOr<Root> traceToRoot(Value v, Operation *user) {
   Root r;
@@ -128,14 +159,14 @@ FailureOr<json::Object> tensorMapArg(func::FuncOp fn, UnrealizedConversionCastOp
       return desc.emitError("GPU artifact: tensor map box sizes must be constants");
     box.push_back(*c);
   }
-  unsigned i = root->arg.getArgNumber();
-  std::string buffer = fn.getArgAttr(i, "rlx_lir.arena") ? "@arena" : ioName(fn, i).first;
   json::Object map{{"dtype", typeString(type.getElementType())},
                    {"dims", std::move(dims)},
                    {"strides", std::move(strides)},
                    {"box", std::move(box)},
                    {"swizzle", static_cast<int64_t>(descType.getSwizzle())}};
-  return json::Object{{"buffer", buffer}, {"offset", root->offset}, {"tensor_map", std::move(map)}};
+  json::Object arg = argRef(fn, *root);
+  arg["tensor_map"] = std::move(map);
+  return arg;
 }
 
 FailureOr<json::Object> functionPlan(func::FuncOp fn) {
@@ -209,9 +240,7 @@ FailureOr<json::Object> functionPlan(func::FuncOp fn) {
       FailureOr<Root> root = traceToRoot(a, launch);
       if (failed(root))
         return failure();
-      unsigned i = root->arg.getArgNumber();
-      std::string buffer = fn.getArgAttr(i, "rlx_lir.arena") ? "@arena" : ioName(fn, i).first;
-      args.push_back(json::Object{{"buffer", buffer}, {"offset", root->offset}});
+      args.push_back(argRef(fn, *root));
     }
     l["args"] = std::move(args);
     launches.push_back(std::move(l));

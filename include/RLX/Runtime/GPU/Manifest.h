@@ -97,7 +97,11 @@ struct FunctionInfo {
   uint64_t arenaBytes = 0;
   std::vector<BufferInfo> buffers;
   std::vector<LaunchInfo> launches;
-  int findBuffer(const std::string &name) const; ///< -1 when absent
+  /// Which buffers a name may mean: an output may share its name with an
+  /// input or param (a layer's `hidden_states` in and out).
+  enum class Lookup { Any, Source, Output };
+  /// -1 when absent; with Any, an input or param before an output.
+  int findBuffer(const std::string &name, Lookup which = Lookup::Any) const;
 };
 
 struct Manifest {

@@ -573,7 +573,9 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
     `lhs` `[..., K]`. Stages, each optional, in this order:
 
     1. `norm`: `rms_norm` or `layer_norm` of each lhs row (eps `norm_eps`,
-       optional `norm_weight`/`norm_bias` `[K]`), statistics in f32.
+       optional `norm_weight`/`norm_bias` `[K]`), statistics in f32, the
+       normalized row rounded once to the lhs element type (exactly what the
+       unfused norm op hands the matmul).
     2. matmul with f32 accumulation.
     3. `bias` `[N]` added.
     4. `activation` on every column, or with `glu` a gated unit on column
