@@ -33,8 +33,7 @@ def kernels_of(text, flags=()):
         return manifest, "".join(p.read_text() for p in art.glob("*.ptx"))
 
 
-def g5a(M, n):
-    K = 3
+def g5a(M, n, K=3):
     return f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {t(n, K)} {{rlx.input = "w"}}, %b: {t(n)} {{rlx.input = "b"}}) -> {t(M, n)} {{
   %m = rlx_mir.matmul %x, %w transpose_b : {t(M, K)}, {t(n, K)}
   %y = rlx_mir.add %m, %b : {t(M, n)}, {t(n)}
@@ -91,17 +90,25 @@ def g5b_inputs(K):
             "r0": ((100 * i + j) / 2).astype(np.float32), "zero": np.zeros((4, 4), np.float32)}
 
 
-@pytest.mark.parametrize("where", ["cpu", "gpu", "gpu-split3", "gpu-simt", "gpu-split3-K200"])
+@pytest.mark.parametrize("where", ["cpu", "gpu", "gpu-split3", "gpu-simt", "gpu-split3-K200",
+                                   "gpu-wgmma-f16-K200", "gpu-tensor-cores-f16-K200"])
 def test_g5b_residual_aliasing_the_output(where):
     """G5(b): row 0 [13, 24, 35, 46], row 3 [313, 324, 335, 346], equal to
     the out-of-place result; with 3 splits bias and residual still once
-    (per split they give [33, 64, 95, 126] or [33, 67, 101, 135])."""
+    (per split they give [33, 64, 95, 126] or [33, 67, 101, 135]); the
+    tensor-core kernels in f16 (every value exact)."""
     K = 200 if where.endswith("K200") else 3
     inputs = g5b_inputs(K)
+    text = g5b(K)
     flags = {"gpu": [], "gpu-split3": ["--split-k", "3"], "gpu-simt": ["--matmul-kernel", "simt"],
-             "gpu-split3-K200": ["--split-k", "3"]}
-    y = run_mlir(g5b(K), inputs) if where == "cpu" else run_gpu(g5b(K), inputs, flags=flags[where])
-    y = y["result0"]
+             "gpu-split3-K200": ["--split-k", "3"],
+             "gpu-wgmma-f16-K200": ["--matmul-kernel", "wgmma"],
+             "gpu-tensor-cores-f16-K200": ["--matmul-kernel", "tensor-cores"]}
+    if "f16" in where:
+        text = text.replace("xf32>", "xf16>")
+        inputs = {k: v.astype(np.float16) for k, v in inputs.items()}
+    y = run_mlir(text, inputs) if where == "cpu" else run_gpu(text, inputs, flags=flags[where])
+    y = y["result0"].astype(np.float32)
     i, j = np.meshgrid(np.arange(4), np.arange(4), indexing="ij")
     expect = K + np.array([10, 20, 30, 40], np.float32) + (100 * i + j)
     np.testing.assert_array_equal(y, expect)
@@ -215,16 +222,17 @@ def test_forced_kernel_that_cannot_apply_is_a_located_error(tmp_path, flags, mes
     assert "Assertion" not in proc.stderr and "Stack dump" not in proc.stderr
 
 
-@pytest.mark.parametrize("kernel", ["tensor-cores", "simt"])
+@pytest.mark.parametrize("kernel", ["tensor-cores", "simt", "wgmma"])
 @pytest.mark.parametrize("n", [4, 6])
 def test_g5a_bias_axis_on_the_prefill_kernels(n, kernel):
-    """G5(a) with 20 rows (more than gemv takes) on each prefill kernel, bf16."""
-    M = 20
-    text = g5a(M, n).replace("xf32>", "xbf16>")
+    """G5(a) with 20 rows (more than gemv takes) on each prefill kernel, bf16
+    (K = 8 on wgmma, whose TMA rows are whole 16-byte units)."""
+    M, K = 20, 8 if kernel == "wgmma" else 3
+    text = g5a(M, n, K).replace("xf32>", "xbf16>")
     b = np.array([10, 20, 30, 40, 50, 60][:n], np.float32)
-    out = run_gpu(text, {"x": np.ones((M, 3), np.float32), "w": np.ones((n, 3), np.float32),
+    out = run_gpu(text, {"x": np.ones((M, K), np.float32), "w": np.ones((n, K), np.float32),
                          "b": b}, flags=["--matmul-kernel", kernel])
-    np.testing.assert_array_equal(out["result0"], np.tile(b + 3, (M, 1)))
+    np.testing.assert_array_equal(out["result0"], np.tile(b + K, (M, 1)))
 
 
 G5C = f"""func.func @f(%a: {t(2, 32, 32)} {{rlx.input = "a"}}, %b: {t(2, 32, 16)} {{rlx.input = "b"}}, %bias: {t(32, 16)} {{rlx.input = "bias"}}) -> {t(32, 16)} {{

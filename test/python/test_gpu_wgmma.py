@@ -44,13 +44,16 @@ def matmul_kernel(manifest):
     return next(k for k in manifest["kernels"] if "matmul" in k["name"])
 
 
-def assert_wgmma_path(manifest, ptx, n, dtype="bf16", consumers=2):
-    """The instructions of the fast path, and ptxas' verdict on it."""
+def assert_wgmma_path(manifest, ptx, n, dtype="bf16", consumers=2, norm=False):
+    """The instructions of the fast path, and ptxas' verdict on it (a norm
+    prologue keeps 96 registers for the producer, which normalizes A)."""
     assert f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype}" in ptx
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in ptx
     assert "mbarrier.arrive.expect_tx" in ptx and "mbarrier.try_wait.parity" in ptx
     assert re.search(r"wgmma.wait_group.sync.aligned\s+1;", ptx)
-    assert bool(re.search(r"setmaxnreg.dec.sync.aligned.u32\s+40;", ptx)) == (consumers == 2)
+    regs = 96 if norm else 40
+    assert bool(re.search(rf"setmaxnreg.dec.sync.aligned.u32\s+{regs};", ptx)) == (consumers == 2)
+    assert ("fence.proxy.async.shared::cta" in ptx) == norm
     assert "mma.sync" not in ptx and "ldmatrix" not in ptx
     k = matmul_kernel(manifest)
     assert k["block"] == [128 * (consumers + 1), 1, 1]
@@ -172,6 +175,21 @@ def epilogue_case(name, B, S, K, N, rng, dtype):
         vals["r"] = rng.standard_normal((B, S, N))
         stages = f'residual(%r : {t(B, S, N, dtype=dtype)})'
         ref = lambda z: z + vals["r"]
+    elif name == "rms_norm_swiglu":
+        # The MLP's gate|up projection: the post-attention norm in front.
+        out_n = N // 2
+        vals["g"] = 1 + 0.1 * rng.standard_normal(K)
+        stages = (f'norm rms_norm eps = 1.0e-05 norm_weight(%g : {t(K, dtype=dtype)}) '
+                  f'activation silu glu')
+        ref = lambda z: silu(z[..., :out_n]) * z[..., out_n:]
+    elif name == "layer_norm_bias_gelu":
+        vals["g"] = 1 + 0.1 * rng.standard_normal(K)
+        vals["nb"] = 0.1 * rng.standard_normal(K)
+        vals["b"] = 0.5 * rng.standard_normal(N)
+        stages = (f'norm layer_norm eps = 1.0e-05 norm_weight(%g : {t(K, dtype=dtype)}) '
+                  f'norm_bias(%nb : {t(K, dtype=dtype)}) bias(%b : {t(N, dtype=dtype)}) '
+                  f'activation gelu_tanh')
+        ref = lambda z: gelu_tanh(z + vals["b"])
     elif name == "head_norm_rope":
         # Qwen3's packed q|k|v: head norm on q and k heads, RoPE on them.
         ang = rng.uniform(-3, 3, (S, D // 2))
@@ -192,7 +210,16 @@ def epilogue_case(name, B, S, K, N, rng, dtype):
   %y = rlx_mir.fused_matmul %x, %w transpose_b {stages} : {t(B, S, K, dtype=dtype)}, {t(N, K, dtype=dtype)}
   return %y : {t(B, S, out_n, dtype=dtype)}
 }}"""
-    z = vals["x"].astype(np.float64) @ vals["w"].T.astype(np.float64)
+    x = vals["x"].astype(np.float64)
+    if stages.startswith("norm"):
+        # The prologue: statistics in f32, the normalized rows rounded once
+        # to the input type (as the unfused norm's output).
+        mean = x.mean(-1, keepdims=True) if "layer_norm" in stages else 0.0
+        c = x - mean
+        var = (c * c).mean(-1, keepdims=True)
+        x = c / np.sqrt(var + 1e-5) * vals["g"] + (vals["nb"] if "nb" in vals else 0.0)
+        x = rounded(x, dtype).astype(np.float64)
+    z = x @ vals["w"].T.astype(np.float64)
     return text, vals, ref(z)
 
 
@@ -200,6 +227,8 @@ def epilogue_case(name, B, S, K, N, rng, dtype):
 @pytest.mark.parametrize("name,N,tile", [("bias_gelu_tanh", 200, 128),
                                           ("swiglu_bias_residual", 256, 128),
                                           ("residual", 136, 128),
+                                          ("rms_norm_swiglu", 272, 128),
+                                          ("layer_norm_bias_gelu", 200, 128),
                                           ("head_norm_rope", 192, 64)])
 def test_fused_epilogues_on_wgmma_match_numpy(name, N, tile, dtype):
     """[2, 37, 136] rows through one fused_matmul: bias + activation, SwiGLU
@@ -209,7 +238,7 @@ def test_fused_epilogues_on_wgmma_match_numpy(name, N, tile, dtype):
     text, vals, ref = epilogue_case(name, 2, 37, 136, N, rng, dtype)
     with tempfile.TemporaryDirectory() as tmp:
         art, manifest, ptx = compiled(text, tmp)
-        assert_wgmma_path(manifest, ptx, tile, dtype, 2)
+        assert_wgmma_path(manifest, ptx, tile, dtype, 2, norm=name.startswith(("rms_norm", "layer_norm")))
         assert len(manifest["kernels"]) == 1
         out = run_artifact(art, "f", {k: encode(v, dtype) for k, v in vals.items()})["result0"]
     out = from_bf16_bits(out) if dtype == "bf16" else out.astype(np.float32)
@@ -218,8 +247,8 @@ def test_fused_epilogues_on_wgmma_match_numpy(name, N, tile, dtype):
 
 def test_auto_picks_wgmma_on_sm90a_and_mma_sync_elsewhere():
     """The heuristic (docs/gpu.md): wgmma for more than 16 bf16 rows with a
-    K-major weight on sm_90a; a norm prologue (A computed, not loaded) or
-    sm_80 takes mma.sync; 16 rows take gemv."""
+    K-major weight on sm_90a (a norm prologue too: the producer normalizes
+    the A tiles TMA brought); sm_80 takes mma.sync; 16 rows take gemv."""
     norm = f"""func.func @f(%x: {t(40, 64)} {{rlx.input = "x"}}, %g: {t(64)} {{rlx.input = "g"}}, %w: {t(64, 64)} {{rlx.input = "w"}}) -> {t(40, 64)} {{
   %y = rlx_mir.fused_matmul %x, %w transpose_b norm rms_norm eps = 1.0e-05 norm_weight(%g : {t(64)}) : {t(40, 64)}, {t(64, 64)}
   return %y : {t(40, 64)}
@@ -227,7 +256,8 @@ def test_auto_picks_wgmma_on_sm90a_and_mma_sync_elsewhere():
     with tempfile.TemporaryDirectory() as tmp:
         for text, chip, expect in [(plain(40, 64, 64, "bf16"), "sm_90a", "wgmma.mma_async"),
                                    (plain(40, 64, 64, "bf16"), "sm_80", "mma.sync.aligned"),
-                                   (norm, "sm_90a", "mma.sync.aligned"),
+                                   (norm, "sm_90a", "wgmma.mma_async"),
+                                   (norm, "sm_80", "mma.sync.aligned"),
                                    (plain(16, 64, 64, "bf16"), "sm_90a", "shfl.sync")]:
             art = pathlib.Path(tmp) / chip
             compile_artifact(text, art, chip=chip, cubin=True)
@@ -279,9 +309,9 @@ def test_tensor_maps_in_the_manifest_and_a_bad_one_is_refused(tmp_path):
 def test_llama_3_2_1b_layer_on_tensor_cores_matches_numpy():
     """A whole Llama-3.2-1B decoder layer at its real sizes (hidden 2048, 32
     q / 8 kv heads of 64, intermediate 8192), bf16, 37 tokens, under the
-    emulator: o_proj and down_proj (residual epilogues) on wgmma, the
-    norm-prologue projections (QKV, gate|up with SwiGLU) on mma.sync,
-    against the numpy layer with bf16 activations (HF's bf16 modules)."""
+    emulator: its four projections on wgmma (QKV and gate|up with the norm
+    prologue, o_proj and down_proj with the residual epilogue), against the
+    numpy layer with bf16 activations (HF's bf16 modules)."""
     import ml_dtypes
     import reference as ref
     from harness import gen_model, shared_dir
@@ -297,12 +327,12 @@ def test_llama_3_2_1b_layer_on_tensor_cores_matches_numpy():
         art = pathlib.Path(tmp) / "art"
         manifest = compile_artifact(text, art, dims=dims, cubin=True)
         ptx = "".join(p.read_text() for p in art.glob("*.ptx"))
-    assert "mma.sync.aligned.m16n8k16" in ptx and "wgmma.mma_async" in ptx
+    assert "wgmma.mma_async" in ptx and "mma.sync" not in ptx
     assert all(k["spill_bytes"] == 0 and not k.get("ptxas_warnings") for k in manifest["kernels"])
     entry = next(f for f in manifest["functions"] if f["name"] == manifest["entry"])
     on_wgmma = [l["kernel"] for l in entry["launches"]
                 if any("tensor_map" in a for a in l["args"])]
-    assert len(on_wgmma) == 2 and all("fused_matmul" in k for k in on_wgmma), on_wgmma
+    assert len(on_wgmma) == 4 and all("fused_matmul" in k for k in on_wgmma), on_wgmma
     out = run_gpu(text, v, dims=dims)["hidden_states"]
     rnd = lambda a: a.astype(ml_dtypes.bfloat16).astype(np.float64)
     want, _, _ = ref.llama_layer(v["hidden_states"].astype(np.float64), v["position_ids"], v,

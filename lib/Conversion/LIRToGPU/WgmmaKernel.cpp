@@ -11,9 +11,14 @@
 //    4 wgmma m64nTNk16 per 64-deep stage (f32 accumulators in registers),
 //    commit, wait until at most one group is in flight and release the
 //    previous stage (every consumer thread arrives on empty[s']);
-//  - with two consumers the producer gives registers up (setmaxnreg 40)
-//    and the consumers take them (232); both return to 168 for the
-//    epilogue, which every thread runs.
+//  - a norm prologue: the A box lands on raw[s] instead; the 128 producer
+//    threads normalize it in place (row statistics computed before, in
+//    f32), round it to the input type, fence it for the async proxy and
+//    arrive on full[s] (which counts them, the issuing arrival and B's
+//    bytes);
+//  - with two consumers the producer gives registers up (setmaxnreg 40, 96
+//    when it normalizes) and the consumers take them (232, 200); both
+//    return to 168 for the epilogue, which every thread runs.
 // The accumulators then go through bias, activation or GLU into the shared
 // f32 tile Cs, and the epilogue of MatmulKernels.cpp (head norm, RoPE,
 // residual, one rounding) writes the output. Stage s of k-tile kt is
@@ -49,6 +54,8 @@ constexpr int64_t kBk = 64;             // K elements per stage (128 bytes of 16
 constexpr int64_t kRowBytes = kBk * 2;  // one swizzled row
 constexpr int64_t kAlign = 1024;        // the 128-byte swizzle's period
 constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232, kUniformRegs = 168;
+// With a norm prologue the producer warpgroup normalizes A tiles too.
+constexpr int64_t kNormProducerRegs = 96, kNormConsumerRegs = 200;
 
 /// Whether `v` is a parameter of the kernel with the identity layout (a TMA
 /// tensor map describes a whole, dense buffer).
@@ -69,8 +76,6 @@ std::string GemmBuilder::whyNoWgmma() {
     return ctx.target.chip + " has no wgmma (sm_90a only)";
   if (!(a == b && (a.isBF16() || a.isF16()) && acc.isF32()))
     return "its operands are not both bf16 or both f16";
-  if (p.norm)
-    return "a norm prologue (its A tile is computed, not loaded by TMA)";
   if (!p.transB || shapeOf(p.rhs).size() != 2)
     return "its weight is not a K-major [N, K] matrix";
   if (p.transA || p.batches != 1 || (!p.fused && shapeOf(p.lhs).size() != 2))
@@ -92,8 +97,11 @@ std::string GemmBuilder::whyNoWgmma() {
     for (int64_t stages : {4, 3}) {
       int64_t cs = stages * stage, head = cs + m * n * 4, bars = head + m * 4;
       bars = (bars + 7) / 8 * 8;
-      int64_t total = bars + 2 * stages * 8 + kAlign;
-      if (total > limit)
+      // full, empty (and raw: A landed, not yet normalized) per stage.
+      int64_t total = bars + (p.norm ? 3 : 2) * stages * 8 + kAlign;
+      // The row statistics are static workgroup buffers.
+      int64_t statistics = p.norm ? (p.normKind == NormKind::LayerNorm ? 2 : 1) * m * 4 : 0;
+      if (total + statistics > limit)
         continue;
       tn = n;
       tm = m;
@@ -155,9 +163,12 @@ void GemmBuilder::wgmmaMainLoop() {
   };
   auto full = [&](Value s) { return barrierAt(s); };
   auto empty = [&](Value s) { return barrierAt(kb.add(s, kb.idx(stages))); };
+  auto raw = [&](Value s) { return barrierAt(kb.add(s, kb.idx(2 * stages))); };
   auto stageAddress = [&](Value s, int64_t offset) {
     return kb.add(wgBase, kb.add(kb.mul(s, kb.idx(wgStageBytes)), kb.idx(offset)));
   };
+  const int64_t producerRegs = p.norm ? kNormProducerRegs : kProducerRegs;
+  const int64_t consumerRegs = p.norm ? kNormConsumerRegs : kConsumerRegs;
   auto setMaxRegisters = [&](int64_t regs, NVVM::SetMaxRegisterAction action) {
     if (reallocate)
       NVVM::SetMaxRegisterOp::create(kb.b, loc, regs, action);
@@ -180,47 +191,83 @@ void GemmBuilder::wgmmaMainLoop() {
   };
 
   // One thread initializes the barriers: full[s] completes on the
-  // producer's arrival plus the stage's TMA bytes, empty[s] on every
-  // consumer thread's arrival.
+  // producer's arrival plus the stage's TMA bytes (and, with a norm
+  // prologue, every producer thread's arrival once it normalized its part
+  // of A, which landed on raw[s]), empty[s] on every consumer thread's.
   kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
     for (int64_t s = 0; s < stages; ++s) {
-      NVVM::MBarrierInitOp::create(kb.b, loc, full(kb.idx(s)), kb.i32(1), Value());
+      NVVM::MBarrierInitOp::create(kb.b, loc, full(kb.idx(s)),
+                                   kb.i32(p.norm ? 1 + kWarpgroup : 1), Value());
       NVVM::MBarrierInitOp::create(kb.b, loc, empty(kb.idx(s)), kb.i32(kWarpgroup * wgConsumers),
                                    Value());
+      if (p.norm)
+        NVVM::MBarrierInitOp::create(kb.b, loc, raw(kb.idx(s)), kb.i32(1), Value());
     }
   });
   kb.barrier();
 
   // The producer warpgroup.
   kb.ifThen(kb.eq(warpgroup, kb.idx(0)), [&] {
-    setMaxRegisters(kProducerRegs, NVVM::SetMaxRegisterAction::decrease);
-    kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
-      kb.forLoop(kb.idx(0), kb.idx(kTiles), kb.idx(1), [&](Value kt) {
-        auto [s, phase] = slot(kt);
+    setMaxRegisters(producerRegs, NVVM::SetMaxRegisterAction::decrease);
+    kb.forLoop(kb.idx(0), kb.idx(kTiles), kb.idx(1), [&](Value kt) {
+      Value s, phase;
+      std::tie(s, phase) = slot(kt);
+      Value k0 = toI32(kb.mul(kt, kb.idx(kBk)));
+      auto load = [&](Value map, int64_t offset, Value row, Value bar) {
+        Value dst = pointer(stageAddress(s, offset), 7);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            kb.b, loc, dst, map, ValueRange{k0, toI32(row)}, bar, ValueRange{}, Value(), Value(),
+            NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+      };
+      auto expect = [&](Value bar, int64_t bytes) {
+        NVVM::MBarrierArriveExpectTxOp::create(kb.b, loc, Type(), bar, kb.i32(bytes),
+                                               NVVM::MemScopeKind::CTA, false, Value());
+      };
+      // Thread 0 issues the stage's loads once the consumers freed it.
+      kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
         Value other = arith::XOrIOp::create(kb.b, loc, phase, kb.i32(1));
         NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, empty(s), other, ticks);
-        NVVM::MBarrierArriveExpectTxOp::create(kb.b, loc, Type(), full(s),
-                                               kb.i32(wgStageBytes), NVVM::MemScopeKind::CTA,
-                                               false, Value());
-        Value k0 = toI32(kb.mul(kt, kb.idx(kBk)));
-        auto load = [&](Value map, int64_t offset, Value row) {
-          Value dst = pointer(stageAddress(s, offset), 7);
-          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-              kb.b, loc, dst, map, ValueRange{k0, toI32(row)}, full(s), ValueRange{}, Value(),
-              Value(), NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
-        };
-        load(wgMapA, 0, m0);
-        load(wgMapB, tm * kRowBytes, n0);
+        int64_t aBytes = tm * kRowBytes;
+        Value aBar = p.norm ? raw(s) : full(s);
+        expect(aBar, p.norm ? aBytes : wgStageBytes);
+        load(wgMapA, 0, m0, aBar);
+        if (p.norm)
+          expect(full(s), wgStageBytes - aBytes);
+        load(wgMapB, tm * kRowBytes, n0, full(s));
         if (p.glu)
-          load(wgMapB, (tm + tn) * kRowBytes, kb.add(n0, kb.idx(p.cols)));
+          load(wgMapB, (tm + tn) * kRowBytes, kb.add(n0, kb.idx(p.cols)), full(s));
       });
+      if (!p.norm)
+        return;
+      // The norm prologue on the A tile in place: element (r, k) of the
+      // 128-byte swizzled rows is at r·128 + 2k with bits [4, 7) ^= [7, 10).
+      NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, raw(s), phase, ticks);
+      Type in = elementTypeOf(p.lhs);
+      kb.forLoop(tid, kb.idx(tm * kBk), kb.idx(kWarpgroup), [&](Value e) {
+        Value r = kb.divui(e, kb.idx(kBk)), kk = kb.remui(e, kb.idx(kBk));
+        Value o = kb.add(kb.mul(r, kb.idx(kRowBytes)), kb.mul(kk, kb.idx(2)));
+        Value chunk = kb.mul(kb.remui(kb.divui(o, kb.idx(128)), kb.idx(8)), kb.idx(16));
+        Value swizzled = arith::XOrIOp::create(kb.b, loc, o, chunk);
+        Value at = pointer(kb.add(stageAddress(s, 0), swizzled), 3);
+        Value kIdx = kb.add(kb.mul(kt, kb.idx(kBk)), kk);
+        Value valid = kb.ult(kIdx, kb.idx(p.k));
+        Value x = kb.convert(LLVM::LoadOp::create(kb.b, loc, in, at), acc);
+        // K past the tensor stays 0 (TMA zero-filled it).
+        Value v = kb.select(valid, normalizeA(x, r, kb.minui(kIdx, kb.idx(p.k - 1))), kb.f(acc, 0.0));
+        LLVM::StoreOp::create(kb.b, loc, kb.convert(v, in), at);
+      });
+      // Generic-proxy writes, read next by wgmma (the async proxy).
+      NVVM::FenceProxyOp::create(
+          kb.b, loc, NVVM::ProxyKindAttr::get(mctx, NVVM::ProxyKind::async_shared),
+          NVVM::SharedSpaceAttr::get(mctx, NVVM::SharedSpace::shared_cta));
+      NVVM::MBarrierArriveOp::create(kb.b, loc, Type(), full(s), Value());
     });
     setMaxRegisters(kUniformRegs, NVVM::SetMaxRegisterAction::increase);
   });
 
   // The consumer warpgroups: rows 64·c .. 64·c + 63 of the tile.
   kb.ifThen(kb.ult(kb.idx(0), warpgroup), [&] {
-    setMaxRegisters(kConsumerRegs, NVVM::SetMaxRegisterAction::increase);
+    setMaxRegisters(consumerRegs, NVVM::SetMaxRegisterAction::increase);
     Value c = kb.sub(warpgroup, kb.idx(1));
     auto accType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(tn / 2, f32));
     Value undef = LLVM::UndefOp::create(kb.b, loc, accType);
