@@ -46,10 +46,15 @@ TEST(PtxasReport, ResourcesAndNotesPerKernel) {
 }
 
 TEST(PtxasReport, CleanReportHasNoNotes) {
+  // A kernel whose name says "warning" is not a note.
   std::vector<KernelResources> r = parsePtxasReport(
-      "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+      "ptxas info    : Compiling entry function 'warning_k' for 'sm_80'\n"
+      "ptxas info    : Function properties for warning_k\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
       "ptxas info    : Used 16 registers, used 0 barriers\n");
   ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].kernel, "warning_k");
+  EXPECT_EQ(r[0].registers, 16);
   EXPECT_TRUE(r[0].warnings.empty());
 }
 

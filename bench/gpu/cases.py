@@ -140,6 +140,63 @@ def matmul_bench_case(M, N, K, name):
                 flops=2 * M * N * K, shape=(M, N, K), bytes=2 * (M * K + N * K + M * N))
 
 
+def from_bf16_bits(u):
+    return (np.asarray(u, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def norm_swiglu_text(M, K, N):
+    """The MLP's first half as one fused_matmul: rms_norm prologue, packed
+    gate|up weight [2N, K], SwiGLU epilogue; bf16."""
+    t = lambda *d: "tensor<" + "x".join(map(str, d)) + "xbf16>"
+    return f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %g: {t(K)} {{rlx.input = "g"}}, %w: {t(2 * N, K)} {{rlx.input = "w"}}) -> {t(M, N)} {{
+  %y = rlx_mir.fused_matmul %x, %w transpose_b norm rms_norm eps = 1.0e-05 norm_weight(%g : {t(K)}) activation silu glu : {t(M, K)}, {t(2 * N, K)}
+  return %y : {t(M, N)}
+}}"""
+
+
+def norm_swiglu_inputs(M, K, N):
+    rng = np.random.default_rng(M + N)
+    return {"x": bf16_bits(rng.standard_normal((M, K), np.float32)),
+            "g": bf16_bits(1 + 0.1 * rng.standard_normal(K, np.float32)),
+            "w": bf16_bits(rng.standard_normal((2 * N, K), np.float32) / np.sqrt(K))}
+
+
+def norm_swiglu_case(M, K, N, name):
+    """Numerics of the sm_90a wgmma kernel (the producer warpgroup applies the
+    norm to the TMA-loaded A tiles) against numpy: statistics in f32, the
+    normalized rows rounded once to bf16, f32 accumulation, SwiGLU, one
+    rounding; bf16 tolerance."""
+    def reference(v):
+        x, g, w = (from_bf16_bits(v[k]).astype(np.float64) for k in ("x", "g", "w"))
+        n = from_bf16_bits(bf16_bits(x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * g))
+        z = n.astype(np.float64) @ w.T
+        gate, up = z[:, :N], z[:, N:]
+        return {"result0": gate / (1 + np.exp(-gate)) * up}
+
+    return dict(name=name, text=norm_swiglu_text(M, K, N), inputs=lambda: norm_swiglu_inputs(M, K, N),
+                reference=reference, bench=False, dims={}, tolerance=2e-2, bf16_outputs=True)
+
+
+def norm_swiglu_bench_case(M, K, N, name):
+    """The fused kernel against the PyTorch sequence it replaces (rms_norm in
+    f32, the packed gate|up linear, silu · up), bf16, on the same GPU."""
+    def torch_baseline(torch):
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        g = torch.ones(K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(2 * N, K, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+
+        def step():
+            xf = x.float()
+            h = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).to(torch.bfloat16) * g
+            gu = torch.nn.functional.linear(h, w)
+            return torch.nn.functional.silu(gu[:, :N]) * gu[:, N:]
+        return step
+
+    return dict(name=name, text=norm_swiglu_text(M, K, N), inputs=lambda: norm_swiglu_inputs(M, K, N),
+                bench=True, kind="torch_baseline", torch_baseline=torch_baseline, dims={},
+                flops=2 * M * 2 * N * K, shape=(M, 2 * N, K))
+
+
 # Llama-3.1-8B sizes: hidden 4096, 4096 tokens.
 CASES = [
     rms_norm_case(7, 1, "rms_norm_g6_h1"),
@@ -163,4 +220,11 @@ CASES = [
     matmul_bench_case(2048, 28672, 4096, "bench_matmul_gate_up_m2048"),
     matmul_bench_case(2048, 4096, 14336, "bench_matmul_down_m2048"),
     matmul_bench_case(4096, 4096, 4096, "bench_matmul_4096"),
+    matmul_bench_case(8192, 4096, 4096, "bench_matmul_q_m8192"),
+    matmul_bench_case(8192, 8192, 8192, "bench_matmul_8192"),
+    # The wgmma kernel with the norm prologue and SwiGLU epilogue: numerics
+    # (ragged edges, 9 k-tiles), then Llama-3.1-8B's gate|up at 2048 tokens
+    # against the PyTorch sequence it replaces.
+    norm_swiglu_case(300, 520, 136, "wgmma_norm_swiglu_300x520x136"),
+    norm_swiglu_bench_case(2048, 4096, 14336, "bench_fused_norm_swiglu_m2048"),
 ]

@@ -1,8 +1,10 @@
 """The device check, run from the bundle that prepare.py made: every GPU
 numerics case against its PyTorch float64 reference computed here on the GPU
 (and numpy's, which must agree), then the
-benchmarks (each kernel's bandwidth against torch's device-to-device copy_
-measured in the same run, interleaved), all into one JSON file. Each case
+benchmarks, each against a baseline measured in the same run, interleaved:
+bandwidth-bound kernels against torch's device-to-device copy_, matmuls
+against torch.matmul (cuBLAS), the fused norm + SwiGLU matmul against the
+PyTorch sequence it replaces; all into one JSON file. Each case
 runs in its own process with a timeout, so a failing or hanging kernel does
 not stop the others.
 
@@ -51,6 +53,8 @@ def check(case, device, timeout):
     t0 = time.time()
     inputs = case["inputs"]()
     out, _ = gpu_run(HERE / "artifacts" / case["name"], device, inputs, timeout=timeout)
+    if case.get("bf16_outputs"):
+        out = {k: (v.astype(np.uint32) << 16).view(np.float32) for k, v in out.items()}
     ref = case["reference"](inputs)
     if device == "cuda" and "torch_reference" in case:
         # PyTorch on the same GPU (float64) is the reference there; numpy too.
@@ -61,10 +65,11 @@ def check(case, device, timeout):
                 return {"status": "fail", "error": "the torch and numpy references disagree"}
         ref = tref
     worst = 0.0
+    tol = case.get("tolerance", 1e-5)
     for k, r in ref.items():
         got = out[k].astype(np.float64)
-        ok = np.allclose(got, r, rtol=1e-5, atol=1e-5)
-        worst = max(worst, float(np.max(np.abs(got - r) / (1e-5 + 1e-5 * np.abs(r)))))
+        ok = np.allclose(got, r, rtol=tol, atol=tol)
+        worst = max(worst, float(np.max(np.abs(got - r) / (tol + tol * np.abs(r)))))
         if not ok:
             return {"status": "fail", "error_over_tolerance": worst, "seconds": time.time() - t0}
     return {"status": "pass", "error_over_tolerance": worst, "seconds": time.time() - t0}
@@ -105,8 +110,35 @@ def torch_matmul_ms(M, N, K, iters=20):
     return float(np.median(times))
 
 
+def torch_callable_ms(step, iters=20):
+    import torch
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        step()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return float(np.median(times))
+
+
 def bench(case, timeout, rounds=3):
     inputs = case["inputs"]()
+    if case.get("kind") == "torch_baseline":
+        import torch
+        step = case["torch_baseline"](torch)
+        rlx, base = [], []
+        for _ in range(rounds):  # interleaved with the PyTorch sequence
+            _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
+                                ("--time", "20", "--warmup", "3", "--json"), timeout)
+            rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
+            base.append(torch_callable_ms(step))
+        ms, bms = float(np.median(rlx)), float(np.median(base))
+        return {"status": "ok", "median_ms": ms, "torch_sequence_ms": bms, "speedup": bms / ms,
+                "TFLOPs": case["flops"] / ms / 1e9, "shape_MNK": list(case["shape"])}
     if case.get("kind") == "matmul":
         rlx, base = [], []
         for _ in range(rounds):  # interleaved with cuBLAS through torch.matmul

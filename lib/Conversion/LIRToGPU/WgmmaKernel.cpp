@@ -80,6 +80,8 @@ std::string GemmBuilder::whyNoWgmma() {
     return "its weight is not a K-major [N, K] matrix";
   if (p.transA || p.batches != 1 || (!p.fused && shapeOf(p.lhs).size() != 2))
     return "a batched or transposed-A matmul";
+  if (shapeOf(p.lhs).size() < 2)
+    return "a single-row lhs";
   if (p.k == 0 || p.k % 8 != 0)
     return "K = " + std::to_string(p.k) + " (TMA rows must be a positive multiple of 16 bytes)";
   if (!denseParameter(p.lhs, ctx.fn) || !denseParameter(p.rhs, ctx.fn))
@@ -173,6 +175,10 @@ void GemmBuilder::wgmmaMainLoop() {
     if (reallocate)
       NVVM::SetMaxRegisterOp::create(kb.b, loc, regs, action);
   };
+  // setmaxnreg needs the kernel compiled for a fixed per-thread maximum
+  // (PTX ISA): 168 × 384 threads is the pool the setmaxnreg counts balance.
+  if (reallocate)
+    ctx.fn->setAttr("nvvm.maxnreg", kb.b.getI32IntegerAttr(kUniformRegs));
   Value tid = kb.threadId();
   // The warpgroup index read from lane 0 (shfl.sync.idx): provably uniform
   // for ptxas, which otherwise treats the role branches as divergent and
@@ -203,6 +209,13 @@ void GemmBuilder::wgmmaMainLoop() {
       if (p.norm)
         NVVM::MBarrierInitOp::create(kb.b, loc, raw(kb.idx(s)), kb.i32(1), Value());
     }
+    // The initialized barriers visible to the TMA unit's complete_tx, and
+    // (PTX 8.3+, which has the fence) the tensor maps the host copied to
+    // global memory acquired by the tensormap proxy before their first use.
+    NVVM::FenceMbarrierInitOp::create(kb.b, loc);
+    if (ctx.target.ptx >= 83)
+      for (Value map : {wgMapA, wgMapB})
+        NVVM::FenceProxyAcquireOp::create(kb.b, loc, NVVM::MemScopeKind::SYS, map, kb.i32(128));
   });
   kb.barrier();
 
@@ -262,7 +275,6 @@ void GemmBuilder::wgmmaMainLoop() {
           NVVM::SharedSpaceAttr::get(mctx, NVVM::SharedSpace::shared_cta));
       NVVM::MBarrierArriveOp::create(kb.b, loc, Type(), full(s), Value());
     });
-    setMaxRegisters(kUniformRegs, NVVM::SetMaxRegisterAction::increase);
   });
 
   // The consumer warpgroups: rows 64·c .. 64·c + 63 of the tile.
@@ -336,7 +348,17 @@ void GemmBuilder::wgmmaMainLoop() {
       Value col = kb.minui(kb.add(n0, nn), kb.idx(p.cols - 1));
       kb.store(activate(reg(accs[0]), up, col), cs, {mm, nn});
     }
-    setMaxRegisters(kUniformRegs, NVVM::SetMaxRegisterAction::decrease);
   });
   kb.barrier();
+  // Back to the uniform count for the epilogue: the consumers give their
+  // extra registers back before the producer takes its own back (the pool
+  // is exactly balanced), each pair of setmaxnreg of a warpgroup separated
+  // by a barrier, as the PTX ISA requires.
+  if (reallocate) {
+    kb.ifThen(kb.ult(kb.idx(0), warpgroup),
+              [&] { setMaxRegisters(kUniformRegs, NVVM::SetMaxRegisterAction::decrease); });
+    kb.barrier();
+    kb.ifThen(kb.eq(warpgroup, kb.idx(0)),
+              [&] { setMaxRegisters(kUniformRegs, NVVM::SetMaxRegisterAction::increase); });
+  }
 }

@@ -230,7 +230,8 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     return success();
   }
   if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
-          NVVM::FenceProxyOp, NVVM::SetMaxRegisterOp>(op)) {
+          NVVM::FenceProxyOp, NVVM::FenceMbarrierInitOp, NVVM::FenceProxyAcquireOp,
+          NVVM::SetMaxRegisterOp>(op)) {
     // The emulator computes a wgmma when it issues, and has one memory proxy:
     // nothing left to order; it has no register file to reallocate.
     op->erase();

@@ -32,10 +32,12 @@ std::vector<KernelResources> mlir::rlx::nvvm::parsePtxasReport(StringRef report)
     for (KernelResources &k : out)
       if (k.kernel == name)
         return k;
-    out.push_back({name});
+    KernelResources fresh;
+    fresh.kernel = name;
+    out.push_back(std::move(fresh));
     return out.back();
   };
-  static const std::regex note(R"((warning|Potential Performance Loss|\(C\d{4}\)))");
+  static const std::regex note(R"((warning\s*:|Potential Performance Loss|\(C\d{4}\)))");
   static const std::regex inFunction(R"(in (?:the )?function '([A-Za-z0-9_$.]+)')");
   std::string name;
   for (StringRef l : lines) {
