@@ -267,14 +267,22 @@ void GemmBuilder::tiledMainLoop() {
 /// bf16/f16 operands of one type with f32 accumulation on sm_80+, TN a
 /// multiple of 32 up to 128, and 64 × TN tiles within the 48 KiB of static
 /// shared memory (two pipeline stages if they fit, else one).
-std::string GemmBuilder::whyNoTensorCores() {
+std::string GemmBuilder::whyNoTensorCoreOperands(bool chipHas, const std::string &chipWhy) {
   Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
   if (!ctx.tensorCores)
     return "tensor-cores=false";
-  if (!ctx.target.hasMmaSyncBF16())
-    return ctx.target.chip + " has no bf16/f16 mma.sync (sm_80+)";
+  if (!chipHas)
+    return chipWhy;
   if (!(a == b && (a.isBF16() || a.isF16()) && acc.isF32()))
     return "its operands are not both bf16 or both f16";
+  return "";
+}
+
+std::string GemmBuilder::whyNoTensorCores() {
+  if (std::string why = whyNoTensorCoreOperands(
+          ctx.target.hasMmaSyncBF16(), ctx.target.chip + " has no bf16/f16 mma.sync (sm_80+)");
+      !why.empty())
+    return why;
   if (!(tn % 32 == 0 && tn <= 128))
     return "a head_dim of " + std::to_string(tn) + " (tensor-core tiles: 32, 64, 96 or 128)";
   const int64_t rows = 64, stride = 40;

@@ -93,6 +93,10 @@ private:
   LogicalResult chooseGemvConfig();
   bool gemvTileFits() const;
   LogicalResult chooseKernel();
+  /// What every tensor-core kernel needs: tensor cores enabled, the chip's
+  /// instruction (`chipHas`, else `chipWhy`), bf16/f16 operands of one type
+  /// accumulated in f32 ("" when all hold).
+  std::string whyNoTensorCoreOperands(bool chipHas, const std::string &chipWhy);
   std::string whyNoTensorCores();
   bool canUseTensorCores() { return whyNoTensorCores().empty(); }
   Value sharedAddress(Value buffer, Value row, Value col, int64_t rowElems);

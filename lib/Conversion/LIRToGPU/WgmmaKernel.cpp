@@ -69,13 +69,10 @@ bool denseParameter(Value v, gpu::GPUFuncOp fn) {
 } // namespace
 
 std::string GemmBuilder::whyNoWgmma() {
-  Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
-  if (!ctx.tensorCores)
-    return "tensor-cores=false";
-  if (!ctx.target.hasWgmma())
-    return ctx.target.chip + " has no wgmma (sm_90a only)";
-  if (!(a == b && (a.isBF16() || a.isF16()) && acc.isF32()))
-    return "its operands are not both bf16 or both f16";
+  if (std::string why = whyNoTensorCoreOperands(ctx.target.hasWgmma(),
+                                                ctx.target.chip + " has no wgmma (sm_90a only)");
+      !why.empty())
+    return why;
   if (!p.transB || shapeOf(p.rhs).size() != 2)
     return "its weight is not a K-major [N, K] matrix";
   if (p.transA || p.batches != 1 || (!p.fused && shapeOf(p.lhs).size() != 2))
