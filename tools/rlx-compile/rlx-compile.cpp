@@ -46,6 +46,9 @@ static cl::opt<std::string> matmulKernel(
     cl::init("auto"), cl::cat(cat));
 static cl::opt<int64_t> splitK("split-k", cl::desc("K splits of the gemv kernel (0: heuristic)"),
                                cl::init(0), cl::cat(cat));
+static cl::opt<std::string> attentionKernel(
+    "attention-kernel", cl::desc("auto | simt | flash: force one attention kernel"),
+    cl::init("auto"), cl::cat(cat));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("skip ptxas (no cubins)"), cl::cat(cat));
 
 int main(int argc, char **argv) {
@@ -70,6 +73,7 @@ int main(int argc, char **argv) {
   options.tensorCores = !noTensorCores;
   options.matmulKernel = matmulKernel;
   options.splitK = splitK;
+  options.attentionKernel = attentionKernel;
   SmallVector<StringRef> parts;
   StringRef(dims).split(parts, ',', -1, false);
   for (StringRef p : parts)

@@ -167,7 +167,11 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
            "matmul is an error">,
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "K splits of the gemv kernel (warps of a block summing disjoint K ranges, "
-           "combined in a fixed order before the epilogue runs once); 0: the heuristic">
+           "combined in a fixed order before the epilogue runs once); 0: the heuristic">,
+    Option<"attentionKernel", "attention-kernel", "std::string", /*default=*/"\"auto\"",
+           "attention kernel: auto (flash attention on tensor cores where it applies: "
+           "bf16/f16, head dims multiples of 16 up to 128, sm_80+; else SIMT), simt, or "
+           "flash (an error where it does not apply)">
   ];
 }
 

@@ -12,13 +12,14 @@
 // (serial dot product over head_dim), a block max and sum with the running-
 // max trick in f32, the tile's probabilities in shared memory, and every
 // thread then updates its output dims (d = tid, tid + T, ...) from them.
-// The flash-attention issue replaces this on its fast paths.
+// It computes what the flash-attention kernel (FlashAttentionKernel.cpp)
+// does not take: f32/f64, head dims that are not multiples of 16 or above
+// 128, unaligned rows, or attention-kernel=simt.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelBuilder.h"
+#include "AttentionKernels.h"
 
-#include "RLX/Dialect/Common/IR/ShapeRules.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
@@ -30,6 +31,44 @@
 using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::gpu_kernels;
+using namespace mlir::rlx::gpu_kernels::attention;
+
+AttentionShape attention::attentionShape(const AttentionConfig &cfg, Value q,
+                                         Value k, Value v) {
+  ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k), vs = shapeOf(v);
+  AttentionShape s;
+  bool bhsd = cfg.layout == AttnLayout::BHSD;
+  s.batch = qs[0];
+  s.sq = bhsd ? qs[2] : qs[1];
+  s.sk = bhsd ? ks[2] : ks[1];
+  s.headDim = cfg.headDim;
+  s.valueDim = cfg.layout == AttnLayout::BSD ? vs[2] / cfg.numKvHeads : vs[3];
+  s.group = cfg.numHeads / cfg.numKvHeads;
+  return s;
+}
+
+SmallVector<Value> attention::position(KernelBuilder &kb, AttnLayout layout,
+                                       Value b, Value s, Value head, Value e,
+                                       int64_t headSize) {
+  switch (layout) {
+  case AttnLayout::BSD:
+    return {b, s, kb.add(kb.mul(head, kb.idx(headSize)), e)};
+  case AttnLayout::BSHD:
+    return {b, s, head, e};
+  case AttnLayout::BHSD:
+    return {b, head, s, e};
+  }
+  llvm_unreachable("unknown layout");
+}
+
+Value attention::loadMask(KernelBuilder &kb, Value mask, Value b, Value h,
+                          Value i, Value j) {
+  size_t rank = shapeOf(mask).size();
+  SmallVector<Value> pos = rank == 4   ? SmallVector<Value>{b, h, i, j}
+                           : rank == 3 ? SmallVector<Value>{b, i, j}
+                                       : SmallVector<Value>{i, j};
+  return kb.loadBroadcast(mask, pos);
+}
 
 namespace {
 
@@ -37,7 +76,9 @@ constexpr int64_t kThreads = 128;
 
 struct AttentionTemplate : KernelTemplate {
   StringRef name() const override { return "attention"; }
-  bool matches(Operation *root) const override { return isa<mir::AttentionOp>(root); }
+  bool matches(Operation *root) const override {
+    return isa<mir::AttentionOp>(root);
+  }
 
   FailureOr<LaunchConfig> build(KernelContext &ctx) const override {
     auto op = cast<mir::AttentionOp>(ctx.root);
@@ -49,19 +90,23 @@ struct AttentionTemplate : KernelTemplate {
     if (!q || !k || !v || (op.getMask() && !mask))
       return unsupported(ctx, "attention operands that are not kernel inputs");
     Value out = ctx.outputs[0];
-    ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k), vs = shapeOf(v);
-    AttnLayout layout = cfg.layout;
-    int64_t batch = qs[0], d = cfg.headDim;
-    int64_t sq = layout == AttnLayout::BHSD ? qs[2] : qs[1];
-    int64_t sk = layout == AttnLayout::BHSD ? ks[2] : ks[1];
-    int64_t dv = layout == AttnLayout::BSD ? vs[2] / cfg.numKvHeads : vs[3];
-    int64_t group = cfg.numHeads / cfg.numKvHeads;
+    AttentionShape shape = attentionShape(cfg, q, k, v);
+    int64_t batch = shape.batch, d = shape.headDim, sq = shape.sq,
+            sk = shape.sk, dv = shape.valueDim, group = shape.group;
+    std::string why = whyNoFlashAttention(ctx, op);
+    if (ctx.attentionKernel == "flash" && !why.empty())
+      return unsupported(ctx, "attention-kernel=flash: " + why);
+    if (ctx.attentionKernel != "simt" && why.empty() && sq > 0 && batch > 0 &&
+        dv > 0)
+      return buildFlashAttention(ctx, op);
     double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
     LaunchConfig launch;
     launch.block = {kThreads, 1, 1};
-    launch.grid = {std::max<int64_t>(sq, 1), cfg.numHeads, std::max<int64_t>(batch, 1)};
+    launch.grid = {std::max<int64_t>(sq, 1), cfg.numHeads,
+                   std::max<int64_t>(batch, 1)};
     if (cfg.numHeads > 65535 || batch > 65535)
-      return unsupported(ctx, "attention with more than 65535 heads or batches");
+      return unsupported(ctx,
+                         "attention with more than 65535 heads or batches");
     if (sq == 0 || batch == 0 || dv == 0)
       return launch;
     Type et = elementTypeOf(out), f32 = kb.statsType(et);
@@ -72,16 +117,8 @@ struct AttentionTemplate : KernelTemplate {
     Value g = kb.divui(h, kb.idx(group));
     Value tid = kb.threadId();
     // Element (seq position s, dim e) of head `head` in an operand.
-    auto at = [&](Value s, Value head, Value e, int64_t headSize) -> SmallVector<Value> {
-      switch (layout) {
-      case AttnLayout::BSD:
-        return {b, s, kb.add(kb.mul(head, kb.idx(headSize)), e)};
-      case AttnLayout::BSHD:
-        return {b, s, head, e};
-      case AttnLayout::BHSD:
-        return {b, head, s, e};
-      }
-      llvm_unreachable("unknown layout");
+    auto at = [&](Value s, Value head, Value e, int64_t headSize) {
+      return position(kb, cfg.layout, b, s, head, e, headSize);
     };
 
     Value qRow = kb.workgroupBuffer(ctx.fn, {d}, f32);
@@ -100,9 +137,10 @@ struct AttentionTemplate : KernelTemplate {
     auto logit = [&](Value j) {
       Value dot = kb.forLoop(kb.idx(0), kb.idx(d), kb.idx(1), {zero},
                              [&](Value e, ValueRange c) -> SmallVector<Value> {
-                               Value kv = kb.convert(kb.load(k, at(j, g, e, d)), f32);
-                               return {math::FmaOp::create(kb.b, kb.loc,
-                                                           kb.load(qRow, {e}), kv, c[0])};
+                               Value kv =
+                                   kb.convert(kb.load(k, at(j, g, e, d)), f32);
+                               return {math::FmaOp::create(
+                                   kb.b, kb.loc, kb.load(qRow, {e}), kv, c[0])};
                              })[0];
       Value s = kb.mul(dot, kb.f(f32, scale));
       if (cfg.softcap) {
@@ -113,7 +151,8 @@ struct AttentionTemplate : KernelTemplate {
       if (cfg.maskKind != MaskKind::None) {
         // Bottom-right aligned, signed: i' = i + Sk - Sq.
         Value ip = kb.add(i, kb.idx(sk - sq));
-        visible = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::sle, j, ip);
+        visible = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::sle,
+                                        j, ip);
         if (cfg.window)
           visible = arith::AndIOp::create(
               kb.b, kb.loc, visible,
@@ -121,12 +160,7 @@ struct AttentionTemplate : KernelTemplate {
                                     kb.sub(ip, kb.idx(*cfg.window))));
       }
       if (mask) {
-        ArrayRef<int64_t> ms = shapeOf(mask);
-        // [Sq, Sk], [B, Sq, Sk] or [B, H, Sq, Sk]; size-1 dims broadcast.
-        SmallVector<Value> pos = ms.size() == 4   ? SmallVector<Value>{b, h, i, j}
-                                 : ms.size() == 3 ? SmallVector<Value>{b, i, j}
-                                                  : SmallVector<Value>{i, j};
-        Value m = kb.loadBroadcast(mask, pos);
+        Value m = loadMask(kb, mask, b, h, i, j);
         if (m.getType().isInteger(1))
           visible = arith::AndIOp::create(kb.b, kb.loc, visible, m);
         else
@@ -144,27 +178,31 @@ struct AttentionTemplate : KernelTemplate {
           Value m = c[0], l = c[1];
           Value j = kb.add(j0, tid);
           Value valid = kb.ult(j, kb.idx(sk));
-          Value s = kb.ifElse(valid, [&] { return logit(j); }, ninf);
-          Value mNew = kb.combine(Combine::Max, m, kb.blockReduce(Combine::Max, s, scratch,
-                                                                  kThreads));
+          Value s = kb.ifElse(
+              valid, [&] { return logit(j); }, ninf);
+          Value mNew =
+              kb.combine(Combine::Max, m,
+                         kb.blockReduce(Combine::Max, s, scratch, kThreads));
           Value alpha = expShifted(m, mNew);
           Value p = expShifted(s, mNew);
           kb.store(p, probs, {tid});
-          Value lNew = kb.add(kb.mul(l, alpha), kb.blockReduce(Combine::Sum, p, scratch,
-                                                               kThreads));
+          Value lNew =
+              kb.add(kb.mul(l, alpha),
+                     kb.blockReduce(Combine::Sum, p, scratch, kThreads));
           // blockReduce's barriers made every thread's probability visible.
           Value n = kb.minui(kb.idx(kThreads), kb.sub(kb.idx(sk), j0));
           SmallVector<Value> next{mNew, lNew};
           for (int64_t slot = 0; slot < slots; ++slot) {
             Value e = kb.add(tid, kb.idx(slot * kThreads));
             Value safeE = kb.minui(e, kb.idx(dv - 1));
-            Value sum = kb.forLoop(kb.idx(0), n, kb.idx(1), {kb.mul(c[2 + slot], alpha)},
-                                   [&](Value t, ValueRange a) -> SmallVector<Value> {
-                                     Value vv = kb.convert(
-                                         kb.load(v, at(kb.add(j0, t), g, safeE, dv)), f32);
-                                     return {math::FmaOp::create(kb.b, kb.loc,
-                                                                 kb.load(probs, {t}), vv, a[0])};
-                                   })[0];
+            Value sum = kb.forLoop(
+                kb.idx(0), n, kb.idx(1), {kb.mul(c[2 + slot], alpha)},
+                [&](Value t, ValueRange a) -> SmallVector<Value> {
+                  Value vv = kb.convert(
+                      kb.load(v, at(kb.add(j0, t), g, safeE, dv)), f32);
+                  return {math::FmaOp::create(kb.b, kb.loc, kb.load(probs, {t}),
+                                              vv, a[0])};
+                })[0];
             next.push_back(sum);
           }
           // Every thread is done with this tile's probabilities.

@@ -97,6 +97,16 @@ public:
   SmallVector<Value> loadRow(Value m, ArrayRef<Value> pos, int64_t width, bool vector);
   void storeRow(ArrayRef<Value> values, Value m, ArrayRef<Value> pos, bool vector);
 
+  // Raw addresses (tensor-core kernels: ldmatrix, cp.async, TMA).
+  /// An address (an index) as an !llvm.ptr of address space `space`.
+  Value pointer(Value address, unsigned space);
+  /// The byte address (index) of m[pos] in the static memref `m`, its
+  /// strides and offset applied.
+  Value elementAddress(Value m, ArrayRef<Value> pos);
+  /// One 16-byte cp.async.cg from m[pos] to `dst` (an !llvm.ptr<3>); where
+  /// `valid` is false it reads nothing and zero-fills.
+  void copyAsync16(Value dst, Value m, ArrayRef<Value> pos, Value valid);
+
   // Numerics.
   /// `v` converted to `t` with MIR's cast semantics (convertScalar).
   Value convert(Value v, Type t);

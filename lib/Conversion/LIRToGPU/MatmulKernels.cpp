@@ -317,15 +317,6 @@ static bool asyncCopyable(Value m, bool kInnermost, int64_t k) {
          t.getElementTypeBitWidth() == 16;
 }
 
-/// The row-major linear element index of `pos` in the static memref `m`.
-static Value linearIndex(KernelBuilder &kb, Value m, ArrayRef<Value> pos) {
-  ArrayRef<int64_t> shape = shapeOf(m);
-  Value lin = kb.idx(0);
-  for (auto [d, v] : llvm::enumerate(pos))
-    lin = kb.add(kb.mul(lin, kb.idx(shape[d])), v);
-  return lin;
-}
-
 void GemmBuilder::tensorCoreMainLoop() {
   constexpr int64_t bk = 32, stride = bk + 8, warpsM = 2, warpsN = 4;
   const int64_t stages = tcStages;
@@ -371,17 +362,7 @@ void GemmBuilder::tensorCoreMainLoop() {
   // One 16-byte cp.async of src[row][k .. k+8] into dst[stage][r][kk .. kk+8].
   auto copy16 = [&](Value dst, Value stage, int64_t rows, Value r, Value kk, Value src,
                     ArrayRef<Value> srcPos, Value valid) {
-    Value d = sharedAddress(dst, stageRow(stage, rows, r), kk, stride);
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(kb.b, kb.loc, src);
-    Value off = kb.mul(linearIndex(kb, src, srcPos), kb.idx(2));
-    Value addr = kb.add(base, arith::SelectOp::create(kb.b, kb.loc, valid, off, kb.idx(0)));
-    Value addr64 = arith::IndexCastOp::create(kb.b, kb.loc, kb.b.getI64Type(), addr);
-    Value g = LLVM::IntToPtrOp::create(kb.b, kb.loc, LLVM::LLVMPointerType::get(mctx, 1), addr64);
-    Value srcBytes = arith::SelectOp::create(kb.b, kb.loc, valid, kb.i32(16), kb.i32(0));
-    NVVM::CpAsyncOp::create(kb.b, kb.loc, d, g, kb.b.getI32IntegerAttr(16),
-                            NVVM::LoadCacheModifierKindAttr::get(
-                                mctx, NVVM::LoadCacheModifierKind::CG),
-                            srcBytes);
+    kb.copyAsync16(sharedAddress(dst, stageRow(stage, rows, r), kk, stride), src, srcPos, valid);
   };
   // Stage k-tile `kt` into stage `stage`: cp.async where it applies, else
   // loads rounded once to the input type (the prologue's normalized A).

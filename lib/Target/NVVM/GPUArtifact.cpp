@@ -298,6 +298,7 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.tensorCores = options.tensorCores;
   pipe.matmulKernel = options.matmulKernel;
   pipe.splitK = options.splitK;
+  pipe.attentionKernel = options.attentionKernel;
   PassManager kernels(ctx);
   buildNVVMKernelPipeline(kernels, pipe);
   if (failed(kernels.run(module)))

@@ -57,6 +57,7 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   toGpu.tensorCores = options.tensorCores;
   toGpu.matmulKernel = options.matmulKernel;
   toGpu.splitK = options.splitK;
+  toGpu.attentionKernel = options.attentionKernel;
   pm.addPass(createConvertRLXLIRToGPU(toGpu));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // f8/f4 conversions as integer arithmetic (case L1), narrow math in f32.

@@ -68,6 +68,8 @@ struct KernelContext {
   std::string matmulKernel = "auto";
   /// split-k of the gemv kernel (0: the heuristic).
   int64_t splitK = 0;
+  /// attention-kernel: "auto", "simt" or "flash".
+  std::string attentionKernel = "auto";
   /// Appends an `!llvm.ptr` parameter to `fn` for the tensor map `param`
   /// (recorded in `launch`) and returns it.
   Value addTensorMapParam(LaunchConfig &launch, const TensorMapParam &param);

@@ -36,6 +36,8 @@ struct GPUArtifactOptions {
   /// matmul-kernel and split-k of convert-rlx-lir-to-gpu.
   std::string matmulKernel = "auto";
   int64_t splitK = 0;
+  /// attention-kernel of convert-rlx-lir-to-gpu.
+  std::string attentionKernel = "auto";
 };
 
 /// Compiles `module` (HIR, MIR or LIR) and writes the artifact into `dir`

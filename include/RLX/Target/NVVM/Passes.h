@@ -42,6 +42,9 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
   Option<int64_t> splitK{*this, "split-k",
                          llvm::cl::desc("K splits of the gemv kernel (0: the heuristic)"),
                          llvm::cl::init(0)};
+  Option<std::string> attentionKernel{
+      *this, "attention-kernel",
+      llvm::cl::desc("auto | simt | flash (convert-rlx-lir-to-gpu)"), llvm::cl::init("auto")};
   ListOption<std::string> dims{*this, "dims",
                                llvm::cl::desc("symbolic dim bindings name=size")};
   Option<std::string> spills{*this, "spills",
