@@ -197,6 +197,77 @@ def norm_swiglu_bench_case(M, K, N, name):
                 flops=2 * M * 2 * N * K, shape=(M, 2 * N, K))
 
 
+def attention_text(B, Sq, Sk, H, Hkv, D, causal, dtype="bf16"):
+    qt, kt = t((B, Sq, H * D), dtype), t((B, Sk, Hkv * D), dtype)
+    return f"""func.func @f(%q: {qt} {{rlx.input = "q"}}, %k: {kt} {{rlx.input = "k"}}, %v: {kt} {{rlx.input = "v"}}) -> {qt} {{
+  %o = rlx_mir.attention %q, %k, %v heads = {H}, kv_heads = {Hkv}, head_dim = {D}{" causal" if causal else ""} : {qt}, {kt}, {kt}
+  return %o : {qt}
+}}"""
+
+
+def flash_attention_case(B, Sq, Sk, H, Hkv, D, name):
+    """Numerics of the bf16 flash-attention kernel (bottom-right causal, GQA,
+    lengths off the 64-row / 64-key tiles) against numpy in float64."""
+    def inputs():
+        rng = np.random.default_rng(Sq + Sk)
+        return {"q": bf16_bits(rng.standard_normal((B, Sq, H * D), np.float32)),
+                "k": bf16_bits(rng.standard_normal((B, Sk, Hkv * D), np.float32)),
+                "v": bf16_bits(rng.standard_normal((B, Sk, Hkv * D), np.float32))}
+
+    def reference(v):
+        q, k, vv = (from_bf16_bits(v[n]).astype(np.float64) for n in ("q", "k", "v"))
+        q = q.reshape(B, Sq, H, D)
+        k, vv = k.reshape(B, Sk, Hkv, D), vv.reshape(B, Sk, Hkv, D)
+        out = np.zeros((B, Sq, H, D))
+        hidden = np.arange(Sk)[None, :] > np.arange(Sq)[:, None] + (Sk - Sq)
+        for b in range(B):
+            for h in range(H):
+                s = q[b, :, h] @ k[b, :, h // (H // Hkv)].T / np.sqrt(D)
+                s = np.where(hidden, -np.inf, s)
+                p = np.exp(s - s.max(-1, keepdims=True))
+                out[b, :, h] = (p / p.sum(-1, keepdims=True)) @ vv[b, :, h // (H // Hkv)]
+        return {"result0": out.reshape(B, Sq, H * D)}
+
+    return dict(name=name, text=attention_text(B, Sq, Sk, H, Hkv, D, True), inputs=inputs,
+                reference=reference, bench=False, dims={}, tolerance=2e-2, bf16_outputs=True)
+
+
+def attention_bench_case(B, Sq, Sk, H, Hkv, D, causal, name):
+    """bf16 attention against torch's scaled_dot_product_attention on the
+    same GPU, interleaved. Inputs are zeros (--zero-missing: timing does not
+    depend on the values and a 32k-token cache is too large to ship). Prefill:
+    TFLOP/s = 4·B·H·Sq·Sk·D (halved for causal); decode (Sq = 1): the K/V
+    bytes over the time, against the device-to-device copy bandwidth."""
+    def torch_baseline(torch):
+        q = torch.randn(B, Sq, H, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+        k = torch.randn(B, Sk, Hkv, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+        v = torch.randn(B, Sk, Hkv, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+        # torch's is_causal is top-left aligned: Sq = Sk here, or Sq = 1 with
+        # every key visible (bottom-right), which is causal=False there.
+        sdpa_causal = causal and Sq == Sk
+        return lambda: torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=sdpa_causal, enable_gqa=H != Hkv)
+
+    flops = 4 * B * H * Sq * Sk * D // (2 if causal and Sq == Sk else 1)
+    return dict(name=name, text=attention_text(B, Sq, Sk, H, Hkv, D, causal), inputs=lambda: {},
+                bench=True, kind="attention", torch_baseline=torch_baseline, dims={},
+                flops=flops, kv_bytes=2 * B * Sk * Hkv * D * 2, decode=Sq == 1,
+                shape=dict(batch=B, sq=Sq, sk=Sk, heads=H, kv_heads=Hkv, head_dim=D,
+                           causal=causal))
+
+
+ATTENTION_BENCH = [
+    # batch·seq = 16k, heads·head_dim = 2048.
+    *[attention_bench_case(4, 4096, 4096, 2048 // D, 2048 // D, D, c,
+                           f"bench_attention_d{D}_{'causal' if c else 'full'}")
+      for D in (64, 128) for c in (False, True)],
+    # Llama-3.1-8B: 32 query heads, 8 kv heads, head_dim 128.
+    attention_bench_case(4, 4096, 4096, 32, 8, 128, True, "bench_attention_llama8b_causal"),
+    *[attention_bench_case(B, 1, Sk, 32, 8, 128, True, f"bench_decode_llama8b_b{B}_kv{Sk // 1024}k")
+      for Sk in (1024, 8192, 32768) for B in (1, 8, 64)],
+]
+
+
 # Llama-3.1-8B sizes: hidden 4096, 4096 tokens.
 CASES = [
     rms_norm_case(7, 1, "rms_norm_g6_h1"),
@@ -227,4 +298,9 @@ CASES = [
     # against the PyTorch sequence it replaces.
     norm_swiglu_case(300, 520, 136, "wgmma_norm_swiglu_300x520x136"),
     norm_swiglu_bench_case(2048, 4096, 14336, "bench_fused_norm_swiglu_m2048"),
+    # Flash attention (mma.sync): numerics at Llama-3.1-8B's heads, prefill
+    # and a decode step on a cache off the tile size; then the benchmarks.
+    flash_attention_case(2, 300, 300, 32, 8, 128, "flash_attention_llama8b_s300"),
+    flash_attention_case(3, 1, 1000, 32, 8, 128, "flash_attention_llama8b_decode_kv1000"),
+    *ATTENTION_BENCH,
 ]

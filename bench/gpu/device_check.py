@@ -139,6 +139,29 @@ def bench(case, timeout, rounds=3):
         ms, bms = float(np.median(rlx)), float(np.median(base))
         return {"status": "ok", "median_ms": ms, "torch_sequence_ms": bms, "speedup": bms / ms,
                 "TFLOPs": case["flops"] / ms / 1e9, "shape_MNK": list(case["shape"])}
+    if case.get("kind") == "attention":
+        import torch
+        step = case["torch_baseline"](torch)
+        rlx, base, copy = [], [], []
+        for _ in range(rounds):  # interleaved with SDPA (and the copy for decode)
+            _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
+                                ("--time", "20", "--warmup", "3", "--json", "--zero-missing"),
+                                timeout)
+            rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
+            base.append(torch_callable_ms(step))
+            if case["decode"]:
+                copy.append(torch_copy_ms(case["kv_bytes"]))
+        ms, bms = float(np.median(rlx)), float(np.median(base))
+        res = {"status": "ok", "median_ms": ms, "sdpa_ms": bms, "speedup_vs_sdpa": bms / ms,
+               "shape": case["shape"]}
+        if case["decode"]:
+            gbps, sgbps = case["kv_bytes"] / ms / 1e6, case["kv_bytes"] / bms / 1e6
+            cgbps = case["kv_bytes"] / float(np.median(copy)) / 1e6
+            res.update(kv_GBps=gbps, sdpa_kv_GBps=sgbps, copy_GBps=cgbps,
+                       fraction_of_copy=gbps / cgbps)
+        else:
+            res.update(TFLOPs=case["flops"] / ms / 1e9, sdpa_TFLOPs=case["flops"] / bms / 1e9)
+        return res
     if case.get("kind") == "matmul":
         rlx, base = [], []
         for _ in range(rounds):  # interleaved with cuBLAS through torch.matmul

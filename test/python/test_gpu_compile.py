@@ -185,3 +185,67 @@ def test_every_tile_configuration_builds_clean(rlx_opt, tmp_path, chip, text, ex
                          capture_output=True, text=True, check=True).stdout
     assert expect in ptx
     assert ("wgmma" in ptx) == expect.startswith("wgmma")
+
+
+def attn(D, Dv=None, attrs="", mask=None, dtype="bf16", Sq=256, Sk=256, heads=8, kv=2,
+         layout="bsd"):
+    """One rlx_mir.attention module (BSD, or BSHD with `layout`)."""
+    Dv = Dv or D
+    t = lambda *s, dt=dtype: "tensor<" + "x".join(map(str, s)) + f"x{dt}>"
+    if layout == "bsd":
+        qt, kt, vt, ot = t(1, Sq, heads * D), t(1, Sk, kv * D), t(1, Sk, kv * Dv), t(1, Sq, heads * Dv)
+    else:
+        qt, kt, vt, ot = t(1, Sq, heads, D), t(1, Sk, kv, D), t(1, Sk, kv, Dv), t(1, Sq, heads, Dv)
+    margs, mop = "", ""
+    if mask:
+        mt = t(Sq, Sk, dt=mask)
+        margs, mop = f', %m: {mt} {{rlx.input = "m"}}', f" mask(%m : {mt})"
+    lay = "" if layout == "bsd" else f" layout {layout}"
+    return f"""func.func @f(%q: {qt} {{rlx.input = "q"}}, %k: {kt} {{rlx.input = "k"}}, %v: {vt} {{rlx.input = "v"}}{margs}) -> {ot} {{
+  %o = rlx_mir.attention %q, %k, %v{mop} heads = {heads}, kv_heads = {kv}, head_dim = {D} {attrs}{lay} : {qt}, {kt}, {vt}
+  return %o : {ot}
+}}"""
+
+
+# Every flash-attention configuration: head dims 16..128 (value head sizes of
+# their own), each mask kind, the softcap, both input types; sm_80, sm_90a and
+# sm_100a. head_dim 256 and f32 take the SIMT kernel.
+ATTENTION = [
+    ("sm_80", attn(64, attrs="causal"), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+    ("sm_80", attn(128), "mma.sync.aligned.m16n8k16"),
+    ("sm_80", attn(96, attrs="causal", dtype="f16"), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+    ("sm_80", attn(128, attrs="sliding_window window = 100 softcap = 3.0e+01"), "mma.sync.aligned.m16n8k16"),
+    ("sm_90a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16"),
+    ("sm_90a", attn(64, mask="i1"), "mma.sync.aligned.m16n8k16"),
+    ("sm_90a", attn(128, mask="bf16", attrs="causal scale = 5.0e-01"), "mma.sync.aligned.m16n8k16"),
+    ("sm_90a", attn(16, Dv=128, layout="bshd"), "mma.sync.aligned.m16n8k16"),
+    ("sm_90a", attn(128, Dv=32, Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "mma.sync.aligned.m16n8k16"),
+    ("sm_100a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16"),
+    ("sm_90a", attn(256, attrs="causal"), "fma.rn.f32"),
+    ("sm_90a", attn(64, dtype="f32"), "fma.rn.f32"),
+]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("chip,text,expect", ATTENTION,
+                         ids=[f"{i}-{c[0]}" for i, c in enumerate(ATTENTION)])
+def test_every_attention_configuration_builds_clean(rlx_opt, tmp_path, chip, text, expect):
+    """0 spills, 0 stack, no ptxas note for each attention kernel configuration,
+    on the kernel it names (flash: mma.sync + ldmatrix.trans + cp.async)."""
+    model = tmp_path / "m.mlir"
+    model.write_text(text)
+    r = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} spills=error"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "ptxas_warnings" not in r.stdout and "warning:" not in r.stderr, r.stderr[-3000:]
+    resources = kernel_resources(r.stdout)
+    (name,) = [n for n in resources if "attention" in n]
+    assert resources[name]["spill"] == 0 and resources[name]["stack"] == 0, resources[name]
+    assert resources[name]["registers"] <= 255, resources[name]
+    ptx = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} assemble=0"],
+                         capture_output=True, text=True, check=True).stdout
+    assert expect in ptx
+    flash = "mma.sync" in expect
+    for needle in ("mma.sync", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+                   "cp.async.cg.shared.global"):
+        assert (needle in ptx) == flash, needle

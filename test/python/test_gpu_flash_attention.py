@@ -229,3 +229,33 @@ def test_auto_picks_flash_for_bf16_and_simt_elsewhere():
     assert "mma.sync" in ptx_of("f16", 64, "sm_80")
     assert "mma.sync" not in ptx_of("f32", 64)       # f32: the SIMT kernel
     assert "mma.sync" not in ptx_of("bf16", 256)     # head_dim 256: SIMT
+
+
+MODEL_SETS = {
+    # Each config's own head_dim and GQA ratio (sliding window shortened to
+    # cross the 37-token prefill), fewer heads and a narrow hidden size for time.
+    "gpt2.json": ["n_embd=256", "n_head=4", "vocab_size=512"],
+    "llama-3.1-8b.json": ["num_attention_heads=4", "num_key_value_heads=1"],
+    "llama-3.2-1b.json": ["num_attention_heads=4", "num_key_value_heads=1"],
+    "mistral-7b-v0.1.json": ["num_attention_heads=4", "num_key_value_heads=1", "sliding_window=24"],
+    "qwen3-0.6b.json": ["num_attention_heads=4", "num_key_value_heads=2"],
+    "tinyllama-1.1b.json": ["num_attention_heads=8", "num_key_value_heads=1"],
+}
+NARROW = ["hidden_size=256", "intermediate_size=512", "vocab_size=512"]
+
+
+@pytest.mark.parametrize("mode", ["prefill", "decode"])
+@pytest.mark.parametrize("config", sorted(MODEL_SETS))
+def test_every_model_on_flash_attention_matches_cpu(config, mode):
+    """One bf16 layer of every ../shared/models config, prefill of 37 tokens
+    and a decode step on a 70-token KV cache (attention reads the cache the
+    layer's append kernel wrote), on the GPU path vs the CPU path."""
+    from harness import gen_model, shared_dir
+    from test_gpu_emulator import compare_with_cpu
+    if not shared_dir():
+        pytest.skip("../shared/models not present")
+    sets = MODEL_SETS[config] + ([] if config == "gpt2.json" else NARROW)
+    args = ["--layers", "1", "--dtype", "bf16", *[a for s in sets for a in ("--set", s)]]
+    args += ["--seq", "37"] if mode == "prefill" else ["--kv-cache", "--seq", "1", "--past", "70"]
+    text = gen_model(shared_dir() / "models" / config, *args)
+    compare_with_cpu(text, {}, dtype="bf16")

@@ -3,8 +3,11 @@
 //   rlx-gpu-run ARTIFACT_DIR [--device cuda|emu|auto] [--function NAME]
 //               [--input NAME=FILE.npy]... [--inputs-dir DIR]
 //               [--output-dir DIR] [--repeat N] [--time ITERS [--warmup N]] [--json]
+//               [--zero-missing]
 //   rlx-gpu-run --info ARTIFACT_DIR
 //
+// --zero-missing fills the inputs no file gives with zero bytes (timing runs
+// of problems too large to ship as .npy, e.g. a 32k-token KV cache).
 // Runs one function of an artifact (docs/gpu-artifact.md) on the GPU or the
 // CPU emulator with inputs and weights from .npy files and writes the outputs
 // as NAME.npy. Links only the GPU runtime: no LLVM/MLIR, no CUDA at build
@@ -40,6 +43,7 @@ void usage(FILE *to) {
   std::fprintf(to, "usage: rlx-gpu-run ARTIFACT_DIR [--device cuda|emu|auto] [--function NAME]\n"
                    "                   [--input NAME=FILE.npy]... [--inputs-dir DIR] [--output-dir DIR]\n"
                    "                   [--repeat N] [--time ITERS [--warmup N]] [--json]\n"
+                   "                   [--zero-missing]\n"
                    "       rlx-gpu-run --info ARTIFACT_DIR\n");
 }
 
@@ -118,7 +122,7 @@ int main(int argc, char **argv) {
   std::string dir, device = "auto", function, inputsDir, outputDir;
   std::map<std::string, std::string> inputs;
   long iters = 0, warmup = -1, repeat = 1;
-  bool json = false, showInfo = false;
+  bool json = false, showInfo = false, zeroMissing = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](const char *flag) -> std::string {
@@ -154,6 +158,8 @@ int main(int argc, char **argv) {
       iters = parseCount("--time", value("--time"), 1);
     } else if (a == "--warmup") {
       warmup = parseCount("--warmup", value("--warmup"), 0);
+    } else if (a == "--zero-missing") {
+      zeroMissing = true;
     } else if (a == "--json") {
       json = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -209,6 +215,13 @@ int main(int argc, char **argv) {
       file = it->second;
     else if (!inputsDir.empty() && isFile(inputsDir + "/" + b.name + ".npy"))
       file = inputsDir + "/" + b.name + ".npy";
+    if (file.empty() && zeroMissing) {
+      // Timing runs of large problems (e.g. a 32k-token KV cache): no .npy.
+      std::vector<uint8_t> zeros(b.bytes, 0);
+      if (rlx_gpu_set_buffer(h, fn.name.c_str(), b.name.c_str(), zeros.data(), zeros.size()))
+        die(rlx_gpu_last_error(h));
+      continue;
+    }
     if (file.empty()) {
       missing += (missing.empty() ? "" : ", ") + b.name + " (" + roleName(b.role) + ")";
       continue;

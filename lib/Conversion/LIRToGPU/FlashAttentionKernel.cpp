@@ -101,6 +101,10 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   launch.block = {kThreads, 1, 1};
   launch.grid = {ceilDiv(rows, kRows), cfg.numKvHeads, shape.batch};
   launch.dynamicSharedBytes = qBytes + kBytes + vBytes + kAlign;
+  // Two blocks per SM (.minnctapersm 2: up to 255 registers a thread). With
+  // .maxntid alone ptxas aims at a higher occupancy and spills the
+  // single-key-tile kernels (Sk <= 64) at 80 registers.
+  ctx.fn->setAttr("nvvm.minctasm", kb.b.getI32IntegerAttr(2));
 
   Type et = elementTypeOf(q), f32 = kb.b.getF32Type(), i32 = kb.b.getI32Type();
   const bool bf16 = et.isBF16();
