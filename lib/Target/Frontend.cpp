@@ -35,6 +35,12 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     spec.requireStatic = true;
     pm.addPass(mir::createMIRSpecialize(spec));
   }
+  if (options.splitKVSMs > 0) {
+    mir::MIRSplitKVOptions split;
+    split.smCount = options.splitKVSMs;
+    split.kvSplits = options.kvSplits;
+    pm.addPass(mir::createMIRSplitKV(split));
+  }
   if (options.lir) {
     pm.addPass(createConvertRLXMIRToLIR());
     pm.addPass(lir::createLIRBufferize());

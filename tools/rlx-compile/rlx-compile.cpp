@@ -49,6 +49,9 @@ static cl::opt<int64_t> splitK("split-k", cl::desc("K splits of the gemv kernel 
 static cl::opt<std::string> attentionKernel(
     "attention-kernel", cl::desc("auto | simt | flash: force one attention kernel"),
     cl::init("auto"), cl::cat(cat));
+static cl::opt<int64_t> kvSplits("kv-splits",
+                                 cl::desc("split-KV attention: 0 heuristic, 1 never, N forced"),
+                                 cl::init(0), cl::cat(cat));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("skip ptxas (no cubins)"), cl::cat(cat));
 
 int main(int argc, char **argv) {
@@ -74,6 +77,7 @@ int main(int argc, char **argv) {
   options.matmulKernel = matmulKernel;
   options.splitK = splitK;
   options.attentionKernel = attentionKernel;
+  options.kvSplits = kvSplits;
   SmallVector<StringRef> parts;
   StringRef(dims).split(parts, ',', -1, false);
   for (StringRef p : parts)

@@ -28,6 +28,10 @@ struct FrontendOptions {
   bool lir = true;
   int64_t alignment = 64;
   std::string planReportDir;
+  /// rlx-mir-split-kv before LIR (GPU backends): the target's SM count, or 0
+  /// to leave attention unsplit; and its kv-splits option.
+  int64_t splitKVSMs = 0;
+  int64_t kvSplits = 0;
 };
 
 void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);

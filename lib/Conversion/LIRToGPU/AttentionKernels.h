@@ -19,25 +19,38 @@ namespace mlir::rlx::gpu_kernels::attention {
 struct AttentionShape {
   int64_t batch = 0, sq = 0, sk = 0, headDim = 0, valueDim = 0, group = 1;
 };
-AttentionShape attentionShape(const AttentionConfig &cfg, Value q, Value k,
-                              Value v);
+AttentionShape attentionShape(const AttentionConfig &cfg, Value q, Value k, Value v);
 
 /// Element (batch b, sequence position s, head `head`, dim e) of an
 /// operand of heads of `headSize` in `layout` (BSD, BSHD or BHSD).
-SmallVector<Value> position(KernelBuilder &kb, AttnLayout layout, Value b,
-                            Value s, Value head, Value e, int64_t headSize);
+SmallVector<Value> position(KernelBuilder &kb, AttnLayout layout, Value b, Value s, Value head,
+                            Value e, int64_t headSize);
 
 /// The mask operand's element for (b, h, query i, key j): [Sq, Sk],
 /// [B, Sq, Sk] or [B, H, Sq, Sk] with size-1 dims broadcast.
-Value loadMask(KernelBuilder &kb, Value mask, Value b, Value h, Value i,
-               Value j);
+Value loadMask(KernelBuilder &kb, Value mask, Value b, Value h, Value i, Value j);
 
-/// "" when the flash-attention kernel computes `op` (tensor cores on an
-/// sm_80+ chip, bf16/f16 operands, head dims that are multiples of 16 up to
-/// 128, 16-byte aligned rows), else why not.
-std::string whyNoFlashAttention(KernelContext &ctx, mir::AttentionOp op);
-FailureOr<LaunchConfig> buildFlashAttention(KernelContext &ctx,
-                                            mir::AttentionOp op);
+/// The memrefs and attributes of a kernel's rlx_mir.attention or
+/// rlx_mir.attention_partial root.
+struct AttentionOperands {
+  AttentionConfig cfg;
+  AttentionShape shape;
+  Value q, k, v, mask;
+  /// attention: the output. attention_partial: the f32 partial outputs
+  /// [splits, B, H, Sq, Dv] and log-sum-exps [splits, B, H, Sq].
+  Value out, partial, lse;
+  /// 0 for attention; the key splits of attention_partial, each of `chunk`
+  /// keys (split s covers [s·chunk, min(Sk, (s + 1)·chunk))).
+  int64_t splits = 0, chunk = 0;
+};
+/// Fails (a located error) when an operand is not a kernel input.
+FailureOr<AttentionOperands> attentionOperands(KernelContext &ctx);
+
+/// "" when the flash-attention kernel computes the attention (tensor cores
+/// on an sm_80+ chip, bf16/f16 operands, head dims that are multiples of 16
+/// up to 128, 16-byte aligned rows), else why not.
+std::string whyNoFlashAttention(KernelContext &ctx, const AttentionOperands &a);
+FailureOr<LaunchConfig> buildFlashAttention(KernelContext &ctx, const AttentionOperands &a);
 
 } // namespace mlir::rlx::gpu_kernels::attention
 

@@ -45,61 +45,54 @@ using namespace mlir::rlx::gpu_kernels;
 using namespace mlir::rlx::gpu_kernels::attention;
 
 namespace {
-constexpr int64_t kRows = 64, kKeys = 64, kWarps = 4, kThreads = 32 * kWarps,
-                  kPad = 8;
+constexpr int64_t kRows = 64, kKeys = 64, kWarps = 4, kThreads = 32 * kWarps, kPad = 8;
 constexpr int64_t kMaxHeadDim = 128, kAlign = 128;
 } // namespace
 
-std::string attention::whyNoFlashAttention(KernelContext &ctx,
-                                           mir::AttentionOp op) {
+std::string attention::whyNoFlashAttention(KernelContext &ctx, const AttentionOperands &a) {
   if (!ctx.tensorCores)
     return "tensor cores are off (tensor-cores=false)";
   if (!ctx.target.hasMmaSyncBF16())
     return ctx.target.chip + " has no bf16/f16 mma.sync (sm_80+)";
-  AttentionConfig cfg = getAttentionConfig(op);
-  Value q = ctx.operand(op.getQuery()), k = ctx.operand(op.getKey()),
-        v = ctx.operand(op.getValue());
-  if (!q || !k || !v || (op.getMask() && !ctx.operand(op.getMask())))
-    return "its operands are not kernel inputs";
+  const AttentionConfig &cfg = a.cfg;
+  Value q = a.q, k = a.k, v = a.v;
   Type et = elementTypeOf(q);
-  if (!(et.isBF16() || et.isF16()) || elementTypeOf(k) != et ||
-      elementTypeOf(v) != et || elementTypeOf(ctx.outputs[0]) != et)
+  if (!(et.isBF16() || et.isF16()) || elementTypeOf(k) != et || elementTypeOf(v) != et ||
+      (a.out && elementTypeOf(a.out) != et))
     return "its query, key, value and output are not all bf16 or all f16";
-  AttentionShape s = attentionShape(cfg, q, k, v);
+  const AttentionShape &s = a.shape;
   if (s.headDim % 16 != 0 || s.headDim > kMaxHeadDim)
-    return "head_dim " + std::to_string(s.headDim) +
-           " is not a multiple of 16 up to " + std::to_string(kMaxHeadDim);
+    return "head_dim " + std::to_string(s.headDim) + " is not a multiple of 16 up to " +
+           std::to_string(kMaxHeadDim);
   if (s.valueDim % 16 != 0 || s.valueDim > kMaxHeadDim)
-    return "the value head size " + std::to_string(s.valueDim) +
-           " is not a multiple of 16 up to " + std::to_string(kMaxHeadDim);
+    return "the value head size " + std::to_string(s.valueDim) + " is not a multiple of 16 up to " +
+           std::to_string(kMaxHeadDim);
   for (Value m : {q, k, v})
     if (!vectorizable(m, shapeOf(m), 8))
       return "its query, key or value rows are not contiguous and 16-byte "
              "aligned";
-  if (s.batch > 65535 || cfg.numKvHeads > 65535)
-    return "more than 65535 batches or kv heads";
+  if (s.batch * std::max<int64_t>(a.splits, 1) > 65535 || cfg.numKvHeads > 65535)
+    return "more than 65535 batches · kv splits or kv heads";
   return "";
 }
 
 FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
-                                                       mir::AttentionOp op) {
-  AttentionConfig cfg = getAttentionConfig(op);
+                                                       const AttentionOperands &a) {
+  const AttentionConfig &cfg = a.cfg;
   KernelBuilder kb(ctx.b, ctx.kernel.getLoc());
   Location loc = kb.loc;
   MLIRContext *mctx = kb.b.getContext();
-  Value q = ctx.operand(op.getQuery()), k = ctx.operand(op.getKey()),
-        v = ctx.operand(op.getValue());
-  Value mask = op.getMask() ? ctx.operand(op.getMask()) : Value();
-  Value out = ctx.outputs[0];
-  AttentionShape shape = attentionShape(cfg, q, k, v);
-  const int64_t d = shape.headDim, dv = shape.valueDim, sq = shape.sq,
-                sk = shape.sk, group = shape.group, rows = sq * group;
+  Value q = a.q, k = a.k, v = a.v, mask = a.mask, out = a.out;
+  const AttentionShape &shape = a.shape;
+  const int64_t splits = std::max<int64_t>(a.splits, 1);
+  const int64_t d = shape.headDim, dv = shape.valueDim, sq = shape.sq, sk = shape.sk,
+                group = shape.group, rows = sq * group;
   const int64_t qStride = d + kPad, vStride = dv + kPad;
   const int64_t qBytes = kRows * qStride * 2, kBytes = kKeys * qStride * 2,
                 vBytes = kKeys * vStride * 2;
   LaunchConfig launch;
   launch.block = {kThreads, 1, 1};
-  launch.grid = {ceilDiv(rows, kRows), cfg.numKvHeads, shape.batch};
+  launch.grid = {ceilDiv(rows, kRows), cfg.numKvHeads, shape.batch * splits};
   launch.dynamicSharedBytes = qBytes + kBytes + vBytes + kAlign;
   // Two blocks per SM (.minnctapersm 2: up to 255 registers a thread). With
   // .maxntid alone ptxas aims at a higher occupancy and spills the
@@ -109,86 +102,76 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   Type et = elementTypeOf(q), f32 = kb.b.getF32Type(), i32 = kb.b.getI32Type();
   const bool bf16 = et.isBF16();
   Type operand = bf16 ? i32 : Type(VectorType::get({2}, et));
-  const double inf = std::numeric_limits<double>::infinity(),
-               log2e = 1.4426950408889634;
-  const double scale =
-      cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+  const double inf = std::numeric_limits<double>::infinity(), log2e = 1.4426950408889634;
+  const double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
 
   // Dynamic shared memory, its base aligned at run time: Q | K | V.
   auto smem = gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup);
   Value dyn = gpu::DynamicSharedMemoryOp::create(
       kb.b, loc,
-      MemRefType::get({ShapedType::kDynamic}, kb.b.getI8Type(),
-                      MemRefLayoutAttrInterface(), smem));
+      MemRefType::get({ShapedType::kDynamic}, kb.b.getI8Type(), MemRefLayoutAttrInterface(), smem));
   Value raw = memref::ExtractAlignedPointerAsIndexOp::create(kb.b, loc, dyn);
-  Value qS = kb.add(
-      raw, kb.remui(kb.sub(kb.idx(kAlign), kb.remui(raw, kb.idx(kAlign))),
-                    kb.idx(kAlign)));
+  Value qS =
+      kb.add(raw, kb.remui(kb.sub(kb.idx(kAlign), kb.remui(raw, kb.idx(kAlign))), kb.idx(kAlign)));
   Value kS = kb.add(qS, kb.idx(qBytes)), vS = kb.add(kS, kb.idx(kBytes));
   auto at = [&](Value buffer, Value row, Value col, int64_t stride) {
-    return kb.pointer(
-        kb.add(buffer,
-               kb.mul(kb.add(kb.mul(row, kb.idx(stride)), col), kb.idx(2))),
-        3);
+    return kb.pointer(kb.add(buffer, kb.mul(kb.add(kb.mul(row, kb.idx(stride)), col), kb.idx(2))),
+                      3);
   };
 
   Value tile = kb.blockId(gpu::Dimension::x), g = kb.blockId(gpu::Dimension::y),
-        b = kb.blockId(gpu::Dimension::z);
+        z = kb.blockId(gpu::Dimension::z);
+  // Block z is (kv split, batch); the split sees keys [kLo, kHi) (all of
+  // them for plain attention).
+  Value b = kb.remui(z, kb.idx(shape.batch)), split = kb.divui(z, kb.idx(shape.batch));
+  Value kLo = kb.idx(0), kHi = kb.idx(sk);
+  if (a.splits) {
+    kLo = kb.minui(kb.mul(split, kb.idx(a.chunk)), kb.idx(sk));
+    kHi = kb.minui(kb.add(kLo, kb.idx(a.chunk)), kb.idx(sk));
+  }
   Value tid = kb.threadId(), lane = kb.laneId(), warp = kb.warpId();
   Value r0 = kb.mul(tile, kb.idx(kRows));
   // Tile row r: query r / group of head g·group + r % group (r < rows).
   auto query = [&](Value r) { return kb.divui(r, kb.idx(group)); };
-  auto head = [&](Value r) {
-    return kb.add(kb.mul(g, kb.idx(group)), kb.remui(r, kb.idx(group)));
-  };
+  auto head = [&](Value r) { return kb.add(kb.mul(g, kb.idx(group)), kb.remui(r, kb.idx(group))); };
   auto pos = [&](Value m, Value s, Value hd, Value e, int64_t size) {
     return position(kb, cfg.layout, b, s, hd, e, size);
   };
 
   // The key tiles some row of this tile sees (bottom-right aligned masks).
-  auto smax = [&](Value x, Value y) {
-    return arith::MaxSIOp::create(kb.b, loc, x, y).getResult();
-  };
-  auto smin = [&](Value x, Value y) {
-    return arith::MinSIOp::create(kb.b, loc, x, y).getResult();
-  };
-  Value iMin = query(r0),
-        iMax = query(kb.minui(kb.add(r0, kb.idx(kRows - 1)), kb.idx(rows - 1)));
-  Value kvLo = kb.idx(0), kvHi = kb.idx(sk);
+  auto smax = [&](Value x, Value y) { return arith::MaxSIOp::create(kb.b, loc, x, y).getResult(); };
+  auto smin = [&](Value x, Value y) { return arith::MinSIOp::create(kb.b, loc, x, y).getResult(); };
+  Value iMin = query(r0), iMax = query(kb.minui(kb.add(r0, kb.idx(kRows - 1)), kb.idx(rows - 1)));
+  Value kvLo = kLo, kvHi = kHi;
   if (cfg.maskKind != MaskKind::None) {
     kvHi = smax(kb.idx(0), smin(kvHi, kb.add(iMax, kb.idx(sk - sq + 1))));
     if (cfg.window)
-      kvLo = smax(kb.idx(0), kb.add(iMin, kb.idx(sk - sq - *cfg.window + 1)));
+      kvLo = smax(kvLo, kb.add(iMin, kb.idx(sk - sq - *cfg.window + 1)));
   }
   Value tLo = kb.divui(kvLo, kb.idx(kKeys));
   Value tHi = kb.divui(kb.add(kvHi, kb.idx(kKeys - 1)), kb.idx(kKeys));
 
   // 16-byte cp.async copies of `count` rows of `width` elements into
   // `buffer`; `source(row)` gives the row's (valid, operand position).
-  auto stage = [&](Value buffer, int64_t stride, int64_t width, Value m,
-                   function_ref<std::pair<Value, SmallVector<Value>>(Value row,
-                                                                     Value col)>
-                       source) {
-    int64_t chunks = width / 8;
-    kb.forLoop(tid, kb.idx(kRows * chunks), kb.idx(kThreads), [&](Value e) {
-      Value row = kb.divui(e, kb.idx(chunks)),
-            col = kb.mul(kb.remui(e, kb.idx(chunks)), kb.idx(8));
-      auto [valid, p] = source(row, col);
-      kb.copyAsync16(at(buffer, row, col, stride), m, p, valid);
-    });
-  };
-  auto stageKeys = [&](Value buffer, int64_t stride, int64_t width, Value m,
-                       Value t) {
+  auto stage =
+      [&](Value buffer, int64_t stride, int64_t width, Value m,
+          function_ref<std::pair<Value, SmallVector<Value>>(Value row, Value col)> source) {
+        int64_t chunks = width / 8;
+        kb.forLoop(tid, kb.idx(kRows * chunks), kb.idx(kThreads), [&](Value e) {
+          Value row = kb.divui(e, kb.idx(chunks)),
+                col = kb.mul(kb.remui(e, kb.idx(chunks)), kb.idx(8));
+          auto [valid, p] = source(row, col);
+          kb.copyAsync16(at(buffer, row, col, stride), m, p, valid);
+        });
+      };
+  auto stageKeys = [&](Value buffer, int64_t stride, int64_t width, Value m, Value t) {
     stage(buffer, stride, width, m, [&](Value row, Value col) {
       Value j = kb.add(kb.mul(t, kb.idx(kKeys)), row);
-      return std::pair{kb.ult(j, kb.idx(sk)),
-                       pos(m, kb.minui(j, kb.idx(sk - 1)), g, col, width)};
+      return std::pair{kb.ult(j, kb.idx(sk)), pos(m, kb.minui(j, kb.idx(sk - 1)), g, col, width)};
     });
   };
   auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(kb.b, loc); };
-  auto wait = [&](int32_t n) {
-    NVVM::CpAsyncWaitGroupOp::create(kb.b, loc, n);
-  };
+  auto wait = [&](int32_t n) { NVVM::CpAsyncWaitGroupOp::create(kb.b, loc, n); };
 
   // ldmatrix (.trans for V) and the mma.sync of the input type.
   auto i4 = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(4, i32));
@@ -197,38 +180,28 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   auto ldmatrix = [&](Type res, Value ptr, uint32_t num, bool trans) {
     SmallVector<Value> fields;
     Value st = NVVM::LdMatrixOp::create(
-        kb.b, loc, res, ptr, num,
-        trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-        NVVM::LdStMatrixShapeAttr::get(mctx, 8, 8),
-        NVVM::LdStMatrixEltType::B16);
+        kb.b, loc, res, ptr, num, trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(mctx, 8, 8), NVVM::LdStMatrixEltType::B16);
     for (uint32_t f = 0; f < num; ++f) {
-      Value x =
-          LLVM::ExtractValueOp::create(kb.b, loc, st, ArrayRef<int64_t>{f});
-      fields.push_back(
-          operand == i32 ? x : LLVM::BitcastOp::create(kb.b, loc, operand, x));
+      Value x = LLVM::ExtractValueOp::create(kb.b, loc, st, ArrayRef<int64_t>{f});
+      fields.push_back(operand == i32 ? x : LLVM::BitcastOp::create(kb.b, loc, operand, x));
     }
     return fields;
   };
   NVVM::MMATypes mmaType = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  auto mma = [&](ArrayRef<Value> a, ArrayRef<Value> bf,
-                 MutableArrayRef<Value> c) {
+  auto mma = [&](ArrayRef<Value> a, ArrayRef<Value> bf, MutableArrayRef<Value> c) {
     auto r = NVVM::MmaOp::create(
-        kb.b, loc, f4, a, bf, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
-        std::nullopt, std::array<NVVM::MMATypes, 2>{mmaType, mmaType},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
+        kb.b, loc, f4, a, bf, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{mmaType, mmaType},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
     for (int64_t f = 0; f < 4; ++f)
-      c[f] = LLVM::ExtractValueOp::create(kb.b, loc, r.getRes(),
-                                          ArrayRef<int64_t>{f});
+      c[f] = LLVM::ExtractValueOp::create(kb.b, loc, r.getRes(), ArrayRef<int64_t>{f});
   };
   // Two f32 values rounded to the input type, packed as one A register.
   auto pack = [&](Value x, Value y) -> Value {
-    Value pair = vector::FromElementsOp::create(
-        kb.b, loc, VectorType::get({2}, et),
-        ValueRange{kb.convert(x, et), kb.convert(y, et)});
-    return operand == i32
-               ? LLVM::BitcastOp::create(kb.b, loc, i32, pair).getResult()
-               : pair;
+    Value pair = vector::FromElementsOp::create(kb.b, loc, VectorType::get({2}, et),
+                                                ValueRange{kb.convert(x, et), kb.convert(y, et)});
+    return operand == i32 ? LLVM::BitcastOp::create(kb.b, loc, i32, pair).getResult() : pair;
   };
 
   // Lane roles: ldmatrix row addresses (matrix m = lane / 8, row lane % 8);
@@ -243,8 +216,7 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   stage(qS, qStride, d, q, [&](Value row, Value col) {
     Value r = kb.add(r0, row);
     Value rc = kb.minui(r, kb.idx(rows - 1));
-    return std::pair{kb.ult(r, kb.idx(rows)),
-                     pos(q, query(rc), head(rc), col, d)};
+    return std::pair{kb.ult(r, kb.idx(rows)), pos(q, query(rc), head(rc), col, d)};
   });
   commit();
   kb.ifThen(kb.ult(tLo, tHi), [&] { stageKeys(kS, qStride, d, k, tLo); });
@@ -254,10 +226,9 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   Value aCol = kb.mul(kb.divui(mIdx, kb.idx(2)), kb.idx(8));
   SmallVector<SmallVector<Value>> qFrag;
   for (int64_t kk = 0; kk < d / 16; ++kk)
-    qFrag.push_back(ldmatrix(i4,
-                             at(qS, kb.add(w0, kb.add(r8, half)),
-                                kb.add(aCol, kb.idx(kk * 16)), qStride),
-                             4, false));
+    qFrag.push_back(
+        ldmatrix(i4, at(qS, kb.add(w0, kb.add(r8, half)), kb.add(aCol, kb.idx(kk * 16)), qStride),
+                 4, false));
 
   // Logits in log2 units: scale (or the softcap's c·tanh(s·scale / c)),
   // then the masks; -inf where a key is hidden or past Sk.
@@ -265,26 +236,26 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
     Value s;
     if (cfg.softcap) {
       Value cap = kb.f32(*cfg.softcap);
-      s = kb.mul(math::TanhOp::create(kb.b, loc,
-                                      kb.fdiv(kb.mul(dot, kb.f32(scale)), cap)),
+      s = kb.mul(math::TanhOp::create(kb.b, loc, kb.fdiv(kb.mul(dot, kb.f32(scale)), cap)),
                  kb.f32(*cfg.softcap * log2e));
     } else {
       s = kb.mul(dot, kb.f32(scale * log2e));
     }
     Value rc = kb.minui(r, kb.idx(rows - 1));
     Value i = query(rc);
-    Value visible = kb.ult(j, kb.idx(sk));
+    Value visible = kb.ult(j, kHi);
+    if (a.splits && a.splits > 1)
+      visible = arith::AndIOp::create(
+          kb.b, loc, visible, arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::uge, j, kLo));
     auto andI = [&](Value x, Value y) {
       return arith::AndIOp::create(kb.b, loc, x, y).getResult();
     };
     if (cfg.maskKind != MaskKind::None) {
       Value ip = kb.add(i, kb.idx(sk - sq)); // bottom-right aligned, signed
-      visible = andI(visible, arith::CmpIOp::create(
-                                  kb.b, loc, arith::CmpIPredicate::sle, j, ip));
+      visible = andI(visible, arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::sle, j, ip));
       if (cfg.window)
-        visible = andI(
-            visible, arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::sgt,
-                                           j, kb.sub(ip, kb.idx(*cfg.window))));
+        visible = andI(visible, arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::sgt, j,
+                                                      kb.sub(ip, kb.idx(*cfg.window))));
     }
     if (mask) {
       Value m = loadMask(kb, mask, b, head(rc), i, kb.minui(j, kb.idx(sk - 1)));
@@ -302,9 +273,8 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   // then O's accumulators.
   SmallVector<Value> inits{ninf, ninf, zero, zero};
   inits.append(oTiles * 4, zero);
-  SmallVector<Value> state = kb.forLoop(
-      tLo, tHi, kb.idx(1), inits,
-      [&](Value t, ValueRange c) -> SmallVector<Value> {
+  SmallVector<Value> state =
+      kb.forLoop(tLo, tHi, kb.idx(1), inits, [&](Value t, ValueRange c) -> SmallVector<Value> {
         wait(0);
         kb.barrier(); // K(t) landed; every warp is done with V(t - 1)
         stageKeys(vS, vStride, dv, v, t);
@@ -313,11 +283,9 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
         SmallVector<Value> s(sTiles * 4, zero);
         for (int64_t kk = 0; kk < d / 16; ++kk)
           for (int64_t jt = 0; jt < sTiles; ++jt) {
-            SmallVector<Value> bf =
-                ldmatrix(i2,
-                         at(kS, kb.add(kb.idx(jt * 8), r8),
-                            kb.add(half, kb.idx(kk * 16)), qStride),
-                         2, false);
+            SmallVector<Value> bf = ldmatrix(
+                i2, at(kS, kb.add(kb.idx(jt * 8), r8), kb.add(half, kb.idx(kk * 16)), qStride), 2,
+                false);
             mma(qFrag[kk], bf, MutableArrayRef<Value>(s).slice(jt * 4, 4));
           }
         Value j0 = kb.mul(t, kb.idx(kKeys));
@@ -325,8 +293,7 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
         for (int64_t jt = 0; jt < sTiles; ++jt)
           for (int64_t f = 0; f < 4; ++f) {
             Value r = kb.add(r0, kb.add(w0, kb.add(gq, kb.idx(8 * (f / 2)))));
-            Value j = kb.add(
-                j0, kb.add(kb.mul(tq, kb.idx(2)), kb.idx(jt * 8 + f % 2)));
+            Value j = kb.add(j0, kb.add(kb.mul(tq, kb.idx(2)), kb.idx(jt * 8 + f % 2)));
             Value &x = s[jt * 4 + f];
             x = logit(x, r, j);
             mx[f / 2] = kb.combine(Combine::Max, mx[f / 2], x);
@@ -362,14 +329,12 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
         // A fragment of keys 16·ks .. 16·ks + 15.
         for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
           const Value *p0 = &s[ks * 8], *p1 = &s[ks * 8 + 4];
-          SmallVector<Value> a{pack(p0[0], p0[1]), pack(p0[2], p0[3]),
-                               pack(p1[0], p1[1]), pack(p1[2], p1[3])};
+          SmallVector<Value> a{pack(p0[0], p0[1]), pack(p0[2], p0[3]), pack(p1[0], p1[1]),
+                               pack(p1[2], p1[3])};
           for (int64_t jn = 0; jn < oTiles; ++jn) {
-            SmallVector<Value> bf =
-                ldmatrix(i2,
-                         at(vS, kb.add(kb.idx(ks * 16), kb.add(half, r8)),
-                            kb.idx(jn * 8), vStride),
-                         2, true);
+            SmallVector<Value> bf = ldmatrix(
+                i2, at(vS, kb.add(kb.idx(ks * 16), kb.add(half, r8)), kb.idx(jn * 8), vStride), 2,
+                true);
             mma(a, bf, MutableArrayRef<Value>(next).slice(4 + jn * 4, 4));
           }
         }
@@ -391,9 +356,18 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
         for (int64_t f = 0; f < 2; ++f) {
           Value col = kb.add(kb.mul(tq, kb.idx(2)), kb.idx(jn * 8 + f));
           Value o = kb.mul(state[4 + jn * 4 + 2 * h + f], inv);
-          kb.store(kb.convert(o, et), out,
-                   pos(out, query(r), head(r), col, dv));
+          if (a.splits)
+            kb.store(o, a.partial, {split, b, head(r), query(r), col});
+          else
+            kb.store(kb.convert(o, et), out, pos(out, query(r), head(r), col, dv));
         }
+      // The split's natural-log LSE: (m + log2 l)·ln 2 (m is in log2 units).
+      if (a.splits)
+        kb.ifThen(kb.eq(tq, kb.idx(0)), [&] {
+          Value lse = kb.mul(kb.add(state[h], math::Log2Op::create(kb.b, loc, l[h])),
+                             kb.f32(0.6931471805599453));
+          kb.store(kb.select(empty, ninf, lse), a.lse, {split, b, head(r), query(r)});
+        });
     });
   }
   return launch;

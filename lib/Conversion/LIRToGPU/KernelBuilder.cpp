@@ -24,14 +24,11 @@ int64_t mlir::rlx::gpu_kernels::numElements(ArrayRef<int64_t> shape) {
   return n;
 }
 
-LogicalResult mlir::rlx::gpu_kernels::unsupported(KernelContext &ctx,
-                                                  const Twine &why) {
+LogicalResult mlir::rlx::gpu_kernels::unsupported(KernelContext &ctx, const Twine &why) {
   return ctx.kernel->emitError() << "convert-rlx-lir-to-gpu: " << why;
 }
 
-Value KernelBuilder::idx(int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
+Value KernelBuilder::idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 Value KernelBuilder::i32(int64_t v) {
   return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
 }
@@ -53,18 +50,10 @@ Value KernelBuilder::mul(Value x, Value y) {
   return isFloat(x) ? Value(arith::MulFOp::create(b, loc, x, y))
                     : Value(arith::MulIOp::create(b, loc, x, y));
 }
-Value KernelBuilder::divui(Value x, Value y) {
-  return arith::DivUIOp::create(b, loc, x, y);
-}
-Value KernelBuilder::remui(Value x, Value y) {
-  return arith::RemUIOp::create(b, loc, x, y);
-}
-Value KernelBuilder::minui(Value x, Value y) {
-  return arith::MinUIOp::create(b, loc, x, y);
-}
-Value KernelBuilder::fdiv(Value x, Value y) {
-  return arith::DivFOp::create(b, loc, x, y);
-}
+Value KernelBuilder::divui(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+Value KernelBuilder::remui(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+Value KernelBuilder::minui(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
+Value KernelBuilder::fdiv(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
 Value KernelBuilder::ult(Value x, Value y) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
 }
@@ -114,12 +103,8 @@ Value KernelBuilder::identity(Combine kind, Type t) {
                                       : inf);
 }
 
-Value KernelBuilder::threadId(gpu::Dimension d) {
-  return gpu::ThreadIdOp::create(b, loc, d);
-}
-Value KernelBuilder::blockId(gpu::Dimension d) {
-  return gpu::BlockIdOp::create(b, loc, d);
-}
+Value KernelBuilder::threadId(gpu::Dimension d) { return gpu::ThreadIdOp::create(b, loc, d); }
+Value KernelBuilder::blockId(gpu::Dimension d) { return gpu::BlockIdOp::create(b, loc, d); }
 Value KernelBuilder::globalId(int64_t blockSize) {
   return add(mul(blockId(), idx(blockSize)), threadId());
 }
@@ -131,11 +116,9 @@ void KernelBuilder::ifThen(Value cond, function_ref<void()> then) {
   then();
 }
 
-SmallVector<Value>
-KernelBuilder::ifElse(Value cond, function_ref<SmallVector<Value>()> then,
-                      ValueRange otherwise) {
-  auto ifOp = scf::IfOp::create(b, loc, otherwise.getTypes(), cond,
-                                /*withElseRegion=*/true);
+SmallVector<Value> KernelBuilder::ifElse(Value cond, function_ref<SmallVector<Value>()> then,
+                                         ValueRange otherwise) {
+  auto ifOp = scf::IfOp::create(b, loc, otherwise.getTypes(), cond, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -146,15 +129,14 @@ KernelBuilder::ifElse(Value cond, function_ref<SmallVector<Value>()> then,
   return SmallVector<Value>(ifOp.getResults());
 }
 
-SmallVector<Value> KernelBuilder::forLoop(
-    Value lo, Value hi, Value step, ValueRange inits,
-    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+SmallVector<Value>
+KernelBuilder::forLoop(Value lo, Value hi, Value step, ValueRange inits,
+                       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
   auto loop = scf::ForOp::create(b, loc, lo, hi, step, inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> next =
-        body(loop.getInductionVar(), loop.getRegionIterArgs());
+    SmallVector<Value> next = body(loop.getInductionVar(), loop.getRegionIterArgs());
     // scf.for with iter args got a yield from the builder only without them.
     if (!inits.empty())
       scf::YieldOp::create(b, loc, next);
@@ -162,8 +144,7 @@ SmallVector<Value> KernelBuilder::forLoop(
   return loop.getResults();
 }
 
-void KernelBuilder::forLoop(Value lo, Value hi, Value step,
-                            function_ref<void(Value)> body) {
+void KernelBuilder::forLoop(Value lo, Value hi, Value step, function_ref<void(Value)> body) {
   auto loop = scf::ForOp::create(b, loc, lo, hi, step);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
@@ -172,8 +153,7 @@ void KernelBuilder::forLoop(Value lo, Value hi, Value step,
 
 void KernelBuilder::barrier() { gpu::BarrierOp::create(b, loc); }
 
-SmallVector<Value> KernelBuilder::delinearize(Value flat,
-                                              ArrayRef<int64_t> shape) {
+SmallVector<Value> KernelBuilder::delinearize(Value flat, ArrayRef<int64_t> shape) {
   SmallVector<Value> idxs(shape.size());
   Value rest = flat;
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
@@ -207,15 +187,13 @@ Value KernelBuilder::loadBroadcast(Value memref, ArrayRef<Value> outIdx) {
 
 Value KernelBuilder::workgroupBuffer(gpu::GPUFuncOp fn, ArrayRef<int64_t> shape,
                                      Type elementType) {
-  auto space =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto type =
-      MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), space);
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), space);
   return fn.addWorkgroupAttribution(type, loc);
 }
 
-SmallVector<Value> KernelBuilder::loadRow(Value m, ArrayRef<Value> pos,
-                                          int64_t width, bool vector) {
+SmallVector<Value> KernelBuilder::loadRow(Value m, ArrayRef<Value> pos, int64_t width,
+                                          bool vector) {
   SmallVector<Value> out;
   if (vector && width > 1) {
     auto vt = VectorType::get({width}, elementTypeOf(m));
@@ -234,14 +212,12 @@ SmallVector<Value> KernelBuilder::loadRow(Value m, ArrayRef<Value> pos,
   return out;
 }
 
-void KernelBuilder::storeRow(ArrayRef<Value> values, Value m,
-                             ArrayRef<Value> pos, bool vector) {
+void KernelBuilder::storeRow(ArrayRef<Value> values, Value m, ArrayRef<Value> pos, bool vector) {
   int64_t width = values.size();
   if (vector && width > 1) {
     auto vt = VectorType::get({width}, elementTypeOf(m));
     Value v = vector::FromElementsOp::create(b, loc, vt, values);
-    vector::StoreOp::create(b, loc, v, m, pos, /*nontemporal=*/false,
-                            llvm::MaybeAlign(16));
+    vector::StoreOp::create(b, loc, v, m, pos, /*nontemporal=*/false, llvm::MaybeAlign(16));
     return;
   }
   for (int64_t l = 0; l < width; ++l) {
@@ -254,8 +230,7 @@ void KernelBuilder::storeRow(ArrayRef<Value> values, Value m,
 
 Value KernelBuilder::pointer(Value address, unsigned space) {
   Value a = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), a);
+  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), a);
 }
 
 Value KernelBuilder::elementAddress(Value m, ArrayRef<Value> pos) {
@@ -263,8 +238,7 @@ Value KernelBuilder::elementAddress(Value m, ArrayRef<Value> pos) {
   SmallVector<int64_t> strides;
   int64_t offset = 0;
   // Templates only take static layouts (LIRToGPU.h); an identity one otherwise.
-  if (failed(t.getStridesAndOffset(strides, offset)) ||
-      ShapedType::isDynamic(offset) ||
+  if (failed(t.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset) ||
       llvm::any_of(strides, ShapedType::isDynamic)) {
     strides = computeSuffixProduct(t.getShape());
     offset = 0;
@@ -277,23 +251,19 @@ Value KernelBuilder::elementAddress(Value m, ArrayRef<Value> pos) {
   return add(base, mul(lin, idx(bytes)));
 }
 
-void KernelBuilder::copyAsync16(Value dst, Value m, ArrayRef<Value> pos,
-                                Value valid) {
+void KernelBuilder::copyAsync16(Value dst, Value m, ArrayRef<Value> pos, Value valid) {
   MLIRContext *ctx = b.getContext();
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
   Value src = select(valid, elementAddress(m, pos), base);
   Value srcBytes = select(valid, i32(16), i32(0));
   NVVM::CpAsyncOp::create(b, loc, dst, pointer(src, 1), b.getI32IntegerAttr(16),
-                          NVVM::LoadCacheModifierKindAttr::get(
-                              ctx, NVVM::LoadCacheModifierKind::CG),
+                          NVVM::LoadCacheModifierKindAttr::get(ctx, NVVM::LoadCacheModifierKind::CG),
                           srcBytes);
 }
 
-bool mlir::rlx::gpu_kernels::vectorizable(Value m, ArrayRef<int64_t> shape,
-                                          int64_t width) {
+bool mlir::rlx::gpu_kernels::vectorizable(Value m, ArrayRef<int64_t> shape, int64_t width) {
   auto t = dyn_cast<MemRefType>(m.getType());
-  if (!t || t.getShape() != shape || shape.empty() || width <= 1 ||
-      shape.back() % width != 0)
+  if (!t || t.getShape() != shape || shape.empty() || width <= 1 || shape.back() % width != 0)
     return false;
   unsigned bits = t.getElementType().getIntOrFloatBitWidth();
   // Sub-byte types are stored one per byte; LLVM packs vectors of them.
@@ -301,9 +271,8 @@ bool mlir::rlx::gpu_kernels::vectorizable(Value m, ArrayRef<int64_t> shape,
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(t.getStridesAndOffset(strides, offset)) ||
-      ShapedType::isDynamic(offset) || strides.back() != 1 ||
-      offset % width != 0)
+  if (failed(t.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset) ||
+      strides.back() != 1 || offset % width != 0)
     return false;
   for (int64_t s : ArrayRef<int64_t>(strides).drop_back())
     if (ShapedType::isDynamic(s) || s % width != 0)
@@ -311,12 +280,10 @@ bool mlir::rlx::gpu_kernels::vectorizable(Value m, ArrayRef<int64_t> shape,
   return true;
 }
 
-int64_t mlir::rlx::gpu_kernels::vectorWidth(ArrayRef<Value> full,
-                                            ArrayRef<int64_t> shape) {
+int64_t mlir::rlx::gpu_kernels::vectorWidth(ArrayRef<Value> full, ArrayRef<int64_t> shape) {
   int64_t widest = 1;
   for (Value m : full)
-    widest = std::max<int64_t>(
-        widest, (elementTypeOf(m).getIntOrFloatBitWidth() + 7) / 8);
+    widest = std::max<int64_t>(widest, (elementTypeOf(m).getIntOrFloatBitWidth() + 7) / 8);
   int64_t width = widest >= 16 ? 1 : 16 / widest;
   for (Value m : full)
     if (!vectorizable(m, shape, width))
@@ -344,9 +311,7 @@ LaunchConfig mlir::rlx::gpu_kernels::forEachElementGroup(
   return launch;
 }
 
-Value KernelBuilder::convert(Value v, Type t) {
-  return mir::convertScalar(b, loc, v, t);
-}
+Value KernelBuilder::convert(Value v, Type t) { return mir::convertScalar(b, loc, v, t); }
 
 Type KernelBuilder::statsType(Type t) { return t.isF64() ? t : b.getF32Type(); }
 
@@ -354,8 +319,7 @@ Value KernelBuilder::shuffleXor(Value v, int64_t offset) {
   Type t = v.getType();
   unsigned bits = t.getIntOrFloatBitWidth();
   auto shuffle32 = [&](Value x) -> Value {
-    return gpu::ShuffleOp::create(b, loc, x, i32(offset), i32(32),
-                                  gpu::ShuffleMode::XOR)
+    return gpu::ShuffleOp::create(b, loc, x, i32(offset), i32(32), gpu::ShuffleMode::XOR)
         .getShuffleResult();
   };
   if (bits == 32)
@@ -366,9 +330,7 @@ Value KernelBuilder::shuffleXor(Value v, int64_t offset) {
     Value x = isFloat(v) ? Value(arith::BitcastOp::create(b, loc, i64, v)) : v;
     Value lo = shuffle32(arith::TruncIOp::create(b, loc, i32t, x));
     Value hi = shuffle32(arith::TruncIOp::create(
-        b, loc, i32t,
-        arith::ShRUIOp::create(b, loc, x,
-                               arith::ConstantIntOp::create(b, loc, i64, 32))));
+        b, loc, i32t, arith::ShRUIOp::create(b, loc, x, arith::ConstantIntOp::create(b, loc, i64, 32))));
     Value r = arith::OrIOp::create(
         b, loc, arith::ExtUIOp::create(b, loc, i64, lo),
         arith::ShLIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i64, hi),
@@ -377,10 +339,8 @@ Value KernelBuilder::shuffleXor(Value v, int64_t offset) {
   }
   // Narrow types travel in 32 bits.
   if (isFloat(v))
-    return arith::TruncFOp::create(
-        b, loc, t, shuffle32(arith::ExtFOp::create(b, loc, b.getF32Type(), v)));
-  return arith::TruncIOp::create(
-      b, loc, t, shuffle32(arith::ExtSIOp::create(b, loc, i32t, v)));
+    return arith::TruncFOp::create(b, loc, t, shuffle32(arith::ExtFOp::create(b, loc, b.getF32Type(), v)));
+  return arith::TruncIOp::create(b, loc, t, shuffle32(arith::ExtSIOp::create(b, loc, i32t, v)));
 }
 
 Value KernelBuilder::warpReduce(Combine kind, Value v) {
@@ -389,8 +349,7 @@ Value KernelBuilder::warpReduce(Combine kind, Value v) {
   return v;
 }
 
-Value KernelBuilder::blockReduce(Combine kind, Value v, Value scratch,
-                                 int64_t threads) {
+Value KernelBuilder::blockReduce(Combine kind, Value v, Value scratch, int64_t threads) {
   v = warpReduce(kind, v);
   if (threads <= 32)
     return v;
@@ -403,8 +362,7 @@ Value KernelBuilder::blockReduce(Combine kind, Value v, Value scratch,
   // end with the result without a second broadcast.
   Value inRange = ult(lane, idx(warps));
   Value safe = select(inRange, lane, idx(0));
-  Value partial =
-      select(inRange, load(scratch, {safe}), identity(kind, v.getType()));
+  Value partial = select(inRange, load(scratch, {safe}), identity(kind, v.getType()));
   Value r = warpReduce(kind, partial);
   barrier();
   return r;
@@ -415,19 +373,17 @@ Value KernelContext::operand(Value bodyValue) {
   if (arg && arg.getOwner() == &kernel.getBody().front())
     return inputs[arg.getArgNumber()];
   auto c = bodyValue.getDefiningOp<mir::ConstantOp>();
-  auto dense =
-      c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
   if (!dense)
     return Value();
   auto module = fn->getParentOfType<gpu::GPUModuleOp>();
-  auto type =
-      MemRefType::get(dense.getType().getShape(), dense.getElementType());
+  auto type = MemRefType::get(dense.getType().getShape(), dense.getElementType());
   SymbolTable symbols(module);
   OpBuilder::InsertPoint ip = b.saveInsertionPoint();
   b.setInsertionPointToStart(module.getBody());
-  auto global = memref::GlobalOp::create(
-      b, fn.getLoc(), "__rlx_constant", b.getStringAttr("private"), type, dense,
-      /*constant=*/true, IntegerAttr());
+  auto global = memref::GlobalOp::create(b, fn.getLoc(), "__rlx_constant",
+                                         b.getStringAttr("private"), type, dense,
+                                         /*constant=*/true, IntegerAttr());
   symbols.insert(global); // uniques the name
   b.restoreInsertionPoint(ip);
   return memref::GetGlobalOp::create(b, fn.getLoc(), type, global.getSymName());

@@ -28,8 +28,7 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::gpu_kernels;
 
-const std::vector<std::unique_ptr<KernelTemplate>> &
-mlir::rlx::gpu_kernels::builtinKernelTemplates() {
+const std::vector<std::unique_ptr<KernelTemplate>> &mlir::rlx::gpu_kernels::builtinKernelTemplates() {
   static const std::vector<std::unique_ptr<KernelTemplate>> all = [] {
     std::vector<std::unique_ptr<KernelTemplate>> t;
     addMatmulTemplates(t);
@@ -44,12 +43,11 @@ mlir::rlx::gpu_kernels::builtinKernelTemplates() {
   return all;
 }
 
-Value KernelContext::addTensorMapParam(LaunchConfig &launch,
-                                       const TensorMapParam &param) {
+Value KernelContext::addTensorMapParam(LaunchConfig &launch, const TensorMapParam &param) {
   launch.tensorMaps.push_back(param);
   unsigned at = fn.getNumArguments();
-  if (failed(fn.insertArgument(at, LLVM::LLVMPointerType::get(fn.getContext()),
-                               DictionaryAttr(), fn.getLoc())))
+  if (failed(fn.insertArgument(at, LLVM::LLVMPointerType::get(fn.getContext()), DictionaryAttr(),
+                               fn.getLoc())))
     return Value();
   return fn.getArgument(at);
 }
@@ -65,21 +63,18 @@ std::string kernelName(func::FuncOp fn, unsigned index, StringRef what) {
   return s;
 }
 
-gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
-                                gpu::GPUModuleOp module, StringRef name,
-                                TypeRange argTypes) {
+gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
+                                StringRef name, TypeRange argTypes) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
-  auto fn =
-      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  auto fn = gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   return fn;
 }
 
 /// The host side of a tensor-map parameter: `memref` (collapsed to the map's
 /// shape) → unranked → nvgpu.tma.create.descriptor → the kernel's !llvm.ptr.
-Value hostTensorMap(OpBuilder &b, Location loc, Value memref,
-                    const TensorMapParam &t) {
+Value hostTensorMap(OpBuilder &b, Location loc, Value memref, const TensorMapParam &t) {
   auto type = cast<MemRefType>(memref.getType());
   if (type.getShape() != ArrayRef<int64_t>(t.shape)) {
     // Leading dimensions into one: [d0, ..., dn-2, dn-1] -> [d0·…·dn-2, dn-1].
@@ -90,31 +85,23 @@ Value hostTensorMap(OpBuilder &b, Location loc, Value memref,
     memref = memref::CollapseShapeOp::create(b, loc, memref, groups);
   }
   Type et = type.getElementType();
-  Value unranked = memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(et, Attribute()), memref);
+  Value unranked = memref::CastOp::create(b, loc, UnrankedMemRefType::get(et, Attribute()), memref);
   SmallVector<Value> box;
   for (int64_t v : t.box)
     box.push_back(arith::ConstantIndexOp::create(b, loc, v));
-  auto smem =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto smem = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto descType = nvgpu::TensorMapDescriptorType::get(
-      b.getContext(),
-      MemRefType::get(t.box, et, MemRefLayoutAttrInterface(), smem),
-      static_cast<nvgpu::TensorMapSwizzleKind>(t.swizzle),
-      nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
-      nvgpu::TensorMapOOBKind::OOB_ZERO,
-      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-  Value desc =
-      nvgpu::TmaCreateDescriptorOp::create(b, loc, descType, unranked, box);
-  return UnrealizedConversionCastOp::create(
-             b, loc, LLVM::LLVMPointerType::get(b.getContext()), desc)
+      b.getContext(), MemRefType::get(t.box, et, MemRefLayoutAttrInterface(), smem),
+      static_cast<nvgpu::TensorMapSwizzleKind>(t.swizzle), nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO, nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value desc = nvgpu::TmaCreateDescriptorOp::create(b, loc, descType, unranked, box);
+  return UnrealizedConversionCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), desc)
       .getResult(0);
 }
 
 /// Ends `fn`'s body, records the block size and launches it from `at`.
-void finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn,
-                     const LaunchConfig &launch, Operation *at,
-                     ValueRange args) {
+void finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn, const LaunchConfig &launch,
+                     Operation *at, ValueRange args) {
   Block &entry = fn.getBody().front();
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, fn.getLoc());
@@ -123,59 +110,48 @@ void finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn,
   SmallVector<int32_t> grid(launch.grid.begin(), launch.grid.end());
   fn.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(grid));
   b.setInsertionPoint(at);
-  auto idx = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, at->getLoc(), v);
-  };
-  gpu::KernelDim3 gridDim{idx(launch.grid[0]), idx(launch.grid[1]),
-                          idx(launch.grid[2])};
-  gpu::KernelDim3 blockDim{idx(launch.block[0]), idx(launch.block[1]),
-                           idx(launch.block[2])};
+  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, at->getLoc(), v); };
+  gpu::KernelDim3 gridDim{idx(launch.grid[0]), idx(launch.grid[1]), idx(launch.grid[2])};
+  gpu::KernelDim3 blockDim{idx(launch.block[0]), idx(launch.block[1]), idx(launch.block[2])};
   SmallVector<Value> operands(args);
   for (const TensorMapParam &t : launch.tensorMaps)
     operands.push_back(hostTensorMap(b, at->getLoc(), args[t.memrefArg], t));
-  Value smem =
-      launch.dynamicSharedBytes
-          ? Value(arith::ConstantIntOp::create(b, at->getLoc(), b.getI32Type(),
-                                               launch.dynamicSharedBytes))
-          : Value();
-  gpu::LaunchFuncOp::create(b, at->getLoc(), fn, gridDim, blockDim, smem,
-                            operands);
+  Value smem = launch.dynamicSharedBytes
+                   ? Value(arith::ConstantIntOp::create(b, at->getLoc(), b.getI32Type(),
+                                                        launch.dynamicSharedBytes))
+                   : Value();
+  gpu::LaunchFuncOp::create(b, at->getLoc(), fn, gridDim, blockDim, smem, operands);
 }
 
-struct ConvertRLXLIRToGPUPass
-    : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRToGPUPass> {
+struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRToGPUPass> {
   using ConvertRLXLIRToGPUBase::ConvertRLXLIRToGPUBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::string error;
-    FailureOr<nvvm::NVVMTarget> target =
-        nvvm::parseTarget(chip, features, error);
+    FailureOr<nvvm::NVVMTarget> target = nvvm::parseTarget(chip, features, error);
     if (failed(target)) {
       emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: " << error;
       return signalPassFailure();
     }
     if (!llvm::is_contained({"auto", "gemv", "simt", "tensor-cores", "wgmma"},
                             StringRef(matmulKernel))) {
-      emitError(module.getLoc())
-          << "convert-rlx-lir-to-gpu: matmul-kernel must be auto, gemv, "
-             "simt, tensor-cores or wgmma, got '"
-          << matmulKernel << "'";
+      emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: matmul-kernel must be auto, gemv, "
+                                    "simt, tensor-cores or wgmma, got '"
+                                 << matmulKernel << "'";
       return signalPassFailure();
     }
     if (!llvm::is_contained(SmallVector<StringRef>{"auto", "simt", "flash"},
                             StringRef(attentionKernel))) {
-      emitError(module.getLoc())
-          << "convert-rlx-lir-to-gpu: attention-kernel must be auto, "
-             "simt or flash, got '"
-          << attentionKernel << "'";
+      emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: attention-kernel must be auto, "
+                                    "simt or flash, got '"
+                                 << attentionKernel << "'";
       return signalPassFailure();
     }
     if (splitK < 0 || splitK > 16) {
-      emitError(module.getLoc())
-          << "convert-rlx-lir-to-gpu: split-k must be 0 (the heuristic) "
-             "or 1..16, got "
-          << static_cast<int64_t>(splitK);
+      emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: split-k must be 0 (the heuristic) "
+                                    "or 1..16, got "
+                                 << static_cast<int64_t>(splitK);
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> fns;
@@ -194,19 +170,16 @@ struct ConvertRLXLIRToGPUPass
                         "rlx-lir-plan-buffers first)";
       return signalPassFailure();
     }
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                    UnitAttr::get(&getContext()));
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(&getContext()));
     for (func::FuncOp fn : fns)
       if (failed(convertFunction(fn, *target)))
         return signalPassFailure();
   }
 
-  LogicalResult convertFunction(func::FuncOp fn,
-                                const nvvm::NVVMTarget &target) {
+  LogicalResult convertFunction(func::FuncOp fn, const nvvm::NVVMTarget &target) {
     OpBuilder b(fn);
     b.setInsertionPointAfter(fn);
-    auto gm = gpu::GPUModuleOp::create(b, fn.getLoc(),
-                                       (fn.getSymName() + "_kernels").str());
+    auto gm = gpu::GPUModuleOp::create(b, fn.getLoc(), (fn.getSymName() + "_kernels").str());
     SymbolTable(fn->getParentOfType<ModuleOp>()).insert(gm);
     unsigned index = 0;
     for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
@@ -217,15 +190,13 @@ struct ConvertRLXLIRToGPUPass
       }
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         SmallVector<Value> args{copy.getSource(), copy.getTarget()};
-        gpu::GPUFuncOp k = createKernelFunc(b, copy.getLoc(), gm,
-                                            kernelName(fn, index++, "copy"),
+        gpu::GPUFuncOp k = createKernelFunc(b, copy.getLoc(), gm, kernelName(fn, index++, "copy"),
                                             ValueRange(args).getTypes());
         b.setInsertionPointToStart(&k.getBody().front());
         FailureOr<LaunchConfig> launch =
             buildCopyKernel(k, b, k.getArgument(0), k.getArgument(1), target);
         if (failed(launch))
-          return copy.emitError(
-              "convert-rlx-lir-to-gpu: this copy has no GPU kernel");
+          return copy.emitError("convert-rlx-lir-to-gpu: this copy has no GPU kernel");
         finishAndLaunch(b, k, *launch, copy, args);
         copy.erase();
       }
@@ -236,18 +207,16 @@ struct ConvertRLXLIRToGPUPass
     return success();
   }
 
-  LogicalResult convertKernel(OpBuilder &b, lir::KernelOp kernel,
-                              func::FuncOp fn, gpu::GPUModuleOp gm,
-                              unsigned index, const nvvm::NVVMTarget &target) {
+  LogicalResult convertKernel(OpBuilder &b, lir::KernelOp kernel, func::FuncOp fn,
+                              gpu::GPUModuleOp gm, unsigned index,
+                              const nvvm::NVVMTarget &target) {
     if (!kernel.hasPureBufferSemantics())
-      return kernel.emitError(
-          "convert-rlx-lir-to-gpu needs kernels on buffers (run "
-          "rlx-lir-bufferize and rlx-lir-plan-buffers first)");
+      return kernel.emitError("convert-rlx-lir-to-gpu needs kernels on buffers (run "
+                              "rlx-lir-bufferize and rlx-lir-plan-buffers first)");
     Operation *root = kernel.getRootOp();
     if (!root)
-      return kernel.emitError(
-          "convert-rlx-lir-to-gpu: a kernel body must be one MIR op "
-          "(plus constants)");
+      return kernel.emitError("convert-rlx-lir-to-gpu: a kernel body must be one MIR op "
+                              "(plus constants)");
     const KernelTemplate *chosen = nullptr;
     for (const auto &t : builtinKernelTemplates())
       if (t->matches(root)) {
@@ -255,19 +224,17 @@ struct ConvertRLXLIRToGPUPass
         break;
       }
     if (!chosen)
-      return kernel.emitError(
-                 "convert-rlx-lir-to-gpu: no GPU kernel template for '")
+      return kernel.emitError("convert-rlx-lir-to-gpu: no GPU kernel template for '")
              << root->getName() << "'";
     SmallVector<Value> args(kernel.getInputs());
     llvm::append_range(args, kernel.getOutputs());
-    gpu::GPUFuncOp k = createKernelFunc(
-        b, kernel.getLoc(), gm,
-        kernelName(fn, index, kernel.getName().value_or(chosen->name())),
-        ValueRange(args).getTypes());
+    gpu::GPUFuncOp k =
+        createKernelFunc(b, kernel.getLoc(), gm,
+                         kernelName(fn, index, kernel.getName().value_or(chosen->name())),
+                         ValueRange(args).getTypes());
     b.setInsertionPointToStart(&k.getBody().front());
-    KernelContext ctx{
-        kernel, root,           k, b, target, {}, {}, tensorCores, matmulKernel,
-        splitK, attentionKernel};
+    KernelContext ctx{kernel, root,        k,           b,      target,
+                      {},     {},          tensorCores, matmulKernel, splitK, attentionKernel};
     unsigned nIn = kernel.getInputs().size();
     for (unsigned i = 0; i < args.size(); ++i)
       (i < nIn ? ctx.inputs : ctx.outputs).push_back(k.getArgument(i));

@@ -8,6 +8,12 @@
 //   o_h = (p · v_g) / l   (0 for rows with no visible key, never NaN)
 // q/k/v/o heads are slices of the packed ([B, S, H·D]), BSHD or BHSD tensors.
 //
+// rlx_mir.attention_partial is the same nest over (split, batch, head), the
+// split's key range one more visibility condition, writing o_h in f32 and
+// lse = m + log l (−inf for an empty split). rlx_mir.attention_combine is
+// three linalg.generic reductions over the splits (max lse, the weights'
+// sum, the weighted outputs) and the layout's transpose / collapse.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Lowerings.h"
@@ -66,24 +72,40 @@ static Value extractHead(OpBuilder &b, Location loc, Value x, const HeadSlice &s
   return tensor::ExtractSliceOp::create(b, loc, s.type, x, s.offsets, s.sizes, strides);
 }
 
-struct AttentionLowering : OpConversionPattern<AttentionOp> {
-  using OpConversionPattern::OpConversionPattern;
+template <typename OpT>
+struct AttentionLowering : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  static constexpr bool kPartial = std::is_same_v<OpT, AttentionPartialOp>;
 
-  LogicalResult matchAndRewrite(AttentionOp op, OpAdaptor a,
+  LogicalResult matchAndRewrite(OpT op, typename OpT::Adaptor a,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     AttentionConfig cfg = getAttentionConfig(op);
     RankedTensorType qt = tensorTypeOf(a.getQuery()), kt = tensorTypeOf(a.getKey()),
-                     vt = tensorTypeOf(a.getValue()), out = op.getType();
+                     vt = tensorTypeOf(a.getValue());
+    RankedTensorType out = cast<RankedTensorType>(op->getResult(0).getType());
     int64_t batch = qt.getShape()[0];
     int64_t d = cfg.headDim;
     int64_t dv = cfg.layout == AttnLayout::BSD ? vt.getShape()[2] / cfg.numKvHeads
                                                : vt.getShape()[3];
     int64_t group = cfg.numHeads / cfg.numKvHeads;
     double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
-    Type f32 = statsType(rw, out.getElementType());
+    // f32 statistics (f64 for f64 attention; attention_partial's results are f32).
+    Type f32 = kPartial ? Type(rw.getF32Type()) : statsType(rw, qt.getElementType());
     Type et = out.getElementType();
     int64_t keys = cfg.layout == AttnLayout::BHSD ? kt.getShape()[2] : kt.getShape()[1];
+    double ninf = -std::numeric_limits<double>::infinity();
+    int64_t splits = 1, chunk = keys;
+    if constexpr (kPartial) {
+      splits = op.getKvSplits();
+      chunk = (keys + splits - 1) / splits;
+      if (keys == 0) {
+        rw.replaceOp(op, ValueRange{filled(rw, loc, out, 0.0),
+                                    filled(rw, loc, cast<RankedTensorType>(op.getLse().getType()),
+                                           ninf)});
+        return success();
+      }
+    }
     if (keys == 0) {
       // No key is visible to any query: every row is 0 (DESIGN §3).
       Value zero = arith::ConstantOp::create(rw, loc, et, rw.getZeroAttr(et));
@@ -92,11 +114,17 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
     }
 
     SmallVector<OpFoldResult> ubs{rw.getIndexAttr(batch), rw.getIndexAttr(cfg.numHeads)};
-    auto forall = scf::ForallOp::create(rw, loc, ubs, ValueRange{empty(rw, loc, out)},
-                                        std::nullopt);
+    SmallVector<Value> inits{empty(rw, loc, out)};
+    if constexpr (kPartial) {
+      ubs.insert(ubs.begin(), rw.getIndexAttr(splits));
+      inits.push_back(empty(rw, loc, cast<RankedTensorType>(op.getLse().getType())));
+    }
+    auto forall = scf::ForallOp::create(rw, loc, ubs, inits, std::nullopt);
     OpBuilder::InsertionGuard guard(rw);
     rw.setInsertionPointToStart(forall.getBody());
-    Value bIdx = forall.getInductionVar(0), h = forall.getInductionVar(1);
+    unsigned iv = kPartial ? 1 : 0;
+    Value split = kPartial ? forall.getInductionVar(0) : Value();
+    Value bIdx = forall.getInductionVar(iv), h = forall.getInductionVar(iv + 1);
     Value g = arith::DivUIOp::create(rw, loc, h, cIndex(rw, loc, group));
     Value q = extractHead(rw, loc, a.getQuery(), headSlice(rw, loc, qt, cfg.layout, bIdx, h, d));
     Value k = extractHead(rw, loc, a.getKey(), headSlice(rw, loc, kt, cfg.layout, bIdx, g, d));
@@ -127,7 +155,6 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
       auto tileType = RankedTensorType::get(mt.getShape().take_back(2), mt.getElementType());
       maskTile = tensor::ExtractSliceOp::create(rw, loc, tileType, mask, offsets, sizes, strides);
     }
-    double ninf = -std::numeric_limits<double>::infinity();
     SmallVector<Value> tIn{s};
     if (maskTile)
       tIn.push_back(maskTile);
@@ -143,10 +170,21 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
                           c);
                     }
                     Value visible = arith::ConstantIntOp::create(b, l, 1, 1);
+                    if (split) {
+                      // Split s sees keys [s·c, (s + 1)·c).
+                      Value j = linalg::IndexOp::create(b, l, 1);
+                      Value lo = arith::MulIOp::create(b, l, split, cIndex(b, l, chunk));
+                      Value hi = arith::AddIOp::create(b, l, lo, cIndex(b, l, chunk));
+                      visible = arith::AndIOp::create(
+                          b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, j, lo),
+                          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j, hi));
+                    }
                     if (cfg.maskKind != MaskKind::None) {
                       Value i = linalg::IndexOp::create(b, l, 0), j = linalg::IndexOp::create(b, l, 1);
                       Value ip = arith::AddIOp::create(b, l, i, cIndex(b, l, sk - sq));
-                      visible = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, ip);
+                      visible = arith::AndIOp::create(
+                          b, l, visible,
+                          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, ip));
                       if (cfg.window) {
                         Value lo = arith::SubIOp::create(b, l, ip, cIndex(b, l, *cfg.window));
                         visible = arith::AndIOp::create(
@@ -182,6 +220,8 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
                             });
     Value vf = tensorTypeOf(v).getElementType() == f32 ? v : castTo(rw, loc, v, f32);
     Value o = matmul2D(rw, loc, p, vf, /*transB=*/false); // [Sq, Dv]
+    if constexpr (kPartial)
+      return finishPartial(rw, op, forall, o, m, lsum, split, bIdx, h, f32);
     auto ot = RankedTensorType::get({sq, dv}, et);
     o = elementwise(rw, loc, {o, expandRowStat(rw, loc, lsum)}, ot,
                     [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
@@ -201,6 +241,51 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
     return success();
   }
 
+  /// attention_partial: o / l (f32) into [s, b, h] of the partial outputs,
+  /// lse = m + log l (−inf where l = 0) into [s, b, h] of the lse.
+  static LogicalResult finishPartial(ConversionPatternRewriter &rw, OpT op, scf::ForallOp forall,
+                                     Value o, Value m, Value lsum, Value split, Value bIdx,
+                                     Value h, Type f32) {
+    Location loc = op.getLoc();
+    auto ot = tensorTypeOf(o);
+    int64_t sq = ot.getShape()[0], dv = ot.getShape()[1];
+    double ninf = -std::numeric_limits<double>::infinity();
+    Value on = elementwise(rw, loc, {o, expandRowStat(rw, loc, lsum)}, ot,
+                           [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
+                             Value zero = cFloat(b, l, f32, 0.0);
+                             Value e = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x[1],
+                                                             zero);
+                             return {arith::SelectOp::create(
+                                 b, l, e, zero, arith::DivFOp::create(b, l, x[0], x[1]))};
+                           })
+                   .front();
+    Value lse = elementwise(rw, loc, {m, lsum}, tensorTypeOf(m),
+                            [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
+                              Value e = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                                              x[1], cFloat(b, l, f32, 0.0));
+                              Value r = arith::AddFOp::create(b, l, x[0],
+                                                              math::LogOp::create(b, l, x[1]));
+                              return {arith::SelectOp::create(b, l, e, cFloat(b, l, f32, ninf), r)};
+                            })
+                    .front();
+    rw.setInsertionPointToStart(forall.getTerminator().getBody());
+    auto i = [&](int64_t v) -> OpFoldResult { return rw.getIndexAttr(v); };
+    SmallVector<OpFoldResult> head{split, bIdx, h};
+    auto ins = [&](Value v, Value into, ArrayRef<OpFoldResult> rest) {
+      SmallVector<OpFoldResult> offsets(head), sizes{i(1), i(1), i(1)};
+      for (OpFoldResult r : rest) {
+        offsets.push_back(i(0));
+        sizes.push_back(r);
+      }
+      SmallVector<OpFoldResult> strides(offsets.size(), i(1));
+      tensor::ParallelInsertSliceOp::create(rw, loc, v, into, offsets, sizes, strides);
+    };
+    ins(on, forall.getRegionIterArgs()[0], {i(sq), i(dv)});
+    ins(lse, forall.getRegionIterArgs()[1], {i(sq)});
+    rw.replaceOp(op, forall.getResults());
+    return success();
+  }
+
   /// [Sq] row statistics as [Sq, 1] so they broadcast across a row.
   static Value expandRowStat(OpBuilder &b, Location loc, Value v) {
     auto t = tensorTypeOf(v);
@@ -209,8 +294,99 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
   }
 };
 
+/// rlx_mir.attention_combine: M = max_s lse, w_s = exp(lse_s − M) (0 when
+/// M = −inf), out = Σ w_s o_s / Σ w_s (0 when the sum is 0), then BHSD →
+/// the result's layout.
+struct AttentionCombineLowering : OpConversionPattern<AttentionCombineOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(AttentionCombineOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    auto ot = tensorTypeOf(a.getPartialOutput());
+    RankedTensorType rt = op.getType();
+    ArrayRef<int64_t> s = ot.getShape(); // [N, B, H, Sq, Dv]
+    if (ShapedType::isDynamicShape(s))
+      return rw.notifyMatchFailure(op, "dynamic shapes");
+    Type f32 = rw.getF32Type(), et = rt.getElementType();
+    double ninf = -std::numeric_limits<double>::infinity();
+    auto d = [&](ArrayRef<unsigned> dims, unsigned n) {
+      SmallVector<AffineExpr> e;
+      for (unsigned x : dims)
+        e.push_back(getAffineDimExpr(x, ctx));
+      return AffineMap::get(n, 0, e, ctx);
+    };
+    auto par = utils::IteratorType::parallel, red = utils::IteratorType::reduction;
+    auto rowT = RankedTensorType::get({s[1], s[2], s[3]}, f32);
+    auto bhsdT = RankedTensorType::get({s[1], s[2], s[3], s[4]}, f32);
+    // The weight of split (lse, M).
+    auto weight = [&](OpBuilder &b, Location l, Value lse, Value m) -> Value {
+      Value dead = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, cFloat(b, l, f32, ninf));
+      Value w = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, lse, m));
+      return arith::SelectOp::create(b, l, dead, cFloat(b, l, f32, 0.0), w);
+    };
+    Value mx = linalg::GenericOp::create(
+                   rw, loc, TypeRange{rowT}, ValueRange{a.getLse()},
+                   ValueRange{filled(rw, loc, rowT, ninf)},
+                   ArrayRef<AffineMap>{d({0, 1, 2, 3}, 4), d({1, 2, 3}, 4)},
+                   ArrayRef<utils::IteratorType>{red, par, par, par},
+                   [&](OpBuilder &b, Location l, ValueRange x) {
+                     linalg::YieldOp::create(b, l, Value(arith::MaximumFOp::create(b, l, x[0], x[1])));
+                   })
+                   .getResult(0);
+    Value den = linalg::GenericOp::create(
+                    rw, loc, TypeRange{rowT}, ValueRange{a.getLse(), mx},
+                    ValueRange{filled(rw, loc, rowT, 0.0)},
+                    ArrayRef<AffineMap>{d({0, 1, 2, 3}, 4), d({1, 2, 3}, 4), d({1, 2, 3}, 4)},
+                    ArrayRef<utils::IteratorType>{red, par, par, par},
+                    [&](OpBuilder &b, Location l, ValueRange x) {
+                      linalg::YieldOp::create(
+                          b, l, Value(arith::AddFOp::create(b, l, x[2], weight(b, l, x[0], x[1]))));
+                    })
+                    .getResult(0);
+    Value num = linalg::GenericOp::create(
+                    rw, loc, TypeRange{bhsdT}, ValueRange{a.getPartialOutput(), a.getLse(), mx},
+                    ValueRange{filled(rw, loc, bhsdT, 0.0)},
+                    ArrayRef<AffineMap>{d({0, 1, 2, 3, 4}, 5), d({0, 1, 2, 3}, 5),
+                                        d({1, 2, 3}, 5), d({1, 2, 3, 4}, 5)},
+                    ArrayRef<utils::IteratorType>{red, par, par, par, par},
+                    [&](OpBuilder &b, Location l, ValueRange x) {
+                      Value w = weight(b, l, x[1], x[2]);
+                      linalg::YieldOp::create(
+                          b, l, Value(math::FmaOp::create(b, l, w, x[0], x[3])));
+                    })
+                    .getResult(0);
+    auto outT = RankedTensorType::get(bhsdT.getShape(), et);
+    Value o = linalg::GenericOp::create(
+                  rw, loc, TypeRange{outT}, ValueRange{num, den}, ValueRange{empty(rw, loc, outT)},
+                  ArrayRef<AffineMap>{d({0, 1, 2, 3}, 4), d({0, 1, 2}, 4), d({0, 1, 2, 3}, 4)},
+                  ArrayRef<utils::IteratorType>{par, par, par, par},
+                  [&](OpBuilder &b, Location l, ValueRange x) {
+                    Value zero = cFloat(b, l, f32, 0.0);
+                    Value e = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x[1], zero);
+                    Value r = arith::SelectOp::create(b, l, e, zero,
+                                                      arith::DivFOp::create(b, l, x[0], x[1]));
+                    linalg::YieldOp::create(b, l, convertScalar(b, l, r, et));
+                  })
+                  .getResult(0);
+    if (op.getLayout() != AttnLayout::BHSD) {
+      auto bshdT = RankedTensorType::get({s[1], s[3], s[2], s[4]}, et);
+      o = linalg::TransposeOp::create(rw, loc, o, empty(rw, loc, bshdT),
+                                      ArrayRef<int64_t>{0, 2, 1, 3})
+              .getResult()[0];
+      if (op.getLayout() == AttnLayout::BSD)
+        o = tensor::CollapseShapeOp::create(rw, loc, rt, o,
+                                            SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    }
+    rw.replaceOp(op, o);
+    return success();
+  }
+};
+
 } // namespace
 
 void linalg_builders::populateAttentionLowerings(RewritePatternSet &patterns) {
-  patterns.add<AttentionLowering>(patterns.getContext());
+  patterns.add<AttentionLowering<AttentionOp>, AttentionLowering<AttentionPartialOp>,
+               AttentionCombineLowering>(patterns.getContext());
 }

@@ -299,6 +299,7 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.matmulKernel = options.matmulKernel;
   pipe.splitK = options.splitK;
   pipe.attentionKernel = options.attentionKernel;
+  pipe.kvSplits = options.kvSplits;
   PassManager kernels(ctx);
   buildNVVMKernelPipeline(kernels, pipe);
   if (failed(kernels.run(module)))

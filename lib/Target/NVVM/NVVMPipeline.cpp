@@ -50,6 +50,12 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   FrontendOptions front;
   front.fuse = options.fuse;
   front.dims.assign(options.dims.begin(), options.dims.end());
+  // Split-KV for the target's SMs (an unknown chip fails later, located, in
+  // convert-rlx-lir-to-gpu).
+  std::string error;
+  FailureOr<nvvm::NVVMTarget> target = nvvm::parseTarget(options.chip, options.features, error);
+  front.splitKVSMs = succeeded(target) ? target->smCount() : 0;
+  front.kvSplits = options.kvSplits;
   buildFrontendPipeline(pm, front);
   ConvertRLXLIRToGPUOptions toGpu;
   toGpu.chip = options.chip;

@@ -38,6 +38,8 @@ struct GPUArtifactOptions {
   int64_t splitK = 0;
   /// attention-kernel of convert-rlx-lir-to-gpu.
   std::string attentionKernel = "auto";
+  /// kv-splits of rlx-mir-split-kv (0: the heuristic, 1: never).
+  int64_t kvSplits = 0;
 };
 
 /// Compiles `module` (HIR, MIR or LIR) and writes the artifact into `dir`

@@ -45,6 +45,10 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
   Option<std::string> attentionKernel{
       *this, "attention-kernel",
       llvm::cl::desc("auto | simt | flash (convert-rlx-lir-to-gpu)"), llvm::cl::init("auto")};
+  Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("split-KV attention (rlx-mir-split-kv): 0 the heuristic, 1 never, N forced"),
+      llvm::cl::init(0)};
   ListOption<std::string> dims{*this, "dims",
                                llvm::cl::desc("symbolic dim bindings name=size")};
   Option<std::string> spills{*this, "spills",

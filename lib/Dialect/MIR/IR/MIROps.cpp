@@ -1,6 +1,7 @@
 //===- MIROps.cpp - rlx_mir shape inference, folders, canonicalizers ------===//
 
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -172,6 +173,73 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
                                             Adaptor a, SmallVectorImpl<Type> &out) {
   return inferAttentionTypes(loc, getAttentionConfig(a), a.getQuery(), a.getKey(),
                              a.getValue(), a.getMask(), out);
+}
+
+LogicalResult AttentionPartialOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                                   Adaptor a, SmallVectorImpl<Type> &out) {
+  SmallVector<Type> attn;
+  AttentionConfig cfg = getAttentionConfig(a);
+  if (failed(inferAttentionTypes(loc, cfg, a.getQuery(), a.getKey(), a.getValue(), a.getMask(),
+                                 attn)))
+    return failure();
+  if (a.getKvSplits() < 1)
+    return emitOptionalError(loc, "kv_splits must be at least 1, got ", a.getKvSplits());
+  // [B, H, Sq, Dv] from the attention result in its layout.
+  ArrayRef<int64_t> o = cast<RankedTensorType>(attn[0]).getShape();
+  int64_t b = o[0], h = cfg.numHeads, sq, dv;
+  switch (cfg.layout) {
+  case AttnLayout::BSD:
+    sq = o[1];
+    dv = ShapedType::isDynamic(o[2]) ? ShapedType::kDynamic : o[2] / h;
+    break;
+  case AttnLayout::BSHD:
+    sq = o[1], dv = o[3];
+    break;
+  case AttnLayout::BHSD:
+    sq = o[2], dv = o[3];
+    break;
+  }
+  Type f32 = Float32Type::get(ctx);
+  out.push_back(RankedTensorType::get({a.getKvSplits(), b, h, sq, dv}, f32));
+  out.push_back(RankedTensorType::get({a.getKvSplits(), b, h, sq}, f32));
+  return success();
+}
+
+LogicalResult AttentionCombineOp::verify() {
+  auto o = cast<RankedTensorType>(getPartialOutput().getType());
+  auto l = cast<RankedTensorType>(getLse().getType());
+  auto r = cast<RankedTensorType>(getOutput().getType());
+  if (!o.getElementType().isF32() || !l.getElementType().isF32())
+    return emitOpError("partial_output and lse must be f32");
+  if (o.getRank() != 5)
+    return emitOpError("partial_output must be [kv_splits, B, H, Sq, Dv], got rank ")
+           << o.getRank();
+  if (l.getShape() != o.getShape().drop_back())
+    return emitOpError("lse must be partial_output's shape without its last dim (")
+           << typeToString(RankedTensorType::get(o.getShape().drop_back(), o.getElementType()))
+           << "), got " << typeToString(l);
+  ArrayRef<int64_t> s = o.getShape();
+  SmallVector<int64_t> want;
+  auto mulDims = [](int64_t x, int64_t y) {
+    return ShapedType::isDynamic(x) || ShapedType::isDynamic(y) ? ShapedType::kDynamic : x * y;
+  };
+  switch (getLayout()) {
+  case AttnLayout::BSD:
+    want = {s[1], s[3], mulDims(s[2], s[4])};
+    break;
+  case AttnLayout::BSHD:
+    want = {s[1], s[3], s[2], s[4]};
+    break;
+  case AttnLayout::BHSD:
+    want = {s[1], s[2], s[3], s[4]};
+    break;
+  }
+  if (failed(verifyCompatibleShape(r.getShape(), want)))
+    return emitOpError("result shape must be ")
+           << typeToString(RankedTensorType::get(want, r.getElementType()))
+           << " (partial_output in layout " << stringifyAttnLayout(getLayout()) << "), got "
+           << typeToString(r);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -297,6 +297,80 @@ def MIR_AttentionOp : MIR_InferOp<"attention"> {
   let assemblyFormat = RLX_AttentionFormat;
 }
 
+def MIR_AttentionPartialOp : MIR_InferOp<"attention_partial"> {
+  let summary = "attention over splits of the keys: per-split outputs and log-sum-exps";
+  let description = [{
+    Split-KV attention (Flash-Decoding): `rlx_mir.attention` over `kv_splits`
+    ranges of the keys, each normalized on its own. Split s covers keys
+    [s·c, min(Sk, (s + 1)·c)) with c = ceil(Sk / kv_splits); the masks and
+    every attribute mean what they mean for `rlx_mir.attention` (DESIGN §3).
+
+    Results, in f32 whatever the input type:
+    - `partial_output` [kv_splits, B, num_heads, Sq, Dv]: split s's softmax-
+      weighted values of query row i of head h (0 where the split has no
+      visible key);
+    - `lse` [kv_splits, B, num_heads, Sq]: the natural-log log-sum-exp of
+      that row's visible, scaled (and soft-capped, masked) logits in the
+      split; −inf for an empty split (never +inf or NaN).
+
+    `rlx_mir.attention_combine` merges them into `rlx_mir.attention`'s
+    result; `rlx-mir-split-kv` writes the pair for decode-shaped attention on
+    the GPU path. Shapes, dtypes and the verifier's checks are those of
+    `rlx_mir.attention`; it also rejects kv_splits < 1.
+
+    Example:
+    ```mlir
+    %o, %lse = rlx_mir.attention_partial %q, %k, %v heads = 32, kv_heads = 8, head_dim = 128
+        causal kv_splits = 4
+        : tensor<1x1x4096xbf16>, tensor<1x8192x1024xbf16>, tensor<1x8192x1024xbf16>
+    ```
+  }];
+  let arguments = !con((ins RLX_FloatTensor:$query, RLX_FloatTensor:$key,
+                        RLX_FloatTensor:$value, Optional<RLX_MaskTensor>:$mask),
+                       RLX_AttentionAttrs, (ins RLX_I64Attr:$kv_splits));
+  let results = (outs RLX_FloatTensor:$partial_output, RLX_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
+    `heads` `=` $num_heads `,` `kv_heads` `=` $num_kv_heads `,` `head_dim` `=` $head_dim
+    custom<OptionalMaskKind>($mask_kind) (`window` `=` $window^)? (`scale` `=` $scale^)?
+    (`softcap` `=` $softcap^)? (`layout` $layout^)? `kv_splits` `=` $kv_splits
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+  }];
+}
+
+def MIR_AttentionCombineOp : MIR_Op<"attention_combine"> {
+  let summary = "merges split-KV partial attention outputs by their log-sum-exps";
+  let description = [{
+    The second half of split-KV attention: with M = max_s lse[s] and
+    w_s = exp(lse[s] − M),
+    `output = Σ_s w_s · partial_output[s] / Σ_s w_s`, per (batch, head,
+    query row), in f32, rounded once to the result's element type and laid
+    out as `layout` says (BSD [B, Sq, H·Dv], BSHD [B, Sq, H, Dv], BHSD
+    [B, H, Sq, Dv]). A row whose splits all have lse = −inf is 0 (DESIGN §3;
+    case G1 of ../shared/cases). The log-sum-exps are natural logs, the
+    base `rlx_mir.attention_partial` writes.
+
+    The verifier rejects operands that are not f32, a `lse` whose shape is
+    not `partial_output`'s without its last dim, and a result whose shape is
+    not `partial_output`'s in `layout`.
+
+    Example:
+    ```mlir
+    %y = rlx_mir.attention_combine %o, %lse
+        : tensor<4x1x32x1x128xf32>, tensor<4x1x32x1xf32> -> tensor<1x1x4096xbf16>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$partial_output, RLX_FloatTensor:$lse,
+                       DefaultValuedAttr<RLX_AttnLayoutAttr,
+                                         "::mlir::rlx::AttnLayout::BSD">:$layout);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $partial_output `,` $lse (`layout` $layout^)? attr-dict `:` type($partial_output) `,`
+    type($lse) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

@@ -140,6 +140,32 @@ def MIRSpecialize : Pass<"rlx-mir-specialize", "::mlir::ModuleOp"> {
   ];
 }
 
+def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
+  let summary = "Split-KV (Flash-Decoding): attention over few query rows and many keys "
+                "as attention_partial + attention_combine";
+  let description = [{
+    Rewrites `rlx_mir.attention` (static shapes) into
+    `rlx_mir.attention_partial` over `kv_splits` ranges of the keys and
+    `rlx_mir.attention_combine`, so that a decode step's few query rows fill
+    a GPU: the partial kernel's blocks (64-row tiles of query rows × the
+    query heads of a kv head, × kv heads × batch) times the splits.
+
+    The heuristic (`kv-splits=0`), after FlashAttention's: with
+    blocks = ceil(Sq · num_heads / num_kv_heads / 64) · num_kv_heads · B, no
+    split when blocks ≥ `sm-count`; otherwise, among n ≤ min(128, Sk / 256),
+    the wave efficiency e(n) = (blocks·n / SMs) / ceil(blocks·n / SMs) is
+    computed and the smallest n with e(n) ≥ 0.85 · max e wins; n = 1 leaves
+    the op alone. `kv-splits=N` forces N splits on every attention (1: never
+    split). `rlx-lower-to-nvvm` runs it with the target's SM count.
+  }];
+  let options = [
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+           "streaming multiprocessors of the target GPU">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
+           "0: the heuristic; N >= 1: N splits for every attention (1: none)">
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Autodiff
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,89 @@
+//===- SplitKV.cpp - rlx-mir-split-kv: Flash-Decoding's key splits -------===//
+//
+// rlx_mir.attention → rlx_mir.attention_partial (kv_splits) +
+// rlx_mir.attention_combine where the attention's own grid would leave the
+// GPU idle (few query rows, many keys: a decode step). The split count is
+// the heuristic documented in Passes.td and docs/gpu.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::rlx::mir {
+#define GEN_PASS_DEF_MIRSPLITKV
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::mir
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+namespace {
+
+constexpr int64_t kTileRows = 64, kMinKeysPerSplit = 256, kMaxSplits = 128;
+
+/// The heuristic's split count for attention over `rows` packed query rows
+/// (Sq · group) of `kvHeads` kv heads and `batch` batches, `keys` keys.
+int64_t chooseSplits(int64_t rows, int64_t kvHeads, int64_t batch, int64_t keys, int64_t sms) {
+  int64_t blocks = (rows + kTileRows - 1) / kTileRows * kvHeads * batch;
+  if (blocks <= 0 || sms <= 0 || blocks >= sms)
+    return 1;
+  int64_t most = std::min<int64_t>(kMaxSplits, keys / kMinKeysPerSplit);
+  auto efficiency = [&](int64_t n) {
+    double waves = static_cast<double>(blocks * n) / sms;
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (int64_t n = 1; n <= most; ++n)
+    best = std::max(best, efficiency(n));
+  for (int64_t n = 1; n <= most; ++n)
+    if (efficiency(n) >= 0.85 * best)
+      return n;
+  return 1;
+}
+
+struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
+  using MIRSplitKVBase::MIRSplitKVBase;
+
+  void runOnOperation() override {
+    if (kvSplits < 0 || kvSplits > 65535) {
+      emitError(getOperation().getLoc())
+          << "rlx-mir-split-kv: kv-splits must be 0 (the heuristic) or 1..65535, got "
+          << static_cast<int64_t>(kvSplits);
+      return signalPassFailure();
+    }
+    IRRewriter rw(&getContext());
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    for (AttentionOp op : ops) {
+      auto q = cast<RankedTensorType>(op.getQuery().getType());
+      auto k = cast<RankedTensorType>(op.getKey().getType());
+      if (!q.hasStaticShape() || !k.hasStaticShape())
+        continue;
+      AttentionConfig cfg = getAttentionConfig(op);
+      bool bhsd = cfg.layout == AttnLayout::BHSD;
+      int64_t sq = q.getShape()[bhsd ? 2 : 1], sk = k.getShape()[bhsd ? 2 : 1];
+      int64_t n = kvSplits > 0 ? kvSplits
+                               : chooseSplits(sq * (cfg.numHeads / cfg.numKvHeads), cfg.numKvHeads,
+                                              q.getShape()[0], sk, smCount);
+      if (n <= 1 || sk == 0)
+        continue;
+      rw.setInsertionPoint(op);
+      auto partial = AttentionPartialOp::create(
+          rw, op.getLoc(), op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
+          op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getHeadDimAttr(), op.getMaskKindAttr(),
+          op.getWindowAttr(), op.getScaleAttr(), op.getSoftcapAttr(), op.getLayoutAttr(),
+          rw.getI64IntegerAttr(n));
+      auto combine =
+          AttentionCombineOp::create(rw, op.getLoc(), op.getType(), partial.getPartialOutput(),
+                                     partial.getLse(), op.getLayoutAttr());
+      rw.replaceOp(op, combine.getResult());
+    }
+  }
+};
+
+} // namespace
