@@ -6,6 +6,7 @@ that are not multiples of the 64-row / 64-key tiles; the cases A1-A6 and G2
 of ../shared/cases; its PTX and ptxas resources; located errors."""
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import subprocess
@@ -254,6 +255,8 @@ def test_every_model_on_flash_attention_matches_cpu(config, mode):
     from test_gpu_emulator import compare_with_cpu
     if not shared_dir():
         pytest.skip("../shared/models not present")
+    if "ASAN_OPTIONS" in os.environ:  # CI's sanitizer stage: the same kernels as above, 12 models
+        pytest.skip("numerics sweep; run without the sanitizers")
     sets = MODEL_SETS[config] + ([] if config == "gpt2.json" else NARROW)
     args = ["--layers", "1", "--dtype", "bf16", *[a for s in sets for a in ("--set", s)]]
     args += ["--seq", "37"] if mode == "prefill" else ["--kv-cache", "--seq", "1", "--past", "70"]

@@ -725,3 +725,35 @@ func.func @yield_outside(%x: f32) {
   // expected-error @+1 {{expects parent op 'rlx_mir.elementwise'}}
   rlx_mir.yield %x : f32
 }
+
+// -----
+
+func.func @attention_partial_splits(%q: tensor<1x1x64xf32>, %k: tensor<1x9x64xf32>) {
+  // expected-error @+1 {{kv_splits must be at least 1, got 0}}
+  %o, %l = rlx_mir.attention_partial %q, %k, %k heads = 1, kv_heads = 1, head_dim = 64 kv_splits = 0 : tensor<1x1x64xf32>, tensor<1x9x64xf32>, tensor<1x9x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_combine_dtype(%o: tensor<2x1x4x1x8xbf16>, %l: tensor<2x1x4x1xf32>) {
+  // expected-error @+1 {{partial_output and lse must be f32}}
+  %y = rlx_mir.attention_combine %o, %l : tensor<2x1x4x1x8xbf16>, tensor<2x1x4x1xf32> -> tensor<1x1x32xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_combine_lse(%o: tensor<2x1x4x1x8xf32>, %l: tensor<2x1x4x3xf32>) {
+  // expected-error @+1 {{lse must be partial_output's shape without its last dim (tensor<2x1x4x1xf32>), got tensor<2x1x4x3xf32>}}
+  %y = rlx_mir.attention_combine %o, %l : tensor<2x1x4x1x8xf32>, tensor<2x1x4x3xf32> -> tensor<1x1x32xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_combine_result(%o: tensor<2x1x4x1x8xf32>, %l: tensor<2x1x4x1xf32>) {
+  // expected-error @+1 {{result shape must be tensor<1x1x4x8xbf16> (partial_output in layout bshd), got tensor<1x1x32xbf16>}}
+  %y = rlx_mir.attention_combine %o, %l layout bshd : tensor<2x1x4x1x8xf32>, tensor<2x1x4x1xf32> -> tensor<1x1x32xbf16>
+  return
+}
