@@ -262,3 +262,22 @@ def test_every_model_on_flash_attention_matches_cpu(config, mode):
     args += ["--seq", "37"] if mode == "prefill" else ["--kv-cache", "--seq", "1", "--past", "70"]
     text = gen_model(shared_dir() / "models" / config, *args)
     compare_with_cpu(text, {}, dtype="bf16")
+
+
+def test_hf_finfo_min_additive_mask():
+    """An additive mask with HF's torch.finfo(bf16).min (-3.39e38) over a
+    whole row (a padded query) and over some keys: the row's logits are all
+    equal (a uniform average of V, as PyTorch gives), not a hidden row, on the
+    flash kernel, the SIMT kernel and the CPU path alike."""
+    from harness import run_mlir
+    fmin = -3.3895313892515355e38
+    rng = np.random.default_rng(12)
+    m = np.where(rng.random((20, 70)) > 0.3, 0.0, fmin)
+    m[3, :] = fmin
+    m = rounded(m, "bf16")
+    y, ref = run_case("bf16", 1, 20, 70, 4, 2, 64, mask=m)
+    assert_close(y, ref, rtol=2e-2, atol=2e-2)
+    row = y.reshape(20, 4, 64)[3]
+    assert np.abs(row).max() > 0  # not the zero row of a hidden query
+    y2, _ = run_case("bf16", 1, 20, 70, 4, 2, 64, mask=m, flags=("--attention-kernel", "simt"))
+    assert_close(y2, ref, rtol=2e-2, atol=2e-2)

@@ -78,6 +78,7 @@ FailureOr<AttentionOperands> attention::attentionOperands(KernelContext &ctx) {
     return a.q && a.k && a.v && (!op.getMask() || a.mask);
   };
   bool ok = false;
+  mir::AttentionPartialOp partialOp;
   if (auto op = dyn_cast<mir::AttentionOp>(ctx.root)) {
     ok = take(op);
     a.out = ctx.outputs[0];
@@ -86,11 +87,12 @@ FailureOr<AttentionOperands> attention::attentionOperands(KernelContext &ctx) {
     a.partial = ctx.outputs[0];
     a.lse = ctx.outputs[1];
     a.splits = op.getKvSplits();
+    partialOp = op;
   }
   if (!ok)
     return unsupported(ctx, "attention operands that are not kernel inputs");
   a.shape = attentionShape(a.cfg, a.q, a.k, a.v);
-  a.chunk = a.splits ? ceilDiv(a.shape.sk, a.splits) : a.shape.sk;
+  a.chunk = partialOp ? partialOp.getChunk(a.shape.sk) : a.shape.sk;
   return a;
 }
 

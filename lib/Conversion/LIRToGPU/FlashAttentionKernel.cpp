@@ -231,15 +231,20 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
                  4, false));
 
   // Logits in log2 units: scale (or the softcap's c·tanh(s·scale / c)),
-  // then the masks; -inf where a key is hidden or past Sk.
+  // then the masks; -inf where a key is hidden or past Sk. An additive mask
+  // is added in natural units and the sum scaled after, clamped to -FLT_MAX
+  // (HF's finfo.min masks would overflow to -inf times log2 e, hiding keys
+  // the CPU path weighs).
+  const bool additive = mask && !elementTypeOf(mask).isInteger(1);
   auto logit = [&](Value dot, Value r, Value j) {
     Value s;
+    double toLog2 = additive ? 1.0 : log2e;
     if (cfg.softcap) {
       Value cap = kb.f32(*cfg.softcap);
       s = kb.mul(math::TanhOp::create(kb.b, loc, kb.fdiv(kb.mul(dot, kb.f32(scale)), cap)),
-                 kb.f32(*cfg.softcap * log2e));
+                 kb.f32(*cfg.softcap * toLog2));
     } else {
-      s = kb.mul(dot, kb.f32(scale * log2e));
+      s = kb.mul(dot, kb.f32(scale * toLog2));
     }
     Value rc = kb.minui(r, kb.idx(rows - 1));
     Value i = query(rc);
@@ -262,7 +267,12 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
       if (m.getType().isInteger(1))
         visible = andI(visible, m);
       else
-        s = kb.add(s, kb.mul(kb.convert(m, f32), kb.f32(log2e)));
+        s = kb.add(s, kb.convert(m, f32));
+    }
+    if (additive) {
+      Value scaled = kb.combine(Combine::Max, kb.mul(s, kb.f32(log2e)),
+                                kb.f32(-std::numeric_limits<float>::max()));
+      s = kb.select(kb.eq(s, kb.f32(-inf)), s, scaled);
     }
     return kb.select(visible, s, kb.f32(-inf));
   };

@@ -8,7 +8,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
@@ -237,15 +236,18 @@ Value KernelBuilder::elementAddress(Value m, ArrayRef<Value> pos) {
   auto t = cast<MemRefType>(m.getType());
   SmallVector<int64_t> strides;
   int64_t offset = 0;
-  // Templates only take static layouts (LIRToGPU.h); an identity one otherwise.
-  if (failed(t.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset) ||
-      llvm::any_of(strides, ShapedType::isDynamic)) {
-    strides = computeSuffixProduct(t.getShape());
-    offset = 0;
+  Value lin;
+  if (succeeded(t.getStridesAndOffset(strides, offset)) && !ShapedType::isDynamic(offset) &&
+      llvm::none_of(strides, ShapedType::isDynamic)) {
+    lin = idx(offset);
+    for (auto [d, v] : llvm::enumerate(pos))
+      lin = add(lin, mul(v, idx(strides[d])));
+  } else { // a dynamic layout: its offset and strides at run time
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
+    lin = meta.getOffset();
+    for (auto [d, v] : llvm::enumerate(pos))
+      lin = add(lin, mul(v, meta.getStrides()[d]));
   }
-  Value lin = idx(offset);
-  for (auto [d, v] : llvm::enumerate(pos))
-    lin = add(lin, mul(v, idx(strides[d])));
   int64_t bytes = (t.getElementTypeBitWidth() + 7) / 8;
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
   return add(base, mul(lin, idx(bytes)));

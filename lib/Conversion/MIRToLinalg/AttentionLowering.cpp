@@ -98,7 +98,7 @@ struct AttentionLowering : OpConversionPattern<OpT> {
     int64_t splits = 1, chunk = keys;
     if constexpr (kPartial) {
       splits = op.getKvSplits();
-      chunk = (keys + splits - 1) / splits;
+      chunk = op.getChunk(keys);
       if (keys == 0) {
         rw.replaceOp(op, ValueRange{filled(rw, loc, out, 0.0),
                                     filled(rw, loc, cast<RankedTensorType>(op.getLse().getType()),

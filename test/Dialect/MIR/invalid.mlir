@@ -757,3 +757,11 @@ func.func @attention_combine_result(%o: tensor<2x1x4x1x8xf32>, %l: tensor<2x1x4x
   %y = rlx_mir.attention_combine %o, %l layout bshd : tensor<2x1x4x1x8xf32>, tensor<2x1x4x1xf32> -> tensor<1x1x32xbf16>
   return
 }
+
+// -----
+
+func.func @attention_partial_chunk(%q: tensor<1x1x64xf32>, %k: tensor<1x9x64xf32>) {
+  // expected-error @+1 {{kv_splits (2) · kv_chunk (4) must cover the 9 keys}}
+  %o, %l = rlx_mir.attention_partial %q, %k, %k heads = 1, kv_heads = 1, head_dim = 64 kv_splits = 2 kv_chunk = 4 : tensor<1x1x64xf32>, tensor<1x9x64xf32>, tensor<1x9x64xf32>
+  return
+}

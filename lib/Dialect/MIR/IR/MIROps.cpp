@@ -184,6 +184,15 @@ LogicalResult AttentionPartialOp::inferReturnTypes(MLIRContext *ctx, std::option
     return failure();
   if (a.getKvSplits() < 1)
     return emitOptionalError(loc, "kv_splits must be at least 1, got ", a.getKvSplits());
+  if (auto c = a.getKvChunk()) {
+    auto k = cast<RankedTensorType>(a.getKey().getType());
+    int64_t sk = k.getShape()[cfg.layout == AttnLayout::BHSD ? 2 : 1];
+    if (*c < 1)
+      return emitOptionalError(loc, "kv_chunk must be at least 1, got ", *c);
+    if (!ShapedType::isDynamic(sk) && *c * a.getKvSplits() < sk)
+      return emitOptionalError(loc, "kv_splits (", a.getKvSplits(), ") · kv_chunk (", *c,
+                               ") must cover the ", sk, " keys");
+  }
   // [B, H, Sq, Dv] from the attention result in its layout.
   ArrayRef<int64_t> o = cast<RankedTensorType>(attn[0]).getShape();
   int64_t b = o[0], h = cfg.numHeads, sq, dv;

@@ -24,17 +24,21 @@ using namespace mlir::rlx::mir;
 
 namespace {
 
-constexpr int64_t kTileRows = 64, kMinKeysPerSplit = 256, kMaxSplits = 128;
+// The flash kernel's tile (rows and keys), its blocks per SM (.minnctapersm
+// 2), the fewest keys worth a split and the most splits.
+constexpr int64_t kTileRows = 64, kTileKeys = 64, kBlocksPerSM = 2, kMinKeysPerSplit = 256,
+                  kMaxSplits = 128;
 
 /// The heuristic's split count for attention over `rows` packed query rows
 /// (Sq · group) of `kvHeads` kv heads and `batch` batches, `keys` keys.
 int64_t chooseSplits(int64_t rows, int64_t kvHeads, int64_t batch, int64_t keys, int64_t sms) {
   int64_t blocks = (rows + kTileRows - 1) / kTileRows * kvHeads * batch;
-  if (blocks <= 0 || sms <= 0 || blocks >= sms)
+  int64_t slots = kBlocksPerSM * sms;
+  if (blocks <= 0 || sms <= 0 || 10 * blocks >= 8 * slots)
     return 1;
   int64_t most = std::min<int64_t>(kMaxSplits, keys / kMinKeysPerSplit);
   auto efficiency = [&](int64_t n) {
-    double waves = static_cast<double>(blocks * n) / sms;
+    double waves = static_cast<double>(blocks * n) / slots;
     return waves / std::ceil(waves);
   };
   double best = 0;
@@ -62,7 +66,8 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
     for (AttentionOp op : ops) {
       auto q = cast<RankedTensorType>(op.getQuery().getType());
       auto k = cast<RankedTensorType>(op.getKey().getType());
-      if (!q.hasStaticShape() || !k.hasStaticShape())
+      // f64 keeps its f64 statistics (attention_partial's results are f32).
+      if (!q.hasStaticShape() || !k.hasStaticShape() || q.getElementType().isF64())
         continue;
       AttentionConfig cfg = getAttentionConfig(op);
       bool bhsd = cfg.layout == AttnLayout::BHSD;
@@ -70,14 +75,24 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
       int64_t n = kvSplits > 0 ? kvSplits
                                : chooseSplits(sq * (cfg.numHeads / cfg.numKvHeads), cfg.numKvHeads,
                                               q.getShape()[0], sk, smCount);
+      // Splits of whole 64-key tiles (the last one shorter), as many as the
+      // grid's z dimension takes.
+      int64_t batch = q.getShape()[0];
+      n = std::min<int64_t>(n, 65535 / std::max<int64_t>(batch, 1));
       if (n <= 1 || sk == 0)
+        continue;
+      int64_t chunk = (sk + n - 1) / n;
+      if (kvSplits == 0)
+        chunk = (chunk + kTileKeys - 1) / kTileKeys * kTileKeys;
+      n = (sk + chunk - 1) / chunk;
+      if (n <= 1)
         continue;
       rw.setInsertionPoint(op);
       auto partial = AttentionPartialOp::create(
           rw, op.getLoc(), op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
           op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getHeadDimAttr(), op.getMaskKindAttr(),
           op.getWindowAttr(), op.getScaleAttr(), op.getSoftcapAttr(), op.getLayoutAttr(),
-          rw.getI64IntegerAttr(n));
+          rw.getI64IntegerAttr(n), rw.getI64IntegerAttr(chunk));
       auto combine =
           AttentionCombineOp::create(rw, op.getLoc(), op.getType(), partial.getPartialOutput(),
                                      partial.getLse(), op.getLayoutAttr());

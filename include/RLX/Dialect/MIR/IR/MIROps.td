@@ -302,8 +302,10 @@ def MIR_AttentionPartialOp : MIR_InferOp<"attention_partial"> {
   let description = [{
     Split-KV attention (Flash-Decoding): `rlx_mir.attention` over `kv_splits`
     ranges of the keys, each normalized on its own. Split s covers keys
-    [s·c, min(Sk, (s + 1)·c)) with c = ceil(Sk / kv_splits); the masks and
-    every attribute mean what they mean for `rlx_mir.attention` (DESIGN §3).
+    [s·c, min(Sk, (s + 1)·c)) with c = `kv_chunk` when given (rlx-mir-split-kv
+    gives a multiple of the GPU kernels' 64-key tiles), else
+    ceil(Sk / kv_splits); the masks and every attribute mean what they mean
+    for `rlx_mir.attention` (DESIGN §3).
 
     Results, in f32 whatever the input type:
     - `partial_output` [kv_splits, B, num_heads, Sq, Dv]: split s's softmax-
@@ -316,7 +318,8 @@ def MIR_AttentionPartialOp : MIR_InferOp<"attention_partial"> {
     `rlx_mir.attention_combine` merges them into `rlx_mir.attention`'s
     result; `rlx-mir-split-kv` writes the pair for decode-shaped attention on
     the GPU path. Shapes, dtypes and the verifier's checks are those of
-    `rlx_mir.attention`; it also rejects kv_splits < 1.
+    `rlx_mir.attention`; it also rejects kv_splits < 1, kv_chunk < 1 and
+    splits that do not cover the keys (kv_splits · kv_chunk < Sk).
 
     Example:
     ```mlir
@@ -327,14 +330,23 @@ def MIR_AttentionPartialOp : MIR_InferOp<"attention_partial"> {
   }];
   let arguments = !con((ins RLX_FloatTensor:$query, RLX_FloatTensor:$key,
                         RLX_FloatTensor:$value, Optional<RLX_MaskTensor>:$mask),
-                       RLX_AttentionAttrs, (ins RLX_I64Attr:$kv_splits));
+                       RLX_AttentionAttrs,
+                       (ins RLX_I64Attr:$kv_splits, OptionalAttr<RLX_I64Attr>:$kv_chunk));
   let results = (outs RLX_FloatTensor:$partial_output, RLX_FloatTensor:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
     `heads` `=` $num_heads `,` `kv_heads` `=` $num_kv_heads `,` `head_dim` `=` $head_dim
     custom<OptionalMaskKind>($mask_kind) (`window` `=` $window^)? (`scale` `=` $scale^)?
     (`softcap` `=` $softcap^)? (`layout` $layout^)? `kv_splits` `=` $kv_splits
-    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    (`kv_chunk` `=` $kv_chunk^)? attr-dict `:` type($query) `,` type($key) `,` type($value)
+  }];
+  let extraClassDeclaration = [{
+    /// Keys per split for `keys` keys: kv_chunk, else ceil(keys / kv_splits).
+    int64_t getChunk(int64_t keys) {
+      if (auto c = getKvChunk())
+        return *c;
+      return (keys + getKvSplits() - 1) / getKvSplits();
+    }
   }];
 }
 

@@ -151,12 +151,17 @@ def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
     query heads of a kv head, × kv heads × batch) times the splits.
 
     The heuristic (`kv-splits=0`), after FlashAttention's: with
-    blocks = ceil(Sq · num_heads / num_kv_heads / 64) · num_kv_heads · B, no
-    split when blocks ≥ `sm-count`; otherwise, among n ≤ min(128, Sk / 256),
-    the wave efficiency e(n) = (blocks·n / SMs) / ceil(blocks·n / SMs) is
-    computed and the smallest n with e(n) ≥ 0.85 · max e wins; n = 1 leaves
-    the op alone. `kv-splits=N` forces N splits on every attention (1: never
-    split). `rlx-lower-to-nvvm` runs it with the target's SM count.
+    blocks = ceil(Sq · num_heads / num_kv_heads / 64) · num_kv_heads · B and
+    two block slots per SM (the flash kernel's `.minnctapersm 2`), no split
+    when blocks ≥ 0.8 · slots; otherwise, among n ≤ min(128, Sk / 256), the
+    wave efficiency e(n) = (blocks·n / slots) / ceil(blocks·n / slots) is
+    computed and the smallest n with e(n) ≥ 0.85 · max e wins. The splits
+    are then whole 64-key tiles (`kv_chunk` = ceil(Sk / n) rounded up to 64,
+    n = ceil(Sk / kv_chunk)); n = 1 leaves the op alone. `kv-splits=N`
+    forces N splits of ceil(Sk / N) keys on every attention (1: never
+    split); the count is capped at 65535 / B (the grid). f64 attention is
+    never split (the partials are f32). `rlx-lower-to-nvvm` runs it with the
+    target's SM count.
   }];
   let options = [
     Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
