@@ -165,24 +165,30 @@ TILES = [
 ]
 
 
-@needs_ptxas
-@pytest.mark.parametrize("chip,text,expect", TILES, ids=[f"{i}-{c[0]}" for i, c in enumerate(TILES)])
-def test_every_tile_configuration_builds_clean(rlx_opt, tmp_path, chip, text, expect):
-    """0 spills, 0 stack and no ptxas performance note for each tile
-    configuration the matmul heuristic can pick, on the kernel it names."""
+def build_clean(rlx_opt, tmp_path, chip, text):
+    """`text` through ptxas with spills=error and no performance note: each
+    kernel's resources, and the PTX."""
     model = tmp_path / "m.mlir"
     model.write_text(text)
     r = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} spills=error"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "ptxas_warnings" not in r.stdout and "warning:" not in r.stderr, r.stderr[-3000:]
-    resources = kernel_resources(r.stdout)
+    ptx = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} assemble=0"],
+                         capture_output=True, text=True, check=True).stdout
+    return kernel_resources(r.stdout), ptx
+
+
+@needs_ptxas
+@pytest.mark.parametrize("chip,text,expect", TILES, ids=[f"{i}-{c[0]}" for i, c in enumerate(TILES)])
+def test_every_tile_configuration_builds_clean(rlx_opt, tmp_path, chip, text, expect):
+    """0 spills, 0 stack and no ptxas performance note for each tile
+    configuration the matmul heuristic can pick, on the kernel it names."""
+    resources, ptx = build_clean(rlx_opt, tmp_path, chip, text)
     matmul = [n for n in resources if "matmul" in n]
     assert matmul, sorted(resources)
     for name in matmul:
         assert resources[name]["spill"] == 0 and resources[name]["stack"] == 0, resources[name]
-    ptx = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} assemble=0"],
-                         capture_output=True, text=True, check=True).stdout
     assert expect in ptx
     assert ("wgmma" in ptx) == expect.startswith("wgmma")
 
@@ -208,42 +214,39 @@ def attn(D, Dv=None, attrs="", mask=None, dtype="bf16", Sq=256, Sk=256, heads=8,
 
 
 # Every flash-attention configuration: head dims 16..128 (value head sizes of
-# their own), each mask kind, the softcap, both input types; sm_80, sm_90a and
-# sm_100a. head_dim 256 and f32 take the SIMT kernel.
+# their own), each mask kind, the softcap, both input types, a split-KV decode
+# step (partial + combine); sm_80, sm_90a and sm_100a. head_dim 256 and f32
+# take the SIMT kernel.
 ATTENTION = [
-    ("sm_80", attn(64, attrs="causal"), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
-    ("sm_80", attn(128), "mma.sync.aligned.m16n8k16"),
-    ("sm_80", attn(96, attrs="causal", dtype="f16"), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
-    ("sm_80", attn(128, attrs="sliding_window window = 100 softcap = 3.0e+01"), "mma.sync.aligned.m16n8k16"),
-    ("sm_90a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16"),
-    ("sm_90a", attn(64, mask="i1"), "mma.sync.aligned.m16n8k16"),
-    ("sm_90a", attn(128, mask="bf16", attrs="causal scale = 5.0e-01"), "mma.sync.aligned.m16n8k16"),
-    ("sm_90a", attn(16, Dv=128, layout="bshd"), "mma.sync.aligned.m16n8k16"),
-    ("sm_90a", attn(128, Dv=32, Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "mma.sync.aligned.m16n8k16"),
-    ("sm_100a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16"),
-    ("sm_90a", attn(256, attrs="causal"), "fma.rn.f32"),
-    ("sm_90a", attn(64, dtype="f32"), "fma.rn.f32"),
+    ("sm_80", attn(64, attrs="causal"), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", False),
+    ("sm_80", attn(128), "mma.sync.aligned.m16n8k16", False),
+    ("sm_80", attn(96, attrs="causal", dtype="f16"), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", False),
+    ("sm_80", attn(128, attrs="sliding_window window = 100 softcap = 3.0e+01"), "mma.sync.aligned.m16n8k16", False),
+    ("sm_90a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16", False),
+    ("sm_90a", attn(64, mask="i1"), "mma.sync.aligned.m16n8k16", False),
+    ("sm_90a", attn(128, mask="bf16", attrs="causal scale = 5.0e-01"), "mma.sync.aligned.m16n8k16", False),
+    ("sm_90a", attn(16, Dv=128, layout="bshd"), "mma.sync.aligned.m16n8k16", False),
+    ("sm_90a", attn(128, Dv=32, Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "mma.sync.aligned.m16n8k16", True),
+    ("sm_100a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16", False),
+    ("sm_90a", attn(256, attrs="causal"), "fma.rn.f32", False),
+    ("sm_90a", attn(64, dtype="f32"), "fma.rn.f32", False),
 ]
 
 
 @needs_ptxas
-@pytest.mark.parametrize("chip,text,expect", ATTENTION,
+@pytest.mark.parametrize("chip,text,expect,split", ATTENTION,
                          ids=[f"{i}-{c[0]}" for i, c in enumerate(ATTENTION)])
-def test_every_attention_configuration_builds_clean(rlx_opt, tmp_path, chip, text, expect):
+def test_every_attention_configuration_builds_clean(rlx_opt, tmp_path, chip, text, expect, split):
     """0 spills, 0 stack, no ptxas note for each attention kernel configuration,
     on the kernel it names (flash: mma.sync + ldmatrix.trans + cp.async)."""
-    model = tmp_path / "m.mlir"
-    model.write_text(text)
-    r = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} spills=error"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert "ptxas_warnings" not in r.stdout and "warning:" not in r.stderr, r.stderr[-3000:]
-    resources = kernel_resources(r.stdout)
-    (name,) = [n for n in resources if "attention" in n]
-    assert resources[name]["spill"] == 0 and resources[name]["stack"] == 0, resources[name]
-    assert resources[name]["registers"] <= 255, resources[name]
-    ptx = subprocess.run([rlx_opt, str(model), f"--rlx-lower-to-nvvm=chip={chip} assemble=0"],
-                         capture_output=True, text=True, check=True).stdout
+    resources, ptx = build_clean(rlx_opt, tmp_path, chip, text)
+    # One attention kernel, or a decode step's split-KV pair (partial + combine).
+    names = sorted(n for n in resources if "attention" in n)
+    assert len(names) == (2 if split else 1), names
+    assert sum("attention_combine" in n for n in names) == int(split), names
+    for name in names:
+        assert resources[name]["spill"] == 0 and resources[name]["stack"] == 0, resources[name]
+        assert resources[name]["registers"] <= 255, resources[name]
     assert expect in ptx
     flash = "mma.sync" in expect
     for needle in ("mma.sync", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
