@@ -230,6 +230,7 @@ ATTENTION = [
     ("sm_100a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16", False),
     ("sm_90a", attn(256, attrs="causal"), "fma.rn.f32", False),
     ("sm_90a", attn(64, dtype="f32"), "fma.rn.f32", False),
+    ("sm_90a", attn(64, dtype="f32", Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "fma.rn.f32", True),
 ]
 
 
