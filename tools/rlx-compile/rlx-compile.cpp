@@ -47,7 +47,7 @@ static cl::opt<std::string> matmulKernel(
 static cl::opt<int64_t> splitK("split-k", cl::desc("K splits of the gemv kernel (0: heuristic)"),
                                cl::init(0), cl::cat(cat));
 static cl::opt<std::string> attentionKernel(
-    "attention-kernel", cl::desc("auto | simt | flash: force one attention kernel"),
+    "attention-kernel", cl::desc("auto | simt | flash | wgmma: force one attention kernel"),
     cl::init("auto"), cl::cat(cat));
 static cl::opt<int64_t> kvSplits("kv-splits",
                                  cl::desc("split-KV attention: 0 heuristic, 1 never, N forced"),

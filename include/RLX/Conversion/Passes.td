@@ -169,9 +169,10 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
            "K splits of the gemv kernel (warps of a block summing disjoint K ranges, "
            "combined in a fixed order before the epilogue runs once); 0: the heuristic">,
     Option<"attentionKernel", "attention-kernel", "std::string", /*default=*/"\"auto\"",
-           "attention kernel: auto (flash attention on tensor cores where it applies: "
-           "bf16/f16, head dims multiples of 16 up to 128, sm_80+; else SIMT), simt, or "
-           "flash (an error where it does not apply)">
+           "attention kernel: auto (on sm_90a the wgmma kernel where it applies: bf16/f16, "
+           "head dims multiples of 16 from 64 to 256; else flash attention on mma.sync where "
+           "it applies: bf16/f16, head dims multiples of 16 up to 128, sm_80+; else SIMT), "
+           "simt, flash or wgmma (an error where the kernel does not apply)">
   ];
 }
 

@@ -140,12 +140,28 @@ void __rlx_emu_mbarrier_wait_parity(void *bar, uint32_t parity);
 
 /// wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<type>.<type> (type 0 f16,
 /// 1 bf16; n a multiple of 8 up to 256) with A and B in shared memory under
-/// matrix descriptors (K-major; lib/Runtime/Emulator/Wgmma.h gives the
-/// addressing, swizzle modes and the accumulator layout): `c` and `d` are
-/// the thread's n/2 f32 accumulator registers; flags bit 0 scale-d, bits 1,
-/// 2 negate A, B. The 128 threads of the warpgroup rendezvous.
+/// matrix descriptors (lib/Runtime/Emulator/Wgmma.h gives the addressing of
+/// K-major and MN-major operands, the swizzle modes and the accumulator
+/// layout): `c` and `d` are the thread's n/2 f32 accumulator registers;
+/// flags bit 0 scale-d, bits 1, 2 negate A, B, bits 3, 4 transpose
+/// (MN-major) A, B. The 128 threads of the warpgroup rendezvous.
 void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint64_t desc_b, const float *c,
                      float *d, uint32_t flags);
+/// The same with A in registers: `a` points at the thread's four b16x2
+/// registers of A's fragment (Wgmma.h); flags as above without bit 3.
+void __rlx_emu_wgmma_rs(uint32_t type, uint32_t n, const uint32_t *a, uint64_t desc_b,
+                        const float *c, float *d, uint32_t flags);
+
+/// bar.sync / bar.arrive on named barrier `id` (0-15) with `count` threads
+/// (a multiple of 32, at most the block's; 0: all of the block's, as a
+/// bar.sync without a count): the barrier completes when
+/// `count` threads arrived, by either form; `sync` waits for that, `arrive`
+/// (sync = 0) does not. A completed barrier orders shared-memory accesses for
+/// the race checker as the block barrier does. A bad id or count, or
+/// arrivals on one barrier with different counts, is a finding. (gpu.barrier
+/// is __rlx_emu_barrier; kernels that use named barrier 0 too mix the two at
+/// their own risk, as on the GPU.)
+void __rlx_emu_named_barrier(uint32_t id, uint32_t count, uint32_t sync);
 
 /// The emulator's tensor map (the driver's CUtensorMap is opaque): a tiled
 /// view of a global tensor, dimensions innermost first, made by

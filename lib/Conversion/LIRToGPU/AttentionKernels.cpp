@@ -12,9 +12,10 @@
 // (serial dot product over head_dim), a block max and sum with the running-
 // max trick in f32, the tile's probabilities in shared memory, and every
 // thread then updates its output dims (d = tid, tid + T, ...) from them.
-// It computes what the flash-attention kernel (FlashAttentionKernel.cpp)
-// does not take: f32/f64, head dims that are not multiples of 16 or above
-// 128, unaligned rows, or attention-kernel=simt.
+// It computes what the flash-attention kernels (FlashAttentionKernel.cpp,
+// FlashAttentionWgmmaKernel.cpp) do not take: f32/f64, head dims that are
+// not multiples of 16 or above 128 (256 on sm_90a), unaligned rows, or
+// attention-kernel=simt.
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,10 +117,16 @@ struct AttentionTemplate : KernelTemplate {
     Value q = a.q, k = a.k, v = a.v, mask = a.mask, out = a.out;
     int64_t batch = a.shape.batch, d = a.shape.headDim, sq = a.shape.sq, sk = a.shape.sk,
             dv = a.shape.valueDim, group = a.shape.group, splits = std::max<int64_t>(a.splits, 1);
-    std::string why = whyNoFlashAttention(ctx, a);
-    if (ctx.attentionKernel == "flash" && !why.empty())
+    const std::string &forced = ctx.attentionKernel;
+    std::string whyWgmma = whyNoWgmmaAttention(ctx, a), why = whyNoFlashAttention(ctx, a);
+    if (forced == "wgmma" && !whyWgmma.empty())
+      return unsupported(ctx, "attention-kernel=wgmma: " + whyWgmma);
+    if (forced == "flash" && !why.empty())
       return unsupported(ctx, "attention-kernel=flash: " + why);
-    if (ctx.attentionKernel != "simt" && why.empty() && sq > 0 && batch > 0 && dv > 0)
+    const bool nonEmpty = sq > 0 && batch > 0 && dv > 0;
+    if ((forced == "auto" || forced == "wgmma") && whyWgmma.empty() && nonEmpty)
+      return buildWgmmaAttention(ctx, a);
+    if ((forced == "auto" || forced == "flash") && why.empty() && nonEmpty)
       return buildFlashAttention(ctx, a);
     double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
     LaunchConfig launch;

@@ -46,11 +46,46 @@ struct AttentionOperands {
 /// Fails (a located error) when an operand is not a kernel input.
 FailureOr<AttentionOperands> attentionOperands(KernelContext &ctx);
 
+/// What both flash kernels (mma.sync and wgmma) share: logits in log2 units
+/// (log2 e folded into the scale, the additive mask and the softcap's
+/// output) with DESIGN §3's masks, for a block whose batch is `b` and whose
+/// kv split sees keys [kLo, kHi).
+struct FlashLogits {
+  KernelBuilder &kb;
+  const AttentionOperands &a;
+  Value b, kLo, kHi;
+  /// The scale (or the softcap's c·tanh(dot·scale / c)) in log2 units, for
+  /// tiles every row sees whole (wholeKeyTile; never with a mask operand).
+  Value scaled(Value dot) const;
+  /// The logit of query i of head `head` for key j: -inf where a mask hides
+  /// the key or it lies outside [kLo, kHi). An additive mask is added in
+  /// natural units and the sum scaled after, clamped to -FLT_MAX (HF's
+  /// finfo.min masks would overflow to -inf times log2 e, hiding keys the
+  /// CPU path weighs).
+  Value masked(Value dot, Value i, Value head, Value j) const;
+};
+
+/// The tiles [tLo, tHi) of `tileKeys` keys that some query in [iMin, iMax]
+/// sees among [kLo, kHi) (bottom-right aligned causal and sliding-window
+/// bounds; signed index arithmetic).
+std::pair<Value, Value> visibleKeyTiles(KernelBuilder &kb, const AttentionOperands &a, Value kLo,
+                                        Value kHi, Value iMin, Value iMax, int64_t tileKeys);
+/// Whether every query in [iMin, iMax] sees every key of tile t (an i1):
+/// no mask operand, the tile inside [kLo, kHi) and inside every row's
+/// causal / sliding-window range.
+Value wholeKeyTile(KernelBuilder &kb, const AttentionOperands &a, Value kLo, Value kHi, Value iMin,
+                   Value iMax, Value t, int64_t tileKeys);
+
 /// "" when the flash-attention kernel computes the attention (tensor cores
 /// on an sm_80+ chip, bf16/f16 operands, head dims that are multiples of 16
 /// up to 128, 16-byte aligned rows), else why not.
 std::string whyNoFlashAttention(KernelContext &ctx, const AttentionOperands &a);
 FailureOr<LaunchConfig> buildFlashAttention(KernelContext &ctx, const AttentionOperands &a);
+
+/// "" when the sm_90a kernel (FlashAttentionWgmmaKernel.cpp: TMA, mbarriers,
+/// warp-specialized wgmma) computes the attention, else why not.
+std::string whyNoWgmmaAttention(KernelContext &ctx, const AttentionOperands &a);
+FailureOr<LaunchConfig> buildWgmmaAttention(KernelContext &ctx, const AttentionOperands &a);
 
 } // namespace mlir::rlx::gpu_kernels::attention
 

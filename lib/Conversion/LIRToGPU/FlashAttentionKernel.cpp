@@ -47,6 +47,7 @@ using namespace mlir::rlx::gpu_kernels::attention;
 namespace {
 constexpr int64_t kRows = 64, kKeys = 64, kWarps = 4, kThreads = 32 * kWarps, kPad = 8;
 constexpr int64_t kMaxHeadDim = 128, kAlign = 128;
+constexpr double kLog2e = 1.4426950408889634;
 } // namespace
 
 std::string attention::whyNoFlashAttention(KernelContext &ctx, const AttentionOperands &a) {
@@ -76,13 +77,105 @@ std::string attention::whyNoFlashAttention(KernelContext &ctx, const AttentionOp
   return "";
 }
 
+Value FlashLogits::scaled(Value dot) const {
+  const AttentionConfig &cfg = a.cfg;
+  const double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(a.shape.headDim)));
+  const bool additive = a.mask && !elementTypeOf(a.mask).isInteger(1);
+  const double toLog2 = additive ? 1.0 : kLog2e;
+  if (!cfg.softcap)
+    return kb.mul(dot, kb.f32(scale * toLog2));
+  Value cap = kb.f32(*cfg.softcap);
+  return kb.mul(math::TanhOp::create(kb.b, kb.loc, kb.fdiv(kb.mul(dot, kb.f32(scale)), cap)),
+                kb.f32(*cfg.softcap * toLog2));
+}
+
+Value FlashLogits::masked(Value dot, Value i, Value head, Value j) const {
+  const AttentionConfig &cfg = a.cfg;
+  const int64_t sq = a.shape.sq, sk = a.shape.sk;
+  Location loc = kb.loc;
+  auto andI = [&](Value x, Value y) { return arith::AndIOp::create(kb.b, loc, x, y).getResult(); };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(kb.b, loc, p, x, y).getResult();
+  };
+  Value s = scaled(dot);
+  Value visible = kb.ult(j, kHi);
+  if (a.splits > 1)
+    visible = andI(visible, cmp(arith::CmpIPredicate::uge, j, kLo));
+  if (cfg.maskKind != MaskKind::None) {
+    Value ip = kb.add(i, kb.idx(sk - sq)); // bottom-right aligned, signed
+    visible = andI(visible, cmp(arith::CmpIPredicate::sle, j, ip));
+    if (cfg.window)
+      visible = andI(visible, cmp(arith::CmpIPredicate::sgt, j, kb.sub(ip, kb.idx(*cfg.window))));
+  }
+  const bool additive = a.mask && !elementTypeOf(a.mask).isInteger(1);
+  if (a.mask) {
+    Value m = loadMask(kb, a.mask, b, head, i, kb.minui(j, kb.idx(sk - 1)));
+    if (m.getType().isInteger(1))
+      visible = andI(visible, m);
+    else
+      s = kb.add(s, kb.convert(m, kb.b.getF32Type()));
+  }
+  if (additive) {
+    Value scaledS = kb.combine(Combine::Max, kb.mul(s, kb.f32(kLog2e)),
+                               kb.f32(-std::numeric_limits<float>::max()));
+    s = kb.select(kb.eq(s, kb.f32(-std::numeric_limits<double>::infinity())), s, scaledS);
+  }
+  return kb.select(visible, s, kb.f32(-std::numeric_limits<double>::infinity()));
+}
+
+std::pair<Value, Value> attention::visibleKeyTiles(KernelBuilder &kb, const AttentionOperands &a,
+                                                   Value kLo, Value kHi, Value iMin, Value iMax,
+                                                   int64_t tileKeys) {
+  const AttentionConfig &cfg = a.cfg;
+  const int64_t sq = a.shape.sq, sk = a.shape.sk;
+  auto smax = [&](Value x, Value y) {
+    return arith::MaxSIOp::create(kb.b, kb.loc, x, y).getResult();
+  };
+  auto smin = [&](Value x, Value y) {
+    return arith::MinSIOp::create(kb.b, kb.loc, x, y).getResult();
+  };
+  Value kvLo = kLo, kvHi = kHi;
+  if (cfg.maskKind != MaskKind::None) {
+    kvHi = smax(kb.idx(0), smin(kvHi, kb.add(iMax, kb.idx(sk - sq + 1))));
+    if (cfg.window)
+      kvLo = smax(kvLo, kb.add(iMin, kb.idx(sk - sq - *cfg.window + 1)));
+  }
+  return {kb.divui(kvLo, kb.idx(tileKeys)),
+          kb.divui(kb.add(kvHi, kb.idx(tileKeys - 1)), kb.idx(tileKeys))};
+}
+
+Value attention::wholeKeyTile(KernelBuilder &kb, const AttentionOperands &a, Value kLo, Value kHi,
+                              Value iMin, Value iMax, Value t, int64_t tileKeys) {
+  const AttentionConfig &cfg = a.cfg;
+  const int64_t sq = a.shape.sq, sk = a.shape.sk;
+  if (a.mask)
+    return arith::ConstantIntOp::create(kb.b, kb.loc, 0, 1);
+  auto andI = [&](Value x, Value y) {
+    return arith::AndIOp::create(kb.b, kb.loc, x, y).getResult();
+  };
+  auto sle = [&](Value x, Value y) {
+    return arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::sle, x, y).getResult();
+  };
+  Value first = kb.mul(t, kb.idx(tileKeys)), last = kb.add(first, kb.idx(tileKeys - 1));
+  // Inside the split: kLo <= first, last < kHi.
+  Value whole = andI(sle(kLo, first), kb.ult(last, kHi));
+  if (cfg.maskKind != MaskKind::None) {
+    // Causal: the earliest query's last visible key i' = iMin + Sk - Sq.
+    whole = andI(whole, sle(last, kb.add(iMin, kb.idx(sk - sq))));
+    // Window: the latest query's first visible key i' - w + 1.
+    if (cfg.window)
+      whole = andI(whole, sle(kb.add(iMax, kb.idx(sk - sq - *cfg.window + 1)), first));
+  }
+  return whole;
+}
+
 FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
                                                        const AttentionOperands &a) {
   const AttentionConfig &cfg = a.cfg;
   KernelBuilder kb(ctx.b, ctx.kernel.getLoc());
   Location loc = kb.loc;
   MLIRContext *mctx = kb.b.getContext();
-  Value q = a.q, k = a.k, v = a.v, mask = a.mask, out = a.out;
+  Value q = a.q, k = a.k, v = a.v, out = a.out;
   const AttentionShape &shape = a.shape;
   const int64_t splits = std::max<int64_t>(a.splits, 1);
   const int64_t d = shape.headDim, dv = shape.valueDim, sq = shape.sq, sk = shape.sk,
@@ -102,8 +195,7 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   Type et = elementTypeOf(q), f32 = kb.b.getF32Type(), i32 = kb.b.getI32Type();
   const bool bf16 = et.isBF16();
   Type operand = bf16 ? i32 : Type(VectorType::get({2}, et));
-  const double inf = std::numeric_limits<double>::infinity(), log2e = 1.4426950408889634;
-  const double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+  const double inf = std::numeric_limits<double>::infinity();
 
   // Dynamic shared memory, its base aligned at run time: Q | K | V.
   auto smem = gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup);
@@ -139,17 +231,9 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   };
 
   // The key tiles some row of this tile sees (bottom-right aligned masks).
-  auto smax = [&](Value x, Value y) { return arith::MaxSIOp::create(kb.b, loc, x, y).getResult(); };
-  auto smin = [&](Value x, Value y) { return arith::MinSIOp::create(kb.b, loc, x, y).getResult(); };
   Value iMin = query(r0), iMax = query(kb.minui(kb.add(r0, kb.idx(kRows - 1)), kb.idx(rows - 1)));
-  Value kvLo = kLo, kvHi = kHi;
-  if (cfg.maskKind != MaskKind::None) {
-    kvHi = smax(kb.idx(0), smin(kvHi, kb.add(iMax, kb.idx(sk - sq + 1))));
-    if (cfg.window)
-      kvLo = smax(kvLo, kb.add(iMin, kb.idx(sk - sq - *cfg.window + 1)));
-  }
-  Value tLo = kb.divui(kvLo, kb.idx(kKeys));
-  Value tHi = kb.divui(kb.add(kvHi, kb.idx(kKeys - 1)), kb.idx(kKeys));
+  Value tLo, tHi;
+  std::tie(tLo, tHi) = visibleKeyTiles(kb, a, kLo, kHi, iMin, iMax, kKeys);
 
   // 16-byte cp.async copies of `count` rows of `width` elements into
   // `buffer`; `source(row)` gives the row's (valid, operand position).
@@ -230,51 +314,10 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
         ldmatrix(i4, at(qS, kb.add(w0, kb.add(r8, half)), kb.add(aCol, kb.idx(kk * 16)), qStride),
                  4, false));
 
-  // Logits in log2 units: scale (or the softcap's c·tanh(s·scale / c)),
-  // then the masks; -inf where a key is hidden or past Sk. An additive mask
-  // is added in natural units and the sum scaled after, clamped to -FLT_MAX
-  // (HF's finfo.min masks would overflow to -inf times log2 e, hiding keys
-  // the CPU path weighs).
-  const bool additive = mask && !elementTypeOf(mask).isInteger(1);
+  FlashLogits logits{kb, a, b, kLo, kHi};
   auto logit = [&](Value dot, Value r, Value j) {
-    Value s;
-    double toLog2 = additive ? 1.0 : log2e;
-    if (cfg.softcap) {
-      Value cap = kb.f32(*cfg.softcap);
-      s = kb.mul(math::TanhOp::create(kb.b, loc, kb.fdiv(kb.mul(dot, kb.f32(scale)), cap)),
-                 kb.f32(*cfg.softcap * toLog2));
-    } else {
-      s = kb.mul(dot, kb.f32(scale * toLog2));
-    }
     Value rc = kb.minui(r, kb.idx(rows - 1));
-    Value i = query(rc);
-    Value visible = kb.ult(j, kHi);
-    if (a.splits && a.splits > 1)
-      visible = arith::AndIOp::create(
-          kb.b, loc, visible, arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::uge, j, kLo));
-    auto andI = [&](Value x, Value y) {
-      return arith::AndIOp::create(kb.b, loc, x, y).getResult();
-    };
-    if (cfg.maskKind != MaskKind::None) {
-      Value ip = kb.add(i, kb.idx(sk - sq)); // bottom-right aligned, signed
-      visible = andI(visible, arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::sle, j, ip));
-      if (cfg.window)
-        visible = andI(visible, arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::sgt, j,
-                                                      kb.sub(ip, kb.idx(*cfg.window))));
-    }
-    if (mask) {
-      Value m = loadMask(kb, mask, b, head(rc), i, kb.minui(j, kb.idx(sk - 1)));
-      if (m.getType().isInteger(1))
-        visible = andI(visible, m);
-      else
-        s = kb.add(s, kb.convert(m, f32));
-    }
-    if (additive) {
-      Value scaled = kb.combine(Combine::Max, kb.mul(s, kb.f32(log2e)),
-                                kb.f32(-std::numeric_limits<float>::max()));
-      s = kb.select(kb.eq(s, kb.f32(-inf)), s, scaled);
-    }
-    return kb.select(visible, s, kb.f32(-inf));
+    return logits.masked(dot, query(rc), head(rc), j);
   };
 
   const int64_t sTiles = kKeys / 8, oTiles = dv / 8;

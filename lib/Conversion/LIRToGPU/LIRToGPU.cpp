@@ -72,11 +72,24 @@ gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc, gpu::GPUModuleOp mod
   return fn;
 }
 
-/// The host side of a tensor-map parameter: `memref` (collapsed to the map's
-/// shape) → unranked → nvgpu.tma.create.descriptor → the kernel's !llvm.ptr.
+/// The host side of a tensor-map parameter: `memref` (its leading dims
+/// collapsed into one, or its last dim split in two, to the map's shape) →
+/// unranked → nvgpu.tma.create.descriptor → the kernel's !llvm.ptr.
 Value hostTensorMap(OpBuilder &b, Location loc, Value memref, const TensorMapParam &t) {
   auto type = cast<MemRefType>(memref.getType());
-  if (type.getShape() != ArrayRef<int64_t>(t.shape)) {
+  if (t.shape.size() == static_cast<size_t>(type.getRank() + 1)) {
+    // [d0, ..., dn-1] -> [d0, ..., dn-2, h, dn-1 / h].
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+      groups.push_back({d});
+    groups.push_back({type.getRank() - 1, type.getRank()});
+    FailureOr<MemRefType> expanded =
+        memref::ExpandShapeOp::computeExpandedType(type, t.shape, groups);
+    if (succeeded(expanded)) {
+      memref = memref::ExpandShapeOp::create(b, loc, *expanded, memref, groups);
+      type = *expanded;
+    }
+  } else if (type.getShape() != ArrayRef<int64_t>(t.shape)) {
     // Leading dimensions into one: [d0, ..., dn-2, dn-1] -> [d0·…·dn-2, dn-1].
     SmallVector<ReassociationIndices> groups(1);
     for (int64_t d = 0; d + 1 < type.getRank(); ++d)
@@ -141,10 +154,10 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
                                  << matmulKernel << "'";
       return signalPassFailure();
     }
-    if (!llvm::is_contained(SmallVector<StringRef>{"auto", "simt", "flash"},
+    if (!llvm::is_contained(SmallVector<StringRef>{"auto", "simt", "flash", "wgmma"},
                             StringRef(attentionKernel))) {
       emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: attention-kernel must be auto, "
-                                    "simt or flash, got '"
+                                    "simt, flash or wgmma, got '"
                                  << attentionKernel << "'";
       return signalPassFailure();
     }

@@ -145,6 +145,8 @@ std::string waitLabel(const Thread &t) {
   switch (t.wait) {
   case Wait::Barrier:
     return "wait at the barrier";
+  case Wait::NamedBarrier:
+    return "wait at bar.sync " + std::to_string(t.mode) + ", " + std::to_string(t.a);
   case Wait::Shfl:
     return std::string("wait at shfl.sync.") + shflModeName(t.mode) + " (membermask " +
            hex32(t.mask) + ")";
@@ -208,6 +210,8 @@ bool runBlock(Launch &l, StackPool &pool) {
   l.ready.clear();
   l.mbarriers.clear();
   l.atBarrier = 0;
+  for (NamedBarrier &n : l.named)
+    n = NamedBarrier{};
   l.exited = 0;
   for (uint32_t i = 0; i < l.numThreads; ++i) {
     Thread &t = l.threads[i];
@@ -529,6 +533,50 @@ extern "C" void __rlx_emu_barrier(void) {
     l->ready.push_back(o.linear);
   }
   t.wait = Wait::Running;
+}
+
+extern "C" void __rlx_emu_named_barrier(uint32_t id, uint32_t count, uint32_t sync) {
+  Launch *l = Active;
+  if (!l)
+    return;
+  Thread &t = l->self();
+  const char *op = sync ? "bar.sync " : "bar.arrive ";
+  const bool all = count == 0 && sync;
+  if (all)
+    count = l->numThreads;
+  if (id > 15 || count == 0 || (!all && count % kWarpSize) || count > l->numThreads) {
+    addFinding(*l, &t, op + std::to_string(id) + ", " + std::to_string(count) +
+                           ": the id must be 0-15 and the count a nonzero multiple of 32 up to "
+                           "the block's " +
+                           std::to_string(l->numThreads) + " threads");
+    return;
+  }
+  NamedBarrier &n = l->named[id];
+  if (n.arrived && n.expected != count) {
+    addFinding(*l, &t, op + std::to_string(id) + ", " + std::to_string(count) +
+                           " while the barrier's current phase counts " +
+                           std::to_string(n.expected) + " threads");
+    return;
+  }
+  n.expected = count;
+  if (++n.arrived < count) {
+    if (!sync)
+      return;
+    t.wait = Wait::NamedBarrier;
+    t.mode = id;
+    t.a = count;
+    waitHere(*l);
+    return;
+  }
+  // Complete: a new shared-memory epoch; the waiting threads go on.
+  n = NamedBarrier{};
+  ++l->epoch;
+  for (Thread &o : l->threads) {
+    if (&o == &t || o.wait != Wait::NamedBarrier || o.mode != id)
+      continue;
+    o.wait = Wait::Running;
+    l->ready.push_back(o.linear);
+  }
 }
 
 extern "C" uint64_t __rlx_emu_shfl_sync(uint32_t mode, uint32_t a, uint32_t b, uint32_t c,

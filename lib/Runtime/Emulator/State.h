@@ -22,7 +22,7 @@
 namespace rlx::emu {
 
 /// Where a GPU thread is.
-enum class Wait : uint8_t { Running, Barrier, Shfl, Vote, Matrix, MBarrier, Done };
+enum class Wait : uint8_t { Running, Barrier, NamedBarrier, Shfl, Vote, Matrix, MBarrier, Done };
 
 /// One queued cp.async (Emulator.h).
 struct AsyncCopy {
@@ -47,6 +47,7 @@ struct Thread {
   void *out = nullptr;
   bool inValid = true;
   uint64_t descA = 0, descB = 0; // wgmma's matrix descriptors
+  const uint32_t *aRegs = nullptr; // wgmma with A in registers: its four registers
   uint32_t polls = 0;             // consecutive unsuccessful mbarrier.test_wait polls
   // cp.async: the open group and the committed ones, oldest first.
   std::vector<AsyncCopy> openCopies;
@@ -92,6 +93,12 @@ struct SharedBuffer {
   bool raceReported = false;
 };
 
+/// A named barrier (bar.sync / bar.arrive id, count) of the running block:
+/// the count of its current phase (0: no arrival yet) and its arrivals.
+struct NamedBarrier {
+  uint32_t expected = 0, arrived = 0;
+};
+
 struct Launch {
   const rlx_emu_kernel *kernel = nullptr;
   std::string name;
@@ -105,6 +112,7 @@ struct Launch {
   std::deque<uint32_t> ready;
   uint32_t current = 0;
   uint32_t atBarrier = 0;
+  NamedBarrier named[16];
   uint32_t exited = 0;
   Context scheduler;
   std::vector<void *> params; // kernel params, then one void** per shared buffer

@@ -1,10 +1,11 @@
 //===- Wgmma.cpp - Hopper warpgroup MMA in the emulator -------------------===//
 //
-// The operand addressing and accumulator layout of Wgmma.h, and the hook: the
-// 128 threads of a warpgroup (four consecutive warps, the first a multiple
-// of four) rendezvous; the last to arrive reads A and B from shared memory
-// through the descriptors (bounds- and race-checked reads) and writes every
-// thread's accumulator registers. The emulator computes the product when the
+// The operand addressing and accumulator layout of Wgmma.h, and the hooks:
+// the 128 threads of a warpgroup (four consecutive warps, the first a
+// multiple of four) rendezvous; the last to arrive reads B (and A, unless it
+// comes from the threads' registers) from shared memory through the
+// descriptors (bounds- and race-checked reads) and writes every thread's
+// accumulator registers. The emulator computes the product when the
 // instruction issues, so wgmma.fence / commit_group / wait_group have
 // nothing left to order (the outline pass drops them).
 //===----------------------------------------------------------------------===//
@@ -33,9 +34,27 @@ uint32_t rlx::emu::wgmmaElementAddress(uint64_t desc, uint32_t r, uint32_t k, st
   return a ^ (((a >> 7) & mask) << 4);
 }
 
+uint32_t rlx::emu::wgmmaElementAddressMN(uint64_t desc, uint32_t r, uint32_t k, std::string &why) {
+  uint32_t start = static_cast<uint32_t>(desc & 0x3FFF) << 4;
+  uint32_t lbo = static_cast<uint32_t>((desc >> 16) & 0x3FFF) << 4;
+  uint32_t sbo = static_cast<uint32_t>((desc >> 32) & 0x3FFF) << 4;
+  uint32_t mode = static_cast<uint32_t>(desc >> 62);
+  if ((desc >> 49) & 7)
+    why = "a matrix descriptor with a base offset (not emulated)";
+  if (mode == 0)
+    return start + (r / 8) * sbo + (k / 8) * lbo + (k % 8) * 16 + (r % 8) * 2;
+  uint32_t s = 4 - mode, width = 16u << s, chunk = width / 2;
+  uint32_t a = start + (r / chunk) * lbo + (k / 8) * sbo + (k % 8) * width + (r % chunk) * 2;
+  uint32_t mask = (1u << s) - 1;
+  return a ^ (((a >> 7) & mask) << 4);
+}
+
 namespace {
 
 constexpr uint32_t kWarpgroup = 128;
+/// flags: bit 0 scale-d (accumulate into C), bits 1, 2 negate A, B, bits 3,
+/// 4 transpose (MN-major) A, B.
+constexpr uint32_t kScaleD = 1, kNegA = 2, kNegB = 4, kTransA = 8, kTransB = 16;
 
 /// Element at shared-window address `addr`; an address past the 2^18-byte
 /// window is reported once (in `why`) and reads as 0.
@@ -53,40 +72,40 @@ float load16(uint8_t *window, uint32_t addr, MmaType type, std::string &why) {
   return type == MmaType::BF16 ? bf16ToFloat(bits) : halfToFloat(bits);
 }
 
-} // namespace
+float fromBits(uint16_t bits, MmaType type) {
+  return type == MmaType::BF16 ? bf16ToFloat(bits) : halfToFloat(bits);
+}
 
-/// flags: bit 0 scale-d (accumulate into C), bit 1 negate A, bit 2 negate B,
-/// bits 3, 4 transpose A, B (not emulated).
-extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint64_t desc_b,
-                                const float *c, float *d, uint32_t flags) {
+/// One wgmma of the calling thread: A under `descA`, or (aRegs non-null) in
+/// the thread's four registers. The last thread of the warpgroup to arrive
+/// computes it for all 128.
+void wgmma(uint32_t type, uint32_t n, uint64_t descA, const uint32_t *aRegs, uint64_t descB,
+           const float *c, float *d, uint32_t flags) {
   Launch *l = activeLaunch();
   if (!l)
     return;
   Thread &t = l->self();
-  if (type > 1 || n < 8 || n > 256 || n % 8 || (flags & ~31u)) {
-    addFinding(*l, &t, "wgmma.mma_async: bad configuration (type " + std::to_string(type) +
-                           ", n " + std::to_string(n) + ", flags " + std::to_string(flags) +
-                           ")");
-    return;
-  }
-  if (flags & 24u) {
-    addFinding(*l, &t, "wgmma.mma_async with transposed operands (not emulated: K-major only)");
+  const char *name = aRegs ? "wgmma.mma_async (A in registers)" : "wgmma.mma_async";
+  if (type > 1 || n < 8 || n > 256 || n % 8 || (flags & ~31u) || (aRegs && (flags & kTransA))) {
+    addFinding(*l, &t, std::string(name) + ": bad configuration (type " + std::to_string(type) +
+                           ", n " + std::to_string(n) + ", flags " + std::to_string(flags) + ")");
     return;
   }
   const uint32_t base = t.linear - t.linear % kWarpgroup;
   if (l->numThreads - base < kWarpgroup) {
-    addFinding(*l, &t, "wgmma.mma_async in a partial warpgroup (the block has " +
+    addFinding(*l, &t, std::string(name) + " in a partial warpgroup (the block has " +
                            std::to_string(l->numThreads) + " threads): it needs 128");
     return;
   }
-  const uint32_t key = type | n << 8 | flags << 20;
+  const uint32_t key = type | n << 8 | flags << 20 | (aRegs ? 1u << 28 : 0u);
   t.wait = Wait::Matrix;
   t.mode = 2;
   t.mask = key;
   t.in = c;
   t.out = d;
-  t.descA = desc_a;
-  t.descB = desc_b;
+  t.aRegs = aRegs;
+  t.descA = descA;
+  t.descB = descB;
   for (uint32_t m = 0; m < kWarpgroup; ++m) {
     const Thread &o = l->threads[base + m];
     if (o.wait != Wait::Matrix || o.mode != 2 || o.mask != key) {
@@ -97,9 +116,9 @@ extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint
   // Every thread arrived with the same shape; the descriptors must agree too.
   for (uint32_t m = 0; m < kWarpgroup; ++m) {
     const Thread &o = l->threads[base + m];
-    if (o.descA != desc_a || o.descB != desc_b) {
-      addFinding(*l, &o, "wgmma.mma_async: the warpgroup's threads disagree on the matrix "
-                         "descriptors (they must be warpgroup-uniform)");
+    if ((!aRegs && o.descA != descA) || o.descB != descB) {
+      addFinding(*l, &o, std::string(name) + ": the warpgroup's threads disagree on the matrix "
+                                             "descriptors (they must be warpgroup-uniform)");
       break;
     }
   }
@@ -109,30 +128,45 @@ extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint
   std::string why;
   // The operands off the fiber stack (20 KiB); one launch runs at a time.
   static thread_local float A[64][16], B[256][16];
-  float sa = flags & 2 ? -1.0f : 1.0f, sb = flags & 4 ? -1.0f : 1.0f;
+  float sa = flags & kNegA ? -1.0f : 1.0f, sb = flags & kNegB ? -1.0f : 1.0f;
+  auto address = [&](uint64_t desc, bool mnMajor, uint32_t r, uint32_t k) {
+    return mnMajor ? wgmmaElementAddressMN(desc, r, k, why) : wgmmaElementAddress(desc, r, k, why);
+  };
   // Every address first: a descriptor past the window is one finding, and
   // nothing is read through it.
-  auto inWindow = [&](uint64_t desc, uint32_t rows) {
+  auto inWindow = [&](uint64_t desc, bool mnMajor, uint32_t rows) {
     for (uint32_t r = 0; r < rows; ++r)
       for (uint32_t k = 0; k < 16; ++k)
-        if (wgmmaElementAddress(desc, r, k, why) + 2 > (1u << 18))
+        if (address(desc, mnMajor, r, k) + 2 > (1u << 18))
           return false;
     return true;
   };
-  if (!inWindow(desc_a, 64) || !inWindow(desc_b, n))
+  if ((!aRegs && !inWindow(descA, flags & kTransA, 64)) || !inWindow(descB, flags & kTransB, n))
     why = "a matrix descriptor addresses past the 2^18-byte shared window";
   std::memset(A, 0, sizeof A);
   std::memset(B, 0, sizeof B);
   if (why.empty()) {
-    for (uint32_t r = 0; r < 64; ++r)
-      for (uint32_t k = 0; k < 16; ++k)
-        A[r][k] = sa * load16(window, wgmmaElementAddress(desc_a, r, k, why), mt, why);
+    if (aRegs) {
+      for (uint32_t m = 0; m < kWarpgroup; ++m) {
+        const uint32_t *regs = l->threads[base + m].aRegs;
+        for (uint32_t reg = 0; reg < 4; ++reg) {
+          uint32_t row, k;
+          wgmmaRegisterAPosition(m, reg, row, k);
+          A[row][k] = sa * fromBits(static_cast<uint16_t>(regs[reg]), mt);
+          A[row][k + 1] = sa * fromBits(static_cast<uint16_t>(regs[reg] >> 16), mt);
+        }
+      }
+    } else {
+      for (uint32_t r = 0; r < 64; ++r)
+        for (uint32_t k = 0; k < 16; ++k)
+          A[r][k] = sa * load16(window, address(descA, flags & kTransA, r, k), mt, why);
+    }
     for (uint32_t r = 0; r < n; ++r)
       for (uint32_t k = 0; k < 16; ++k)
-        B[r][k] = sb * load16(window, wgmmaElementAddress(desc_b, r, k, why), mt, why);
+        B[r][k] = sb * load16(window, address(descB, flags & kTransB, r, k), mt, why);
   }
   if (!why.empty())
-    addFinding(*l, &t, "wgmma.mma_async: " + why);
+    addFinding(*l, &t, std::string(name) + ": " + why);
   for (uint32_t m = 0; m < kWarpgroup; ++m) {
     Thread &o = l->threads[base + m];
     const float *cin = static_cast<const float *>(o.in);
@@ -143,7 +177,7 @@ extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint
       double sum = 0;
       for (uint32_t k = 0; k < 16; ++k)
         sum += static_cast<double>(A[row][k]) * static_cast<double>(B[col][k]);
-      if (flags & 1)
+      if (flags & kScaleD)
         sum += static_cast<double>(cin[i]);
       dout[i] = static_cast<float>(sum);
     }
@@ -151,4 +185,16 @@ extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint
     if (base + m != t.linear)
       l->ready.push_back(o.linear);
   }
+}
+
+} // namespace
+
+extern "C" void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint64_t desc_b,
+                                const float *c, float *d, uint32_t flags) {
+  wgmma(type, n, desc_a, nullptr, desc_b, c, d, flags);
+}
+
+extern "C" void __rlx_emu_wgmma_rs(uint32_t type, uint32_t n, const uint32_t *a, uint64_t desc_b,
+                                   const float *c, float *d, uint32_t flags) {
+  wgmma(type, n, 0, a, desc_b, c, d, flags);
 }

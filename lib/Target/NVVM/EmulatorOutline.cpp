@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Target/NVVM/Passes.h"
+#include "RLX/Target/NVVM/WgmmaRegisterA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,6 +47,7 @@ Type stripMemorySpace(Type t) {
 struct Hooks {
   func::FuncOp id, barrier, shuffle, mma, ldmatrix, cpAsync, cpCommit, cpWait;
   func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity, tmaLoad, wgmma;
+  func::FuncOp wgmmaRs, namedBarrier;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -208,25 +210,53 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     NVVM::WGMMATypes ta = mma.getTypeA();
     bool bf16 = ta == NVVM::WGMMATypes::bf16;
     if (shape.getM() != 64 || shape.getK() != 16 || ta != mma.getTypeB() ||
-        !(bf16 || ta == NVVM::WGMMATypes::f16) || mma.getTypeD() != NVVM::WGMMATypes::f32 ||
-        mma.getLayoutA() != NVVM::MMALayout::row || mma.getLayoutB() != NVVM::MMALayout::col)
+        !(bf16 || ta == NVVM::WGMMATypes::f16) || mma.getTypeD() != NVVM::WGMMATypes::f32)
       return op->emitError("rlx-gpu-outline-for-emulator: only wgmma.mma_async m64nNk16 with "
-                           "f16 or bf16 K-major operands in shared memory and f32 "
-                           "accumulators is emulated");
+                           "f16 or bf16 operands in shared memory and f32 accumulators is "
+                           "emulated");
     int64_t regs = shape.getN() / 2;
     Value c = slot(b, loc, 128, f32), d = slot(b, loc, 128, f32);
     for (int64_t i = 0; i < regs; ++i) {
       Value v = LLVM::ExtractValueOp::create(b, loc, mma.getInouts(), ArrayRef<int64_t>{i});
       memref::StoreOp::create(b, loc, v, c, ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
     }
+    // Layouts as PTX's imm-trans-a/b: A row (K-major) and B col (K-major)
+    // are not transposed.
     uint32_t flags = (mma.getScaleD() == NVVM::WGMMAScaleOut::one ? 1u : 0u) |
                      (mma.getScaleA() == NVVM::WGMMAScaleIn::neg ? 2u : 0u) |
-                     (mma.getScaleB() == NVVM::WGMMAScaleIn::neg ? 4u : 0u);
+                     (mma.getScaleB() == NVVM::WGMMAScaleIn::neg ? 4u : 0u) |
+                     (mma.getLayoutA() == NVVM::MMALayout::col ? 8u : 0u) |
+                     (mma.getLayoutB() == NVVM::MMALayout::row ? 16u : 0u);
     auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
     func::CallOp::create(b, loc, h.wgmma,
                          ValueRange{cst(bf16 ? 1 : 0), cst(shape.getN()), mma.getDescriptorA(),
                                     mma.getDescriptorB(), c, d, cst(flags)});
     replaceWithElements(b, op, d, static_cast<unsigned>(regs));
+    return success();
+  }
+  if (auto bar = dyn_cast<NVVM::BarrierOp>(op)) {
+    if (bar.getReductionOp())
+      return op->emitError("rlx-gpu-outline-for-emulator: nvvm.barrier with a reduction is not "
+                           "emulated");
+    Value id = bar.getBarrierId() ? bar.getBarrierId() : Value(arith::ConstantIntOp::create(b, loc, 0, 32));
+    Value count = bar.getNumberOfThreads() ? bar.getNumberOfThreads()
+                                           : Value(arith::ConstantIntOp::create(b, loc, 0, 32));
+    func::CallOp::create(b, loc, h.namedBarrier,
+                         ValueRange{id, count, arith::ConstantIntOp::create(b, loc, 1, 32)});
+    op->erase();
+    return success();
+  }
+  if (auto bar = dyn_cast<NVVM::BarrierArriveOp>(op)) {
+    Value id = bar.getBarrierId() ? bar.getBarrierId() : Value(arith::ConstantIntOp::create(b, loc, 0, 32));
+    func::CallOp::create(b, loc, h.namedBarrier,
+                         ValueRange{id, bar.getNumberOfThreads(),
+                                    arith::ConstantIntOp::create(b, loc, 0, 32)});
+    op->erase();
+    return success();
+  }
+  if (isa<NVVM::Barrier0Op>(op)) {
+    func::CallOp::create(b, loc, h.barrier, ValueRange{});
+    op->erase();
     return success();
   }
   if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
@@ -279,6 +309,49 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     return *r;
   return op->emitError("rlx-gpu-outline-for-emulator: no emulation for '")
          << op->getName() << "'";
+}
+
+/// The register-A wgmma and the operand fences (WgmmaRegisterA.h), the only
+/// inline asm kernels carry.
+LogicalResult rewriteInlineAsm(Operation *op, const Hooks &h) {
+  if (std::optional<SmallVector<Value>> fenced = nvvm::matchWgmmaFenceOperands(op)) {
+    // A register fence orders nothing on the emulator: the values pass.
+    OpBuilder b(op);
+    Value r = op->getResult(0);
+    if (fenced->size() == 1) {
+      r.replaceAllUsesWith((*fenced)[0]);
+    } else {
+      Value st = LLVM::UndefOp::create(b, op->getLoc(), r.getType());
+      for (auto [i, v] : llvm::enumerate(*fenced))
+        st = LLVM::InsertValueOp::create(b, op->getLoc(), st, v,
+                                         ArrayRef<int64_t>{static_cast<int64_t>(i)});
+      r.replaceAllUsesWith(st);
+    }
+    op->erase();
+    return success();
+  }
+  std::optional<nvvm::WgmmaRegisterAOperands> w = nvvm::matchWgmmaRegisterA(op);
+  if (!w)
+    return op->getAttr(nvvm::kWgmmaRegisterAAttr)
+               ? failure()
+               : op->emitError("rlx-gpu-outline-for-emulator: no emulation for inline PTX "
+                               "(only the register-A wgmma of WgmmaRegisterA.h)");
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Value a = slot(b, loc, 4, i32), c = slot(b, loc, 128, f32), d = slot(b, loc, 128, f32);
+  for (auto [i, v] : llvm::enumerate(w->a))
+    storeBits(b, loc, v, a, i, i32);
+  for (auto [i, v] : llvm::enumerate(w->acc))
+    storeBits(b, loc, v, c, i, f32);
+  auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+  // flags: bit 0 scale-d, bit 4 transposed B.
+  Value flags = cst((w->shape.scaleD ? 1 : 0) | (w->shape.transB ? 16 : 0));
+  func::CallOp::create(b, loc, h.wgmmaRs,
+                       ValueRange{cst(w->shape.bf16 ? 1 : 0), cst(w->shape.n), a, w->descB, c, d,
+                                  flags});
+  replaceWithElements(b, op, d, static_cast<unsigned>(w->shape.n / 2));
+  return success();
 }
 
 LogicalResult rewriteGpuOp(Operation *op, const Hooks &h) {
@@ -388,12 +461,14 @@ struct GPUOutlineForEmulatorPass
         for (Block &blk : reg)
           for (BlockArgument a : blk.getArguments())
             a.setType(stripMemorySpace(a.getType()));
-      if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect()))
+      if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect()) ||
+          isa<LLVM::InlineAsmOp>(op))
         gpuOps.push_back(op);
     });
     for (Operation *op : gpuOps)
-      if (failed(isa<NVVM::NVVMDialect>(op->getDialect()) ? rewriteNvvmOp(op, hooks)
-                                                          : rewriteGpuOp(op, hooks)))
+      if (failed(isa<LLVM::InlineAsmOp>(op)               ? rewriteInlineAsm(op, hooks)
+                 : isa<NVVM::NVVMDialect>(op->getDialect()) ? rewriteNvvmOp(op, hooks)
+                                                            : rewriteGpuOp(op, hooks)))
         return failure();
     return success();
   }
@@ -433,6 +508,10 @@ struct GPUOutlineForEmulatorPass
     auto f32Regs = MemRefType::get({128}, b.getF32Type());
     hooks.wgmma = declare(b, module, "__rlx_emu_wgmma",
                           b.getFunctionType({i32, i32, i64, i64, f32Regs, f32Regs, i32}, {}));
+    hooks.wgmmaRs = declare(b, module, "__rlx_emu_wgmma_rs",
+                            b.getFunctionType({i32, i32, i32Slot(4), i64, f32Regs, f32Regs, i32}, {}));
+    hooks.namedBarrier = declare(b, module, "__rlx_emu_named_barrier",
+                                 b.getFunctionType({i32, i32, i32}, {}));
     hooks.tmaLoad = declare(b, module, "__rlx_emu_tma_load",
                             b.getFunctionType({ptr, ptr, i32Slot(5), i32, ptr}, {}));
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());

@@ -114,8 +114,9 @@ FailureOr<Root> traceToRoot(Value v, Operation *user) {
 }
 
 /// The manifest argument of a tensor map the host builds: an
-/// `nvgpu.tma.create.descriptor` of a `memref.cast` to unranked of a static,
-/// identity-layout buffer, passed to the kernel's !llvm.ptr parameter through
+/// `nvgpu.tma.create.descriptor` of a `memref.cast` to unranked of a static
+/// memref with a strided layout of unit inner stride (its offset moves the
+/// argument's address), passed to the kernel's !llvm.ptr parameter through
 /// an unrealized cast (docs/gpu-artifact.md, `tensor_map`).
 FailureOr<json::Object> tensorMapArg(func::FuncOp fn, UnrealizedConversionCastOp cast,
                                      gpu::LaunchFuncOp launch) {
@@ -130,10 +131,15 @@ FailureOr<json::Object> tensorMapArg(func::FuncOp fn, UnrealizedConversionCastOp
            << " is not a tensor map (nvgpu.tma.create.descriptor of a memref.cast)";
   auto descType = desc.getTensorMap().getType();
   std::optional<int64_t> eb = getElementStorageBytes(type.getElementType());
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() || !eb || type.getRank() < 1 ||
-      type.getRank() > 5)
+  SmallVector<int64_t> layoutStrides;
+  int64_t layoutOffset = 0;
+  bool strided = succeeded(type.getStridesAndOffset(layoutStrides, layoutOffset)) &&
+                 !ShapedType::isDynamic(layoutOffset) && !layoutStrides.empty() &&
+                 layoutStrides.back() == 1 &&
+                 llvm::none_of(layoutStrides, ShapedType::isDynamic);
+  if (!type.hasStaticShape() || !strided || !eb || type.getRank() < 1 || type.getRank() > 5)
     return desc.emitError("GPU artifact: a tensor map needs a static memref of rank 1 to 5 with "
-                          "the identity layout, got ")
+                          "a strided layout of unit inner stride, got ")
            << type;
   if (descType.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO ||
       descType.getInterleave() != nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
@@ -144,12 +150,10 @@ FailureOr<json::Object> tensorMapArg(func::FuncOp fn, UnrealizedConversionCastOp
     return failure();
   json::Array dims, strides, box;
   ArrayRef<int64_t> shape = type.getShape();
-  int64_t stride = *eb;
   for (int64_t d = type.getRank() - 1; d >= 0; --d) {
     if (d != type.getRank() - 1)
-      strides.push_back(stride);
+      strides.push_back(layoutStrides[d] * *eb);
     dims.push_back(shape[d]);
-    stride *= shape[d];
   }
   if (desc.getBoxDimensions().size() != static_cast<size_t>(type.getRank()))
     return desc.emitError("GPU artifact: a tensor map's box needs one size per dimension");
@@ -164,7 +168,9 @@ FailureOr<json::Object> tensorMapArg(func::FuncOp fn, UnrealizedConversionCastOp
                    {"strides", std::move(strides)},
                    {"box", std::move(box)},
                    {"swizzle", static_cast<int64_t>(descType.getSwizzle())}};
-  json::Object arg = argRef(fn, *root);
+  Root at = *root;
+  at.offset += layoutOffset * *eb;
+  json::Object arg = argRef(fn, at);
   arg["tensor_map"] = std::move(map);
   return arg;
 }

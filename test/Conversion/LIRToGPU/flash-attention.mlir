@@ -4,10 +4,12 @@
 // batch): 7 × 2 × 1 blocks, Q, K and V tiles in dynamic shared memory,
 // cp.async copies, ldmatrix (.trans for V), mma.sync m16n8k16 and exp2; PTX
 // and ptxas (no spills, no stack, two blocks per SM); f32 stays on the
-// SIMT kernel.
-// RUN: rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu | FileCheck %s
+// SIMT kernel. (On sm_90a, auto picks the wgmma kernel:
+// flash-attention-wgmma.mlir.)
+// RUN: rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu=chip=sm_80 | FileCheck %s
 // RUN: rlx-opt %s --rlx-lower-to-nvvm="chip=sm_80 assemble=0" | FileCheck %s --check-prefix=PTX
-// RUN: rlx-opt %s --rlx-lower-to-nvvm="chip=sm_90a spills=error" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS --allow-empty
+// RUN: rlx-opt %s --rlx-lower-to-nvvm="chip=sm_80 spills=error" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS --allow-empty
+// RUN: rlx-opt %s --rlx-lower-to-nvvm="chip=sm_89 spills=error" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS --allow-empty
 // RUN: rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu=attention-kernel=simt | FileCheck %s --check-prefix=SIMT
 // RUN: not rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu=attention-kernel=flash 2>&1 | FileCheck %s --check-prefix=FORCED
 
@@ -35,7 +37,7 @@
 // SIMT: gpu.func @f_0_attention
 // SIMT-NOT: nvvm.mma.sync
 // SIMT-LABEL: gpu.func @g_0_attention
-// FORCED: :48:8: error: convert-rlx-lir-to-gpu: attention-kernel=flash: its query, key, value and output are not all bf16 or all f16
+// FORCED: :50:8: error: convert-rlx-lir-to-gpu: attention-kernel=flash: its query, key, value and output are not all bf16 or all f16
 func.func @f(%q: tensor<1x100x512xbf16>, %k: tensor<1x100x128xbf16>, %v: tensor<1x100x128xbf16>) -> tensor<1x100x512xbf16> {
   %o = rlx_mir.attention %q, %k, %v heads = 8, kv_heads = 2, head_dim = 64 causal : tensor<1x100x512xbf16>, tensor<1x100x128xbf16>, tensor<1x100x128xbf16>
   return %o : tensor<1x100x512xbf16>

@@ -36,8 +36,10 @@ namespace mlir::rlx::gpu_kernels {
 /// launch argument) and the kernel takes as an `!llvm.ptr` parameter.
 struct TensorMapParam {
   unsigned memrefArg = 0;        ///< the gpu.func argument (a memref) it maps
-  SmallVector<int64_t> shape;    ///< the tensor as the map sees it: the memref, or
-                                 ///< its leading dimensions collapsed into one
+  SmallVector<int64_t> shape;    ///< the tensor as the map sees it: the memref,
+                                 ///< its leading dimensions collapsed into one, or
+                                 ///< its last dimension split in two ([.., H·D] ->
+                                 ///< [.., H, D]; strided layouts allowed)
   SmallVector<int64_t> box;      ///< elements per load, outermost first
   unsigned swizzle = 0;          ///< 0 none, 1 32B, 2 64B, 3 128B
 };
@@ -68,7 +70,7 @@ struct KernelContext {
   std::string matmulKernel = "auto";
   /// split-k of the gemv kernel (0: the heuristic).
   int64_t splitK = 0;
-  /// attention-kernel: "auto", "simt" or "flash".
+  /// attention-kernel: "auto", "simt", "flash" (mma.sync) or "wgmma" (sm_90a).
   std::string attentionKernel = "auto";
   /// Appends an `!llvm.ptr` parameter to `fn` for the tensor map `param`
   /// (recorded in `launch`) and returns it.

@@ -44,7 +44,7 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
                          llvm::cl::init(0)};
   Option<std::string> attentionKernel{
       *this, "attention-kernel",
-      llvm::cl::desc("auto | simt | flash (convert-rlx-lir-to-gpu)"), llvm::cl::init("auto")};
+      llvm::cl::desc("auto | simt | flash | wgmma (convert-rlx-lir-to-gpu)"), llvm::cl::init("auto")};
   Option<int64_t> kvSplits{
       *this, "kv-splits",
       llvm::cl::desc("split-KV attention (rlx-mir-split-kv): 0 the heuristic, 1 never, N forced"),

@@ -212,9 +212,28 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << ", got " << attr.getValue();
     return success();
   }
+  // The register-A wgmma the kernel templates emit as inline PTX
+  // (include/RLX/Target/NVVM/WgmmaRegisterA.h), for the emulator.
+  if (attr.getName() == "rlx.wgmma_register_a") {
+    auto d = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (op->getName().getStringRef() != "llvm.inline_asm" || !d || !d.getAs<IntegerAttr>("n") ||
+        !d.getAs<BoolAttr>("bf16") || !d.getAs<BoolAttr>("trans_b") ||
+        !d.getAs<BoolAttr>("scale_d"))
+      return op->emitError() << "rlx.wgmma_register_a must be {n, bf16, trans_b, scale_d} on an "
+                                "llvm.inline_asm, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (attr.getName() == "rlx.wgmma_fence_operands") {
+    if (op->getName().getStringRef() != "llvm.inline_asm" || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "rlx.wgmma_fence_operands must be a unit attribute on an "
+                                "llvm.inline_asm";
+    return success();
+  }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue()
                          << "' (the rlx dialect defines rlx.fusion_policy on modules, "
-                            "rlx.ptx and rlx.kernels on gpu.binary; "
+                            "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
+                            "rlx.wgmma_fence_operands on llvm.inline_asm; "
                             "rlx.input, rlx.param, rlx.output, rlx.dim_names, rlx.packed_by "
                             "and rlx.packed_from on function arguments and results)";
 }
