@@ -533,6 +533,71 @@ TEST(EmulatorLaunch, DeadlockAtDifferentSyncPoints) {
       << rep;
 }
 
+// Named barriers (bar.sync / bar.arrive id, count): warp 0 produces into
+// shared memory and arrives on barrier 1; warp 1 syncs on it and reads. The
+// completed barrier orders the accesses (no race) and the values arrive; a
+// second round reuses the barrier. With mode 1, warp 1 syncs with another
+// count than warp 0 arrived with (a finding); with mode 2, warp 0 never
+// arrives (a deadlock naming the bar.sync).
+void namedBarrierKernel(void **params) {
+  int32_t *out = param<int32_t>(params, 0);
+  uint32_t mode = *static_cast<uint32_t *>(params[1]);
+  int32_t *sh = sharedParam<int32_t>(params, 2);
+  uint32_t t = linearTid();
+  for (int32_t round = 0; round < 2; ++round) {
+    if (t < 32) {
+      store(&sh[t], 10 * round + static_cast<int32_t>(t));
+      if (mode != 2)
+        __rlx_emu_named_barrier(1, 64, 0);
+      __rlx_emu_named_barrier(2, 64, 1); // warp 1 is done reading
+    } else {
+      __rlx_emu_named_barrier(1, mode == 1 ? 32 : 64, 1);
+      store(&out[32 * round + (t - 32)], load(&sh[63 - t]));
+      __rlx_emu_named_barrier(2, 64, 0);
+    }
+  }
+}
+
+std::string runNamedBarrier(uint32_t mode, int expectRc, std::vector<int32_t> &out) {
+  out.assign(64, -1);
+  Buffers bufs;
+  bufs.add(out.data(), out.size() * 4, "out");
+  rlx_emu_shared sh[1] = {{32 * 4, 16}};
+  rlx_emu_kernel k = {"named", &namedBarrierKernel, 2, sh, 1};
+  int32_t *outP = out.data();
+  EXPECT_EQ(launch(k, {1, 1, 1}, {64, 1, 1}, {&outP, &mode}), expectRc) << rlx_emu_last_report();
+  return rlx_emu_last_report();
+}
+
+TEST(EmulatorLaunch, NamedBarriersOrderProducerAndConsumer) {
+  std::vector<int32_t> out;
+  EXPECT_EQ(runNamedBarrier(0, 0, out), "");
+  for (int32_t round = 0; round < 2; ++round)
+    for (int32_t i = 0; i < 32; ++i)
+      EXPECT_EQ(out[32 * round + i], 10 * round + 31 - i) << round << " " << i;
+  std::string rep = runNamedBarrier(1, 1, out);
+  EXPECT_TRUE(contains(rep, "bar.sync 1, 32 while the barrier's current phase counts 64 "
+                            "threads"))
+      << rep;
+  rep = runNamedBarrier(2, 1, out);
+  EXPECT_TRUE(contains(rep, "deadlock: no thread can progress")) << rep;
+  EXPECT_TRUE(contains(rep, "threads 0-31 wait at bar.sync 2, 64; threads 32-63 wait at bar.sync "
+                            "1, 64"))
+      << rep;
+}
+
+void badNamedBarrierKernel(void **params) {
+  (void)params;
+  __rlx_emu_named_barrier(16, 32, 1);
+}
+
+TEST(EmulatorLaunch, NamedBarrierBadIdIsAFinding) {
+  rlx_emu_kernel k = {"badbar", &badNamedBarrierKernel, 0, nullptr, 0};
+  EXPECT_NE(launch(k, {1, 1, 1}, {32, 1, 1}, {}), 0);
+  std::string rep = rlx_emu_last_report();
+  EXPECT_TRUE(contains(rep, "bar.sync 16, 32: the id must be 0-15")) << rep;
+}
+
 void exitedLaneKernel(void **params) {
   (void)params;
   uint32_t lane = id(RLX_EMU_LANE_ID);

@@ -2,9 +2,10 @@
 //
 // wgmma.mma_async m64nNk16 (lib/Runtime/Emulator/Wgmma.h) on its own: the
 // descriptor addressing without swizzle (interleaved core matrices) and with
-// the 128B swizzle that TMA writes, the accumulator layout of the PTX ISA's
-// figure, written out here independently, and scale-d / negation. Values are
-// small integers (as case G4), so every result is exact.
+// the 128B swizzle that TMA writes, K-major and MN-major (transposed B, as
+// flash attention's V), A from registers, the accumulator layout of the PTX
+// ISA's figure, written out here independently, and scale-d / negation.
+// Values are small integers (as case G4), so every result is exact.
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/Emulator.h"
@@ -34,7 +35,22 @@ struct WgmmaCase {
   uint64_t descA, descB;      // without the start address (added in-kernel)
   uint32_t offA, offB;        // byte offsets of A and B in the image
   uint32_t flags;
+  uint32_t n = kN;
+  bool registerA = false; // A from each thread's registers (the PTX ISA's figure)
 };
+
+/// The A registers of warpgroup thread t for the register-A form, written
+/// from the PTX ISA's figure ("wgmma .m64nNk16 register fragment layout for
+/// matrix A"): warp w holds rows 16w..16w+15 as mma.m16n8k16's A fragment;
+/// register i of lane l: row 16w + l/4 + 8·(i % 2), k = 2·(l % 4) + 8·(i / 2)
+/// and k + 1 (the lower k in the low half).
+void registersOfA(uint32_t t, uint32_t regs[4]) {
+  uint32_t w = t / 32, l = t % 32;
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint32_t row = 16 * w + l / 4 + 8 * (i % 2), k = 2 * (l % 4) + 8 * (i / 2);
+    regs[i] = uint32_t(bf16(A(row, k))) | uint32_t(bf16(A(row, k + 1))) << 16;
+  }
+}
 
 // Thread 0 copies the image into shared memory (1024-byte aligned); every
 // thread of the warpgroup issues the wgmma with C = 1 + its register index
@@ -50,12 +66,19 @@ void wgmmaKernel(void **params) {
   auto addr = [&](uint32_t off) {
     return static_cast<uint64_t>(((reinterpret_cast<uintptr_t>(smem) + off) & 0x3FFFF) >> 4);
   };
-  float c[kN / 2], d[kN / 2];
-  for (uint32_t i = 0; i < kN / 2; ++i)
+  float c[128], d[128];
+  const uint32_t n = s->n;
+  for (uint32_t i = 0; i < n / 2; ++i)
     c[i] = static_cast<float>(1 + i);
-  __rlx_emu_wgmma(1, kN, s->descA | addr(s->offA), s->descB | addr(s->offB), c, d, s->flags);
-  for (uint32_t i = 0; i < kN / 2; ++i)
-    out[t * (kN / 2) + i] = d[i];
+  if (s->registerA) {
+    uint32_t regs[4];
+    registersOfA(t, regs);
+    __rlx_emu_wgmma_rs(1, n, regs, s->descB | addr(s->offB), c, d, s->flags);
+  } else {
+    __rlx_emu_wgmma(1, n, s->descA | addr(s->offA), s->descB | addr(s->offB), c, d, s->flags);
+  }
+  for (uint32_t i = 0; i < n / 2; ++i)
+    out[t * (n / 2) + i] = d[i];
 }
 
 std::string run(const WgmmaCase &s, std::vector<float> &out) {
@@ -82,9 +105,9 @@ void put(std::vector<uint8_t> &img, uint32_t off, float v) {
 
 /// The PTX ISA's accumulator figure for m64nNk16: thread t = 32·w + lane,
 /// register 4j + i ↔ row 16w + lane/4 + 8·(i/2), column 8j + 2·(lane%4) + i%2.
-void checkD(const std::vector<float> &out, float scaleAB, bool accumulate) {
+void checkD(const std::vector<float> &out, float scaleAB, bool accumulate, uint32_t n = kN) {
   for (uint32_t t = 0; t < 128; ++t)
-    for (uint32_t j = 0; j < kN / 8; ++j)
+    for (uint32_t j = 0; j < n / 8; ++j)
       for (uint32_t i = 0; i < 4; ++i) {
         uint32_t w = t / 32, lane = t % 32;
         uint32_t row = 16 * w + lane / 4 + 8 * (i / 2), col = 8 * j + 2 * (lane % 4) + i % 2;
@@ -93,7 +116,7 @@ void checkD(const std::vector<float> &out, float scaleAB, bool accumulate) {
           sum += A(row, k) * B(col, k);
         uint32_t reg = 4 * j + i;
         float expect = static_cast<float>(scaleAB * sum + (accumulate ? 1.0 + reg : 0.0));
-        ASSERT_EQ(out[t * (kN / 2) + reg], expect) << "thread " << t << " reg " << reg;
+        ASSERT_EQ(out[t * (n / 2) + reg], expect) << "thread " << t << " reg " << reg;
       }
 }
 
@@ -148,6 +171,77 @@ TEST(EmulatorWgmma, Swizzle128BAsTmaWritesIt) {
   s.flags = 2 | 1; // A negated, accumulate
   ASSERT_EQ(run(s, out), "");
   checkD(out, -1.0f, true);
+}
+
+/// B (n × 16) MN-major under the 128B swizzle, as TMA lands V's rows in
+/// flash attention: row k holds 64 n values (128 bytes), 8-row atoms; the
+/// next 64 n values are LBO bytes further, the next 8 k SBO = 1024 bytes.
+/// Element (n, k) at (n / 64)·LBO + k·128 + 2·(n % 64), then the swizzle.
+void putTransposedB(WgmmaCase &s, uint32_t n, uint32_t lbo) {
+  for (uint32_t col = 0; col < n; ++col)
+    for (uint32_t k = 0; k < 16; ++k) {
+      uint32_t off = (col / 64) * lbo + k * 128 + 2 * (col % 64);
+      put(s.image, s.offB + (off ^ (((off >> 7) & 7) << 4)), B(col, k));
+    }
+}
+
+TEST(EmulatorWgmma, TransposedBMNMajorSwizzle128B) {
+  // A K-major (swizzled, as above), B MN-major with two 64-column chunks
+  // (n = 72) 4096 bytes apart: imm-trans-b (flags bit 4).
+  WgmmaCase s{};
+  s.n = 72;
+  s.offA = 0;
+  s.offB = 64 * 128;
+  const uint32_t lbo = 4096;
+  s.image.assign(s.offB + 2 * lbo, 0);
+  for (uint32_t r = 0; r < 64; ++r)
+    for (uint32_t k = 0; k < 16; ++k) {
+      uint32_t off = r * 128 + k * 2;
+      put(s.image, s.offA + (off ^ (((off >> 7) & 7) << 4)), A(r, k));
+    }
+  putTransposedB(s, s.n, lbo);
+  uint64_t sbo = 1024 >> 4, swizzle128 = uint64_t(1) << 62;
+  s.descA = sbo << 32 | swizzle128;
+  s.descB = uint64_t(lbo >> 4) << 16 | sbo << 32 | swizzle128;
+  s.flags = 16 | 1;
+  std::vector<float> out(128 * s.n / 2, -1);
+  ASSERT_EQ(run(s, out), "");
+  checkD(out, 1.0f, true, s.n);
+}
+
+TEST(EmulatorWgmma, RegisterAWithTransposedB) {
+  // The register-A form flash attention uses for O += P·V: A from each
+  // thread's registers, B MN-major; D = A·B, then D = -A·B + C.
+  WgmmaCase s{};
+  s.registerA = true;
+  s.n = 128;
+  s.offB = 0;
+  const uint32_t lbo = 2048;
+  s.image.assign(2 * lbo, 0);
+  putTransposedB(s, s.n, lbo);
+  s.descB = uint64_t(lbo >> 4) << 16 | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
+  s.flags = 16;
+  std::vector<float> out(128 * s.n / 2, -1);
+  ASSERT_EQ(run(s, out), "");
+  checkD(out, 1.0f, false, s.n);
+  s.flags = 16 | 2 | 1;
+  ASSERT_EQ(run(s, out), "");
+  checkD(out, -1.0f, true, s.n);
+}
+
+TEST(EmulatorWgmma, RegisterAWithTransposedAIsAFinding) {
+  auto kernel = [](void **) {
+    float c[4] = {}, d[4];
+    uint32_t a[4] = {};
+    __rlx_emu_wgmma_rs(1, 8, a, 0, c, d, 8);
+  };
+  rlx_emu_shared shared[1] = {{16, 16}};
+  rlx_emu_kernel k{"rs", kernel, 0, shared, 1};
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {128, 1, 1};
+  EXPECT_NE(rlx_emu_launch(&k, grid, block, 0, nullptr), 0);
+  std::string report = rlx_emu_last_report();
+  EXPECT_NE(report.find("wgmma.mma_async (A in registers): bad configuration"), std::string::npos)
+      << report;
 }
 
 TEST(EmulatorWgmma, APartialWarpgroupIsAFinding) {
