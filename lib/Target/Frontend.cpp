@@ -39,6 +39,7 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     mir::MIRSplitKVOptions split;
     split.smCount = options.splitKVSMs;
     split.kvSplits = options.kvSplits;
+    split.wgmma = options.splitKVWgmma;
     pm.addPass(mir::createMIRSplitKV(split));
   }
   if (options.lir) {

@@ -195,11 +195,13 @@ def test_every_tile_configuration_builds_clean(rlx_opt, tmp_path, chip, text, ex
 
 def attn(D, Dv=None, attrs="", mask=None, dtype="bf16", Sq=256, Sk=256, heads=8, kv=2,
          layout="bsd"):
-    """One rlx_mir.attention module (BSD, or BSHD with `layout`)."""
+    """One rlx_mir.attention module (BSD, or BSHD / BHSD with `layout`)."""
     Dv = Dv or D
     t = lambda *s, dt=dtype: "tensor<" + "x".join(map(str, s)) + f"x{dt}>"
     if layout == "bsd":
         qt, kt, vt, ot = t(1, Sq, heads * D), t(1, Sk, kv * D), t(1, Sk, kv * Dv), t(1, Sq, heads * Dv)
+    elif layout == "bhsd":
+        qt, kt, vt, ot = t(1, heads, Sq, D), t(1, kv, Sk, D), t(1, kv, Sk, Dv), t(1, heads, Sq, Dv)
     else:
         qt, kt, vt, ot = t(1, Sq, heads, D), t(1, Sk, kv, D), t(1, Sk, kv, Dv), t(1, Sq, heads, Dv)
     margs, mop = "", ""
@@ -213,33 +215,55 @@ def attn(D, Dv=None, attrs="", mask=None, dtype="bf16", Sq=256, Sk=256, heads=8,
 }}"""
 
 
-# Every flash-attention configuration: head dims 16..128 (value head sizes of
-# their own), each mask kind, the softcap, both input types, a split-KV decode
-# step (partial + combine); sm_80, sm_90a and sm_100a. head_dim 256 and f32
-# take the SIMT kernel.
+# Every attention kernel configuration the heuristics pick: the sm_90a wgmma
+# kernel (head dims 64..256, one or two consumers, 128- or 64-key tiles, 4/3/2
+# stages, BSD/BSHD/BHSD, every mask kind, the softcap, both input types, a
+# decode step's split partial + combine); the mma.sync kernel on sm_80 /
+# sm_89 / sm_100a (head dims 16..128) and on sm_90a below head dim 64; the
+# SIMT kernel for f32 and head dim 256 off sm_90a.
 ATTENTION = [
-    ("sm_80", attn(64, attrs="causal"), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", False),
-    ("sm_80", attn(128), "mma.sync.aligned.m16n8k16", False),
-    ("sm_80", attn(96, attrs="causal", dtype="f16"), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", False),
-    ("sm_80", attn(128, attrs="sliding_window window = 100 softcap = 3.0e+01"), "mma.sync.aligned.m16n8k16", False),
-    ("sm_90a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16", False),
-    ("sm_90a", attn(64, mask="i1"), "mma.sync.aligned.m16n8k16", False),
-    ("sm_90a", attn(128, mask="bf16", attrs="causal scale = 5.0e-01"), "mma.sync.aligned.m16n8k16", False),
-    ("sm_90a", attn(16, Dv=128, layout="bshd"), "mma.sync.aligned.m16n8k16", False),
-    ("sm_90a", attn(128, Dv=32, Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "mma.sync.aligned.m16n8k16", True),
-    ("sm_100a", attn(128, attrs="causal"), "mma.sync.aligned.m16n8k16", False),
-    ("sm_90a", attn(256, attrs="causal"), "fma.rn.f32", False),
-    ("sm_90a", attn(64, dtype="f32"), "fma.rn.f32", False),
-    ("sm_90a", attn(64, dtype="f32", Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "fma.rn.f32", True),
+    ("sm_80", attn(64, attrs="causal"), "flash", False),
+    ("sm_80", attn(128), "flash", False),
+    ("sm_80", attn(96, attrs="causal", dtype="f16"), "flash", False),
+    ("sm_80", attn(128, attrs="sliding_window window = 100 softcap = 3.0e+01"), "flash", False),
+    ("sm_89", attn(128, mask="bf16", attrs="causal scale = 5.0e-01"), "flash", False),
+    ("sm_90a", attn(16, Dv=128, layout="bshd"), "flash", False),
+    ("sm_90a", attn(32, attrs="causal"), "flash", False),
+    ("sm_90a", attn(128, attrs="causal"), "wgmma", False),
+    ("sm_90a", attn(64, mask="i1"), "wgmma", False),
+    ("sm_90a", attn(128, mask="bf16", attrs="causal scale = 5.0e-01"), "wgmma", False),
+    ("sm_90a", attn(96, attrs="causal", dtype="f16"), "wgmma", False),
+    ("sm_90a", attn(80, Dv=64), "wgmma", False),
+    ("sm_90a", attn(128, attrs="sliding_window window = 100 softcap = 3.0e+01"), "wgmma", False),
+    ("sm_90a", attn(64, Dv=128, layout="bshd"), "wgmma", False),
+    ("sm_90a", attn(128, layout="bhsd", attrs="causal"), "wgmma", False),
+    ("sm_90a", attn(256, attrs="causal"), "wgmma", False),
+    ("sm_90a", attn(128, Dv=256, dtype="f16"), "wgmma", False),
+    ("sm_90a", attn(192, Sq=8, heads=8, kv=8), "wgmma", False),
+    ("sm_90a", attn(64, Sq=1, Sk=4096, heads=16, kv=1, attrs="causal"), "wgmma", True),
+    ("sm_90a", attn(128, Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "wgmma", True),
+    ("sm_90a", attn(128, Dv=32, Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "flash", True),
+    ("sm_100a", attn(128, attrs="causal"), "flash", False),
+    ("sm_80", attn(256, attrs="causal"), "simt", False),
+    ("sm_90a", attn(64, dtype="f32"), "simt", False),
+    ("sm_90a", attn(64, dtype="f32", Sq=1, Sk=4096, heads=32, kv=8, attrs="causal"), "simt", True),
 ]
+
+KERNEL_PTX = {
+    "flash": ("mma.sync.aligned.m16n8k16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+              "cp.async.cg.shared.global"),
+    "wgmma": ("wgmma.mma_async.sync.aligned.m64n", "cp.async.bulk.tensor.4d",
+              "mbarrier.try_wait.parity"),
+}
 
 
 @needs_ptxas
-@pytest.mark.parametrize("chip,text,expect,split", ATTENTION,
-                         ids=[f"{i}-{c[0]}" for i, c in enumerate(ATTENTION)])
-def test_every_attention_configuration_builds_clean(rlx_opt, tmp_path, chip, text, expect, split):
+@pytest.mark.parametrize("chip,text,kernel,split", ATTENTION,
+                         ids=[f"{i}-{c[0]}-{c[2]}" for i, c in enumerate(ATTENTION)])
+def test_every_attention_configuration_builds_clean(rlx_opt, tmp_path, chip, text, kernel, split):
     """0 spills, 0 stack, no ptxas note for each attention kernel configuration,
-    on the kernel it names (flash: mma.sync + ldmatrix.trans + cp.async)."""
+    on the kernel it names (flash: mma.sync + ldmatrix.trans + cp.async;
+    wgmma: wgmma + TMA + mbarriers; simt: none of them)."""
     resources, ptx = build_clean(rlx_opt, tmp_path, chip, text)
     # One attention kernel, or a decode step's split-KV pair (partial + combine).
     names = sorted(n for n in resources if "attention" in n)
@@ -248,8 +272,6 @@ def test_every_attention_configuration_builds_clean(rlx_opt, tmp_path, chip, tex
     for name in names:
         assert resources[name]["spill"] == 0 and resources[name]["stack"] == 0, resources[name]
         assert resources[name]["registers"] <= 255, resources[name]
-    assert expect in ptx
-    flash = "mma.sync" in expect
-    for needle in ("mma.sync", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
-                   "cp.async.cg.shared.global"):
-        assert (needle in ptx) == flash, needle
+    for k, needles in KERNEL_PTX.items():
+        for needle in needles:
+            assert (needle in ptx) == (k == kernel), (k, needle)

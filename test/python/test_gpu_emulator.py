@@ -286,12 +286,12 @@ def model_inputs(text, dims, seed):
     return values
 
 
-def compare_with_cpu(text, dims, dtype="f32", seed=0):
+def compare_with_cpu(text, dims, dtype="f32", seed=0, flags=()):
     from harness import run_mlir
     inputs = model_inputs(text, dims, seed)
     if dtype == "bf16":
         inputs = {k: bf16_round(v) if v.dtype == np.float32 else v for k, v in inputs.items()}
-    gpu = run_gpu(text, inputs, dims=dims)
+    gpu = run_gpu(text, inputs, dims=dims, flags=list(flags))
     cpu = run_mlir(text, inputs, dims=dims)
     assert gpu.keys() == cpu.keys()
     for name in cpu:

@@ -210,7 +210,7 @@ def test_repeated_runs_identical_and_ptx():
     (["--attention-kernel", "flash", "--no-tensor-cores"], "bf16", 64,
      "attention-kernel=flash: tensor cores are off"),
     (["--attention-kernel", "fast"], "bf16", 64,
-     "attention-kernel must be auto, simt or flash, got 'fast'"),
+     "attention-kernel must be auto, simt, flash or wgmma, got 'fast'"),
 ])
 def test_forced_kernel_errors_are_located(flags, dtype, D, message):
     text = attention_module(dtype, (1, 4, 2 * D), (1, 4, D), (1, 4, D), 2, 1, D)
@@ -219,17 +219,25 @@ def test_forced_kernel_errors_are_located(flags, dtype, D, message):
             compile_artifact(text, pathlib.Path(tmp) / "art", flags=flags)
 
 
-def test_auto_picks_flash_for_bf16_and_simt_elsewhere():
+def test_auto_picks_wgmma_then_flash_then_simt():
+    """auto: the wgmma kernel on sm_90a (bf16/f16, head dims 64..256), the
+    mma.sync kernel on sm_80+ (head dims up to 128; on sm_90a those below
+    64), the SIMT kernel for the rest."""
     def ptx_of(dtype, D, chip="sm_90a"):
         text = attention_module(dtype, (1, 8, 2 * D), (1, 8, D), (1, 8, D), 2, 1, D)
         with tempfile.TemporaryDirectory() as tmp:
             art = pathlib.Path(tmp) / "art"
             compile_artifact(text, art, chip=chip, flags=["--no-emulator"])
             return "".join(p.read_text() for p in art.glob("*.ptx"))
-    assert "mma.sync" in ptx_of("bf16", 128)
-    assert "mma.sync" in ptx_of("f16", 64, "sm_80")
-    assert "mma.sync" not in ptx_of("f32", 64)       # f32: the SIMT kernel
-    assert "mma.sync" not in ptx_of("bf16", 256)     # head_dim 256: SIMT
+
+    def kernel(ptx):
+        return "wgmma" if "wgmma.mma_async" in ptx else "flash" if "mma.sync" in ptx else "simt"
+    assert kernel(ptx_of("bf16", 128)) == "wgmma"
+    assert kernel(ptx_of("bf16", 256)) == "wgmma"
+    assert kernel(ptx_of("bf16", 32)) == "flash"      # below the wgmma kernel's 64
+    assert kernel(ptx_of("f16", 64, "sm_80")) == "flash"
+    assert kernel(ptx_of("bf16", 256, "sm_80")) == "simt"
+    assert kernel(ptx_of("f32", 64)) == "simt"
 
 
 MODEL_SETS = {
@@ -245,12 +253,14 @@ MODEL_SETS = {
 NARROW = ["hidden_size=256", "intermediate_size=512", "vocab_size=512"]
 
 
+@pytest.mark.parametrize("kernel", ["wgmma", "flash"])
 @pytest.mark.parametrize("mode", ["prefill", "decode"])
 @pytest.mark.parametrize("config", sorted(MODEL_SETS))
-def test_every_model_on_flash_attention_matches_cpu(config, mode):
+def test_every_model_on_flash_attention_matches_cpu(config, mode, kernel):
     """One bf16 layer of every ../shared/models config, prefill of 37 tokens
     and a decode step on a 70-token KV cache (attention reads the cache the
-    layer's append kernel wrote), on the GPU path vs the CPU path."""
+    layer's append kernel wrote), on the GPU path vs the CPU path, with
+    attention on the sm_90a wgmma kernel and on the mma.sync kernel."""
     from harness import gen_model, shared_dir
     from test_gpu_emulator import compare_with_cpu
     if not shared_dir():
@@ -261,7 +271,7 @@ def test_every_model_on_flash_attention_matches_cpu(config, mode):
     args = ["--layers", "1", "--dtype", "bf16", *[a for s in sets for a in ("--set", s)]]
     args += ["--seq", "37"] if mode == "prefill" else ["--kv-cache", "--seq", "1", "--past", "70"]
     text = gen_model(shared_dir() / "models" / config, *args)
-    compare_with_cpu(text, {}, dtype="bf16")
+    compare_with_cpu(text, {}, dtype="bf16", flags=["--attention-kernel", kernel])
 
 
 def test_hf_finfo_min_additive_mask():

@@ -167,10 +167,11 @@ def test_g2_decode_tail_with_split_kv(causal):
                      rtol=2e-2, atol=1e-3)
 
 
-@pytest.mark.parametrize("dtype", ["bf16", "f32"])
-def test_attention_partial_flash_and_simt_match_numpy(dtype):
-    """attention_partial itself on the flash kernel (bf16, head_dim 64, GQA 4,
-    a sliding window) and the SIMT kernel (f32): per-split outputs and LSEs."""
+@pytest.mark.parametrize("dtype,kernel", [("bf16", "flash"), ("bf16", "wgmma"), ("f32", "auto")])
+def test_attention_partial_flash_and_simt_match_numpy(dtype, kernel):
+    """attention_partial itself on the mma.sync and the sm_90a wgmma flash
+    kernels (bf16, head_dim 64, GQA 4, a sliding window) and the SIMT kernel
+    (f32): per-split outputs and LSEs."""
     B, Sq, Sk, H, KV, D, N, W = 1, 3, 150, 4, 1, 64, 3, 90
     qt, kt = t((B, Sq, H * D), dtype), t((B, Sk, KV * D), dtype)
     pt, lt = t((N, B, H, Sq, D)), t((N, B, H, Sq))
@@ -183,7 +184,7 @@ def test_attention_partial_flash_and_simt_match_numpy(dtype):
                for s in ((B, Sq, H * D), (B, Sk, KV * D), (B, Sk, KV * D)))
     if dtype == "bf16":
         q, k, v = bf16(q), bf16(k), bf16(v)
-    flags = ["--attention-kernel", "flash"] if dtype == "bf16" else []
+    flags = ["--attention-kernel", kernel]
     out = run_gpu(text, {"q": q, "k": k, "v": v}, flags=flags)
     cpu = run_mlir(text, {"q": q, "k": k, "v": v})
     c = -(-Sk // N)

@@ -32,6 +32,8 @@ struct FrontendOptions {
   /// to leave attention unsplit; and its kv-splits option.
   int64_t splitKVSMs = 0;
   int64_t kvSplits = 0;
+  /// The sm_90a wgmma attention kernel's tiles for the split heuristic.
+  bool splitKVWgmma = false;
 };
 
 void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);

@@ -45,6 +45,7 @@
 
 #include "AttentionKernels.h"
 
+#include "RLX/Dialect/Common/IR/FlashTiles.h"
 #include "RLX/Target/NVVM/WgmmaRegisterA.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -95,10 +96,11 @@ bool tmaParameter(Value v, gpu::GPUFuncOp fn) {
 std::string choosePlan(KernelContext &ctx, const AttentionOperands &a, Plan &p) {
   const AttentionShape &s = a.shape;
   p.headMajor = a.cfg.layout == AttnLayout::BHSD;
-  p.consumers = s.sq * s.group > 64 || s.group > 64 ? 2 : 1;
-  p.rows = 64 * p.consumers;
+  FlashTiles tiles = wgmmaFlashTiles(s.sq * s.group, s.group, s.headDim, s.valueDim);
+  p.rows = tiles.rows;
+  p.consumers = p.rows / 64;
   p.queries = p.rows / s.group;
-  p.keys = s.headDim <= 128 && s.valueDim <= 128 ? 128 : 64;
+  p.keys = tiles.keys;
   p.dChunks = ceilDiv(s.headDim, kChunk);
   p.dvChunks = ceilDiv(s.valueDim, kChunk);
   p.qBytes = p.dChunks * p.rows * kRowBytes;
@@ -141,6 +143,7 @@ std::string attention::whyNoWgmmaAttention(KernelContext &ctx, const AttentionOp
     return "an empty query, key or batch";
   if (s.group > 128)
     return "a GQA group of " + std::to_string(s.group) + " query heads (at most 128: one tile)";
+  assert(wgmmaFlashShapes(et, s.headDim, s.valueDim, s.group) && "FlashTiles.h disagrees");
   for (Value m : {a.q, a.k, a.v})
     if (!tmaParameter(m, ctx.fn))
       return "its query, key or value is not a kernel parameter with 16-byte aligned rows "

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/Common/IR/FlashTiles.h"
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
@@ -24,16 +25,16 @@ using namespace mlir::rlx::mir;
 
 namespace {
 
-// The flash kernel's tile (rows and keys), its blocks per SM (.minnctapersm
-// 2), the fewest keys worth a split and the most splits.
-constexpr int64_t kTileRows = 64, kTileKeys = 64, kBlocksPerSM = 2, kMinKeysPerSplit = 256,
-                  kMaxSplits = 128;
+// The fewest keys worth a split and the most splits.
+constexpr int64_t kMinKeysPerSplit = 256, kMaxSplits = 128;
 
 /// The heuristic's split count for attention over `rows` packed query rows
-/// (Sq · group) of `kvHeads` kv heads and `batch` batches, `keys` keys.
-int64_t chooseSplits(int64_t rows, int64_t kvHeads, int64_t batch, int64_t keys, int64_t sms) {
-  int64_t blocks = (rows + kTileRows - 1) / kTileRows * kvHeads * batch;
-  int64_t slots = kBlocksPerSM * sms;
+/// (Sq · group) of `kvHeads` kv heads and `batch` batches, `keys` keys, on a
+/// kernel of `tiles`.
+int64_t chooseSplits(int64_t rows, int64_t kvHeads, int64_t batch, int64_t keys, int64_t sms,
+                     const FlashTiles &tiles) {
+  int64_t blocks = (rows + tiles.rows - 1) / tiles.rows * kvHeads * batch;
+  int64_t slots = tiles.blocksPerSM * sms;
   if (blocks <= 0 || sms <= 0 || 10 * blocks >= 8 * slots)
     return 1;
   int64_t most = std::min<int64_t>(kMaxSplits, keys / kMinKeysPerSplit);
@@ -72,10 +73,17 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
       AttentionConfig cfg = getAttentionConfig(op);
       bool bhsd = cfg.layout == AttnLayout::BHSD;
       int64_t sq = q.getShape()[bhsd ? 2 : 1], sk = k.getShape()[bhsd ? 2 : 1];
+      int64_t group = cfg.numHeads / cfg.numKvHeads;
+      auto v = cast<RankedTensorType>(op.getValue().getType());
+      int64_t dv = cfg.layout == AttnLayout::BSD ? v.getShape()[2] / cfg.numKvHeads
+                                                 : v.getShape()[3];
+      FlashTiles tiles = wgmma && wgmmaFlashShapes(q.getElementType(), cfg.headDim, dv, group)
+                             ? wgmmaFlashTiles(sq * group, group, cfg.headDim, dv)
+                             : mmaSyncFlashTiles();
       int64_t n = kvSplits > 0 ? kvSplits
-                               : chooseSplits(sq * (cfg.numHeads / cfg.numKvHeads), cfg.numKvHeads,
-                                              q.getShape()[0], sk, smCount);
-      // Splits of whole 64-key tiles (the last one shorter), as many as the
+                               : chooseSplits(sq * group, cfg.numKvHeads, q.getShape()[0], sk,
+                                              smCount, tiles);
+      // Splits of whole key tiles (the last one shorter), as many as the
       // grid's z dimension takes.
       int64_t batch = q.getShape()[0];
       n = std::min<int64_t>(n, 65535 / std::max<int64_t>(batch, 1));
@@ -83,7 +91,7 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
         continue;
       int64_t chunk = (sk + n - 1) / n;
       if (kvSplits == 0)
-        chunk = (chunk + kTileKeys - 1) / kTileKeys * kTileKeys;
+        chunk = (chunk + tiles.keys - 1) / tiles.keys * tiles.keys;
       n = (sk + chunk - 1) / chunk;
       if (n <= 1)
         continue;

@@ -147,25 +147,32 @@ def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
     Rewrites `rlx_mir.attention` (static shapes) into
     `rlx_mir.attention_partial` over `kv_splits` ranges of the keys and
     `rlx_mir.attention_combine`, so that a decode step's few query rows fill
-    a GPU: the partial kernel's blocks (64-row tiles of query rows × the
+    a GPU: the partial kernel's blocks (R-row tiles of query rows × the
     query heads of a kv head, × kv heads × batch) times the splits.
 
-    The heuristic (`kv-splits=0`), after FlashAttention's: with
-    blocks = ceil(Sq · num_heads / num_kv_heads / 64) · num_kv_heads · B and
-    two block slots per SM (the flash kernel's `.minnctapersm 2`), no split
-    when blocks ≥ 0.8 · slots; otherwise, among n ≤ min(128, Sk / 256), the
-    wave efficiency e(n) = (blocks·n / slots) / ceil(blocks·n / slots) is
-    computed and the smallest n with e(n) ≥ 0.85 · max e wins. The splits
-    are then whole 64-key tiles (`kv_chunk` = ceil(Sk / n) rounded up to 64,
+    The kernel's tiles (include/RLX/Dialect/Common/IR/FlashTiles.h): the
+    mma.sync kernel's R = 64 rows, 64-key tiles and two block slots per SM
+    (`.minnctapersm 2`); with `wgmma` (sm_90a) and bf16/f16 head dims that
+    are multiples of 16 from 64 to 256, the wgmma kernel's R = 64 (128 when
+    Sq · group or the group exceed 64), 128-key tiles (64 above head dim
+    128) and one slot per SM. The heuristic (`kv-splits=0`), after
+    FlashAttention's: with blocks = ceil(Sq · num_heads / num_kv_heads / R) ·
+    num_kv_heads · B, no split when blocks ≥ 0.8 · slots; otherwise, among
+    n ≤ min(128, Sk / 256), the wave efficiency
+    e(n) = (blocks·n / slots) / ceil(blocks·n / slots) is computed and the
+    smallest n with e(n) ≥ 0.85 · max e wins. The splits are then whole key
+    tiles (`kv_chunk` = ceil(Sk / n) rounded up to the tile,
     n = ceil(Sk / kv_chunk)); n = 1 leaves the op alone. `kv-splits=N`
     forces N splits of ceil(Sk / N) keys on every attention (1: never
     split); the count is capped at 65535 / B (the grid). f64 attention is
     never split (the partials are f32). `rlx-lower-to-nvvm` runs it with the
-    target's SM count.
+    target's SM count and, on sm_90a, `wgmma`.
   }];
   let options = [
     Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
            "streaming multiprocessors of the target GPU">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "the target runs the sm_90a wgmma attention kernel (its tiles)">,
     Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
            "0: the heuristic; N >= 1: N splits for every attention (1: none)">
   ];
