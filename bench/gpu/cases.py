@@ -205,9 +205,10 @@ def attention_text(B, Sq, Sk, H, Hkv, D, causal, dtype="bf16"):
 }}"""
 
 
-def flash_attention_case(B, Sq, Sk, H, Hkv, D, name):
-    """Numerics of the bf16 flash-attention kernel (bottom-right causal, GQA,
-    lengths off the 64-row / 64-key tiles) against numpy in float64."""
+def flash_attention_case(B, Sq, Sk, H, Hkv, D, name, kernel="auto"):
+    """Numerics of a bf16 flash-attention kernel (bottom-right causal, GQA,
+    lengths off the row and key tiles) against numpy in float64: `kernel`
+    auto (sm_90a: the wgmma kernel) or flash (the mma.sync kernel)."""
     def inputs():
         rng = np.random.default_rng(Sq + Sk)
         return {"q": bf16_bits(rng.standard_normal((B, Sq, H * D), np.float32)),
@@ -229,15 +230,18 @@ def flash_attention_case(B, Sq, Sk, H, Hkv, D, name):
         return {"result0": out.reshape(B, Sq, H * D)}
 
     return dict(name=name, text=attention_text(B, Sq, Sk, H, Hkv, D, True), inputs=inputs,
-                reference=reference, bench=False, dims={}, tolerance=2e-2, bf16_outputs=True)
+                reference=reference, bench=False, dims={}, tolerance=2e-2, bf16_outputs=True,
+                flags=["--attention-kernel", kernel])
 
 
-def attention_bench_case(B, Sq, Sk, H, Hkv, D, causal, name):
+def attention_bench_case(B, Sq, Sk, H, Hkv, D, causal, name, kernel="auto"):
     """bf16 attention against torch's scaled_dot_product_attention on the
     same GPU, interleaved. Inputs are zeros (--zero-missing: timing does not
     depend on the values and a 32k-token cache is too large to ship). Prefill:
     TFLOP/s = 4·B·H·Sq·Sk·D (halved for causal); decode (Sq = 1): the K/V
-    bytes over the time, against the device-to-device copy bandwidth."""
+    bytes over the time, against the device-to-device copy bandwidth.
+    `kernel`: auto (sm_90a: the wgmma kernel) or flash (mma.sync), to compare
+    the two in the same run."""
     def torch_baseline(torch):
         q = torch.randn(B, Sq, H, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
         k = torch.randn(B, Sk, Hkv, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
@@ -253,7 +257,8 @@ def attention_bench_case(B, Sq, Sk, H, Hkv, D, causal, name):
                 bench=True, kind="attention", torch_baseline=torch_baseline, dims={},
                 flops=flops, kv_bytes=2 * B * Sk * Hkv * D * 2, decode=Sq == 1,
                 shape=dict(batch=B, sq=Sq, sk=Sk, heads=H, kv_heads=Hkv, head_dim=D,
-                           causal=causal))
+                           causal=causal, kernel=kernel),
+                flags=["--attention-kernel", kernel])
 
 
 ATTENTION_BENCH = [
@@ -265,6 +270,13 @@ ATTENTION_BENCH = [
     attention_bench_case(4, 4096, 4096, 32, 8, 128, True, "bench_attention_llama8b_causal"),
     *[attention_bench_case(B, 1, Sk, 32, 8, 128, True, f"bench_decode_llama8b_b{B}_kv{Sk // 1024}k")
       for Sk in (1024, 8192, 32768) for B in (1, 8, 64)],
+    # The mma.sync kernel on the same shapes, for the wgmma kernel's gain.
+    attention_bench_case(4, 4096, 4096, 16, 16, 128, True, "bench_attention_d128_causal_mma_sync",
+                         "flash"),
+    attention_bench_case(4, 4096, 4096, 32, 8, 128, True, "bench_attention_llama8b_causal_mma_sync",
+                         "flash"),
+    attention_bench_case(8, 1, 8192, 32, 8, 128, True, "bench_decode_llama8b_b8_kv8k_mma_sync",
+                         "flash"),
 ]
 
 
@@ -298,9 +310,16 @@ CASES = [
     # against the PyTorch sequence it replaces.
     norm_swiglu_case(300, 520, 136, "wgmma_norm_swiglu_300x520x136"),
     norm_swiglu_bench_case(2048, 4096, 14336, "bench_fused_norm_swiglu_m2048"),
-    # Flash attention (mma.sync): numerics at Llama-3.1-8B's heads, prefill
-    # and a decode step on a cache off the tile size; then the benchmarks.
+    # Flash attention: numerics at Llama-3.1-8B's heads, prefill and a decode
+    # step on a cache off the tile size, on the sm_90a wgmma kernel (auto) and
+    # on the mma.sync kernel; head dims 64 and 256 on wgmma; then the
+    # benchmarks.
     flash_attention_case(2, 300, 300, 32, 8, 128, "flash_attention_llama8b_s300"),
     flash_attention_case(3, 1, 1000, 32, 8, 128, "flash_attention_llama8b_decode_kv1000"),
+    flash_attention_case(2, 300, 300, 32, 8, 128, "mma_sync_attention_llama8b_s300", "flash"),
+    flash_attention_case(3, 1, 1000, 32, 8, 128, "mma_sync_attention_llama8b_decode_kv1000",
+                         "flash"),
+    flash_attention_case(1, 777, 777, 14, 2, 64, "flash_attention_gqa7_d64_s777"),
+    flash_attention_case(1, 130, 260, 4, 1, 256, "flash_attention_d256_s130_kv260"),
     *ATTENTION_BENCH,
 ]

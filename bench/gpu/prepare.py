@@ -32,7 +32,7 @@ def main():
         src = out / "artifacts" / f"{c['name']}.mlir"
         src.write_text(c["text"])
         cmd = [str(build / "bin" / "rlx-compile"), str(src), "-o", str(out / "artifacts" / c["name"]),
-               "--chip", a.chip, "--spills", "error"]
+               "--chip", a.chip, "--spills", "error", *c.get("flags", [])]
         subprocess.run(cmd, check=True)
     shutil.copy2(build / "bin" / "rlx-gpu-run", out / "bin")
     shutil.copy2(build / "lib" / "libRLXGPURuntime.so", out / "bin")
