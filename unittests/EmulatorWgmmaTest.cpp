@@ -174,15 +174,23 @@ TEST(EmulatorWgmma, Swizzle128BAsTmaWritesIt) {
 }
 
 /// B (n × 16) MN-major under the 128B swizzle, as TMA lands V's rows in
-/// flash attention: row k holds 64 n values (128 bytes), 8-row atoms; the
-/// next 64 n values are LBO bytes further, the next 8 k SBO = 1024 bytes.
-/// Element (n, k) at (n / 64)·LBO + k·128 + 2·(n % 64), then the swizzle.
-void putTransposedB(WgmmaCase &s, uint32_t n, uint32_t lbo) {
-  for (uint32_t col = 0; col < n; ++col)
+/// flash attention: row k of a 64-column chunk is 128 bytes (64 n values),
+/// rows of one 8-row atom are consecutive; the atoms of k = 8..15 start
+/// `atoms` bytes after those of k = 0..7 and the next 64 columns `chunks`
+/// bytes further. Element (n, k) at
+/// (n / 64)·chunks + (k / 8)·atoms + (k % 8)·128 + 2·(n % 64), then the
+/// swizzle; the descriptor takes LBO = chunks, SBO = atoms (PTX ISA,
+/// MN-major canonical layouts).
+void putTransposed(std::vector<uint8_t> &img, uint32_t base, uint32_t rows, uint32_t chunks,
+                   uint32_t atoms, float (*value)(uint32_t, uint32_t)) {
+  for (uint32_t col = 0; col < rows; ++col)
     for (uint32_t k = 0; k < 16; ++k) {
-      uint32_t off = (col / 64) * lbo + k * 128 + 2 * (col % 64);
-      put(s.image, s.offB + (off ^ (((off >> 7) & 7) << 4)), B(col, k));
+      uint32_t off = (col / 64) * chunks + (k / 8) * atoms + (k % 8) * 128 + 2 * (col % 64);
+      put(img, base + (off ^ (((off >> 7) & 7) << 4)), value(col, k));
     }
+}
+void putTransposedB(WgmmaCase &s, uint32_t n, uint32_t lbo) {
+  putTransposed(s.image, s.offB, n, lbo, 1024, B);
 }
 
 TEST(EmulatorWgmma, TransposedBMNMajorSwizzle128B) {
@@ -207,6 +215,26 @@ TEST(EmulatorWgmma, TransposedBMNMajorSwizzle128B) {
   std::vector<float> out(128 * s.n / 2, -1);
   ASSERT_EQ(run(s, out), "");
   checkD(out, 1.0f, true, s.n);
+}
+
+TEST(EmulatorWgmma, TransposedAAndBWithSpreadAtoms) {
+  // Both operands MN-major (imm-trans-a and -b), their 8-k atoms 2048 bytes
+  // apart (SBO, not the packed 1024) and column chunks 8192 bytes apart
+  // (LBO): an emulator that swapped LBO and SBO, or assumed packed atoms,
+  // reads other bytes.
+  WgmmaCase s{};
+  s.n = 128;
+  s.offA = 0;
+  s.offB = 4 * 8192;
+  s.image.assign(s.offB + 2 * 8192, 0);
+  putTransposed(s.image, s.offA, 64, 8192, 2048, A);
+  putTransposed(s.image, s.offB, s.n, 8192, 2048, B);
+  uint64_t layout = uint64_t(8192 >> 4) << 16 | uint64_t(2048 >> 4) << 32 | uint64_t(1) << 62;
+  s.descA = s.descB = layout;
+  s.flags = 8 | 16;
+  std::vector<float> out(128 * s.n / 2, -1);
+  ASSERT_EQ(run(s, out), "");
+  checkD(out, 1.0f, false, s.n);
 }
 
 TEST(EmulatorWgmma, RegisterAWithTransposedB) {

@@ -58,12 +58,28 @@ CASES = {
                             layout="bhsd", mask_kind="causal"),
     "bhsd-gqa4-decode": dict(dtype="bf16", B=3, Sq=1, Sk=129, heads=8, kv=2, D=128,
                              layout="bhsd", mask_kind="causal"),
+    "bhsd-gqa3-partial-tiles": dict(dtype="bf16", B=1, Sq=50, Sk=90, heads=6, kv=2, D=64,
+                                    layout="bhsd", mask_kind="causal"),
+    # Causal with Sq > Sk: rows that see no key are 0, whole blocks see none.
+    "causal-sq-gt-sk": dict(dtype="bf16", B=1, Sq=200, Sk=50, heads=4, kv=2, D=64,
+                            mask_kind="causal"),
+    "two-consumers-d128-dv256": dict(dtype="f16", B=1, Sq=100, Sk=140, heads=2, kv=2, D=128,
+                                     Dv=256, mask_kind="causal"),
+    # Key splits of a prefill (partials with two consumers, 64-key tiles at
+    # head dim 192, ranges off the tiles).
+    "split3-prefill-causal-d192": dict(dtype="bf16", B=1, Sq=80, Sk=300, heads=4, kv=2, D=192,
+                                       mask_kind="causal", extra=("--kv-splits", "3")),
+    "split5-prefill-window-d64": dict(dtype="bf16", B=2, Sq=40, Sk=333, heads=4, kv=1, D=64,
+                                      mask_kind="sliding_window", window=70,
+                                      extra=("--kv-splits", "5")),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_wgmma_attention_matches_numpy(name):
-    y, ref = run_case(**CASES[name], flags=WGMMA)
+    case = dict(CASES[name])
+    flags = WGMMA + tuple(case.pop("extra", ()))
+    y, ref = run_case(**case, flags=flags)
     assert_close(y, ref, rtol=2e-2, atol=2e-2)
 
 
@@ -77,6 +93,12 @@ def test_masks_a4_bool_and_additive(dtype):
     m[:, 0, :] = False
     y, ref = run_case(dtype, 2, 20, 150, 4, 2, 64, mask=m, flags=WGMMA)
     assert np.all(y.reshape(2, 20, -1)[:, 0] == 0)
+    assert_close(y, ref, rtol=2e-2, atol=2e-2)
+    # Two consumers (100 queries × 2 heads), a [B, H, Sq, Sk] mask.
+    m4 = rng.random((1, 4, 100, 150)) > 0.4
+    m4[0, 1, 7, :] = False
+    y, ref = run_case(dtype, 1, 100, 150, 4, 2, 64, mask=m4, flags=WGMMA)
+    assert np.all(y.reshape(100, 4, 64)[7, 1] == 0)
     assert_close(y, ref, rtol=2e-2, atol=2e-2)
     add = np.where(rng.random((20, 150)) > 0.2, rng.standard_normal((20, 150)), -np.inf)
     if dtype == "bf16":

@@ -176,7 +176,8 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
 
   LaunchConfig launch;
   launch.block = {kWarpgroup * (p.consumers + 1), 1, 1};
-  launch.grid = {ceilDiv(sq, p.queries), cfg.numKvHeads, shape.batch * splits};
+  launch.grid = {rowTiles(wgmmaFlashTiles(sq * group, group, d, dv), sq, group), cfg.numKvHeads,
+                 shape.batch * splits};
   launch.dynamicSharedBytes = p.sharedBytes;
 
   // Tensor maps: operands as [B, S, H, D] (BSD's last dim split), or
@@ -514,8 +515,10 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
           NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, fullQ, kb.i32(0), ticks);
           // The first tile.
           auto [s0, ph0] = slot(tLo);
-          takeTurn();
+          // The data first, then the turn (a consumer waiting for TMA does
+          // not hold the other back).
           waitParity(fullK(s0), ph0);
+          takeTurn();
           fence();
           Value sAcc = issueQK(s0);
           commit();
@@ -534,9 +537,9 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
                 auto [s, phase] = slot(t);
                 Value prev = kb.sub(t, kb.idx(1));
                 auto [sPrev, phPrev] = slot(prev);
-                takeTurn();
                 waitParity(fullK(s), phase);
                 waitParity(fullV(sPrev), phPrev);
+                takeTurn();
                 fence();
                 Value sNew = issueQK(s);
                 commit();
@@ -562,14 +565,17 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
           // The last tile's P·V.
           Value last = kb.sub(tHi, kb.idx(1));
           auto [sLast, phLast] = slot(last);
-          takeTurn();
           waitParity(fullV(sLast), phLast);
+          takeTurn();
           fence();
           SmallVector<Value> pRegs(state.begin() + 5, state.end());
           Value o = issuePV(sLast, state[4], pRegs);
           commit();
           passTurn();
           waitGroups(0);
+          // Released although nothing reloads it: every stage's phases
+          // stay balanced.
+          arrive(emptyV(sLast));
           SmallVector<Value> oVals = fenced(o, dv / 2);
           Value acc = LLVM::UndefOp::create(kb.b, loc, oType);
           for (int64_t e = 0; e < dv / 2; ++e)

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/InterleavedRange.h"
 
 namespace mlir::rlx {
 #define GEN_PASS_DEF_CONVERTRLXLIRTOGPU
@@ -74,7 +75,8 @@ gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc, gpu::GPUModuleOp mod
 
 /// The host side of a tensor-map parameter: `memref` (its leading dims
 /// collapsed into one, or its last dim split in two, to the map's shape) →
-/// unranked → nvgpu.tma.create.descriptor → the kernel's !llvm.ptr.
+/// unranked → nvgpu.tma.create.descriptor → the kernel's !llvm.ptr; null
+/// (with a located error) when the memref cannot take the map's shape.
 Value hostTensorMap(OpBuilder &b, Location loc, Value memref, const TensorMapParam &t) {
   auto type = cast<MemRefType>(memref.getType());
   if (t.shape.size() == static_cast<size_t>(type.getRank() + 1)) {
@@ -85,10 +87,13 @@ Value hostTensorMap(OpBuilder &b, Location loc, Value memref, const TensorMapPar
     groups.push_back({type.getRank() - 1, type.getRank()});
     FailureOr<MemRefType> expanded =
         memref::ExpandShapeOp::computeExpandedType(type, t.shape, groups);
-    if (succeeded(expanded)) {
-      memref = memref::ExpandShapeOp::create(b, loc, *expanded, memref, groups);
-      type = *expanded;
+    if (failed(expanded)) {
+      emitError(loc) << "convert-rlx-lir-to-gpu: a tensor map cannot see " << type << " as ["
+                     << llvm::interleaved(t.shape) << "]";
+      return Value();
     }
+    memref = memref::ExpandShapeOp::create(b, loc, *expanded, memref, groups);
+    type = *expanded;
   } else if (type.getShape() != ArrayRef<int64_t>(t.shape)) {
     // Leading dimensions into one: [d0, ..., dn-2, dn-1] -> [d0·…·dn-2, dn-1].
     SmallVector<ReassociationIndices> groups(1);
@@ -113,8 +118,8 @@ Value hostTensorMap(OpBuilder &b, Location loc, Value memref, const TensorMapPar
 }
 
 /// Ends `fn`'s body, records the block size and launches it from `at`.
-void finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn, const LaunchConfig &launch,
-                     Operation *at, ValueRange args) {
+LogicalResult finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn, const LaunchConfig &launch,
+                              Operation *at, ValueRange args) {
   Block &entry = fn.getBody().front();
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, fn.getLoc());
@@ -127,13 +132,17 @@ void finishAndLaunch(OpBuilder &b, gpu::GPUFuncOp fn, const LaunchConfig &launch
   gpu::KernelDim3 gridDim{idx(launch.grid[0]), idx(launch.grid[1]), idx(launch.grid[2])};
   gpu::KernelDim3 blockDim{idx(launch.block[0]), idx(launch.block[1]), idx(launch.block[2])};
   SmallVector<Value> operands(args);
-  for (const TensorMapParam &t : launch.tensorMaps)
+  for (const TensorMapParam &t : launch.tensorMaps) {
     operands.push_back(hostTensorMap(b, at->getLoc(), args[t.memrefArg], t));
+    if (!operands.back())
+      return failure();
+  }
   Value smem = launch.dynamicSharedBytes
                    ? Value(arith::ConstantIntOp::create(b, at->getLoc(), b.getI32Type(),
                                                         launch.dynamicSharedBytes))
                    : Value();
   gpu::LaunchFuncOp::create(b, at->getLoc(), fn, gridDim, blockDim, smem, operands);
+  return success();
 }
 
 struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRToGPUPass> {
@@ -210,7 +219,8 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
             buildCopyKernel(k, b, k.getArgument(0), k.getArgument(1), target);
         if (failed(launch))
           return copy.emitError("convert-rlx-lir-to-gpu: this copy has no GPU kernel");
-        finishAndLaunch(b, k, *launch, copy, args);
+        if (failed(finishAndLaunch(b, k, *launch, copy, args)))
+          return failure();
         copy.erase();
       }
     }
@@ -259,7 +269,8 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
              << chosen->name() << " kernel needs " << launch->dynamicSharedBytes
              << " bytes of shared memory; " << target.chip << " allows "
              << target.maxSharedMemoryPerBlock();
-    finishAndLaunch(b, k, *launch, kernel, args);
+    if (failed(finishAndLaunch(b, k, *launch, kernel, args)))
+      return failure();
     kernel.erase();
     return success();
   }

@@ -28,12 +28,12 @@ namespace {
 // The fewest keys worth a split and the most splits.
 constexpr int64_t kMinKeysPerSplit = 256, kMaxSplits = 128;
 
-/// The heuristic's split count for attention over `rows` packed query rows
-/// (Sq · group) of `kvHeads` kv heads and `batch` batches, `keys` keys, on a
-/// kernel of `tiles`.
-int64_t chooseSplits(int64_t rows, int64_t kvHeads, int64_t batch, int64_t keys, int64_t sms,
-                     const FlashTiles &tiles) {
-  int64_t blocks = (rows + tiles.rows - 1) / tiles.rows * kvHeads * batch;
+/// The heuristic's split count for attention over Sq queries of `group`
+/// query heads per kv head, `kvHeads` kv heads, `batch` batches and `keys`
+/// keys, on a kernel of `tiles`.
+int64_t chooseSplits(int64_t sq, int64_t group, int64_t kvHeads, int64_t batch, int64_t keys,
+                     int64_t sms, const FlashTiles &tiles) {
+  int64_t blocks = rowTiles(tiles, sq, group) * kvHeads * batch;
   int64_t slots = tiles.blocksPerSM * sms;
   if (blocks <= 0 || sms <= 0 || 10 * blocks >= 8 * slots)
     return 1;
@@ -81,7 +81,7 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
                              ? wgmmaFlashTiles(sq * group, group, cfg.headDim, dv)
                              : mmaSyncFlashTiles();
       int64_t n = kvSplits > 0 ? kvSplits
-                               : chooseSplits(sq * group, cfg.numKvHeads, q.getShape()[0], sk,
+                               : chooseSplits(sq, group, cfg.numKvHeads, q.getShape()[0], sk,
                                               smCount, tiles);
       // Splits of whole key tiles (the last one shorter), as many as the
       // grid's z dimension takes.

@@ -155,8 +155,9 @@ def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
     (`.minnctapersm 2`); with `wgmma` (sm_90a) and bf16/f16 head dims that
     are multiples of 16 from 64 to 256, the wgmma kernel's R = 64 (128 when
     Sq · group or the group exceed 64), 128-key tiles (64 above head dim
-    128) and one slot per SM. The heuristic (`kv-splits=0`), after
-    FlashAttention's: with blocks = ceil(Sq · num_heads / num_kv_heads / R) ·
+    128) and one slot per SM, each block holding R / group whole queries.
+    The heuristic (`kv-splits=0`), after FlashAttention's: with blocks =
+    ceil(Sq · group / R) (wgmma: ceil(Sq / floor(R / group))) ·
     num_kv_heads · B, no split when blocks ≥ 0.8 · slots; otherwise, among
     n ≤ min(128, Sk / 256), the wave efficiency
     e(n) = (blocks·n / slots) / ceil(blocks·n / slots) is computed and the
