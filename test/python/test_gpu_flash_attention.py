@@ -119,20 +119,30 @@ def test_masks_a4_bool_and_additive(dtype):
     assert_close(y, ref, rtol=2e-2, atol=2e-2)
 
 
-def test_a1_a2_a3_closed_forms():
-    """A1-A3 (D = 2 in the case, zero-padded here to the kernel's D = 16 with
-    scale 1/sqrt(2) kept): bottom-right causal, a decode row, windows."""
-    q = np.zeros((1, 3, 16), np.float32)
-    q[0, :, :2] = [[1, 0], [0, 1], [1, 1]]
-    v = np.zeros((1, 3, 16), np.float32)
-    v[0, :, :2] = [[1, 2], [3, 4], [5, 6]]
+KERNELS = ["flash", "wgmma"]
+
+
+def padded(a, D=64):
+    """Zero-padded to head dim D (the wgmma kernel's smallest is 64; zero
+    dims change no logit)."""
+    out = np.zeros(a.shape[:-1] + (D,), np.float32)
+    out[..., :a.shape[-1]] = a
+    return out
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a1_a2_a3_closed_forms(kernel):
+    """A1-A3 (D = 2 in the case, zero-padded to 64 with scale 1/sqrt(2)
+    kept): bottom-right causal, a decode row, windows; on both flash kernels."""
+    q = padded(np.array([[[1, 0], [0, 1], [1, 1]]], np.float32))
+    v = padded(np.array([[[1, 2], [3, 4], [5, 6]]], np.float32))
 
     def run(qq, attrs):
-        text = attention_module("f16", qq.shape, q.shape, v.shape, 1, 1, 16,
+        text = attention_module("f16", qq.shape, q.shape, v.shape, 1, 1, 64,
                                 attrs=attrs + f" scale = {1 / np.sqrt(2):e}")
         return run_gpu(text, {"q": qq.astype(np.float16), "k": q.astype(np.float16),
                               "v": v.astype(np.float16)},
-                       flags=["--attention-kernel", "flash"])["result0"].astype(np.float32)[0, :, :2]
+                       flags=["--attention-kernel", kernel])["result0"].astype(np.float32)[0, :, :2]
 
     tol = dict(rtol=2e-3, atol=2e-3)
     np.testing.assert_allclose(run(q, "causal"), [[1, 2], [2.3395231, 3.3395231],
@@ -143,40 +153,46 @@ def test_a1_a2_a3_closed_forms():
     np.testing.assert_allclose(run(q, "sliding_window window = 1"), [[1, 2], [3, 4], [5, 6]], **tol)
 
 
-def test_a5_logits_near_minus_60000():
-    """A5: logits all near -6e4 are a normal softmax, not a masked row."""
-    Sk = 70
-    q = np.zeros((1, 1, 16), np.float32)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a5_logits_near_minus_60000(kernel):
+    """A5: logits all near -6e4 are a normal softmax, not a masked row (200
+    keys: several key tiles, so the running max rescales)."""
+    Sk = 200
+    q = np.zeros((1, 1, 64), np.float32)
     q[0, 0, :2] = 1
-    k = np.zeros((1, Sk, 16), np.float32)
+    k = np.zeros((1, Sk, 64), np.float32)
     k[0, :, 0] = -60000.0  # exact in f16
     k[0, :, 1] = np.linspace(-2, 2, Sk)
-    v = np.random.default_rng(5).standard_normal((1, Sk, 16)).astype(np.float16)
-    text = attention_module("f16", q.shape, k.shape, v.shape, 1, 1, 16, attrs="scale = 1.0")
+    v = np.random.default_rng(5).standard_normal((1, Sk, 64)).astype(np.float16)
+    text = attention_module("f16", q.shape, k.shape, v.shape, 1, 1, 64, attrs="scale = 1.0")
     y = run_gpu(text, {"q": q.astype(np.float16), "k": k.astype(np.float16), "v": v},
-                flags=["--attention-kernel", "flash"])["result0"].astype(np.float64)
+                flags=["--attention-kernel", kernel])["result0"].astype(np.float64)
     s = k[0, :, 1].astype(np.float16).astype(np.float64)
     p = np.exp(s - s.max())
     assert_close(y[0, 0], (p / p.sum()) @ v[0].astype(np.float64), rtol=2e-2, atol=2e-3)
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("causal", [True, False])
-def test_g2_decode_tail(causal):
-    """G2: Sq = 1, q = 0, K = 1, V[j, d] = j + 0.01 d: out[d] = (Sk - 1)/2
-    + 0.01 d at every Sk (keys past Sk never weigh in)."""
-    D = 16
-    for Sk in (1, 17, 255, 256, 257, 300):
+@pytest.mark.parametrize("splits", [None, 3])
+def test_g2_decode_tail(causal, splits, kernel):
+    """G2 (D = 64): Sq = 1, q = 0, K = 1, V[j, d] = j + 0.01 d gives
+    out[d] = (Sk - 1)/2 + 0.01 d at every Sk, across the 64- and 128-key
+    tiles, with and without key splits (ranges off the tiles): keys past Sk
+    never weigh in."""
+    D = 64
+    flags = ["--attention-kernel", kernel] + (["--kv-splits", str(splits)] if splits else [])
+    for Sk in (1, 17, 128, 129, 257, 300):
         j, d = np.meshgrid(np.arange(Sk), np.arange(D), indexing="ij")
         v = (j + 0.01 * d)[None].astype(np.float16)
         q = np.zeros((1, 1, D), np.float16)
         k = np.ones((1, Sk, D), np.float16)
         text = attention_module("f16", q.shape, k.shape, v.shape, 1, 1, D,
                                 attrs="causal" if causal else "")
-        y = run_gpu(text, {"q": q, "k": k, "v": v},
-                    flags=["--attention-kernel", "flash"])["result0"].astype(np.float64)
+        y = run_gpu(text, {"q": q, "k": k, "v": v}, flags=flags)["result0"].astype(np.float64)
         expect = v[0].astype(np.float64).mean(0)  # the f16-rounded V's mean
         assert_close(y[0, 0], expect, rtol=2e-2, atol=1e-3)
-        assert abs(y[0, 0, 0] - (Sk - 1) / 2) <= 2e-2 * max(1, (Sk - 1) / 2)
+        assert abs(y[0, 0, 0] - (Sk - 1) / 2) <= 2e-2 * max(1, (Sk - 1) / 2), Sk
 
 
 def test_repeated_runs_identical_and_ptx():

@@ -3,8 +3,9 @@ lib/Conversion/LIRToGPU/FlashAttentionWgmmaKernel.cpp (TMA, mbarriers,
 warp-specialized wgmma, P in registers) under the emulator against the
 float64 numpy reference of reference.py (bf16/f16 2e-2 relative), over GQA
 ratios, head dims, masks, layouts, one and two consumer warpgroups, tile
-boundaries and key splits; cases A1-A6, G1 and G2 of ../shared/cases with
-head dims padded to the kernel's 64; repeated runs; PTX and ptxas."""
+boundaries and key splits; cases A4, A6 and G1 of ../shared/cases with head
+dims padded to the kernel's 64 (A1-A3, A5 and G2 run on both flash kernels in
+test_gpu_flash_attention.py); repeated runs; PTX and ptxas."""
 from __future__ import annotations
 
 import pathlib
@@ -17,24 +18,19 @@ import pytest
 import reference
 from gpu_harness import compile_artifact, run_artifact, run_gpu, to_bf16_bits
 from harness import assert_close
-from test_gpu_flash_attention import attention_module, rounded, run_case
+from test_gpu_flash_attention import CASES as FLASH_CASES
+from test_gpu_flash_attention import attention_module, padded, rounded, run_case
 
 WGMMA = ("--attention-kernel", "wgmma")
 
+# The mma.sync kernel's cases its head dims allow (64 and up), and more:
+# GQA 7 at one query, MQA 16, head dims 80 / 192 / 256, value head sizes of
+# their own, lengths off the 128-key and 128-row tiles, one consumer (packed
+# rows <= 64) and two, BHSD's head-major tiles, key splits.
 CASES = {
-    # GQA 1 / 2 / 4 / 7 / 8 (and MQA 16), head dims 64 / 80 / 96 / 128 / 256,
-    # Sq != Sk, lengths off the 128-key and 128-row tiles; one consumer
-    # (packed rows <= 64) and two.
-    "gqa1-d64-causal-a6-37": dict(dtype="bf16", B=1, Sq=37, Sk=37, heads=2, kv=2, D=64,
-                                  mask_kind="causal"),
-    "gqa2-d128-f16": dict(dtype="f16", B=1, Sq=100, Sk=100, heads=4, kv=2, D=128),
-    "gqa4-d96-sq5-sk77": dict(dtype="bf16", B=1, Sq=5, Sk=77, heads=8, kv=2, D=96,
-                              mask_kind="causal"),
-    "gqa7-d64-a6-100": dict(dtype="bf16", B=1, Sq=100, Sk=100, heads=14, kv=2, D=64,
-                            mask_kind="causal"),
+    **{name: case for name, case in FLASH_CASES.items()
+       if case["D"] >= 64 and case.get("Dv", case["D"]) >= 64},
     "gqa7-d64-a6-1": dict(dtype="bf16", B=1, Sq=1, Sk=1, heads=14, kv=2, D=64, mask_kind="causal"),
-    "gqa8-d128-decode": dict(dtype="bf16", B=2, Sq=1, Sk=300, heads=8, kv=1, D=128,
-                             mask_kind="causal"),
     "mqa16-d64-sq9": dict(dtype="f16", B=1, Sq=9, Sk=200, heads=16, kv=1, D=64),
     "gqa4-d80-dv64": dict(dtype="bf16", B=1, Sq=40, Sk=130, heads=4, kv=1, D=80, Dv=64),
     "d256-causal": dict(dtype="bf16", B=1, Sq=70, Sk=150, heads=2, kv=1, D=256, mask_kind="causal"),
@@ -42,18 +38,8 @@ CASES = {
     "sq-lt-sk-causal-multi-tile": dict(dtype="bf16", B=1, Sq=300, Sk=520, heads=2, kv=1, D=128,
                                        mask_kind="causal"),
     "sk-256-exact-tiles": dict(dtype="bf16", B=2, Sq=128, Sk=256, heads=2, kv=2, D=64),
-    # Sliding window: whole key tiles skipped below the window.
-    "window-20": dict(dtype="bf16", B=1, Sq=130, Sk=130, heads=4, kv=2, D=64,
-                      mask_kind="sliding_window", window=20),
-    "window-1-sq7-sk70": dict(dtype="f16", B=1, Sq=7, Sk=70, heads=2, kv=1, D=64,
-                              mask_kind="sliding_window", window=1),
     "window-300-sk700": dict(dtype="bf16", B=1, Sq=200, Sk=700, heads=2, kv=1, D=128,
                              mask_kind="sliding_window", window=300),
-    "softcap-scale": dict(dtype="bf16", B=1, Sq=33, Sk=65, heads=4, kv=4, D=64, scale=0.3,
-                          softcap=5.0, mask_kind="causal"),
-    # Layouts: BSHD (query-major tile rows), BHSD (head-major tile rows).
-    "bshd-causal": dict(dtype="bf16", B=2, Sq=70, Sk=70, heads=4, kv=2, D=64, mask_kind="causal",
-                        layout="bshd"),
     "bhsd-gqa2-dv128": dict(dtype="f16", B=2, Sq=90, Sk=200, heads=4, kv=2, D=64, Dv=128,
                             layout="bhsd", mask_kind="causal"),
     "bhsd-gqa4-decode": dict(dtype="bf16", B=3, Sq=1, Sk=129, heads=8, kv=2, D=128,
@@ -107,73 +93,6 @@ def test_masks_a4_bool_and_additive(dtype):
                       flags=WGMMA)
     assert np.isfinite(y).all()
     assert_close(y, ref, rtol=2e-2, atol=2e-2)
-
-
-def padded(a, D=64):
-    out = np.zeros(a.shape[:-1] + (D,), np.float32)
-    out[..., :a.shape[-1]] = a
-    return out
-
-
-def test_a1_a2_a3_closed_forms():
-    """A1-A3 (D = 2 in the case, zero-padded to the kernel's 64 with scale
-    1/sqrt(2) kept): bottom-right causal, a decode row, windows."""
-    q = padded(np.array([[[1, 0], [0, 1], [1, 1]]], np.float32))
-    v = padded(np.array([[[1, 2], [3, 4], [5, 6]]], np.float32))
-
-    def run(qq, attrs):
-        text = attention_module("f16", qq.shape, q.shape, v.shape, 1, 1, 64,
-                                attrs=attrs + f" scale = {1 / np.sqrt(2):e}")
-        return run_gpu(text, {"q": qq.astype(np.float16), "k": q.astype(np.float16),
-                              "v": v.astype(np.float16)},
-                       flags=list(WGMMA))["result0"].astype(np.float32)[0, :, :2]
-
-    tol = dict(rtol=2e-3, atol=2e-3)
-    np.testing.assert_allclose(run(q, "causal"), [[1, 2], [2.3395231, 3.3395231],
-                                                  [3.5104695, 4.5104695]], **tol)
-    np.testing.assert_allclose(run(q[:, 2:], "causal"), [[3.5104695, 4.5104695]], **tol)
-    np.testing.assert_allclose(run(q, "sliding_window window = 2"),
-                               [[1, 2], [2.3395231, 3.3395231], [4.3395231, 5.3395231]], **tol)
-    np.testing.assert_allclose(run(q, "sliding_window window = 1"), [[1, 2], [3, 4], [5, 6]], **tol)
-
-
-def test_a5_logits_near_minus_60000():
-    """A5: logits all near -6e4 are a normal softmax, not a masked row (two
-    key tiles, so the running max rescales)."""
-    Sk = 200
-    q = np.zeros((1, 1, 64), np.float32)
-    q[0, 0, :2] = 1
-    k = np.zeros((1, Sk, 64), np.float32)
-    k[0, :, 0] = -60000.0  # exact in f16
-    k[0, :, 1] = np.linspace(-2, 2, Sk)
-    v = np.random.default_rng(5).standard_normal((1, Sk, 64)).astype(np.float16)
-    text = attention_module("f16", q.shape, k.shape, v.shape, 1, 1, 64, attrs="scale = 1.0")
-    y = run_gpu(text, {"q": q.astype(np.float16), "k": k.astype(np.float16), "v": v},
-                flags=list(WGMMA))["result0"].astype(np.float64)
-    s = k[0, :, 1].astype(np.float16).astype(np.float64)
-    p = np.exp(s - s.max())
-    assert_close(y[0, 0], (p / p.sum()) @ v[0].astype(np.float64), rtol=2e-2, atol=2e-3)
-
-
-@pytest.mark.parametrize("causal", [True, False])
-@pytest.mark.parametrize("splits", [None, 3])
-def test_g2_decode_tail(causal, splits):
-    """G2 (D = 64): Sq = 1, q = 0, K = 1, V[j, d] = j + 0.01 d gives
-    out[d] = (Sk - 1)/2 + 0.01 d at every Sk, on 128-key tiles, with and
-    without key splits (ranges off the tiles): keys past Sk never weigh in."""
-    D = 64
-    flags = list(WGMMA) + (["--kv-splits", str(splits)] if splits else [])
-    for Sk in (1, 17, 127, 128, 129, 255, 256, 257, 300):
-        j, d = np.meshgrid(np.arange(Sk), np.arange(D), indexing="ij")
-        v = (j + 0.01 * d)[None].astype(np.float16)
-        q = np.zeros((1, 1, D), np.float16)
-        k = np.ones((1, Sk, D), np.float16)
-        text = attention_module("f16", q.shape, k.shape, v.shape, 1, 1, D,
-                                attrs="causal" if causal else "")
-        y = run_gpu(text, {"q": q, "k": k, "v": v}, flags=flags)["result0"].astype(np.float64)
-        expect = v[0].astype(np.float64).mean(0)  # the f16-rounded V's mean
-        assert_close(y[0, 0], expect, rtol=2e-2, atol=1e-3)
-        assert abs(y[0, 0, 0] - (Sk - 1) / 2) <= 2e-2 * max(1, (Sk - 1) / 2), Sk
 
 
 def test_g1_partials_on_the_wgmma_kernel():

@@ -153,20 +153,6 @@ def test_decode_split_kv_on_flash_matches_numpy(flags, split):
     assert_close(y, ref, rtol=2e-2, atol=2e-2)
 
 
-@pytest.mark.parametrize("causal", [True, False])
-def test_g2_decode_tail_with_split_kv(causal):
-    """G2 with split-KV on (4 and 3 splits: ranges off the 64-key tiles)."""
-    D = 16
-    for Sk, splits in ((255, 4), (257, 3), (300, 4), (17, 3)):
-        j, d = np.meshgrid(np.arange(Sk), np.arange(D), indexing="ij")
-        v = (j + 0.01 * d)[None].astype(np.float16)
-        text = decode_module(1, 1, Sk, 1, 1, D, "f16", "causal" if causal else "")
-        y = run_gpu(text, {"q": np.zeros((1, 1, D), np.float16), "k": np.ones((1, Sk, D), np.float16),
-                           "v": v}, flags=["--kv-splits", str(splits), "--attention-kernel", "flash"])
-        assert_close(y["result0"][0, 0].astype(np.float64), v[0].astype(np.float64).mean(0),
-                     rtol=2e-2, atol=1e-3)
-
-
 @pytest.mark.parametrize("dtype,kernel", [("bf16", "flash"), ("bf16", "wgmma"), ("f32", "auto")])
 def test_attention_partial_flash_and_simt_match_numpy(dtype, kernel):
     """attention_partial itself on the mma.sync and the sm_90a wgmma flash

@@ -46,6 +46,14 @@ struct AttentionOperands {
 /// Fails (a located error) when an operand is not a kernel input.
 FailureOr<AttentionOperands> attentionOperands(KernelContext &ctx);
 
+/// A flash kernel's block coordinates: x the row tile, y the kv head, z the
+/// (kv split, batch) pair; the split sees keys [kLo, kHi) (all of them for
+/// plain attention).
+struct FlashBlock {
+  Value tile, kvHead, batch, split, kLo, kHi;
+};
+FlashBlock flashBlock(KernelBuilder &kb, const AttentionOperands &a);
+
 /// What both flash kernels (mma.sync and wgmma) share: logits in log2 units
 /// (log2 e folded into the scale, the additive mask and the softcap's
 /// output) with DESIGN §3's masks, for a block whose batch is `b` and whose
@@ -75,6 +83,12 @@ std::pair<Value, Value> visibleKeyTiles(KernelBuilder &kb, const AttentionOperan
 /// causal / sliding-window range.
 Value wholeKeyTile(KernelBuilder &kb, const AttentionOperands &a, Value kLo, Value kHi, Value iMin,
                    Value iMax, Value t, int64_t tileKeys);
+
+/// What both flash kernels need: tensor cores on, the chip's instruction
+/// (`chipHas`, else `chipWhy`), bf16/f16 query, key, value and output of one
+/// type ("" when all hold).
+std::string whyNoTensorCoreAttention(KernelContext &ctx, const AttentionOperands &a, bool chipHas,
+                                     const std::string &chipWhy);
 
 /// "" when the flash-attention kernel computes the attention (tensor cores
 /// on an sm_80+ chip, bf16/f16 operands, head dims that are multiples of 16

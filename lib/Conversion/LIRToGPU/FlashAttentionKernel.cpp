@@ -50,17 +50,27 @@ constexpr int64_t kMaxHeadDim = 128, kAlign = 128;
 constexpr double kLog2e = 1.4426950408889634;
 } // namespace
 
-std::string attention::whyNoFlashAttention(KernelContext &ctx, const AttentionOperands &a) {
+std::string attention::whyNoTensorCoreAttention(KernelContext &ctx, const AttentionOperands &a,
+                                                bool chipHas, const std::string &chipWhy) {
   if (!ctx.tensorCores)
     return "tensor cores are off (tensor-cores=false)";
-  if (!ctx.target.hasMmaSyncBF16())
-    return ctx.target.chip + " has no bf16/f16 mma.sync (sm_80+)";
-  const AttentionConfig &cfg = a.cfg;
-  Value q = a.q, k = a.k, v = a.v;
-  Type et = elementTypeOf(q);
-  if (!(et.isBF16() || et.isF16()) || elementTypeOf(k) != et || elementTypeOf(v) != et ||
+  if (!chipHas)
+    return chipWhy;
+  Type et = elementTypeOf(a.q);
+  if (!(et.isBF16() || et.isF16()) || elementTypeOf(a.k) != et || elementTypeOf(a.v) != et ||
       (a.out && elementTypeOf(a.out) != et))
     return "its query, key, value and output are not all bf16 or all f16";
+  return "";
+}
+
+std::string attention::whyNoFlashAttention(KernelContext &ctx, const AttentionOperands &a) {
+  if (std::string why = whyNoTensorCoreAttention(ctx, a, ctx.target.hasMmaSyncBF16(),
+                                                 ctx.target.chip +
+                                                     " has no bf16/f16 mma.sync (sm_80+)");
+      !why.empty())
+    return why;
+  const AttentionConfig &cfg = a.cfg;
+  Value q = a.q, k = a.k, v = a.v;
   const AttentionShape &s = a.shape;
   if (s.headDim % 16 != 0 || s.headDim > kMaxHeadDim)
     return "head_dim " + std::to_string(s.headDim) + " is not a multiple of 16 up to " +
@@ -121,6 +131,23 @@ Value FlashLogits::masked(Value dot, Value i, Value head, Value j) const {
     s = kb.select(kb.eq(s, kb.f32(-std::numeric_limits<double>::infinity())), s, scaledS);
   }
   return kb.select(visible, s, kb.f32(-std::numeric_limits<double>::infinity()));
+}
+
+FlashBlock attention::flashBlock(KernelBuilder &kb, const AttentionOperands &a) {
+  FlashBlock f;
+  f.tile = kb.blockId(gpu::Dimension::x);
+  f.kvHead = kb.blockId(gpu::Dimension::y);
+  Value z = kb.blockId(gpu::Dimension::z);
+  const int64_t sk = a.shape.sk;
+  f.batch = kb.remui(z, kb.idx(a.shape.batch));
+  f.split = kb.divui(z, kb.idx(a.shape.batch));
+  f.kLo = kb.idx(0);
+  f.kHi = kb.idx(sk);
+  if (a.splits) {
+    f.kLo = kb.minui(kb.mul(f.split, kb.idx(a.chunk)), kb.idx(sk));
+    f.kHi = kb.minui(kb.add(f.kLo, kb.idx(a.chunk)), kb.idx(sk));
+  }
+  return f;
 }
 
 std::pair<Value, Value> attention::visibleKeyTiles(KernelBuilder &kb, const AttentionOperands &a,
@@ -198,29 +225,16 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
   const double inf = std::numeric_limits<double>::infinity();
 
   // Dynamic shared memory, its base aligned at run time: Q | K | V.
-  auto smem = gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup);
-  Value dyn = gpu::DynamicSharedMemoryOp::create(
-      kb.b, loc,
-      MemRefType::get({ShapedType::kDynamic}, kb.b.getI8Type(), MemRefLayoutAttrInterface(), smem));
-  Value raw = memref::ExtractAlignedPointerAsIndexOp::create(kb.b, loc, dyn);
-  Value qS =
-      kb.add(raw, kb.remui(kb.sub(kb.idx(kAlign), kb.remui(raw, kb.idx(kAlign))), kb.idx(kAlign)));
+  Value qS = kb.alignedDynamicShared(kAlign).base;
   Value kS = kb.add(qS, kb.idx(qBytes)), vS = kb.add(kS, kb.idx(kBytes));
   auto at = [&](Value buffer, Value row, Value col, int64_t stride) {
     return kb.pointer(kb.add(buffer, kb.mul(kb.add(kb.mul(row, kb.idx(stride)), col), kb.idx(2))),
                       3);
   };
 
-  Value tile = kb.blockId(gpu::Dimension::x), g = kb.blockId(gpu::Dimension::y),
-        z = kb.blockId(gpu::Dimension::z);
-  // Block z is (kv split, batch); the split sees keys [kLo, kHi) (all of
-  // them for plain attention).
-  Value b = kb.remui(z, kb.idx(shape.batch)), split = kb.divui(z, kb.idx(shape.batch));
-  Value kLo = kb.idx(0), kHi = kb.idx(sk);
-  if (a.splits) {
-    kLo = kb.minui(kb.mul(split, kb.idx(a.chunk)), kb.idx(sk));
-    kHi = kb.minui(kb.add(kLo, kb.idx(a.chunk)), kb.idx(sk));
-  }
+  FlashBlock blk = flashBlock(kb, a);
+  Value tile = blk.tile, g = blk.kvHead, b = blk.batch, split = blk.split, kLo = blk.kLo,
+        kHi = blk.kHi;
   Value tid = kb.threadId(), lane = kb.laneId(), warp = kb.warpId();
   Value r0 = kb.mul(tile, kb.idx(kRows));
   // Tile row r: query r / group of head g·group + r % group (r < rows).

@@ -125,14 +125,10 @@ std::string choosePlan(KernelContext &ctx, const AttentionOperands &a, Plan &p) 
 } // namespace
 
 std::string attention::whyNoWgmmaAttention(KernelContext &ctx, const AttentionOperands &a) {
-  if (!ctx.tensorCores)
-    return "tensor cores are off (tensor-cores=false)";
-  if (!ctx.target.hasWgmma())
-    return ctx.target.chip + " has no wgmma (sm_90a only)";
-  Type et = elementTypeOf(a.q);
-  if (!(et.isBF16() || et.isF16()) || elementTypeOf(a.k) != et || elementTypeOf(a.v) != et ||
-      (a.out && elementTypeOf(a.out) != et))
-    return "its query, key, value and output are not all bf16 or all f16";
+  if (std::string why = whyNoTensorCoreAttention(ctx, a, ctx.target.hasWgmma(),
+                                                 ctx.target.chip + " has no wgmma (sm_90a only)");
+      !why.empty())
+    return why;
   const AttentionShape &s = a.shape;
   for (auto [name, size] : {std::pair<const char *, int64_t>{"head_dim", s.headDim},
                             {"the value head size", s.valueDim}})
@@ -143,7 +139,8 @@ std::string attention::whyNoWgmmaAttention(KernelContext &ctx, const AttentionOp
     return "an empty query, key or batch";
   if (s.group > 128)
     return "a GQA group of " + std::to_string(s.group) + " query heads (at most 128: one tile)";
-  assert(wgmmaFlashShapes(et, s.headDim, s.valueDim, s.group) && "FlashTiles.h disagrees");
+  assert(wgmmaFlashShapes(elementTypeOf(a.q), s.headDim, s.valueDim, s.group) &&
+         "FlashTiles.h disagrees");
   for (Value m : {a.q, a.k, a.v})
     if (!tmaParameter(m, ctx.fn))
       return "its query, key or value is not a kernel parameter with 16-byte aligned rows "
@@ -167,7 +164,7 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
   Location loc = kb.loc;
   MLIRContext *mctx = kb.b.getContext();
   const int64_t splits = std::max<int64_t>(a.splits, 1);
-  const int64_t d = shape.headDim, dv = shape.valueDim, sq = shape.sq, sk = shape.sk,
+  const int64_t d = shape.headDim, dv = shape.valueDim, sq = shape.sq,
                 group = shape.group, n = p.keys, stages = p.stages;
   const int64_t tileRows = p.queries * group; // rows a TMA box fills
   Type et = elementTypeOf(a.q), f32 = kb.b.getF32Type(), i32 = kb.b.getI32Type(),
@@ -207,14 +204,7 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
   if (reallocate)
     ctx.fn->setAttr("nvvm.maxnreg", kb.b.getI32IntegerAttr(kUniformRegs));
 
-  // Shared memory.
-  auto smem = gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup);
-  Value dyn = gpu::DynamicSharedMemoryOp::create(
-      kb.b, loc,
-      MemRefType::get({ShapedType::kDynamic}, kb.b.getI8Type(), MemRefLayoutAttrInterface(), smem));
-  Value raw = memref::ExtractAlignedPointerAsIndexOp::create(kb.b, loc, dyn);
-  Value base =
-      kb.add(raw, kb.remui(kb.sub(kb.idx(kAlign), kb.remui(raw, kb.idx(kAlign))), kb.idx(kAlign)));
+  Value base = kb.alignedDynamicShared(kAlign).base;
   auto qAt = [&](int64_t chunk) { return kb.add(base, kb.idx(chunk * p.rows * kRowBytes)); };
   auto kAt = [&](Value s, int64_t chunk) {
     return kb.add(base, kb.add(kb.idx(p.qBytes + chunk * n * kRowBytes),
@@ -233,15 +223,9 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
   auto emptyV = [&](Value s) { return bar(kb.add(s, kb.idx(1 + 3 * stages))); };
   auto toI32 = [&](Value v) { return arith::IndexCastOp::create(kb.b, loc, i32, v).getResult(); };
 
-  // Block coordinates: row tile, kv head g, (kv split, batch).
-  Value tile = kb.blockId(gpu::Dimension::x), g = kb.blockId(gpu::Dimension::y),
-        z = kb.blockId(gpu::Dimension::z);
-  Value b = kb.remui(z, kb.idx(shape.batch)), split = kb.divui(z, kb.idx(shape.batch));
-  Value kLo = kb.idx(0), kHi = kb.idx(sk);
-  if (a.splits) {
-    kLo = kb.minui(kb.mul(split, kb.idx(a.chunk)), kb.idx(sk));
-    kHi = kb.minui(kb.add(kLo, kb.idx(a.chunk)), kb.idx(sk));
-  }
+  FlashBlock blk = flashBlock(kb, a);
+  Value tile = blk.tile, g = blk.kvHead, b = blk.batch, split = blk.split, kLo = blk.kLo,
+        kHi = blk.kHi;
   Value i0 = kb.mul(tile, kb.idx(p.queries));
   Value iMin = i0, iMax = kb.minui(kb.add(i0, kb.idx(p.queries - 1)), kb.idx(sq - 1));
   Value tLo, tHi;

@@ -232,6 +232,16 @@ Value KernelBuilder::pointer(Value address, unsigned space) {
   return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), a);
 }
 
+KernelBuilder::AlignedShared KernelBuilder::alignedDynamicShared(int64_t align) {
+  auto smem = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value memory = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(), smem));
+  Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
+  Value pad = remui(sub(idx(align), remui(raw, idx(align))), idx(align));
+  return {memory, add(raw, pad), pad};
+}
+
 Value KernelBuilder::elementAddress(Value m, ArrayRef<Value> pos) {
   auto t = cast<MemRefType>(m.getType());
   SmallVector<int64_t> strides;

@@ -100,6 +100,14 @@ public:
   // Raw addresses (tensor-core kernels: ldmatrix, cp.async, TMA).
   /// An address (an index) as an !llvm.ptr of address space `space`.
   Value pointer(Value address, unsigned space);
+  /// The block's dynamic shared memory (an i8 memref of the workgroup
+  /// space), the shared address (index) of its first byte aligned to
+  /// `align` at run time (the launch reserves `align` bytes more), and the
+  /// padding to it.
+  struct AlignedShared {
+    Value memory, base, pad;
+  };
+  AlignedShared alignedDynamicShared(int64_t align);
   /// The byte address (index) of m[pos] in the static memref `m`, its
   /// strides and offset applied.
   Value elementAddress(Value m, ArrayRef<Value> pos);

@@ -129,12 +129,9 @@ LogicalResult GemmBuilder::wgmmaSetup(LaunchConfig &launch) {
   if (!wgMapA || !wgMapB)
     return unsupported(ctx, "a kernel whose tensor-map parameters cannot be added");
   auto smem = gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup);
-  Value dyn = gpu::DynamicSharedMemoryOp::create(
-      kb.b, kb.loc,
-      MemRefType::get({ShapedType::kDynamic}, kb.b.getI8Type(), MemRefLayoutAttrInterface(), smem));
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(kb.b, kb.loc, dyn);
-  Value pad = kb.remui(kb.sub(kb.idx(kAlign), kb.remui(base, kb.idx(kAlign))), kb.idx(kAlign));
-  wgBase = kb.add(base, pad);
+  KernelBuilder::AlignedShared shared = kb.alignedDynamicShared(kAlign);
+  Value dyn = shared.memory, pad = shared.pad;
+  wgBase = shared.base;
   auto view = [&](int64_t offset, ArrayRef<int64_t> shape) -> Value {
     return memref::ViewOp::create(kb.b, kb.loc,
                                   MemRefType::get(shape, acc, MemRefLayoutAttrInterface(), smem),
