@@ -42,7 +42,8 @@ def run_mlir(text: str, inputs: dict[str, np.ndarray], *, dims: dict | None = No
             cmd += ["--entry", entry]
         for name, value in inputs.items():
             path = tmp / f"in_{len(cmd)}.npy"
-            np.save(path, np.ascontiguousarray(value))
+            a = np.asarray(value)  # (ascontiguousarray would make a 0-d array 1-d)
+            np.save(path, a if a.ndim == 0 else np.ascontiguousarray(a))
             cmd += ["--input", f"{name}={path}"]
         if dims:
             cmd += ["--dims", ",".join(f"{k}={v}" for k, v in dims.items())]

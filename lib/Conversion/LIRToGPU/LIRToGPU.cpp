@@ -34,6 +34,7 @@ const std::vector<std::unique_ptr<KernelTemplate>> &mlir::rlx::gpu_kernels::buil
     std::vector<std::unique_ptr<KernelTemplate>> t;
     addMatmulTemplates(t);
     addAttentionTemplates(t);
+    addNvfp4Templates(t);
     addNormTemplates(t);
     addSoftmaxTemplates(t);
     addReduceTemplates(t);

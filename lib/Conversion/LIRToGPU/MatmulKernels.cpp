@@ -109,6 +109,26 @@ Value GemmBuilder::loadA(Value row, Value kIdx) {
   return p.norm ? normalizeA(a, kb.sub(row, m0), kIdx) : a;
 }
 
+/// `count` A values of `row` (tile row `local`) from k0 on, normalized:
+/// 16-byte vector loads where the rows allow them.
+SmallVector<Value> GemmBuilder::loadARow(Value row, Value local, Value k0, int64_t count) {
+  int64_t chunk = 16 / std::max<int64_t>(1, elementTypeOf(p.lhs).getIntOrFloatBitWidth() / 8);
+  bool vec = (p.fused || !p.transA) && count % chunk == 0 &&
+             vectorizable(p.lhs, shapeOf(p.lhs), chunk);
+  SmallVector<Value> out;
+  for (int64_t c = 0; c < count; c += vec ? chunk : 1) {
+    Value kk = c ? kb.add(k0, kb.idx(c)) : k0;
+    if (!vec) {
+      out.push_back(loadA(row, kk));
+      continue;
+    }
+    SmallVector<Value> v = kb.loadRow(p.lhs, lhsPos(row, kk), chunk, true);
+    for (int64_t l = 0; l < chunk; ++l)
+      out.push_back(normalizeA(kb.convert(v[l], acc), local, l ? kb.add(kk, kb.idx(l)) : kk));
+  }
+  return out;
+}
+
 /// The norm prologue on a of tile row `local` at k.
 Value GemmBuilder::normalizeA(Value a, Value local, Value kIdx) {
   if (!p.norm)
@@ -127,6 +147,8 @@ Value GemmBuilder::normalizeA(Value a, Value local, Value kIdx) {
 }
 
 Value GemmBuilder::loadB(Value kIdx, Value col) {
+  if (p.nvfp4())
+    return nvfp4B(kIdx, col);
   return kb.convert(kb.load(p.rhs, rhsPos(kIdx, col)), acc);
 }
 
@@ -271,6 +293,8 @@ std::string GemmBuilder::whyNoTensorCoreOperands(bool chipHas, const std::string
   Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
   if (!ctx.tensorCores)
     return "tensor-cores=false";
+  if (p.nvfp4())
+    return "its weight is NVFP4 (the SIMT and GEMV kernels dequantize it)";
   if (!chipHas)
     return chipWhy;
   if (!(a == b && (a.isBF16() || a.isF16()) && acc.isF32()))
@@ -517,7 +541,21 @@ bool GemmBuilder::gemvTileFits() const {
 }
 
 LogicalResult GemmBuilder::chooseGemvConfig() {
-  if (p.transB && shapeOf(p.rhs).size() == 2) {
+  if (p.nvfp4()) {
+    // 32 codes (16 bytes) per lane and step from NVIDIA's [N, K/2] layout;
+    // 16 codes when more than 8 rows (and their sums) share the registers.
+    int64_t codes = tm > 8 ? 16 : 32;
+    auto t = cast<MemRefType>(p.rhs.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    bool aligned = p.transB && p.k % codes == 0 &&
+                   succeeded(t.getStridesAndOffset(strides, offset)) && strides.size() == 2 &&
+                   strides[1] == 1 && !ShapedType::isDynamic(offset) &&
+                   !ShapedType::isDynamic(strides[0]) && offset % (codes / 2) == 0 &&
+                   strides[0] % (codes / 2) == 0;
+    if (aligned)
+      width = codes;
+  } else if (p.transB && shapeOf(p.rhs).size() == 2) {
     int64_t bytes = (elementTypeOf(p.rhs).getIntOrFloatBitWidth() + 7) / 8;
     int64_t w = bytes < 16 ? 16 / bytes : 1;
     if (vectorizable(p.rhs, shapeOf(p.rhs), w))
@@ -573,6 +611,18 @@ void GemmBuilder::gemvMainLoop() {
           kb.add(lo, kb.mul(lane, kb.idx(width))), hi, kb.idx(stride), inits,
           [&](Value k0, ValueRange c) -> SmallVector<Value> {
             SmallVector<Value> r(c);
+            if (p.nvfp4() && width > 1) {
+              SmallVector<Nvfp4Codes> codes;
+              for (int64_t half = 0; half < sets; ++half)
+                codes.push_back(
+                    nvfp4GemvCodes(k0, half ? kb.add(safeCol, kb.idx(p.cols)) : safeCol));
+              for (int64_t mm = 0; mm < tm; ++mm) {
+                SmallVector<Value> prod = nvfp4GemvRow(kb.add(m0, kb.idx(mm)), kb.idx(mm), k0, codes);
+                for (int64_t half = 0; half < sets; ++half)
+                  r[half * tm + mm] = kb.add(r[half * tm + mm], prod[half]);
+              }
+              return r;
+            }
             SmallVector<SmallVector<Value>> bv(sets);
             for (int64_t half = 0; half < sets; ++half) {
               Value bCol = half ? kb.add(safeCol, kb.idx(p.cols)) : safeCol;
@@ -604,6 +654,11 @@ void GemmBuilder::gemvMainLoop() {
             }
             return r;
           });
+      if (p.nvfp4() && width > 1) {
+        Value global = nvfp4Global();
+        for (Value &v : sums)
+          v = kb.mul(v, global);
+      }
       for (Value &v : sums)
         v = kb.warpReduce(Combine::Sum, v);
       kb.ifThen(kb.eq(lane, kb.idx(0)), [&] {
@@ -825,7 +880,7 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
 struct MatmulTemplate : KernelTemplate {
   StringRef name() const override { return "matmul"; }
   bool matches(Operation *root) const override {
-    return isa<mir::MatmulOp, mir::FusedMatmulOp>(root);
+    return isa<mir::MatmulOp, mir::FusedMatmulOp, mir::Nvfp4MatmulOp>(root);
   }
 
   FailureOr<LaunchConfig> build(KernelContext &ctx) const override {
@@ -847,6 +902,22 @@ struct MatmulTemplate : KernelTemplate {
         return unsupported(ctx, "matmul operands that are not kernel inputs");
       return GemmBuilder(ctx, p).build();
     }
+    if (auto q = dyn_cast<mir::Nvfp4MatmulOp>(ctx.root)) {
+      // A fused_matmul without stages: lhs [..., K], the output [..., N].
+      p.fused = true;
+      p.lhs = opnd(q.getInput());
+      p.rhs = opnd(q.getWeight());
+      p.rhsScales = opnd(q.getScales());
+      p.rhsGlobal = opnd(q.getGlobalScale());
+      p.transB = q.getLayout() == WeightLayout::OutIn;
+      if (!p.lhs || !p.rhs || !p.rhsScales || !p.rhsGlobal)
+        return unsupported(ctx, "nvfp4_matmul operands that are not kernel inputs");
+      ArrayRef<int64_t> ls = shapeOf(p.lhs);
+      p.k = ls.back();
+      p.rows = numElements(ls.drop_back());
+      p.cols = shapeOf(p.out).back();
+      return GemmBuilder(ctx, p).build();
+    }
     auto fm = cast<mir::FusedMatmulOp>(ctx.root);
     p.fused = true;
     p.lhs = opnd(fm.getLhs());
@@ -859,6 +930,8 @@ struct MatmulTemplate : KernelTemplate {
     p.ropeCos = opnd(fm.getRopeCos());
     p.ropeSin = opnd(fm.getRopeSin());
     p.residual = opnd(fm.getResidual());
+    p.rhsScales = opnd(fm.getRhsScales());
+    p.rhsGlobal = opnd(fm.getRhsGlobalScale());
     for (Value v : ctx.root->getOperands())
       if (!ctx.operand(v))
         return unsupported(ctx, "fused_matmul operands that are not kernel inputs");

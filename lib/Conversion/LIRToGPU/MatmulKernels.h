@@ -35,8 +35,12 @@ struct GemmProblem {
   RopeStyle ropeStyle = RopeStyle::NeoX;
   Value out;
   bool fused = false;
+  /// An NVFP4 weight: rhs the packed codes (transB: [N, K/2], else
+  /// [K/2, N]), its E4M3 block scales and f32 global scale.
+  Value rhsScales, rhsGlobal;
 
   bool headStages() const { return headNormWeight || ropeCos; }
+  bool nvfp4() const { return static_cast<bool>(rhsScales); }
 };
 
 class GemmBuilder {
@@ -78,8 +82,21 @@ private:
   SmallVector<Value> rhsPos(Value kIdx, Value col);
   SmallVector<Value> outPos(Value row, Value col, Value out);
   Value loadA(Value row, Value kIdx);
+  SmallVector<Value> loadARow(Value row, Value local, Value k0, int64_t count);
   Value normalizeA(Value a, Value local, Value kIdx);
   Value loadB(Value kIdx, Value col);
+  // NVFP4 weights (Nvfp4Kernels.cpp): element (k, col); the GEMV vector
+  // step: 32 codes of weight row `col` from k0 decoded once, then each A
+  // row's contribution, without the global scale (nvfp4Global()).
+  Value nvfp4B(Value kIdx, Value col);
+  struct Nvfp4Codes {
+    SmallVector<Value> values; ///< 32 × e2m1 · 2^-14
+    Value scales[2];           ///< the two blocks' E4M3 scales · 2^14
+  };
+  Nvfp4Codes nvfp4GemvCodes(Value k0, Value col);
+  /// Row `row`'s contribution for each decoded weight row of `codes`.
+  SmallVector<Value> nvfp4GemvRow(Value row, Value local, Value k0, ArrayRef<Nvfp4Codes> codes);
+  Value nvfp4Global();
   void rowStatistics();
   void tiledMainLoop();
   void tensorCoreMainLoop();

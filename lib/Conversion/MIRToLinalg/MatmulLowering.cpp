@@ -108,6 +108,7 @@ struct FusedTile {
   FusedMatmulOp op;
   FusedMatmulOp::Adaptor a;
   Value lhs3, residual3; // [B, S, K], [B, S, N'] views
+  Value rhs;             // the weight: rhs, or an NVFP4 one dequantized to f32
   int64_t k, n, nOut;
 
   /// Rows of `src3` ([B, S, X]) for this tile, as [rows, X].
@@ -126,8 +127,10 @@ struct FusedTile {
     if (op.getNormAttr())
       x = normalizeLast(b, loc, x, a.getNormWeight(), a.getNormBias(),
                         op.getNormEps()->convertToDouble(), op.getNormAttr().getValue(), et);
-    // 2. matmul.
-    Value y = matmul2D(b, loc, x, a.getRhs(), op.getTransposeB()); // [rows, N], f32
+    // 2. matmul (an NVFP4 weight against the f32 lhs, as nvfp4_matmul).
+    if (op.isNvfp4())
+      x = castTo(b, loc, x, b.getF32Type());
+    Value y = matmul2D(b, loc, x, rhs, op.getTransposeB()); // [rows, N], f32
     Type acc = tensorTypeOf(y).getElementType();
     // 3./4. bias, activation or GLU in one pass.
     ActivationKind act = op.getActivation();
@@ -266,9 +269,16 @@ struct FusedMatmulLowering : OpConversionPattern<FusedMatmulOp> {
     Location loc = op.getLoc();
     RankedTensorType out = op.getType();
     auto wt = tensorTypeOf(a.getRhs());
-    FusedTile tile{op, a, asBSK(rw, loc, a.getLhs()), Value(),
-                   tensorTypeOf(a.getLhs()).getShape().back(),
-                   op.getTransposeB() ? wt.getShape()[0] : wt.getShape()[1], out.getShape().back()};
+    int64_t k = tensorTypeOf(a.getLhs()).getShape().back();
+    int64_t n = op.getTransposeB() ? wt.getShape()[0] : wt.getShape()[1];
+    Value rhs = a.getRhs();
+    if (op.isNvfp4()) // dequantized once, outside the row tiles
+      rhs = dequantizeNvfp4(rw, loc, rhs, a.getRhsScales(), a.getRhsGlobalScale(),
+                            op.getTransposeB(),
+                            RankedTensorType::get(op.getTransposeB() ? ArrayRef<int64_t>{n, k}
+                                                                     : ArrayRef<int64_t>{k, n},
+                                                  rw.getF32Type()));
+    FusedTile tile{op, a, asBSK(rw, loc, a.getLhs()), Value(), rhs, k, n, out.getShape().back()};
     if (a.getResidual())
       tile.residual3 = asBSK(rw, loc, a.getResidual());
     auto lt = tensorTypeOf(tile.lhs3);

@@ -11,6 +11,8 @@
 
 #include "Lowerings.h"
 
+#include "RLX/Dialect/MIR/IR/Nvfp4Math.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -24,23 +26,16 @@ using namespace mlir::rlx::linalg_builders;
 
 namespace {
 
-constexpr float kE2M1[16] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0f, -0.5, -1, -1.5, -2, -3, -4, -6};
-
 Value cInt(OpBuilder &b, Location loc, Type t, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
 }
 
-/// An E4M3 scale as f32; NaN (0x7F/0xFF) decodes to 0.
-Value decodeScale(OpBuilder &b, Location loc, Value s8) {
-  Value s = arith::ExtFOp::create(b, loc, b.getF32Type(), s8);
-  Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, s, s);
-  return arith::SelectOp::create(b, loc, nan, cFloat(b, loc, b.getF32Type(), 0.0), s);
-}
+} // namespace
 
 /// The dequantized weight, [N, K] for out_in (iteration (n, k)) or [K, N]
 /// for in_out (iteration (k, n)).
-Value dequantize(OpBuilder &b, Location loc, Value weight, Value scales, Value global, bool outIn,
-                 RankedTensorType out) {
+Value linalg_builders::dequantizeNvfp4(OpBuilder &b, Location loc, Value weight, Value scales,
+                                       Value global, bool outIn, RankedTensorType out) {
   MLIRContext *ctx = b.getContext();
   AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
   AffineExpr k = outIn ? d1 : d0, n = outIn ? d0 : d1;
@@ -50,9 +45,6 @@ Value dequantize(OpBuilder &b, Location loc, Value weight, Value scales, Value g
   };
   SmallVector<AffineMap> maps{map(k.floorDiv(2)), map(k.floorDiv(16)), AffineMap::get(2, 0, ctx),
                               AffineMap::getMultiDimIdentityMap(2, ctx)};
-  auto lutType = RankedTensorType::get({16}, b.getF32Type());
-  Value lut = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(lutType, ArrayRef<float>(kE2M1, 16)));
   SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, TypeRange{out}, ValueRange{weight, scales, global},
@@ -66,19 +58,20 @@ Value dequantize(OpBuilder &b, Location loc, Value weight, Value scales, Value g
                Value shift = arith::MulIOp::create(nb, l, odd, cInt(nb, l, i32, 4));
                Value code = arith::AndIOp::create(
                    nb, l, arith::ShRUIOp::create(nb, l, byte, shift), cInt(nb, l, i32, 15));
-               Value idx = arith::IndexCastOp::create(nb, l, nb.getIndexType(), code);
-               Value v = tensor::ExtractOp::create(nb, l, lut, ValueRange{idx});
-               Value s = arith::MulFOp::create(nb, l, decodeScale(nb, l, a[1]), a[2]);
+               Value v = nvfp4::decodeE2M1(nb, l, code);
+               Value s = arith::MulFOp::create(nb, l, nvfp4::decodeScale(nb, l, a[1]), a[2]);
                linalg::YieldOp::create(nb, l, ValueRange{arith::MulFOp::create(nb, l, v, s)});
              })
       .getResult(0);
 }
 
+namespace {
+
 struct DequantizeLowering : OpConversionPattern<Nvfp4DequantizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(Nvfp4DequantizeOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
-    rw.replaceOp(op, dequantize(rw, op.getLoc(), a.getWeight(), a.getScales(),
+    rw.replaceOp(op, dequantizeNvfp4(rw, op.getLoc(), a.getWeight(), a.getScales(),
                                 a.getGlobalScale(), op.getLayout() == WeightLayout::OutIn,
                                 op.getType()));
     return success();
@@ -96,7 +89,7 @@ struct MatmulLowering : OpConversionPattern<Nvfp4MatmulOp> {
     int64_t n = outIn ? wt.getDimSize(0) : wt.getDimSize(1);
     auto wType = RankedTensorType::get(outIn ? ArrayRef<int64_t>{n, k} : ArrayRef<int64_t>{k, n},
                                        rw.getF32Type());
-    Value w = dequantize(rw, loc, a.getWeight(), a.getScales(), a.getGlobalScale(), outIn, wType);
+    Value w = dequantizeNvfp4(rw, loc, a.getWeight(), a.getScales(), a.getGlobalScale(), outIn, wType);
     Value x = castTo(rw, loc, a.getInput(), rw.getF32Type());
     if (tensorTypeOf(x).getRank() != 2)
       x = collapseRows(rw, loc, x);
@@ -134,26 +127,6 @@ Value absMax(OpBuilder &b, Location loc, Value x, unsigned keepDims) {
       .getResult(0);
 }
 
-/// The E2M1 code of q (nearest value, ties to the even code, saturating).
-Value encodeE2M1(OpBuilder &b, Location loc, Value q) {
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
-  Value a = math::AbsFOp::create(b, loc, q);
-  // (threshold, ties go up) between consecutive magnitudes 0 .5 1 1.5 2 3 4 6.
-  const std::pair<double, bool> cuts[] = {{0.25, false}, {0.75, true}, {1.25, false},
-                                          {1.75, true},  {2.5, false}, {3.5, true},
-                                          {5.0, false}};
-  Value code = cInt(b, loc, i32, 0);
-  for (auto [t, up] : cuts) {
-    Value c = arith::CmpFOp::create(b, loc, up ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT,
-                                    a, cFloat(b, loc, f32, t));
-    code = arith::AddIOp::create(b, loc, code, arith::ExtUIOp::create(b, loc, i32, c));
-  }
-  Value neg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, q, cFloat(b, loc, f32, 0.0));
-  Value sign = arith::MulIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i32, neg),
-                                     cInt(b, loc, i32, 8));
-  return arith::OrIOp::create(b, loc, code, sign);
-}
-
 struct QuantizeLowering : OpConversionPattern<Nvfp4QuantizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(Nvfp4QuantizeOp op, OpAdaptor a,
@@ -176,10 +149,7 @@ struct QuantizeLowering : OpConversionPattern<Nvfp4QuantizeOp> {
     Value amax = absMax(rw, loc, x, 0);
     Value global = elementwise(rw, loc, {amax}, {RankedTensorType::get({}, f32)},
                                [&](OpBuilder &b, Location l, ValueRange v) -> SmallVector<Value> {
-                                 Value g = arith::DivFOp::create(b, l, v[0], cFloat(b, l, f32, 448.0 * 6.0));
-                                 Value zero = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, g,
-                                                                    cFloat(b, l, f32, 0.0));
-                                 return {arith::SelectOp::create(b, l, zero, cFloat(b, l, f32, 1.0), g)};
+                                 return {nvfp4::globalScale(b, l, v[0])};
                                })
                        .front();
     // Block scales: block amax / 6 / global, rounded to E4M3.
@@ -197,9 +167,7 @@ struct QuantizeLowering : OpConversionPattern<Nvfp4QuantizeOp> {
                                            AffineMap::getMultiDimIdentityMap(2, ctx)},
                        SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
                        [&](OpBuilder &b, Location l, ValueRange v) {
-                         Value s = arith::DivFOp::create(
-                             b, l, arith::DivFOp::create(b, l, v[0], cFloat(b, l, f32, 6.0)), v[1]);
-                         linalg::YieldOp::create(b, l, ValueRange{arith::TruncFOp::create(b, l, f8, s)});
+                         linalg::YieldOp::create(b, l, ValueRange{nvfp4::blockScale(b, l, v[0], v[1])});
                        })
                        .getResult(0);
     // Packed codes: byte (n, j) holds k = 2j (low nibble) and 2j + 1.
@@ -215,14 +183,10 @@ struct QuantizeLowering : OpConversionPattern<Nvfp4QuantizeOp> {
                                 AffineMap::get(2, 0, ctx), AffineMap::getMultiDimIdentityMap(2, ctx)},
             SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
             [&](OpBuilder &b, Location l, ValueRange v) {
-              Value s = arith::MulFOp::create(b, l, decodeScale(b, l, v[2]), v[3]);
-              Value zero = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, s,
-                                                 cFloat(b, l, f32, 0.0));
-              Value inv = arith::SelectOp::create(
-                  b, l, zero, cFloat(b, l, f32, 0.0),
-                  arith::DivFOp::create(b, l, cFloat(b, l, f32, 1.0), s));
+              Value inv = nvfp4::inverseScale(b, l, v[2], v[3]);
               auto code = [&](Value e) {
-                return encodeE2M1(b, l, arith::MulFOp::create(b, l, castScalar(b, l, e, f32), inv));
+                return nvfp4::encodeE2M1(b, l,
+                                         arith::MulFOp::create(b, l, castScalar(b, l, e, f32), inv));
               };
               Type i32 = b.getI32Type();
               Value byte = arith::OrIOp::create(

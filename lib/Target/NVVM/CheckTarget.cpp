@@ -125,7 +125,15 @@ struct NVVMCheckTargetPass : rlx::impl::NVVMCheckTargetBase<NVVMCheckTargetPass>
       }
     }
     StringRef dialect = op->getName().getDialectNamespace();
-    if (dialect == "arith" || dialect == "math") {
+    // A bitcast between a narrow float and the integer of its width is the
+    // storage byte itself: the LLVM type converter stores these floats as
+    // integers, so it lowers to nothing (it is how the expansion reads them).
+    auto storageCast = [&] {
+      auto cast = dyn_cast<arith::BitcastOp>(op);
+      return cast && getElementTypeOrSelf(cast.getIn().getType()).getIntOrFloatBitWidth() ==
+                         getElementTypeOrSelf(cast.getType()).getIntOrFloatBitWidth();
+    };
+    if ((dialect == "arith" || dialect == "math") && !storageCast()) {
       auto narrow = [](TypeRange types) { return llvm::any_of(types, isNarrowFloat); };
       if (narrow(op->getOperandTypes()) || narrow(op->getResultTypes()))
         return op->emitError() << "'" << name

@@ -106,7 +106,7 @@ std::optional<json::Value> mirJson(Operation *op) {
     return tagged("Transpose", json::Object{{"perm", std::move(perm)}});
   }
   if (auto f = dyn_cast<FusedMatmulOp>(op);
-      f && f.getBias() && !f.getTransposeB() && !f.getNorm() && !f.getGlu() &&
+      f && f.getBias() && !f.getTransposeB() && !f.isNvfp4() && !f.getNorm() && !f.getGlu() &&
       !f.getHeadNormWeight() && !f.getRopeCos() && !f.getResidual())
     return tagged("FusedMatMulBiasAct",
                   json::Object{{"activation", activationJson(f.getActivation())}});

@@ -105,6 +105,7 @@ void addReduceTemplates(std::vector<std::unique_ptr<KernelTemplate>> &out);
 void addDataMovementTemplates(std::vector<std::unique_ptr<KernelTemplate>> &out);
 void addMatmulTemplates(std::vector<std::unique_ptr<KernelTemplate>> &out);
 void addAttentionTemplates(std::vector<std::unique_ptr<KernelTemplate>> &out);
+void addNvfp4Templates(std::vector<std::unique_ptr<KernelTemplate>> &out);
 
 /// Builds the copy kernel for a host-side `memref.copy` (IO copies, the past
 /// KV cache into its slice of the present one).

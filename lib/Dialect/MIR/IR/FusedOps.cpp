@@ -39,8 +39,16 @@ LogicalResult FusedMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Locat
                                               Adaptor a, SmallVectorImpl<Type> &out) {
   auto x = getRankedTensor(loc, a.getLhs(), "lhs");
   auto w = getRankedTensor(loc, a.getRhs(), "rhs");
-  if (failed(x) || failed(w) ||
-      failed(checkSameElementType(loc, {*x, *w}, {"lhs", "rhs"})))
+  if (failed(x) || failed(w))
+    return failure();
+  const bool nvfp4 = static_cast<bool>(a.getRhsScales());
+  if (nvfp4 != static_cast<bool>(a.getRhsGlobalScale()))
+    return shapeError(loc, "an NVFP4 weight needs both its scales and its global scale");
+  if (nvfp4 != w->getElementType().isInteger(8))
+    return shapeError(loc, nvfp4 ? "an NVFP4 weight is i8 (two E2M1 codes per byte), got " +
+                                       typeToString(w->getElementType())
+                                 : std::string("an i8 rhs needs nvfp4(scales, global_scale)"));
+  if (!nvfp4 && failed(checkSameElementType(loc, {*x, *w}, {"lhs", "rhs"})))
     return failure();
   Type et = x->getElementType();
   if (x->getRank() < 1 || w->getRank() != 2)
@@ -49,11 +57,22 @@ LogicalResult FusedMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Locat
                                shapeToString(w->getShape()));
   bool tb = a.getTransposeB();
   int64_t k = x->getShape().back();
-  int64_t wk = tb ? w->getShape()[1] : w->getShape()[0];
   int64_t n = tb ? w->getShape()[0] : w->getShape()[1];
-  if (!dimsMatch(k, wk))
-    return shapeError(loc, "contraction dims differ: lhs has K=" + Twine(k) + ", rhs " +
-                               shapeToString(w->getShape()) + " has K=" + Twine(wk));
+  if (nvfp4) {
+    auto s = getRankedTensor(loc, a.getRhsScales(), "rhs_scales");
+    if (failed(s))
+      return failure();
+    // transpose_b is NVIDIA's [N, K/2] layout (out_in), without it [K/2, N].
+    auto nk = inferNvfp4Dims(loc, *w, *s, tb, k);
+    if (failed(nk))
+      return failure();
+    n = nk->first;
+  } else {
+    int64_t wk = tb ? w->getShape()[1] : w->getShape()[0];
+    if (!dimsMatch(k, wk))
+      return shapeError(loc, "contraction dims differ: lhs has K=" + Twine(k) + ", rhs " +
+                                 shapeToString(w->getShape()) + " has K=" + Twine(wk));
+  }
   // 1. norm prologue.
   if (a.getNormAttr()) {
     if (!a.getNormEps() || failed(checkEps(loc, a.getNormEps()->convertToDouble())))

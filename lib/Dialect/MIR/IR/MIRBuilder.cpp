@@ -108,6 +108,14 @@ FailureOr<FusedMatmulSpec> FusedMatmulSpec::of(Operation *op) {
     s.transposeB = mm.getTransposeB();
     return s;
   }
+  if (auto q = dyn_cast_or_null<Nvfp4MatmulOp>(op)) {
+    s.lhs = q.getInput();
+    s.rhs = q.getWeight();
+    s.rhsScales = q.getScales();
+    s.rhsGlobalScale = q.getGlobalScale();
+    s.transposeB = q.getLayout() == WeightLayout::OutIn;
+    return s;
+  }
   auto f = dyn_cast_or_null<FusedMatmulOp>(op);
   if (!f)
     return failure();
@@ -133,6 +141,8 @@ FailureOr<FusedMatmulSpec> FusedMatmulSpec::of(Operation *op) {
   s.rotaryDim = f.getRotaryDim();
   s.ropeStyle = f.getRopeStyle();
   s.residual = f.getResidual();
+  s.rhsScales = f.getRhsScales();
+  s.rhsGlobalScale = f.getRhsGlobalScale();
   return s;
 }
 
@@ -144,9 +154,13 @@ bool FusedMatmulSpec::hasEpilogue() const {
 bool FusedMatmulSpec::hasStages() const { return norm.has_value() || hasEpilogue(); }
 
 Value MIRBuilder::fusedMatmul(const FusedMatmulSpec &s) {
+  MLIRContext *ctx = b.getContext();
+  if (!s.hasStages() && s.isNvfp4())
+    return create<Nvfp4MatmulOp>(
+        s.lhs, s.rhs, s.rhsScales, s.rhsGlobalScale,
+        WeightLayoutAttr::get(ctx, s.transposeB ? WeightLayout::OutIn : WeightLayout::InOut));
   if (!s.hasStages())
     return matmul(s.lhs, s.rhs, false, s.transposeB);
-  MLIRContext *ctx = b.getContext();
   auto f64 = [&](std::optional<double> v) -> FloatAttr {
     return v ? b.getF64FloatAttr(*v) : FloatAttr();
   };
@@ -157,7 +171,8 @@ Value MIRBuilder::fusedMatmul(const FusedMatmulSpec &s) {
     return fail();
   return createWithOptional<FusedMatmulOp>(
       s.lhs, s.rhs, s.normWeight, s.normBias, s.bias, s.headNormWeight, s.ropeCos,
-      s.ropeSin, s.residual, s.transposeB ? b.getUnitAttr() : UnitAttr(),
+      s.ropeSin, s.residual, s.rhsScales, s.rhsGlobalScale,
+      s.transposeB ? b.getUnitAttr() : UnitAttr(),
       s.norm ? NormKindAttr::get(ctx, *s.norm) : NormKindAttr(), f64(s.normEps),
       ActivationKindAttr::get(ctx, s.activation), s.glu ? b.getUnitAttr() : UnitAttr(),
       i64(s.headDim), f64(s.headNormEps), i64(s.ropeHeads), i64(s.rotaryDim),

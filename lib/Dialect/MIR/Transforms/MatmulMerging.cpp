@@ -23,6 +23,11 @@ static bool sameInputSide(const FusedMatmulSpec &a, const FusedMatmulSpec &b) {
          ra.getElementType() == rb.getElementType() && ka == kb && !ShapedType::isDynamic(ka);
 }
 
+/// NVFP4 weights keep their own matmuls: each has its own global scale (one
+/// merged weight would need one per column range).
+static constexpr const char *kNvfp4NotMerged =
+    "unsupported weight: NVFP4 weights are not merged (each has its own global scale)";
+
 static int64_t outFeatures(const FusedMatmulSpec &s) {
   auto r = MIRBuilder::typeOf(s.rhs);
   return s.transposeB ? r.getShape()[0] : r.getShape()[1];
@@ -65,6 +70,10 @@ struct SwiGluIntoMatmul : FusionPattern<MulOp> {
       auto [g, act] = *gate;
       if (act == ActivationKind::Tanh)
         continue;
+      if (g.isNvfp4() || up->isNvfp4()) {
+        miss(mul, kNvfp4NotMerged);
+        continue;
+      }
       if (!sameInputSide(g, *up)) {
         miss(mul, "shape mismatch: gate and up matmuls differ in input, layout or prologue");
         continue;
@@ -128,6 +137,8 @@ struct MergeSharedInput : FusionPattern<MatmulT> {
   /// Why `a` and `b` cannot share one matmul, or nothing when they can.
   static std::optional<std::string> incompatibility(const FusedMatmulSpec &a,
                                                     const FusedMatmulSpec &b) {
+    if (a.isNvfp4() || b.isNvfp4())
+      return std::string(kNvfp4NotMerged);
     if (!sameInputSide(a, b))
       return std::string("shape mismatch: weight layout, K or prologue differ");
     if (a.activation != b.activation || static_cast<bool>(a.bias) != static_cast<bool>(b.bias))

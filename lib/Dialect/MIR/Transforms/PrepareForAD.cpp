@@ -83,7 +83,13 @@ FailureOr<Value> unfuseMatmul(MIRBuilder &mb, FusedMatmulOp op) {
     x = rmsNormChain(mb, x, spec->normWeight, spec->normEps.value_or(1e-5));
   else if (spec->norm == NormKind::LayerNorm)
     x = layerNormChain(mb, x, spec->normWeight, spec->normBias, spec->normEps.value_or(1e-5));
-  Value y = mb.matmul(x, spec->rhs, false, spec->transposeB);
+  FusedMatmulSpec product;
+  product.lhs = x;
+  product.rhs = spec->rhs;
+  product.transposeB = spec->transposeB;
+  product.rhsScales = spec->rhsScales;
+  product.rhsGlobalScale = spec->rhsGlobalScale;
+  Value y = mb.fusedMatmul(product); // the plain matmul, or nvfp4_matmul
   if (spec->bias)
     y = mb.add(y, spec->bias);
   if (spec->glu && y) {

@@ -38,14 +38,18 @@ struct FusedMatmulSpec {
   std::optional<int64_t> ropeHeads, rotaryDim;
   RopeStyle ropeStyle = RopeStyle::NeoX;
   Value residual;
+  /// An NVFP4 weight: `rhs` holds the packed codes (transposeB: NVIDIA's
+  /// [N, K/2] layout), these its E4M3 block scales and f32 global scale.
+  Value rhsScales, rhsGlobalScale;
 
-  /// The spec of `op`: a fused_matmul, or a plain matmul with a rank-2 rhs and
-  /// no transpose_a. Fails for anything else.
+  /// The spec of `op`: a fused_matmul, a plain matmul with a rank-2 rhs and
+  /// no transpose_a, or an nvfp4_matmul. Fails for anything else.
   static FailureOr<FusedMatmulSpec> of(Operation *op);
   /// True when a stage besides the matmul is set.
   bool hasStages() const;
   /// True when an epilogue stage (anything after the matmul) is set.
   bool hasEpilogue() const;
+  bool isNvfp4() const { return static_cast<bool>(rhsScales); }
 };
 
 class MIRBuilder {

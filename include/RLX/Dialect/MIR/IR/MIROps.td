@@ -656,7 +656,13 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
   let description = [{
     `out = epilogue(prologue(lhs) · rhs)` where `rhs` is `[K, N]`, or `[N, K]`
     with `transpose_b` (the `nn.Linear` layout), shared by all batch rows of
-    `lhs` `[..., K]`. Stages, each optional, in this order:
+    `lhs` `[..., K]`. With `nvfp4(scales, global_scale)` the weight is NVFP4
+    as `nvfp4_matmul` reads it: `rhs` the packed E2M1 codes (i8, `[N, K/2]`
+    with `transpose_b`, NVIDIA's layout, else `[K/2, N]`), `scales` the E4M3
+    block scales (`[N, K/16]`, or `[K/16, N]`) and a `tensor<f32>` global
+    scale; the product is `lhs · dequant(W)` with f32 accumulation (what
+    fusion makes of `nvfp4_matmul` and its epilogues). Stages, each
+    optional, in this order:
 
     1. `norm`: `rms_norm` or `layer_norm` of each lhs row (eps `norm_eps`,
        optional `norm_weight`/`norm_bias` `[K]`), statistics in f32, the
@@ -683,8 +689,9 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
     The verifier rejects stage operands of the wrong shape, glu with odd N,
     glu together with an activation outside silu/gelu/gelu_tanh/relu/sigmoid
     (sigmoid: the original GLU), head
-    stages without `head_dim`, heads that do not fit in N, and mixed
-    element types.
+    stages without `head_dim`, heads that do not fit in N, mixed
+    element types (the NVFP4 weight aside), an i8 rhs without NVFP4 scales
+    and the shape errors of `nvfp4_matmul`.
 
     Example (a Llama QKV projection with the input norm and RoPE fused):
     ```mlir
@@ -694,12 +701,14 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
         : tensor<1x?x2048xf32>, tensor<3072x2048xf32>
     ```
   }];
-  let arguments = (ins RLX_FloatTensor:$lhs, RLX_FloatTensor:$rhs,
+  let arguments = (ins RLX_FloatTensor:$lhs, AnyTypeOf<[RLX_FloatTensor, RankedTensorOf<[I8]>]>:$rhs,
                    Optional<RLX_FloatTensor>:$norm_weight, Optional<RLX_FloatTensor>:$norm_bias,
                    Optional<RLX_FloatTensor>:$bias,
                    Optional<RLX_FloatTensor>:$head_norm_weight,
                    Optional<RLX_FloatTensor>:$rope_cos, Optional<RLX_FloatTensor>:$rope_sin,
                    Optional<RLX_FloatTensor>:$residual,
+                   Optional<RankedTensorOf<[F8E4M3FN]>>:$rhs_scales,
+                   Optional<0DTensorOf<[F32]>>:$rhs_global_scale,
                    UnitAttr:$transpose_b,
                    OptionalAttr<RLX_NormKindAttr>:$norm, OptionalAttr<F64Attr>:$norm_eps,
                    DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::None">:$activation,
@@ -710,6 +719,8 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
     $lhs `,` $rhs (`transpose_b` $transpose_b^)?
+    (`nvfp4` `(` $rhs_scales^ `,` $rhs_global_scale `:` type($rhs_scales) `,`
+      type($rhs_global_scale) `)`)?
     (`norm` `` $norm^)? (`eps` `=` $norm_eps^)?
     (`norm_weight` `(` $norm_weight^ `:` type($norm_weight) `)`)?
     (`norm_bias` `(` $norm_bias^ `:` type($norm_bias) `)`)?
@@ -724,6 +735,8 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
     attr-dict `:` type($lhs) `,` type($rhs)
   }];
   let extraClassDeclaration = [{
+    /// True when the weight is NVFP4 (rhs_scales and rhs_global_scale).
+    bool isNvfp4() { return static_cast<bool>(getRhsScales()); }
     /// True when any stage besides the plain matmul is present.
     bool hasEpilogue() {
       return getBias() || getActivation() != ::mlir::rlx::ActivationKind::None ||
