@@ -209,3 +209,43 @@ def test_generated_llama_layer_with_nvfp4_weights_matches_cpu():
         for name in want:
             assert_close(np.asarray(got[name], np.float32), np.asarray(want[name], np.float32),
                          "bf16", atol=2e-2)
+
+
+@pytest.mark.parametrize("stage", sorted(STAGES))
+@pytest.mark.parametrize("m,k", [(37, 256), (130, 352)])
+def test_prefill_on_wgmma_dequantizes_in_the_producer(stage, m, k):
+    """Prefill rows on the sm_90a wgmma kernel (forced; auto picks it for
+    bf16): the producer warpgroup TMA-loads packed codes, dequantizes them
+    with their E4M3 scales into the swizzled B tile (exact in bf16), the
+    global scale multiplies the accumulators; one and two consumers, a K
+    tail off the 64-deep stage (352), norm prologue with GLU, bias with
+    activation, residual; equal to the CPU path (bf16 2e-2). The PTX has
+    wgmma and no mma.sync."""
+    import pathlib
+    import tempfile
+    from gpu_harness import compile_artifact, run_gpu
+    n = 128
+    rng = np.random.default_rng(m + k)
+    pw, ps, g = quant_ref(rng.standard_normal((n, k)).astype(np.float32) / 16)
+    glu = stage == "norm-glu"
+    out_n = n // 2 if glu else n
+    stages = STAGES[stage](t((n,), "bf16")).replace("{NW}", t((k,), "bf16")).replace(
+        "{R}", t((1, m, out_n), "bf16"))
+    text = fused_fn(m, n, k, "bf16", stages)
+    import ml_dtypes
+    rnd = lambda a: np.asarray(a, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)  # noqa: E731
+    inputs = {"x": rnd(rng.standard_normal((1, m, k))), "w": pw, "s": ps, "g": np.array(g)}
+    if "bias" in stage:
+        inputs["b"] = rnd(rng.standard_normal(n))
+    if glu:
+        inputs["nw"] = rnd(1 + 0.1 * rng.standard_normal(k))
+    if stage == "residual":
+        inputs["r"] = rnd(rng.standard_normal((1, m, out_n)))
+    flags = ["--matmul-kernel", "wgmma"]
+    y = run_gpu(text, inputs, flags=flags)["y"]
+    want = cpu(text, inputs)["y"]
+    assert_close(np.asarray(y, np.float32), np.asarray(want, np.float32), "bf16", atol=2e-2)
+    with tempfile.TemporaryDirectory() as tmp:
+        compile_artifact(text, pathlib.Path(tmp) / "art", flags=["--no-emulator"])
+        ptx = "".join(p.read_text() for p in (pathlib.Path(tmp) / "art").glob("*.ptx"))
+    assert "wgmma.mma_async" in ptx and "mma.sync" not in ptx

@@ -289,14 +289,17 @@ void GemmBuilder::tiledMainLoop() {
 /// bf16/f16 operands of one type with f32 accumulation on sm_80+, TN a
 /// multiple of 32 up to 128, and 64 × TN tiles within the 48 KiB of static
 /// shared memory (two pipeline stages if they fit, else one).
-std::string GemmBuilder::whyNoTensorCoreOperands(bool chipHas, const std::string &chipWhy) {
+std::string GemmBuilder::whyNoTensorCoreOperands(bool chipHas, const std::string &chipWhy,
+                                                 bool nvfp4Weights) {
   Type a = elementTypeOf(p.lhs), b = elementTypeOf(p.rhs);
   if (!ctx.tensorCores)
     return "tensor-cores=false";
-  if (p.nvfp4())
-    return "its weight is NVFP4 (the SIMT and GEMV kernels dequantize it)";
+  if (p.nvfp4() && !nvfp4Weights)
+    return "its weight is NVFP4 (dequantized by the wgmma, GEMV and SIMT kernels)";
   if (!chipHas)
     return chipWhy;
+  if (p.nvfp4())
+    b = a; // dequantized to the lhs type in the kernel
   if (!(a == b && (a.isBF16() || a.isF16()) && acc.isF32()))
     return "its operands are not both bf16 or both f16";
   return "";

@@ -97,6 +97,11 @@ private:
   /// Row `row`'s contribution for each decoded weight row of `codes`.
   SmallVector<Value> nvfp4GemvRow(Value row, Value local, Value k0, ArrayRef<Nvfp4Codes> codes);
   Value nvfp4Global();
+  /// The wgmma producer's dequantization of k-tile kt's packed codes (at
+  /// shared address `packed`, 32 bytes per weight row) into the 128B-swizzled
+  /// B tile at `tile` (both halves with GLU): e2m1 · E4M3 scale, exact in
+  /// bf16/f16; the global scale is applied to the accumulators.
+  void wgmmaDequantizeB(Value stage, Value kt, Value packed, Value tile);
   void rowStatistics();
   void tiledMainLoop();
   void tensorCoreMainLoop();
@@ -105,6 +110,9 @@ private:
   /// ("" when it can, choosing tn, the consumers and the stages), the
   /// tensor maps, dynamic shared memory and views of Cs, and its main loop.
   std::string whyNoWgmma();
+  /// Whether the wgmma producer warpgroup transforms a stage before the
+  /// consumers read it (a norm prologue on A, an NVFP4 weight's dequant).
+  bool producerTransforms() const { return p.norm || p.nvfp4(); }
   LogicalResult wgmmaSetup(LaunchConfig &launch);
   void wgmmaMainLoop();
   LogicalResult chooseGemvConfig();
@@ -112,8 +120,10 @@ private:
   LogicalResult chooseKernel();
   /// What every tensor-core kernel needs: tensor cores enabled, the chip's
   /// instruction (`chipHas`, else `chipWhy`), bf16/f16 operands of one type
-  /// accumulated in f32 ("" when all hold).
-  std::string whyNoTensorCoreOperands(bool chipHas, const std::string &chipWhy);
+  /// accumulated in f32, or a bf16/f16 lhs and an NVFP4 weight where the
+  /// kernel dequantizes it (`nvfp4Weights`) ("" when all hold).
+  std::string whyNoTensorCoreOperands(bool chipHas, const std::string &chipWhy,
+                                      bool nvfp4Weights = false);
   std::string whyNoTensorCores();
   bool canUseTensorCores() { return whyNoTensorCores().empty(); }
   Value sharedAddress(Value buffer, Value row, Value col, int64_t rowElems);

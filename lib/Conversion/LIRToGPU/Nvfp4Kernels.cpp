@@ -215,6 +215,55 @@ SmallVector<Value> GemmBuilder::nvfp4GemvRow(Value row, Value local, Value k0,
 
 Value GemmBuilder::nvfp4Global() { return kb.convert(kb.load(p.rhsGlobal, {}), acc); }
 
+void GemmBuilder::wgmmaDequantizeB(Value stage, Value kt, Value packed, Value tile) {
+  (void)stage;
+  Location loc = kb.loc;
+  MLIRContext *mctx = kb.b.getContext();
+  Type i32 = kb.b.getI32Type(), et = elementTypeOf(p.lhs);
+  const int64_t sets = p.glu ? 2 : 1, kBk = 64, n = shapeOf(p.rhs)[0],
+                blocks = shapeOf(p.rhsScales)[1];
+  auto ptr3 = [&](Value address) {
+    Value a = arith::IndexCastOp::create(kb.b, loc, kb.b.getI64Type(), address);
+    return LLVM::IntToPtrOp::create(kb.b, loc, LLVM::LLVMPointerType::get(mctx, 3), a)
+        .getResult();
+  };
+  // Row `row` of the tile (a weight row of the stage; with GLU, rows tn ..
+  // 2tn - 1 are the up half): one producer thread each.
+  kb.forLoop(kb.remui(kb.threadId(), kb.idx(128)), kb.idx(sets * tn), kb.idx(128), [&](Value row) {
+    Value half = kb.divui(row, kb.idx(tn)), r = kb.remui(row, kb.idx(tn));
+    Value wRow = kb.add(kb.add(n0, r), kb.mul(half, kb.idx(p.cols)));
+    Value rowValid = kb.ult(wRow, kb.idx(n));
+    Value safeRow = kb.minui(wRow, kb.idx(n - 1));
+    // 32 bytes of codes (TMA zero-filled past the tensor) as 8 words.
+    Value words = LLVM::LoadOp::create(kb.b, loc, VectorType::get({8}, i32),
+                                       ptr3(kb.add(packed, kb.mul(row, kb.idx(kBk / 2)))), 16);
+    // The stage's four E4M3 scales (0 past the tensor).
+    SmallVector<Value> scales;
+    for (int64_t j = 0; j < 4; ++j) {
+      Value blk = kb.add(kb.mul(kt, kb.idx(4)), kb.idx(j));
+      Value valid = arith::AndIOp::create(kb.b, loc, rowValid, kb.ult(blk, kb.idx(blocks)));
+      Value s = nvfp4::decodeScale(kb.b, loc,
+                                   kb.load(p.rhsScales, {safeRow, kb.minui(blk, kb.idx(blocks - 1))}));
+      scales.push_back(kb.select(valid, s, kb.f32(0.0)));
+    }
+    Value rowBase = kb.add(tile, kb.mul(row, kb.idx(128)));
+    for (int64_t w = 0; w < 8; ++w) {
+      Value word = vector::ExtractOp::create(kb.b, loc, words, ArrayRef<int64_t>{w});
+      SmallVector<Value> vals;
+      for (int64_t c = 0; c < 8; ++c) {
+        Value code = arith::AndIOp::create(
+            kb.b, loc, arith::ShRUIOp::create(kb.b, loc, word, kb.i32(4 * c)), kb.i32(15));
+        vals.push_back(kb.convert(kb.mul(nvfp4::decodeE2M1(kb.b, loc, code), scales[w / 2]), et));
+      }
+      // 16-byte chunk w of the row, at chunk w ^ (row % 8) (the 128B swizzle;
+      // the tile is 1024-byte aligned).
+      Value chunk = arith::XOrIOp::create(kb.b, loc, kb.idx(w), kb.remui(row, kb.idx(8)));
+      Value v = vector::FromElementsOp::create(kb.b, loc, VectorType::get({8}, et), vals);
+      LLVM::StoreOp::create(kb.b, loc, v, ptr3(kb.add(rowBase, kb.mul(chunk, kb.idx(16)))), 16);
+    }
+  });
+}
+
 } // namespace mlir::rlx::gpu_kernels::matmul
 
 void mlir::rlx::gpu_kernels::addNvfp4Templates(std::vector<std::unique_ptr<KernelTemplate>> &out) {

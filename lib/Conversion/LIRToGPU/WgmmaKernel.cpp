@@ -70,11 +70,16 @@ bool denseParameter(Value v, gpu::GPUFuncOp fn) {
 
 std::string GemmBuilder::whyNoWgmma() {
   if (std::string why = whyNoTensorCoreOperands(ctx.target.hasWgmma(),
-                                                ctx.target.chip + " has no wgmma (sm_90a only)");
+                                                ctx.target.chip + " has no wgmma (sm_90a only)",
+                                                /*nvfp4Weights=*/true);
       !why.empty())
     return why;
   if (!p.transB || shapeOf(p.rhs).size() != 2)
-    return "its weight is not a K-major [N, K] matrix";
+    return p.nvfp4() ? "its NVFP4 weight is not in NVIDIA's [N, K/2] layout"
+                     : "its weight is not a K-major [N, K] matrix";
+  if (p.nvfp4() && p.k % 32 != 0)
+    return "an NVFP4 weight with K = " + std::to_string(p.k) +
+           " (TMA rows of packed codes must be a multiple of 16 bytes)";
   if (p.transA || p.batches != 1 || (!p.fused && shapeOf(p.lhs).size() != 2))
     return "a batched or transposed-A matmul";
   if (shapeOf(p.lhs).size() < 2)
@@ -92,12 +97,14 @@ std::string GemmBuilder::whyNoWgmma() {
     if (consumers == 2 && p.rows <= 64)
       continue;
     int64_t m = 64 * consumers;
-    int64_t stage = (m + sets * n) * kRowBytes;
+    // An NVFP4 weight also stages its packed codes (32 bytes per row).
+    int64_t stage = (m + sets * n) * kRowBytes + (p.nvfp4() ? sets * n * kBk / 2 : 0);
     for (int64_t stages : {4, 3}) {
       int64_t cs = stages * stage, head = cs + m * n * 4, bars = head + m * 4;
       bars = (bars + 7) / 8 * 8;
-      // full, empty (and raw: A landed, not yet normalized) per stage.
-      int64_t total = bars + (p.norm ? 3 : 2) * stages * 8 + kAlign;
+      // full, empty (and raw: A or packed B landed, not yet transformed)
+      // per stage.
+      int64_t total = bars + (producerTransforms() ? 3 : 2) * stages * 8 + kAlign;
       // The row statistics are static workgroup buffers.
       int64_t statistics = p.norm ? (p.normKind == NormKind::LayerNorm ? 2 : 1) * m * 4 : 0;
       if (total + statistics > limit)
@@ -124,8 +131,12 @@ LogicalResult GemmBuilder::wgmmaSetup(LaunchConfig &launch) {
   auto arg = [](Value v) { return cast<BlockArgument>(v).getArgNumber(); };
   // A as [rows, K] (leading dimensions collapsed), B as [N (· 2 for GLU), K].
   wgMapA = ctx.addTensorMapParam(launch, {arg(p.lhs), {p.rows, p.k}, {tm, kBk}, 3});
-  wgMapB = ctx.addTensorMapParam(
-      launch, {arg(p.rhs), SmallVector<int64_t>(shapeOf(p.rhs)), {tn, kBk}, 3});
+  // An NVFP4 weight: its packed codes [N, K/2] as 32-byte boxes, unswizzled
+  // (the producer reads them, dequantizes and writes the swizzled B tile).
+  wgMapB = p.nvfp4() ? ctx.addTensorMapParam(
+                           launch, {arg(p.rhs), SmallVector<int64_t>(shapeOf(p.rhs)), {tn, kBk / 2}, 0})
+                     : ctx.addTensorMapParam(
+                           launch, {arg(p.rhs), SmallVector<int64_t>(shapeOf(p.rhs)), {tn, kBk}, 3});
   if (!wgMapA || !wgMapB)
     return unsupported(ctx, "a kernel whose tensor-map parameters cannot be added");
   auto smem = gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup);
@@ -163,8 +174,9 @@ void GemmBuilder::wgmmaMainLoop() {
   auto stageAddress = [&](Value s, int64_t offset) {
     return kb.add(wgBase, kb.add(kb.mul(s, kb.idx(wgStageBytes)), kb.idx(offset)));
   };
-  const int64_t producerRegs = p.norm ? kNormProducerRegs : kProducerRegs;
-  const int64_t consumerRegs = p.norm ? kNormConsumerRegs : kConsumerRegs;
+  const bool transform = producerTransforms();
+  const int64_t producerRegs = transform ? kNormProducerRegs : kProducerRegs;
+  const int64_t consumerRegs = transform ? kNormConsumerRegs : kConsumerRegs;
   auto setMaxRegisters = [&](int64_t regs, NVVM::SetMaxRegisterAction action) {
     if (reallocate)
       NVVM::SetMaxRegisterOp::create(kb.b, loc, regs, action);
@@ -191,16 +203,17 @@ void GemmBuilder::wgmmaMainLoop() {
   };
 
   // One thread initializes the barriers: full[s] completes on the
-  // producer's arrival plus the stage's TMA bytes (and, with a norm
-  // prologue, every producer thread's arrival once it normalized its part
-  // of A, which landed on raw[s]), empty[s] on every consumer thread's.
+  // producer's arrival plus the stage's TMA bytes (and, when the producer
+  // transforms the stage, every producer thread's arrival once it
+  // normalized its part of A or dequantized its rows of B, whose inputs
+  // landed on raw[s]), empty[s] on every consumer thread's.
   kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
     for (int64_t s = 0; s < stages; ++s) {
       NVVM::MBarrierInitOp::create(kb.b, loc, full(kb.idx(s)),
-                                   kb.i32(p.norm ? 1 + kWarpgroup : 1), Value());
+                                   kb.i32(transform ? 1 + kWarpgroup : 1), Value());
       NVVM::MBarrierInitOp::create(kb.b, loc, empty(kb.idx(s)), kb.i32(kWarpgroup * wgConsumers),
                                    Value());
-      if (p.norm)
+      if (transform)
         NVVM::MBarrierInitOp::create(kb.b, loc, raw(kb.idx(s)), kb.i32(1), Value());
     }
     // The initialized barriers visible to the TMA unit's complete_tx, and
@@ -220,35 +233,52 @@ void GemmBuilder::wgmmaMainLoop() {
       Value s, phase;
       std::tie(s, phase) = slot(kt);
       Value k0 = toI32(kb.mul(kt, kb.idx(kBk)));
-      auto load = [&](Value map, int64_t offset, Value row, Value bar) {
+      // NVFP4 codes: two per byte along K.
+      Value kq = toI32(kb.mul(kt, kb.idx(kBk / 2)));
+      auto load = [&](Value map, int64_t offset, Value row, Value bar, Value inner) {
         Value dst = pointer(stageAddress(s, offset), 7);
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            kb.b, loc, dst, map, ValueRange{k0, toI32(row)}, bar, ValueRange{}, Value(), Value(),
-            NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+            kb.b, loc, dst, map, ValueRange{inner, toI32(row)}, bar, ValueRange{}, Value(),
+            Value(), NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
       };
+      const int64_t aBytes = tm * kRowBytes, bBytes = sets * tn * kRowBytes,
+                    qBytes = p.nvfp4() ? sets * tn * kBk / 2 : 0, bOffset = tm * kRowBytes,
+                    qOffset = (tm + sets * tn) * kRowBytes;
       auto expect = [&](Value bar, int64_t bytes) {
         NVVM::MBarrierArriveExpectTxOp::create(kb.b, loc, Type(), bar, kb.i32(bytes),
                                                NVVM::MemScopeKind::CTA, false, Value());
       };
-      // Thread 0 issues the stage's loads once the consumers freed it.
+      // Thread 0 issues the stage's loads once the consumers freed it: what
+      // the producer transforms lands on raw[s], the rest on full[s].
       kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
         Value other = arith::XOrIOp::create(kb.b, loc, phase, kb.i32(1));
         NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, empty(s), other, ticks);
-        int64_t aBytes = tm * kRowBytes;
-        Value aBar = p.norm ? raw(s) : full(s);
-        expect(aBar, p.norm ? aBytes : wgStageBytes);
-        load(wgMapA, 0, m0, aBar);
-        if (p.norm)
-          expect(full(s), wgStageBytes - aBytes);
-        load(wgMapB, tm * kRowBytes, n0, full(s));
-        if (p.glu)
-          load(wgMapB, (tm + tn) * kRowBytes, kb.add(n0, kb.idx(p.cols)), full(s));
+        if (transform)
+          expect(raw(s), (p.norm ? aBytes : 0) + qBytes);
+        expect(full(s), (p.norm ? 0 : aBytes) + (p.nvfp4() ? 0 : bBytes));
+        load(wgMapA, 0, m0, p.norm ? raw(s) : full(s), k0);
+        for (int64_t half = 0; half < sets; ++half) {
+          Value row = half ? kb.add(n0, kb.idx(p.cols)) : n0;
+          if (p.nvfp4())
+            load(wgMapB, qOffset + half * tn * kBk / 2, row, raw(s), kq);
+          else
+            load(wgMapB, bOffset + half * tn * kRowBytes, row, full(s), k0);
+        }
       });
-      if (!p.norm)
+      if (!transform)
         return;
+      NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, raw(s), phase, ticks);
+      if (p.nvfp4())
+        wgmmaDequantizeB(s, kt, stageAddress(s, qOffset), stageAddress(s, bOffset));
+      if (!p.norm) {
+        NVVM::FenceProxyOp::create(
+            kb.b, loc, NVVM::ProxyKindAttr::get(mctx, NVVM::ProxyKind::async_shared),
+            NVVM::SharedSpaceAttr::get(mctx, NVVM::SharedSpace::shared_cta));
+        NVVM::MBarrierArriveOp::create(kb.b, loc, Type(), full(s), Value());
+        return;
+      }
       // The norm prologue on the A tile in place: element (r, k) of the
       // 128-byte swizzled rows is at r·128 + 2k with bits [4, 7) ^= [7, 10).
-      NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, raw(s), phase, ticks);
       Type in = elementTypeOf(p.lhs);
       kb.forLoop(tid, kb.idx(tm * kBk), kb.idx(kWarpgroup), [&](Value e) {
         Value r = kb.divui(e, kb.idx(kBk)), kk = kb.remui(e, kb.idx(kBk));
@@ -332,11 +362,14 @@ void GemmBuilder::wgmmaMainLoop() {
     Value row0 = kb.add(kb.mul(c, kb.idx(64)),
                         kb.add(kb.mul(kb.divui(t, kb.idx(32)), kb.idx(16)), kb.divui(lane, kb.idx(4))));
     Value col0 = kb.mul(kb.remui(lane, kb.idx(4)), kb.idx(2));
+    // An NVFP4 weight's global scale, kept out of the dequantized tiles.
+    Value global = p.nvfp4() ? nvfp4Global() : Value();
     for (int64_t i = 0; i < tn / 2; ++i) {
       Value mm = kb.add(row0, kb.idx(8 * ((i % 4) / 2)));
       Value nn = kb.add(col0, kb.idx(8 * (i / 4) + i % 2));
       auto reg = [&](Value st) {
-        return LLVM::ExtractValueOp::create(kb.b, loc, st, ArrayRef<int64_t>{i}).getResult();
+        Value v = LLVM::ExtractValueOp::create(kb.b, loc, st, ArrayRef<int64_t>{i});
+        return global ? kb.mul(v, global) : v;
       };
       Value up = p.glu ? reg(accs[1]) : Value();
       Value col = kb.minui(kb.add(n0, nn), kb.idx(p.cols - 1));

@@ -53,3 +53,38 @@ func.func @weight_type(%q: tensor<8x16xi32>, %s: tensor<8x2xf8E4M3FN>, %g: tenso
   %d = rlx_mir.nvfp4_dequantize %q, %s, %g : tensor<8x16xi32>, tensor<8x2xf8E4M3FN>, tensor<f32>
   return
 }
+
+// -----
+
+func.func @fused_i8_without_scales(%x: tensor<2x32xf32>, %q: tensor<8x16xi8>) {
+  // expected-error @+1 {{an i8 rhs needs nvfp4(scales, global_scale)}}
+  %y = rlx_mir.fused_matmul %x, %q transpose_b : tensor<2x32xf32>, tensor<8x16xi8>
+  return
+}
+
+// -----
+
+func.func @fused_nvfp4_float_rhs(%x: tensor<2x32xf32>, %w: tensor<8x32xf32>,
+                                 %s: tensor<8x2xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{an NVFP4 weight is i8 (two E2M1 codes per byte), got f32}}
+  %y = rlx_mir.fused_matmul %x, %w transpose_b nvfp4(%s, %g : tensor<8x2xf8E4M3FN>, tensor<f32>) : tensor<2x32xf32>, tensor<8x32xf32>
+  return
+}
+
+// -----
+
+func.func @fused_nvfp4_scales_shape(%x: tensor<2x32xf32>, %q: tensor<8x16xi8>,
+                                    %s: tensor<8x4xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{scales 8x4 must be [N, K/16] = [8, 2]}}
+  %y = rlx_mir.fused_matmul %x, %q transpose_b nvfp4(%s, %g : tensor<8x4xf8E4M3FN>, tensor<f32>) : tensor<2x32xf32>, tensor<8x16xi8>
+  return
+}
+
+// -----
+
+func.func @fused_nvfp4_k(%x: tensor<2x48xf32>, %q: tensor<8x16xi8>,
+                         %s: tensor<8x2xf8E4M3FN>, %g: tensor<f32>) {
+  // expected-error @+1 {{packed weight 8x16 must hold K/2 = 24 bytes per row along K}}
+  %y = rlx_mir.fused_matmul %x, %q transpose_b nvfp4(%s, %g : tensor<8x2xf8E4M3FN>, tensor<f32>) : tensor<2x48xf32>, tensor<8x16xi8>
+  return
+}
