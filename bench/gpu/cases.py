@@ -140,6 +140,60 @@ def matmul_bench_case(M, N, K, name):
                 flops=2 * M * N * K, shape=(M, N, K), bytes=2 * (M * K + N * K + M * N))
 
 
+def nvfp4_bench_case(M, N, K, name):
+    """bf16 x[M, K] · an NVFP4 weight [N, K/2] codes + [N, K/16] E4M3
+    scales + f32 global (nvfp4_matmul), timed against bf16 torch.matmul of
+    the same shape: the speed-up and the effective weight bandwidth (the
+    packed codes and scales over the time). Inputs are zeros
+    (--zero-missing): the kernel's work does not depend on the values."""
+    t = lambda *d, e="bf16": "tensor<" + "x".join(map(str, d)) + f"x{e}>"  # noqa: E731
+    ws, ss = t(N, K // 2, e="i8"), t(N, K // 16, e="f8E4M3FN")
+    text = f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {ws} {{rlx.input = "w"}}, %s: {ss} {{rlx.input = "s"}}, %g: tensor<f32> {{rlx.input = "g"}}) -> {t(M, N)} {{
+  %y = rlx_mir.nvfp4_matmul %x, %w, %s, %g : {t(M, K)}, {ws}, {ss}, tensor<f32>
+  return %y : {t(M, N)}
+}}"""
+    return dict(name=name, text=text, inputs=lambda: {}, bench=True, kind="nvfp4_matmul",
+                dims={}, flops=2 * M * N * K, shape=(M, N, K),
+                weight_bytes=N * K // 2 + N * K // 16)
+
+
+def nvfp4_numerics_case(M, N, K, name):
+    """NVFP4 matmul numerics on the device: a seeded quantized weight
+    (numpy's two-level recipe) against numpy on the dequantized weight."""
+    import ml_dtypes
+
+    def quantize(w):
+        g = np.float32(np.abs(w).max() / (448 * 6))
+        bam = np.abs(w.reshape(N, K // 16, 16)).max(-1)
+        s8 = (bam / np.float32(6) / g).astype(ml_dtypes.float8_e4m3fn)
+        denom = np.repeat(s8.astype(np.float32), 16, axis=1) * g
+        q = w / np.where(denom > 0, denom, 1)
+        mags = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], np.float32)
+        code = np.abs(np.abs(q)[..., None] - mags).argmin(-1).astype(np.uint8)
+        code |= np.where(q < 0, 8, 0).astype(np.uint8)
+        packed = (code[:, 0::2] | (code[:, 1::2] << 4)).view(np.int8)
+        return packed, s8.view(np.uint8), g
+
+    def inputs():
+        rng = np.random.default_rng(M)
+        packed, s8, g = quantize(rng.standard_normal((N, K)).astype(np.float32))
+        return {"x": bf16_bits(rng.standard_normal((M, K), np.float32)), "w": packed, "s": s8,
+                "g": np.array(g, np.float32)}
+
+    def reference(v):
+        e2m1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+        b = v["w"].view(np.uint8)
+        codes = np.empty((N, K), np.uint8)
+        codes[:, 0::2], codes[:, 1::2] = b & 15, b >> 4
+        s = v["s"].view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+        w = e2m1[codes] * np.repeat(np.where(np.isnan(s), 0, s), 16, axis=1) * float(v["g"])
+        return {"result0": from_bf16_bits(v["x"]).astype(np.float64) @ w.T}
+
+    case = nvfp4_bench_case(M, N, K, name)
+    case.update(inputs=inputs, reference=reference, bench=False, tolerance=2e-2, bf16_outputs=True)
+    return case
+
+
 def from_bf16_bits(u):
     return (np.asarray(u, np.uint16).astype(np.uint32) << 16).view(np.float32)
 
@@ -280,6 +334,14 @@ ATTENTION_BENCH = [
 ]
 
 
+NVFP4_BENCH = [
+    # M = 1, 16, 128, 2048 at N = K = 4096; Llama-3.1-8B's MLP (gate/up
+    # 14336 × 4096 and down 4096 × 14336) at decode and prefill sizes.
+    *[nvfp4_bench_case(M, 4096, 4096, f"bench_nvfp4_4096_m{M}") for M in (1, 16, 128, 2048)],
+    *[nvfp4_bench_case(M, 14336, 4096, f"bench_nvfp4_up_m{M}") for M in (1, 2048)],
+    *[nvfp4_bench_case(M, 4096, 14336, f"bench_nvfp4_down_m{M}") for M in (1, 2048)],
+]
+
 # Llama-3.1-8B sizes: hidden 4096, 4096 tokens.
 CASES = [
     rms_norm_case(7, 1, "rms_norm_g6_h1"),
@@ -322,4 +384,9 @@ CASES = [
     flash_attention_case(1, 777, 777, 14, 2, 64, "flash_attention_gqa7_d64_s777"),
     flash_attention_case(1, 130, 260, 4, 1, 256, "flash_attention_d256_s130_kv260"),
     *ATTENTION_BENCH,
+    # NVFP4 matmuls: numerics (decode on the GEMV, prefill on wgmma), then
+    # the benchmarks against bf16 torch.matmul.
+    nvfp4_numerics_case(3, 512, 1024, "nvfp4_matmul_m3"),
+    nvfp4_numerics_case(200, 256, 512, "nvfp4_matmul_m200"),
+    *NVFP4_BENCH,
 ]

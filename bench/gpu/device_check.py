@@ -162,6 +162,18 @@ def bench(case, timeout, rounds=3):
         else:
             res.update(TFLOPs=case["flops"] / ms / 1e9, sdpa_TFLOPs=case["flops"] / bms / 1e9)
         return res
+    if case.get("kind") == "nvfp4_matmul":
+        rlx, base = [], []
+        for _ in range(rounds):  # interleaved with bf16 cuBLAS through torch.matmul
+            _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
+                                ("--time", "20", "--warmup", "3", "--json", "--zero-missing"),
+                                timeout)
+            rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
+            base.append(torch_matmul_ms(*case["shape"]))
+        ms, bms = float(np.median(rlx)), float(np.median(base))
+        return {"status": "ok", "median_ms": ms, "torch_bf16_ms": bms, "speedup_vs_bf16": bms / ms,
+                "weight_GBps": case["weight_bytes"] / ms / 1e6, "TFLOPs": case["flops"] / ms / 1e9,
+                "shape_MNK": list(case["shape"])}
     if case.get("kind") == "matmul":
         rlx, base = [], []
         for _ in range(rounds):  # interleaved with cuBLAS through torch.matmul
