@@ -249,3 +249,34 @@ def test_prefill_on_wgmma_dequantizes_in_the_producer(stage, m, k):
         compile_artifact(text, pathlib.Path(tmp) / "art", flags=["--no-emulator"])
         ptx = "".join(p.read_text() for p in (pathlib.Path(tmp) / "art").glob("*.ptx"))
     assert "wgmma.mma_async" in ptx and "mma.sync" not in ptx
+
+
+G7B_OFFSETS = {(0, 0): 0, (0, 1): 1, (1, 0): 16, (31, 0): 496, (32, 0): 4, (127, 3): 511,
+               (0, 4): 512, (128, 0): 1024, (129, 4): 1552, (100, 2): 78}
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_g7b_block_scales_layout(backend):
+    """G7(b): 130 × 5 scales (K = 80) in the 128×4 tile layout of
+    block-scaled MMA: 2 × 2 tiles of 512 bytes (2048 in all), the table's
+    byte offsets, and zeros (never a NaN scale) in the 1398 padding bytes."""
+    M, KB = 130, 5
+    rng = np.random.default_rng(7)
+    s = rng.integers(0x08, 0x70, size=(M, KB), dtype=np.uint8)  # finite, nonzero
+    text = f"""func.func @f(%s: {t((M, KB), 'f8E4M3FN')} {{rlx.input = "s"}}) -> ({t((2, 2, 32, 16), 'f8E4M3FN')} {{rlx.output = "b"}}) {{
+  %b = rlx_mir.nvfp4_block_scales %s : {t((M, KB), 'f8E4M3FN')}
+  return %b : {t((2, 2, 32, 16), 'f8E4M3FN')}
+}}"""
+    out = (gpu if backend == "gpu" else cpu)(text, {"s": s})["b"]
+    flat = np.asarray(out).view(np.uint8).reshape(-1)
+    assert flat.size == 2048
+    for (m, kb), off in G7B_OFFSETS.items():
+        assert flat[off] == s[m, kb], (m, kb, off)
+    # Every scale once, at the formula's offset; the rest zero.
+    seen = np.zeros(2048, bool)
+    for m in range(M):
+        for kb in range(KB):
+            off = ((m // 128) * 2 + kb // 4) * 512 + (m % 32) * 16 + ((m % 128) // 32) * 4 + kb % 4
+            assert flat[off] == s[m, kb]
+            seen[off] = True
+    assert seen.sum() == 650 and not flat[~seen].any() and (~seen).sum() == 1398

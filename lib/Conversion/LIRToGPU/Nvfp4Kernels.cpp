@@ -143,6 +143,36 @@ struct Nvfp4QuantizeTemplate : KernelTemplate {
   }
 };
 
+/// nvfp4_block_scales: one thread per output byte (the layout of
+/// Nvfp4BlockScalesOp; padding 0).
+struct Nvfp4BlockScalesTemplate : KernelTemplate {
+  StringRef name() const override { return "nvfp4_block_scales"; }
+  bool matches(Operation *root) const override { return isa<mir::Nvfp4BlockScalesOp>(root); }
+
+  FailureOr<LaunchConfig> build(KernelContext &ctx) const override {
+    auto op = cast<mir::Nvfp4BlockScalesOp>(ctx.root);
+    Value s = ctx.operand(op.getScales()), out = ctx.outputs[0];
+    if (!s)
+      return unsupported(ctx, "nvfp4_block_scales operands that are not kernel inputs");
+    const int64_t n = shapeOf(s)[0], blocks = shapeOf(s)[1];
+    KernelBuilder kb(ctx.b, ctx.kernel.getLoc());
+    Type i8 = kb.b.getI8Type(), f8 = elementTypeOf(s);
+    return forEachElementGroup(kb, shapeOf(out), 1, [&](ArrayRef<Value> pos) {
+      Value m = kb.add(kb.mul(pos[0], kb.idx(128)),
+                       kb.add(kb.mul(kb.divui(pos[3], kb.idx(4)), kb.idx(32)), pos[2]));
+      Value blk = kb.add(kb.mul(pos[1], kb.idx(4)), kb.remui(pos[3], kb.idx(4)));
+      Value valid =
+          arith::AndIOp::create(kb.b, kb.loc, kb.ult(m, kb.idx(n)), kb.ult(blk, kb.idx(blocks)));
+      // The scale's storage byte (f8 arithmetic has no NVVM lowering).
+      Value v = arith::BitcastOp::create(
+          kb.b, kb.loc, i8,
+          kb.load(s, {kb.minui(m, kb.idx(n - 1)), kb.minui(blk, kb.idx(blocks - 1))}));
+      Value byte = kb.select(valid, v, arith::ConstantIntOp::create(kb.b, kb.loc, 0, 8));
+      kb.store(arith::BitcastOp::create(kb.b, kb.loc, f8, byte), out, pos);
+    });
+  }
+};
+
 } // namespace
 
 namespace mlir::rlx::gpu_kernels::matmul {
@@ -269,4 +299,5 @@ void GemmBuilder::wgmmaDequantizeB(Value stage, Value kt, Value packed, Value ti
 void mlir::rlx::gpu_kernels::addNvfp4Templates(std::vector<std::unique_ptr<KernelTemplate>> &out) {
   out.push_back(std::make_unique<Nvfp4DequantizeTemplate>());
   out.push_back(std::make_unique<Nvfp4QuantizeTemplate>());
+  out.push_back(std::make_unique<Nvfp4BlockScalesTemplate>());
 }

@@ -213,8 +213,51 @@ struct QuantizeLowering : OpConversionPattern<Nvfp4QuantizeOp> {
   }
 };
 
+/// [TM, TK, 32, 16] ← [N, KB]: element (tm, tk, r, j) is scale
+/// (tm·128 + (j / 4)·32 + r, tk·4 + j % 4), or 0 past the scales.
+struct BlockScalesLowering : OpConversionPattern<Nvfp4BlockScalesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(Nvfp4BlockScalesOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    RankedTensorType out = op.getType();
+    Value scales = a.getScales();
+    auto st = tensorTypeOf(scales);
+    int64_t n = st.getDimSize(0), kb = st.getDimSize(1);
+    MLIRContext *ctx = rw.getContext();
+    auto gen = linalg::GenericOp::create(
+        rw, loc, TypeRange{out}, ValueRange{}, ValueRange{empty(rw, loc, out)},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
+        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i[4];
+          for (int d = 0; d < 4; ++d)
+            i[d] = linalg::IndexOp::create(b, l, d);
+          auto c = [&](int64_t v) { return cIndex(b, l, v); };
+          Value m = arith::AddIOp::create(
+              b, l, arith::MulIOp::create(b, l, i[0], c(128)),
+              arith::AddIOp::create(b, l,
+                                    arith::MulIOp::create(b, l, arith::DivUIOp::create(b, l, i[3], c(4)), c(32)),
+                                    i[2]));
+          Value k = arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, i[1], c(4)),
+                                          arith::RemUIOp::create(b, l, i[3], c(4)));
+          Value valid = arith::AndIOp::create(
+              b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, m, c(n)),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, k, c(kb)));
+          Value mc = arith::MinUIOp::create(b, l, m, c(n - 1));
+          Value kc = arith::MinUIOp::create(b, l, k, c(kb - 1));
+          Value v = tensor::ExtractOp::create(b, l, scales, ValueRange{mc, kc});
+          Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(out.getElementType()));
+          linalg::YieldOp::create(b, l, ValueRange{arith::SelectOp::create(b, l, valid, v, zero)});
+        });
+    rw.replaceOp(op, gen.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void linalg_builders::populateNvfp4Lowerings(RewritePatternSet &patterns) {
-  patterns.add<DequantizeLowering, MatmulLowering, QuantizeLowering>(patterns.getContext());
+  patterns.add<DequantizeLowering, MatmulLowering, QuantizeLowering, BlockScalesLowering>(
+      patterns.getContext());
 }

@@ -88,3 +88,12 @@ func.func @fused_nvfp4_k(%x: tensor<2x48xf32>, %q: tensor<8x16xi8>,
   %y = rlx_mir.fused_matmul %x, %q transpose_b nvfp4(%s, %g : tensor<8x2xf8E4M3FN>, tensor<f32>) : tensor<2x48xf32>, tensor<8x16xi8>
   return
 }
+
+// -----
+
+func.func @block_scales_twice(%s: tensor<130x5xf8E4M3FN>) {
+  %b = rlx_mir.nvfp4_block_scales %s : tensor<130x5xf8E4M3FN>
+  // expected-error @+1 {{nvfp4_block_scales needs static [N, K/16] scales, got 2x2x32x16 (blocked scales are rank 4 and are not blocked again)}}
+  %c = rlx_mir.nvfp4_block_scales %b : tensor<2x2x32x16xf8E4M3FN>
+  return
+}

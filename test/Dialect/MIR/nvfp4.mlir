@@ -19,6 +19,9 @@ func.func @ops(%w: tensor<64x8xf32>, %x: tensor<2x3x32xbf16>, %q: tensor<8x16xi8
   %f = rlx_mir.fused_matmul %x, %q transpose_b nvfp4(%s, %g : tensor<8x2xf8E4M3FN>, tensor<f32>) activation silu : tensor<2x3x32xbf16>, tensor<8x16xi8>
   // CHECK: rlx_mir.fused_matmul %{{.*}}, %{{.*}} nvfp4(%{{.*}}, %{{.*}} : tensor<2x8xf8E4M3FN>, tensor<f32>) : tensor<2x3x32xbf16>, tensor<16x8xi8>
   %f2 = rlx_mir.fused_matmul %x, %q2 nvfp4(%s2, %g : tensor<2x8xf8E4M3FN>, tensor<f32>) : tensor<2x3x32xbf16>, tensor<16x8xi8>
+  // Scales in the 128x4 tile layout of block-scaled MMA (case G7b).
+  // CHECK: rlx_mir.nvfp4_block_scales %{{.*}} : tensor<8x2xf8E4M3FN>
+  %b = rlx_mir.nvfp4_block_scales %s : tensor<8x2xf8E4M3FN>
   return
 }
 

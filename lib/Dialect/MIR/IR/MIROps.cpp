@@ -511,6 +511,21 @@ LogicalResult Nvfp4DequantizeOp::inferReturnTypes(MLIRContext *ctx, std::optiona
   return success();
 }
 
+LogicalResult Nvfp4BlockScalesOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                   Adaptor a, SmallVectorImpl<Type> &out) {
+  auto s = getRankedTensor(loc, a.getScales(), "scales");
+  if (failed(s))
+    return failure();
+  if (s->getRank() != 2 || !s->hasStaticShape())
+    return shapeError(loc, "nvfp4_block_scales needs static [N, K/16] scales, got " +
+                               shapeToString(s->getShape()) +
+                               " (blocked scales are rank 4 and are not blocked again)");
+  int64_t n = s->getShape()[0], kb = s->getShape()[1];
+  out.push_back(RankedTensorType::get({(n + 127) / 128, (kb + 3) / 4, 32, 16},
+                                      s->getElementType()));
+  return success();
+}
+
 LogicalResult Nvfp4QuantizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
                                                 Adaptor a, SmallVectorImpl<Type> &out) {
   auto x = getRankedTensor(loc, a.getInput(), "input");

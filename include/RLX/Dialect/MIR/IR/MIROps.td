@@ -850,6 +850,35 @@ def MIR_Nvfp4QuantizeOp : MIR_InferOp<"nvfp4_quantize"> {
   let assemblyFormat = "$input (`layout` `` $layout^)? attr-dict `:` type($input)";
 }
 
+def MIR_Nvfp4BlockScalesOp : MIR_InferOp<"nvfp4_block_scales"> {
+  let summary = "E4M3 block scales in the 128×4 tile layout of block-scaled MMA";
+  let description = [{
+    NVIDIA's `[N, K/16]` block scales (rows are weight rows, or activation
+    rows) rearranged into the layout block-scaled tensor-core MMA reads them
+    in (`tcgen05.mma ... kind::mxf4nvf4 block16` on sm_100a; CUTLASS's sm100
+    scale-factor layout, torchao's `to_blocked`; case G7(b)): 128 × 4 tiles
+    of 512 bytes, scale (m, kb) at byte
+    `((m / 128) · ceil(KB / 4) + kb / 4) · 512 + (m % 32) · 16 +
+    ((m % 128) / 32) · 4 + kb % 4`,
+    i.e. element `[m / 128, kb / 4, m % 32, ((m % 128) / 32) · 4 + kb % 4]`
+    of the result `[ceil(N / 128), ceil(KB / 4), 32, 16]`. Padding (rows
+    past N, blocks past KB) is 0, never a NaN scale.
+
+    The rank-4 result type is what block-scaled kernels take: linear and
+    blocked scales cannot be confused, and blocked scales cannot be blocked
+    again (the verifier takes rank-2 input only). An op on parameters, so
+    rlx-mir-pack-weights computes it once, at weight-packing time.
+
+    Example (M = 130, K = 80: 2048 bytes, 1398 of them padding):
+    ```mlir
+    %b = rlx_mir.nvfp4_block_scales %s : tensor<130x5xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F8E4M3FN]>:$scales);
+  let results = (outs RankedTensorOf<[F8E4M3FN]>:$blocked);
+  let assemblyFormat = "$scales attr-dict `:` type($scales)";
+}
+
 def MIR_Nvfp4MatmulOp : MIR_InferOp<"nvfp4_matmul"> {
   let summary = "matmul with an NVFP4 weight, f32 accumulation";
   let description = [{
