@@ -205,7 +205,7 @@ def test_forced_kernels_compile_and_agree():
 @pytest.mark.parametrize("flags,message", [
     (["--matmul-kernel", "gemv"], "matmul-kernel=gemv on 40 rows (the gemv kernel takes at most 16)"),
     (["--matmul-kernel", "tensor-cores"], "matmul-kernel=tensor-cores: its operands are not both bf16 or both f16"),
-    (["--matmul-kernel", "fast"], "matmul-kernel must be auto, gemv, simt, tensor-cores or wgmma, got 'fast'"),
+    (["--matmul-kernel", "fast"], "matmul-kernel must be auto, gemv, simt, tensor-cores, wgmma or tcgen05, got 'fast'"),
     (["--split-k", "17"], "split-k must be 0 (the heuristic) or 1..16, got 17"),
 ])
 def test_forced_kernel_that_cannot_apply_is_a_located_error(tmp_path, flags, message):

@@ -4,8 +4,10 @@ weights (GEMV for decode, SIMT otherwise), against the numpy references of
 test_nvfp4.py and against the CPU path: cases Q1-Q5 and G7(a) of
 ../shared/cases, quantized bytes equal to the CPU path's, every fused_matmul
 stage on an NVFP4 weight, and a Llama layer with NVFP4 weights from
-rlx-gen --nvfp4-weights."""
+rlx-gen --nvfp4-weights; the sm_100a block-scaled FP4 kernel through ptxas."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -280,3 +282,74 @@ def test_g7b_block_scales_layout(backend):
             assert flat[off] == s[m, kb]
             seen[off] = True
     assert seen.sum() == 650 and not flat[~seen].any() and (~seen).sum() == 1398
+
+
+@pytest.mark.parametrize("stage", ["plain", *sorted(STAGES)])
+def test_sm100a_block_scaled_fp4_kernels_build_clean(stage, tmp_path):
+    """sm_100a (+ptx88): NVFP4 prefill on block-scaled FP4 MMA (tcgen05.mma
+    kind::mxf4nvf4 block16, scales copied to tensor memory in the 128x4
+    layout, activations quantized to NVFP4 in the kernel), every epilogue
+    family; ptxas builds it with no spills and no stack. No device and no
+    emulator run it here: its artifact says so, and the emulator refuses it
+    by name. Without +ptx88 (or on sm_90a) forcing it is a located error."""
+    import json
+    import subprocess
+    from gpu_harness import RLX_GPU_RUN, compile_artifact
+    m, n, k = 200, 128, 256
+    if stage == "plain":
+        text = matmul_fn(m, n, k, xet="bf16")
+    else:
+        stages = STAGES[stage](t((n,), "bf16")).replace("{NW}", t((k,), "bf16")).replace(
+            "{R}", t((1, m, n // 2 if stage == "norm-glu" else n), "bf16"))
+        text = fused_fn(m, n, k, "bf16", stages)
+    art = tmp_path / "art"
+    manifest = compile_artifact(text, art, chip="sm_100a", cubin=True,
+                                flags=["--features", "+ptx88", "--matmul-kernel", "tcgen05"])
+    ptx = "".join(p.read_text() for p in art.glob("*.ptx"))
+    for needle in ("tcgen05.alloc.cta_group::1", "tcgen05.cp.cta_group::1.32x128b.warpx4",
+                   "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16",
+                   "tcgen05.commit.cta_group::1.mbarrier::arrive::one",
+                   "tcgen05.ld.sync.aligned.32x32b.x32.b32", "tcgen05.dealloc"):
+        assert needle in ptx, needle
+    (kernel,) = [k_ for k_ in manifest["kernels"] if "matmul" in k_["name"]]
+    assert kernel["spill_bytes"] == 0 and kernel["stack_bytes"] == 0, kernel
+    assert "emu" not in kernel and "tcgen05" in kernel["emu_unavailable"], kernel
+    # The emulator names the kernel and why it cannot run it.
+    proc = subprocess.run([str(RLX_GPU_RUN), str(art), "--device", "emu",
+                           "--zero-missing"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "has no emulator entry (tcgen05" in proc.stderr, proc.stderr
+    for chip, features, why in (("sm_100a", [], "has no block-scaled FP4 MMA (sm_100a and PTX "
+                                                  "ISA 8.8: +ptx88)"),
+                                ("sm_90a", [], "sm_90a with PTX ISA 8.0 has no block-scaled FP4 "
+                                               "MMA")):
+        with pytest.raises(RuntimeError, match=re.escape("matmul-kernel=tcgen05: ") + ".*" +
+                           re.escape(why)):
+            compile_artifact(text, tmp_path / "bad", chip=chip,
+                             flags=[*features, "--matmul-kernel", "tcgen05", "--no-emulator"])
+    assert json.loads((art / "manifest.json").read_text())["kernels"]
+
+
+NVFP4_CONFIGS = [
+    # (chip, rows, stages, kernel the PTX must show)
+    ("sm_90a", 1, "bias-silu", "shfl.sync.bfly"),       # GEMV, 16-byte code groups
+    ("sm_90a", 16, "norm-glu", "shfl.sync.bfly"),       # GEMV, 8-byte groups
+    ("sm_90a", 300, "norm-glu", "wgmma.mma_async"),     # wgmma, producer dequant
+    ("sm_90a", 300, "residual", "wgmma.mma_async"),
+    ("sm_80", 300, "bias-silu", "fma.rn.f32"),          # SIMT
+    ("sm_100a features=+ptx88", 300, "norm-glu", "tcgen05.mma"),
+    ("sm_100a features=+ptx88", 1, "residual", "shfl.sync.bfly"),
+]
+
+
+@pytest.mark.parametrize("chip,m,stage,expect", NVFP4_CONFIGS,
+                         ids=[f"{i}-{c[0].split()[0]}-m{c[1]}" for i, c in enumerate(NVFP4_CONFIGS)])
+def test_every_nvfp4_configuration_builds_clean(rlx_opt, tmp_path, chip, m, stage, expect):
+    """The NVFP4 matmul kernels auto picks, through ptxas: 0 spills, 0 stack,
+    no performance note, on the kernel each configuration names."""
+    from test_gpu_compile import build_clean
+    n, k = 4096, 2048
+    stages = STAGES[stage](t((n,), "bf16")).replace("{NW}", t((k,), "bf16")).replace(
+        "{R}", t((1, m, n // 2 if stage == "norm-glu" else n), "bf16"))
+    resources, ptx = build_clean(rlx_opt, tmp_path, chip, fused_fn(m, n, k, "bf16", stages))
+    assert resources and all(r["spill"] == 0 and r["stack"] == 0 for r in resources.values())
+    assert expect in ptx, expect

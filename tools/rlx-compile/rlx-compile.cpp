@@ -42,7 +42,7 @@ static cl::opt<bool> noEmulator("no-emulator", cl::desc("skip kernels.emu.so"), 
 static cl::opt<bool> noTensorCores("no-tensor-cores",
                                    cl::desc("SIMT kernels only (no mma.sync)"), cl::cat(cat));
 static cl::opt<std::string> matmulKernel(
-    "matmul-kernel", cl::desc("auto | gemv | simt | tensor-cores | wgmma: force one matmul kernel"),
+    "matmul-kernel", cl::desc("auto | gemv | simt | tensor-cores | wgmma | tcgen05: force one matmul kernel"),
     cl::init("auto"), cl::cat(cat));
 static cl::opt<int64_t> splitK("split-k", cl::desc("K splits of the gemv kernel (0: heuristic)"),
                                cl::init(0), cl::cat(cat));

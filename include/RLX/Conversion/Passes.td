@@ -162,9 +162,10 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
            "matmul-kernel=auto">,
     Option<"matmulKernel", "matmul-kernel", "std::string", /*default=*/"\"auto\"",
            "matmul / fused_matmul kernel: auto (the tile heuristic of docs/gpu.md), gemv "
-           "(at most 16 rows), simt (tiled SIMT), tensor-cores (mma.sync) or wgmma (sm_90a: "
-           "TMA + mbarrier pipeline + warpgroup MMA); a forced kernel that cannot compute a "
-           "matmul is an error">,
+           "(at most 16 rows), simt (tiled SIMT), tensor-cores (mma.sync), wgmma (sm_90a: "
+           "TMA + mbarrier pipeline + warpgroup MMA) or tcgen05 (sm_100a with +ptx88: "
+           "block-scaled FP4 MMA for NVFP4 weights, activations quantized to NVFP4); a forced "
+           "kernel that cannot compute a matmul is an error">,
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "K splits of the gemv kernel (warps of a block summing disjoint K ranges, "
            "combined in a fixed order before the epilogue runs once); 0: the heuristic">,

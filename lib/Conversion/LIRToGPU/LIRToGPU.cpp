@@ -157,10 +157,10 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
       emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: " << error;
       return signalPassFailure();
     }
-    if (!llvm::is_contained({"auto", "gemv", "simt", "tensor-cores", "wgmma"},
+    if (!llvm::is_contained({"auto", "gemv", "simt", "tensor-cores", "wgmma", "tcgen05"},
                             StringRef(matmulKernel))) {
       emitError(module.getLoc()) << "convert-rlx-lir-to-gpu: matmul-kernel must be auto, gemv, "
-                                    "simt, tensor-cores or wgmma, got '"
+                                    "simt, tensor-cores, wgmma or tcgen05, got '"
                                  << matmulKernel << "'";
       return signalPassFailure();
     }

@@ -786,6 +786,11 @@ LogicalResult GemmBuilder::chooseKernel() {
     if (!why.empty())
       return unsupported(ctx, "matmul-kernel=wgmma: " + why);
     wgmma = true;
+  } else if (forced == "tcgen05") {
+    std::string why = whyNoTcgen05();
+    if (!why.empty())
+      return unsupported(ctx, "matmul-kernel=tcgen05: " + why);
+    tcgen05 = true;
   } else if (forced == "tensor-cores") {
     std::string why = whyNoTensorCores();
     if (!why.empty())
@@ -794,7 +799,8 @@ LogicalResult GemmBuilder::chooseKernel() {
   } else if (forced != "simt") {
     gemv = p.rows <= kGemvRows && gemvTileFits();
     wgmma = !gemv && whyNoWgmma().empty();
-    tensorCores = !gemv && !wgmma && canUseTensorCores();
+    tcgen05 = !gemv && !wgmma && whyNoTcgen05().empty();
+    tensorCores = !gemv && !wgmma && !tcgen05 && canUseTensorCores();
   }
   return success();
 }
@@ -819,6 +825,8 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     tm = 64;
   } else if (wgmma) {
     // tm, tn, threads: whyNoWgmma.
+  } else if (tcgen05) {
+    tm = tn = threads = 128;
   } else {
     colsPerThread = tn % 4 == 0 ? 4 : tn % 2 == 0 ? 2 : 1;
     tnThreads = tn / colsPerThread;
@@ -847,6 +855,9 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   if (wgmma) {
     if (failed(wgmmaSetup(launch)))
       return failure();
+  } else if (tcgen05) {
+    if (failed(tcgen05Setup(launch)))
+      return failure();
   } else {
     cs = kb.workgroupBuffer(ctx.fn, {tm, tn}, acc);
   }
@@ -873,6 +884,8 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     tensorCoreMainLoop();
   } else if (wgmma) {
     wgmmaMainLoop();
+  } else if (tcgen05) {
+    tcgen05MainLoop();
   } else {
     tiledMainLoop();
   }

@@ -60,7 +60,11 @@ private:
   // Tile geometry.
   int64_t tm = 0, tn = 0, tk = 16, tnThreads = 0, tmThreads = 0, colsPerThread = 0;
   static constexpr int64_t kRowsPerThread = 4;
-  bool gemv = false, tensorCores = false, wgmma = false;
+  bool gemv = false, tensorCores = false, wgmma = false, tcgen05 = false;
+  // tcgen05 (sm_100a, Tcgen05Kernel.cpp): byte offsets in the dynamic
+  // shared memory (after aligning its base to 1024 bytes) and the base.
+  int64_t tcA = 0, tcB = 0, tcScaleA = 0, tcScaleB = 0, tcBar = 0, tcSlot = 0;
+  Value tcBase;
   // wgmma: consumer warpgroups (64 rows each), pipeline stages, the
   // byte offsets of the ring, Cs, head statistics and mbarriers in the
   // dynamic shared memory (after aligning its base to 1024 bytes).
@@ -110,6 +114,11 @@ private:
   /// ("" when it can, choosing tn, the consumers and the stages), the
   /// tensor maps, dynamic shared memory and views of Cs, and its main loop.
   std::string whyNoWgmma();
+  /// The sm_100a NVFP4 path (Tcgen05Kernel.cpp): why it cannot compute this
+  /// matmul ("" when it can), its shared memory and Cs, its main loop.
+  std::string whyNoTcgen05();
+  LogicalResult tcgen05Setup(LaunchConfig &launch);
+  void tcgen05MainLoop();
   /// Whether the wgmma producer warpgroup transforms a stage before the
   /// consumers read it (a norm prologue on A, an NVFP4 weight's dequant).
   bool producerTransforms() const { return p.norm || p.nvfp4(); }

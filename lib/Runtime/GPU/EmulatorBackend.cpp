@@ -183,7 +183,8 @@ bool EmulatorBackend::loadModules(const Manifest &m, std::string &error) {
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const KernelInfo &k = m.kernels[i];
     if (!k.hasEmu) {
-      error = "kernels[" + std::to_string(i) + "].emu: kernel '" + k.name + "' has no emulator entry";
+      error = "kernels[" + std::to_string(i) + "].emu: kernel '" + k.name + "' has no emulator entry" +
+              (k.emuUnavailable.empty() ? std::string() : " (" + k.emuUnavailable + ")");
       return false;
     }
     ::dlerror();

@@ -216,6 +216,8 @@ void parseKernel(const json &k, const std::string &p, Manifest &m, std::set<std:
     ki.spillBytes = int64_t(unsignedInt(*r, sub(p, "spill_bytes")));
   if (const json *r = optField(k, "stack_bytes"))
     ki.stackBytes = int64_t(unsignedInt(*r, sub(p, "stack_bytes")));
+  if (const json *u = optField(k, "emu_unavailable"))
+    ki.emuUnavailable = string(*u, sub(p, "emu_unavailable"));
   if (const json *e = optField(k, "emu")) {
     std::string ep = sub(p, "emu");
     object(*e, ep);

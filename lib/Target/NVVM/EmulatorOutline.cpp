@@ -529,6 +529,10 @@ struct GPUOutlineForEmulatorPass
         globals.push_back(copy);
       }
       for (auto kernel : gm.getOps<gpu::GPUFuncOp>()) {
+        // Kernels of instructions the emulator does not run (tcgen05) stay
+        // out of the library; the artifact says why (GPUArtifact.cpp).
+        if (kernel->hasAttr("rlx.emulator_unavailable"))
+          continue;
         if (failed(outline(kernel, module, hooks)))
           return signalPassFailure();
         auto fn = module.lookupSymbol<func::FuncOp>((kernel.getName() + "__body").str());

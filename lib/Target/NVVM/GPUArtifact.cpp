@@ -275,7 +275,11 @@ json::Object kernelInfo(gpu::GPUModuleOp gm, gpu::GPUFuncOp k) {
     sharedBytes += bytes;
   }
   o["static_shared_bytes"] = sharedBytes;
-  o["emu"] = json::Object{{"symbol", (k.getName() + "__emu").str()}, {"shared", std::move(shared)}};
+  if (auto why = k->getAttrOfType<StringAttr>("rlx.emulator_unavailable"))
+    o["emu_unavailable"] = why.getValue().str();
+  else
+    o["emu"] =
+        json::Object{{"symbol", (k.getName() + "__emu").str()}, {"shared", std::move(shared)}};
   return o;
 }
 

@@ -45,6 +45,7 @@ struct KernelInfo {
   int64_t stackBytes = -1;
   bool hasEmu = false;
   std::string emuSymbol;
+  std::string emuUnavailable; ///< why there is no emulator entry (e.g. tcgen05)
   std::vector<EmuShared> emuShared;
 };
 

@@ -37,7 +37,7 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
                            llvm::cl::init(true)};
   Option<std::string> matmulKernel{
       *this, "matmul-kernel",
-      llvm::cl::desc("auto | gemv | simt | tensor-cores | wgmma (convert-rlx-lir-to-gpu)"),
+      llvm::cl::desc("auto | gemv | simt | tensor-cores | wgmma | tcgen05 (convert-rlx-lir-to-gpu)"),
       llvm::cl::init("auto")};
   Option<int64_t> splitK{*this, "split-k",
                          llvm::cl::desc("K splits of the gemv kernel (0: the heuristic)"),

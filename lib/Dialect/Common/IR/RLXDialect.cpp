@@ -224,6 +224,13 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << attr.getValue();
     return success();
   }
+  // A kernel the GPU emulator does not run (tcgen05), and why.
+  if (attr.getName() == "rlx.emulator_unavailable") {
+    StringRef on = op->getName().getStringRef();
+    if ((on != "gpu.func" && on != "llvm.func") || !isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "rlx.emulator_unavailable must be a string on a kernel function";
+    return success();
+  }
   if (attr.getName() == "rlx.wgmma_fence_operands") {
     if (op->getName().getStringRef() != "llvm.inline_asm" || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "rlx.wgmma_fence_operands must be a unit attribute on an "
@@ -233,7 +240,8 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
   return op->emitError() << "unknown attribute '" << attr.getName().getValue()
                          << "' (the rlx dialect defines rlx.fusion_policy on modules, "
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
-                            "rlx.wgmma_fence_operands on llvm.inline_asm; "
+                            "rlx.wgmma_fence_operands on llvm.inline_asm, "
+                            "rlx.emulator_unavailable on gpu.func; "
                             "rlx.input, rlx.param, rlx.output, rlx.dim_names, rlx.packed_by "
                             "and rlx.packed_from on function arguments and results)";
 }
