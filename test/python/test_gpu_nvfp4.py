@@ -111,38 +111,44 @@ def fused_fn(m, n, k, dtype, stages):
 }}"""
 
 
-STAGES = {
-    "bias-silu": lambda T: f"bias(%b : {T}) activation silu",
-    "norm-glu": lambda T: "norm rms_norm eps = 1.0e-05 norm_weight(%nw : {NW}) activation silu glu",
-    "residual": lambda T: "residual(%r : {R})",
-}
+STAGES = ["bias-silu", "norm-glu", "residual"]
+
+
+def fused_case(m, n, k, dtype, stage, seed):
+    """A fused_matmul on a seeded NVFP4 weight with the stage family `stage`
+    (bias + silu, rms_norm prologue + SwiGLU, residual) and its inputs."""
+    import ml_dtypes
+    glu = stage == "norm-glu"
+    out_n = n // 2 if glu else n
+    stages = {"bias-silu": f"bias(%b : {t((n,), dtype)}) activation silu",
+              "norm-glu": f"norm rms_norm eps = 1.0e-05 norm_weight(%nw : {t((k,), dtype)}) "
+                          "activation silu glu",
+              "residual": f"residual(%r : {t((1, m, out_n), dtype)})"}[stage]
+    rng = np.random.default_rng(seed)
+    pw, ps, g = quant_ref(rng.standard_normal((n, k)).astype(np.float32) / 16)
+
+    def rnd(a):
+        a = np.asarray(a, np.float32)
+        return a if dtype == "f32" else a.astype(ml_dtypes.bfloat16).astype(np.float32)
+    inputs = {"x": rnd(rng.standard_normal((1, m, k))), "w": pw, "s": ps, "g": np.array(g)}
+    if stage == "bias-silu":
+        inputs["b"] = rnd(rng.standard_normal(n))
+    if glu:
+        inputs["nw"] = rnd(1 + 0.1 * rng.standard_normal(k))
+    if stage == "residual":
+        inputs["r"] = rnd(rng.standard_normal((1, m, out_n)))
+    return fused_fn(m, n, k, dtype, stages), inputs
 
 
 @pytest.mark.parametrize("m", [1, 5, 16, 37])
-@pytest.mark.parametrize("stage", sorted(STAGES))
+@pytest.mark.parametrize("stage", STAGES)
 @pytest.mark.parametrize("dtype", ["bf16", "f32"])
 def test_fused_stages_on_nvfp4_match_the_cpu_path(m, stage, dtype):
     """Every epilogue family on an NVFP4 weight, decode rows (GEMV: M <= 16,
     K = 256 on the 32-code vector path) and prefill rows (SIMT), bf16 and
     f32 activations: the GPU kernels equal the CPU path (f32 1e-5, bf16
     2e-2 relative)."""
-    n, k = 64, 256
-    rng = np.random.default_rng(m)
-    pw, ps, g = quant_ref(rng.standard_normal((n, k)).astype(np.float32) / 16)
-    glu = stage == "norm-glu"
-    out_n = n // 2 if glu else n
-    stages = STAGES[stage](t((n,), dtype)).replace("{NW}", t((k,), dtype)).replace(
-        "{R}", t((1, m, out_n), dtype))
-    text = fused_fn(m, n, k, dtype, stages)
-    rnd = (lambda a: a.astype(np.float32)) if dtype == "f32" else (
-        lambda a: np.asarray(a, np.float32).astype(__import__("ml_dtypes").bfloat16).astype(np.float32))
-    inputs = {"x": rnd(rng.standard_normal((1, m, k))), "w": pw, "s": ps, "g": np.array(g)}
-    if "bias" in stage:
-        inputs["b"] = rnd(rng.standard_normal(n))
-    if glu:
-        inputs["nw"] = rnd(1 + 0.1 * rng.standard_normal(k))
-    if stage == "residual":
-        inputs["r"] = rnd(rng.standard_normal((1, m, out_n)))
+    text, inputs = fused_case(m, 64, 256, dtype, stage, seed=m)
     y, want = gpu(text, inputs)["y"], cpu(text, inputs)["y"]
     assert_close(np.asarray(y, np.float32), np.asarray(want, np.float32), dtype,
                  atol=1e-5 if dtype == "f32" else 2e-2)
@@ -213,7 +219,7 @@ def test_generated_llama_layer_with_nvfp4_weights_matches_cpu():
                          "bf16", atol=2e-2)
 
 
-@pytest.mark.parametrize("stage", sorted(STAGES))
+@pytest.mark.parametrize("stage", STAGES)
 @pytest.mark.parametrize("m,k", [(37, 256), (130, 352)])
 def test_prefill_on_wgmma_dequantizes_in_the_producer(stage, m, k):
     """Prefill rows on the sm_90a wgmma kernel (forced; auto picks it for
@@ -226,23 +232,7 @@ def test_prefill_on_wgmma_dequantizes_in_the_producer(stage, m, k):
     import pathlib
     import tempfile
     from gpu_harness import compile_artifact, run_gpu
-    n = 128
-    rng = np.random.default_rng(m + k)
-    pw, ps, g = quant_ref(rng.standard_normal((n, k)).astype(np.float32) / 16)
-    glu = stage == "norm-glu"
-    out_n = n // 2 if glu else n
-    stages = STAGES[stage](t((n,), "bf16")).replace("{NW}", t((k,), "bf16")).replace(
-        "{R}", t((1, m, out_n), "bf16"))
-    text = fused_fn(m, n, k, "bf16", stages)
-    import ml_dtypes
-    rnd = lambda a: np.asarray(a, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)  # noqa: E731
-    inputs = {"x": rnd(rng.standard_normal((1, m, k))), "w": pw, "s": ps, "g": np.array(g)}
-    if "bias" in stage:
-        inputs["b"] = rnd(rng.standard_normal(n))
-    if glu:
-        inputs["nw"] = rnd(1 + 0.1 * rng.standard_normal(k))
-    if stage == "residual":
-        inputs["r"] = rnd(rng.standard_normal((1, m, out_n)))
+    text, inputs = fused_case(m, 128, k, "bf16", stage, seed=m + k)
     flags = ["--matmul-kernel", "wgmma"]
     y = run_gpu(text, inputs, flags=flags)["y"]
     want = cpu(text, inputs)["y"]
@@ -284,7 +274,7 @@ def test_g7b_block_scales_layout(backend):
     assert seen.sum() == 650 and not flat[~seen].any() and (~seen).sum() == 1398
 
 
-@pytest.mark.parametrize("stage", ["plain", *sorted(STAGES)])
+@pytest.mark.parametrize("stage", ["plain", *STAGES])
 def test_sm100a_block_scaled_fp4_kernels_build_clean(stage, tmp_path):
     """sm_100a (+ptx88): NVFP4 prefill on block-scaled FP4 MMA (tcgen05.mma
     kind::mxf4nvf4 block16, scales copied to tensor memory in the 128x4
@@ -295,13 +285,8 @@ def test_sm100a_block_scaled_fp4_kernels_build_clean(stage, tmp_path):
     import json
     import subprocess
     from gpu_harness import RLX_GPU_RUN, compile_artifact
-    m, n, k = 200, 128, 256
-    if stage == "plain":
-        text = matmul_fn(m, n, k, xet="bf16")
-    else:
-        stages = STAGES[stage](t((n,), "bf16")).replace("{NW}", t((k,), "bf16")).replace(
-            "{R}", t((1, m, n // 2 if stage == "norm-glu" else n), "bf16"))
-        text = fused_fn(m, n, k, "bf16", stages)
+    text = (matmul_fn(200, 128, 256, xet="bf16") if stage == "plain"
+            else fused_case(200, 128, 256, "bf16", stage, seed=0)[0])
     art = tmp_path / "art"
     manifest = compile_artifact(text, art, chip="sm_100a", cubin=True,
                                 flags=["--features", "+ptx88", "--matmul-kernel", "tcgen05"])
@@ -347,9 +332,7 @@ def test_every_nvfp4_configuration_builds_clean(rlx_opt, tmp_path, chip, m, stag
     """The NVFP4 matmul kernels auto picks, through ptxas: 0 spills, 0 stack,
     no performance note, on the kernel each configuration names."""
     from test_gpu_compile import build_clean
-    n, k = 4096, 2048
-    stages = STAGES[stage](t((n,), "bf16")).replace("{NW}", t((k,), "bf16")).replace(
-        "{R}", t((1, m, n // 2 if stage == "norm-glu" else n), "bf16"))
-    resources, ptx = build_clean(rlx_opt, tmp_path, chip, fused_fn(m, n, k, "bf16", stages))
+    resources, ptx = build_clean(rlx_opt, tmp_path, chip,
+                                 fused_case(m, 4096, 2048, "bf16", stage, seed=0)[0])
     assert resources and all(r["spill"] == 0 and r["stack"] == 0 for r in resources.values())
     assert expect in ptx, expect
