@@ -27,6 +27,8 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     fpm.addPass(createTosaToArithPass());
     fpm.addPass(createTosaToTensorPass());
   }
+  if (options.blockNvfp4Scales)
+    pm.addPass(mir::createMIRBlockNvfp4Scales());
   if (options.fuse)
     pm.addPass(mir::createMIRFuse());
   if (!options.dims.empty()) {

@@ -336,3 +336,31 @@ def test_every_nvfp4_configuration_builds_clean(rlx_opt, tmp_path, chip, m, stag
                                  fused_case(m, 4096, 2048, "bf16", stage, seed=0)[0])
     assert resources and all(r["spill"] == 0 and r["stack"] == 0 for r in resources.values())
     assert expect in ptx, expect
+
+
+@pytest.mark.parametrize("m", [1, 16, 37, 130])
+def test_blocked_scales_read_by_every_kernel(m):
+    """Scales blocked by nvfp4_block_scales (what rlx-mir-block-nvfp4-scales
+    inserts for sm_100a, moved to weight-packing time) read by the CPU path,
+    the GEMV (M <= 16), the wgmma kernel and SIMT: the same result as the
+    linear scales (N = 192: a partial 128-row tile; K = 320: a partial
+    4-block column)."""
+    n, k = 192, 320
+    rng = np.random.default_rng(m)
+    pw, ps, g = quant_ref(rng.standard_normal((n, k)).astype(np.float32))
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    ws, ss, bs = t((n, k // 2), "i8"), t((n, k // 16), "f8E4M3FN"), t((-(-n // 128), -(-k // 64), 32, 16), "f8E4M3FN")
+    xt, yt = t((m, k), "bf16"), t((m, n), "bf16")
+    text = f"""func.func @f(%x: {xt} {{rlx.input = "x"}}, %w: {ws} {{rlx.param = "w"}}, %s: {ss} {{rlx.param = "s"}}, %g: tensor<f32> {{rlx.param = "g"}}) -> ({yt} {{rlx.output = "y"}}) {{
+  %b = rlx_mir.nvfp4_block_scales %s : {ss}
+  %y = rlx_mir.nvfp4_matmul %x, %w, %b, %g : {xt}, {ws}, {bs}, tensor<f32>
+  return %y : {yt}
+}}"""
+    import ml_dtypes
+    xb = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    inputs = {"x": xb, "w": pw, "s": ps, "g": np.array(g)}
+    want = xb.astype(np.float64) @ dequant_ref(pw, ps, g).T.astype(np.float64)
+    got_cpu = np.asarray(cpu(text, inputs)["y"], np.float32)
+    got_gpu = np.asarray(gpu(text, inputs)["y"], np.float32)
+    assert_close(got_cpu, want, "bf16", atol=2e-2)
+    assert_close(got_gpu, got_cpu, "bf16", atol=2e-2)

@@ -34,6 +34,9 @@ struct FrontendOptions {
   int64_t kvSplits = 0;
   /// The sm_90a wgmma attention kernel's tiles for the split heuristic.
   bool splitKVWgmma = false;
+  /// rlx-mir-block-nvfp4-scales before fusion (targets with block-scaled
+  /// FP4 MMA).
+  bool blockNvfp4Scales = false;
 };
 
 void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);

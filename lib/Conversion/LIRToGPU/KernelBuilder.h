@@ -168,6 +168,12 @@ int64_t numElements(ArrayRef<int64_t> shape);
 /// ceil(a / b)
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// The position of NVFP4 block scale (weight row n, 16-element block
+/// `block`) in `scales`: linear [N, K/16] (or [K/16, N] without `outIn`),
+/// or blocked [N/128, K/64, 32, 16] (nvfp4_block_scales, case G7b).
+SmallVector<Value> nvfp4ScalePosition(KernelBuilder &kb, Value scales, bool outIn, Value n,
+                                      Value block);
+
 /// A located error at the kernel for a case its template does not handle.
 LogicalResult unsupported(KernelContext &ctx, const Twine &why);
 

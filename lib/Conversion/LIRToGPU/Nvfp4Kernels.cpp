@@ -37,6 +37,15 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::gpu_kernels;
 
+SmallVector<Value> gpu_kernels::nvfp4ScalePosition(KernelBuilder &kb, Value scales, bool outIn,
+                                                  Value n, Value block) {
+  if (shapeOf(scales).size() == 4) // blocked (nvfp4_block_scales), NVIDIA's layout
+    return {kb.divui(n, kb.idx(128)), kb.divui(block, kb.idx(4)), kb.remui(n, kb.idx(32)),
+            kb.add(kb.mul(kb.divui(kb.remui(n, kb.idx(128)), kb.idx(32)), kb.idx(4)),
+                   kb.remui(block, kb.idx(4)))};
+  return outIn ? SmallVector<Value>{n, block} : SmallVector<Value>{block, n};
+}
+
 namespace {
 
 Value byteCode(KernelBuilder &kb, Value byte, Value k) {
@@ -56,7 +65,8 @@ static Value nvfp4Element(KernelBuilder &kb, Value weight, Value scales, Value g
                           Value k, Value n) {
   auto at = [&](Value kk) { return outIn ? SmallVector<Value>{n, kk} : SmallVector<Value>{kk, n}; };
   Value code = byteCode(kb, kb.load(weight, at(kb.divui(k, kb.idx(2)))), k);
-  Value s = nvfp4::decodeScale(kb.b, kb.loc, kb.load(scales, at(kb.divui(k, kb.idx(16)))));
+  Value s = nvfp4::decodeScale(
+      kb.b, kb.loc, kb.load(scales, nvfp4ScalePosition(kb, scales, outIn, n, kb.divui(k, kb.idx(16)))));
   return kb.mul(nvfp4::decodeE2M1(kb.b, kb.loc, code), kb.mul(s, kb.load(global, {})));
 }
 
@@ -213,7 +223,9 @@ GemmBuilder::Nvfp4Codes GemmBuilder::nvfp4GemvCodes(Value k0, Value col) {
   Value two14 = kb.f(acc, 16384.0);
   for (int64_t blk = 0; blk < width / 16; ++blk) {
     Value s = nvfp4::decodeScale(
-        kb.b, loc, kb.load(p.rhsScales, {col, kb.add(kb.divui(k0, kb.idx(16)), kb.idx(blk))}));
+        kb.b, loc,
+        kb.load(p.rhsScales, nvfp4ScalePosition(kb, p.rhsScales, true, col,
+                                                kb.add(kb.divui(k0, kb.idx(16)), kb.idx(blk)))));
     c.scales[blk] = kb.mul(kb.convert(s, acc), two14);
   }
   return c;
@@ -250,8 +262,7 @@ void GemmBuilder::wgmmaDequantizeB(Value stage, Value kt, Value packed, Value ti
   Location loc = kb.loc;
   MLIRContext *mctx = kb.b.getContext();
   Type i32 = kb.b.getI32Type(), et = elementTypeOf(p.lhs);
-  const int64_t sets = p.glu ? 2 : 1, kBk = 64, n = shapeOf(p.rhs)[0],
-                blocks = shapeOf(p.rhsScales)[1];
+  const int64_t sets = p.glu ? 2 : 1, kBk = 64, n = shapeOf(p.rhs)[0], blocks = p.k / 16;
   auto ptr3 = [&](Value address) {
     Value a = arith::IndexCastOp::create(kb.b, loc, kb.b.getI64Type(), address);
     return LLVM::IntToPtrOp::create(kb.b, loc, LLVM::LLVMPointerType::get(mctx, 3), a)
@@ -272,8 +283,10 @@ void GemmBuilder::wgmmaDequantizeB(Value stage, Value kt, Value packed, Value ti
     for (int64_t j = 0; j < 4; ++j) {
       Value blk = kb.add(kb.mul(kt, kb.idx(4)), kb.idx(j));
       Value valid = arith::AndIOp::create(kb.b, loc, rowValid, kb.ult(blk, kb.idx(blocks)));
-      Value s = nvfp4::decodeScale(kb.b, loc,
-                                   kb.load(p.rhsScales, {safeRow, kb.minui(blk, kb.idx(blocks - 1))}));
+      Value s = nvfp4::decodeScale(
+          kb.b, loc,
+          kb.load(p.rhsScales, nvfp4ScalePosition(kb, p.rhsScales, true, safeRow,
+                                                  kb.minui(blk, kb.idx(blocks - 1)))));
       scales.push_back(kb.select(valid, s, kb.f32(0.0)));
     }
     Value rowBase = kb.add(tile, kb.mul(row, kb.idx(128)));

@@ -107,7 +107,8 @@ void GemmBuilder::tcgen05MainLoop() {
   Location loc = kb.loc;
   Type i8 = kb.b.getI8Type(), i32 = kb.b.getI32Type(), i64 = kb.b.getI64Type();
   const int64_t sets = p.glu ? 2 : 1, nCols = sets == 2 ? 512 : 256,
-                weightRows = shapeOf(p.rhs)[0], blocks = shapeOf(p.rhsScales)[1];
+                weightRows = shapeOf(p.rhs)[0], blocks = p.k / 16;
+  const bool blockedScales = shapeOf(p.rhsScales).size() == 4;
   auto at = [&](int64_t offset) { return kb.add(tcBase, kb.idx(offset)); };
   auto ptr = [&](Value address, unsigned space) {
     Value a = arith::IndexCastOp::create(kb.b, loc, i64, address);
@@ -239,14 +240,34 @@ void GemmBuilder::tcgen05MainLoop() {
         w.push_back(arith::SelectOp::create(kb.b, loc, valid, v, zero));
       }
       storeCodes(at(tcB + half * kTile * kRowBytes), tid, w);
-      Value word = kb.i32(0);
-      for (int64_t j = 0; j < 4; ++j) {
-        Value blk = kb.add(kb.mul(kt, kb.idx(4)), kb.idx(j));
-        Value byte = byteOf(kb.load(p.rhsScales, {safe, kb.minui(blk, kb.idx(blocks - 1))}));
-        word = arith::OrIOp::create(kb.b, loc, word,
-                                    arith::ShLIOp::create(kb.b, loc, byte, kb.i32(8 * j)));
+      if (blockedScales && half == 0 && p.cols % kTile == 0) {
+        // Scales blocked at weight-packing time (nvfp4_block_scales): the
+        // tile is 512 contiguous bytes in the order the MMA reads; thread t
+        // moves bytes 4t .. 4t + 3 (both halves of a GLU: the up rows start
+        // a whole tile further).
+        for (int64_t h = 0; h < sets; ++h) {
+          Value tileRow = kb.divui(kb.add(n0, kb.idx(h * p.cols)), kb.idx(kTile));
+          Value r = kb.divui(tid, kb.idx(4)), j0 = kb.mul(kb.remui(tid, kb.idx(4)), kb.idx(4));
+          Value word = kb.i32(0);
+          for (int64_t j = 0; j < 4; ++j) {
+            Value byte = byteOf(kb.load(p.rhsScales, {tileRow, kt, r, kb.add(j0, kb.idx(j))}));
+            word = arith::OrIOp::create(kb.b, loc, word,
+                                        arith::ShLIOp::create(kb.b, loc, byte, kb.i32(8 * j)));
+          }
+          LLVM::StoreOp::create(kb.b, loc, word,
+                                ptr(kb.add(at(tcScaleB + h * 512), kb.mul(tid, kb.idx(4))), 3), 4);
+        }
+      } else if (!blockedScales || p.cols % kTile != 0) {
+        Value word = kb.i32(0);
+        for (int64_t j = 0; j < 4; ++j) {
+          Value blk = kb.minui(kb.add(kb.mul(kt, kb.idx(4)), kb.idx(j)), kb.idx(blocks - 1));
+          Value byte = byteOf(
+              kb.load(p.rhsScales, nvfp4ScalePosition(kb, p.rhsScales, true, safe, blk)));
+          word = arith::OrIOp::create(kb.b, loc, word,
+                                      arith::ShLIOp::create(kb.b, loc, byte, kb.i32(8 * j)));
+        }
+        storeScales(at(tcScaleB + half * 512), tid, kb.select(valid, word, kb.i32(0)));
       }
-      storeScales(at(tcScaleB + half * 512), tid, kb.select(valid, word, kb.i32(0)));
     }
     // The tiles are visible to the tensor cores (async proxy), then one
     // thread copies the scales and issues the MMAs.

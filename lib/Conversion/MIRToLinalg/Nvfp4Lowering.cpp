@@ -43,7 +43,16 @@ Value linalg_builders::dequantizeNvfp4(OpBuilder &b, Location loc, Value weight,
     return AffineMap::get(2, 0, outIn ? ArrayRef<AffineExpr>{n, kk} : ArrayRef<AffineExpr>{kk, n},
                           ctx);
   };
-  SmallVector<AffineMap> maps{map(k.floorDiv(2)), map(k.floorDiv(16)), AffineMap::get(2, 0, ctx),
+  // Scale (n, k / 16): linear [N, K/16] (or [K/16, N]), or blocked
+  // (nvfp4_block_scales): [n / 128, k / 64, n % 32, ((n % 128) / 32)·4 + (k / 16) % 4].
+  AffineMap scaleMap =
+      tensorTypeOf(scales).getRank() == 4
+          ? AffineMap::get(2, 0,
+                           {n.floorDiv(128), k.floorDiv(64), n % 32,
+                            (n % 128).floorDiv(32) * 4 + k.floorDiv(16) % 4},
+                           ctx)
+          : map(k.floorDiv(16));
+  SmallVector<AffineMap> maps{map(k.floorDiv(2)), scaleMap, AffineMap::get(2, 0, ctx),
                               AffineMap::getMultiDimIdentityMap(2, ctx)};
   SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
   return linalg::GenericOp::create(

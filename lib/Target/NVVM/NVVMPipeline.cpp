@@ -56,6 +56,8 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   FailureOr<nvvm::NVVMTarget> target = nvvm::parseTarget(options.chip, options.features, error);
   front.splitKVSMs = succeeded(target) ? target->smCount() : 0;
   front.kvSplits = options.kvSplits;
+  front.blockNvfp4Scales =
+      succeeded(target) && target->hasBlockScaledFP4Mma() && options.tensorCores;
   front.splitKVWgmma = succeeded(target) && target->hasWgmma() && options.tensorCores &&
                        (options.attentionKernel == "auto" || options.attentionKernel == "wgmma");
   buildFrontendPipeline(pm, front);

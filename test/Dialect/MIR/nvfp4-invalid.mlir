@@ -97,3 +97,21 @@ func.func @block_scales_twice(%s: tensor<130x5xf8E4M3FN>) {
   %c = rlx_mir.nvfp4_block_scales %b : tensor<2x2x32x16xf8E4M3FN>
   return
 }
+
+// -----
+
+func.func @blocked_in_out(%x: tensor<2x64xf32>, %q: tensor<32x8xi8>, %b: tensor<1x1x32x16xf8E4M3FN>,
+                          %g: tensor<f32>) {
+  // expected-error @+1 {{blocked NVFP4 scales go with NVIDIA's [N, K/2] weight layout}}
+  %y = rlx_mir.nvfp4_matmul %x, %q, %b, %g layout in_out : tensor<2x64xf32>, tensor<32x8xi8>, tensor<1x1x32x16xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @blocked_shape(%x: tensor<2x64xf32>, %q: tensor<130x32xi8>, %b: tensor<1x1x32x16xf8E4M3FN>,
+                         %g: tensor<f32>) {
+  // expected-error @+1 {{blocked scales 1x1x32x16 must be 2x1x32x16 for N = 130, K = 64}}
+  %y = rlx_mir.nvfp4_matmul %x, %q, %b, %g : tensor<2x64xf32>, tensor<130x32xi8>, tensor<1x1x32x16xf8E4M3FN>, tensor<f32>
+  return
+}

@@ -902,8 +902,28 @@ LogicalResult mlir::rlx::inferGatherTypes(OptLoc loc, Value table, Value ids,
 FailureOr<std::pair<int64_t, int64_t>>
 mlir::rlx::inferNvfp4Dims(OptLoc loc, RankedTensorType w, RankedTensorType s, bool outIn,
                           std::optional<int64_t> k) {
+  if (w.getRank() == 2 && s.getRank() == 4) {
+    // Blocked scales (nvfp4_block_scales): NVIDIA's [N, K/2] weight layout.
+    ArrayRef<int64_t> ws = w.getShape();
+    if (!outIn)
+      return shapeError(loc, "blocked NVFP4 scales go with NVIDIA's [N, K/2] weight layout");
+    if (!k)
+      k = isDynamicDim(ws[1]) ? ws[1] : checkedMul(2, ws[1]).value_or(ShapedType::kDynamic);
+    if (isDynamicDim(*k) || *k % 16 != 0 || isDynamicDim(ws[0]))
+      return shapeError(loc, "NVFP4 needs a static K that is a multiple of 16 and a static N");
+    if (!dimsMatch(ws[1], *k / 2))
+      return shapeError(loc, "packed weight " + shapeToString(ws) + " must hold K/2 = " +
+                                 Twine(*k / 2) + " bytes per row along K");
+    Shape blocked{(ws[0] + 127) / 128, (*k / 16 + 3) / 4, 32, 16};
+    if (s.getShape() != ArrayRef<int64_t>(blocked))
+      return shapeError(loc, "blocked scales " + shapeToString(s.getShape()) + " must be " +
+                                 shapeToString(blocked) + " for N = " + Twine(ws[0]) +
+                                 ", K = " + Twine(*k));
+    return std::make_pair(ws[0], *k);
+  }
   if (w.getRank() != 2 || s.getRank() != 2)
-    return shapeError(loc, "NVFP4 weight and scales must have rank 2, got " +
+    return shapeError(loc, "NVFP4 weight and scales must have rank 2 (or blocked scales rank "
+                           "4), got " +
                                shapeToString(w.getShape()) + " and " +
                                shapeToString(s.getShape()));
   ArrayRef<int64_t> ws = w.getShape(), ss = s.getShape();

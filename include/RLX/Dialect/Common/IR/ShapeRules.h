@@ -169,9 +169,11 @@ LogicalResult inferGatherTypes(OptLoc loc, Value table, Value ids,
                                SmallVectorImpl<Type> &results);
 
 /// The [N, K] that a packed NVFP4 weight and its E4M3 block scales describe:
-/// with `outIn` (NVIDIA checkpoints) weight [N, K/2] and scales [N, K/16],
-/// else weight [K/2, N] and scales [K/16, N]. `k`, when set, is the K the
-/// weight must have (the input's last dim). Errors name the shapes.
+/// with `outIn` (NVIDIA checkpoints) weight [N, K/2] and scales [N, K/16]
+/// (or blocked: [ceil(N/128), ceil(K/64), 32, 16], the 128x4 tile layout of
+/// nvfp4_block_scales), else weight [K/2, N] and scales [K/16, N]. `k`, when
+/// set, is the K the weight must have (the input's last dim). Errors name
+/// the shapes.
 FailureOr<std::pair<int64_t, int64_t>> inferNvfp4Dims(OptLoc loc, RankedTensorType weight,
                                                       RankedTensorType scales, bool outIn,
                                                       std::optional<int64_t> k);

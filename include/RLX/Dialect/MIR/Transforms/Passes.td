@@ -104,6 +104,23 @@ def MIRPackWeights : Pass<"rlx-mir-pack-weights", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def MIRBlockNvfp4Scales : Pass<"rlx-mir-block-nvfp4-scales", "::mlir::ModuleOp"> {
+  let summary = "NVFP4 weight scales into the 128x4 tile layout of block-scaled MMA";
+  let description = [{
+    For targets with block-scaled FP4 MMA (sm_100a with PTX ISA 8.8:
+    `rlx-lower-to-nvvm` runs it before fusion): the E4M3 scales of every
+    `nvfp4_matmul` / `dequant_linear`-made matmul in NVIDIA's layout, and of
+    every `fused_matmul ... transpose_b nvfp4(...)`, go through
+    `rlx_mir.nvfp4_block_scales`, so the tcgen05 kernel reads each 128 × 4
+    scale tile as the 512 contiguous bytes the MMA takes. The scales are
+    parameters, so `rlx-mir-pack-weights` (the end of `rlx-mir-fuse`) moves
+    the blocking into `@<fn>_pack_params`: it runs once, when weights are
+    loaded. Scales already blocked (rank 4) are left alone; the op's type
+    keeps them from being blocked twice. Every backend reads blocked scales
+    (the CPU path too), so the result is the same.
+  }];
+}
+
 def MIRFuse : Pass<"rlx-mir-fuse", "::mlir::ModuleOp"> {
   let summary = "All MIR fusion in a working order, then weight packing";
   let description = [{
