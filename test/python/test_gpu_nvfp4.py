@@ -276,7 +276,8 @@ def test_g7b_block_scales_layout(backend):
 
 @pytest.mark.parametrize("stage", ["plain", *STAGES])
 def test_sm100a_block_scaled_fp4_kernels_build_clean(stage, tmp_path):
-    """sm_100a (+ptx88): NVFP4 prefill on block-scaled FP4 MMA (tcgen05.mma
+    """sm_100a (+ptx88), forced (W4A4 changes the numbers, so auto never
+    picks it): NVFP4 prefill on block-scaled FP4 MMA (tcgen05.mma
     kind::mxf4nvf4 block16, scales copied to tensor memory in the 128x4
     layout, activations quantized to NVFP4 in the kernel), every epilogue
     family; ptxas builds it with no spills and no stack. No device and no
@@ -321,7 +322,8 @@ NVFP4_CONFIGS = [
     ("sm_90a", 300, "norm-glu", "wgmma.mma_async"),     # wgmma, producer dequant
     ("sm_90a", 300, "residual", "wgmma.mma_async"),
     ("sm_80", 300, "bias-silu", "fma.rn.f32"),          # SIMT
-    ("sm_100a features=+ptx88", 300, "norm-glu", "tcgen05.mma"),
+    ("sm_100a features=+ptx88 matmul-kernel=tcgen05", 300, "norm-glu", "tcgen05.mma"),
+    ("sm_100a features=+ptx88", 300, "bias-silu", "fma.rn.f32"),  # auto: W4A16 (SIMT)
     ("sm_100a features=+ptx88", 1, "residual", "shfl.sync.bfly"),
 ]
 

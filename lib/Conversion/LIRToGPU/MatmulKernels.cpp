@@ -797,10 +797,11 @@ LogicalResult GemmBuilder::chooseKernel() {
       return unsupported(ctx, "matmul-kernel=tensor-cores: " + why);
     tensorCores = true;
   } else if (forced != "simt") {
+    // tcgen05 (W4A4: it quantizes the activations) changes the numbers, so
+    // only matmul-kernel=tcgen05 picks it.
     gemv = p.rows <= kGemvRows && gemvTileFits();
     wgmma = !gemv && whyNoWgmma().empty();
-    tcgen05 = !gemv && !wgmma && whyNoTcgen05().empty();
-    tensorCores = !gemv && !wgmma && !tcgen05 && canUseTensorCores();
+    tensorCores = !gemv && !wgmma && canUseTensorCores();
   }
   return success();
 }
