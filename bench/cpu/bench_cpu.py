@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
-"""CPU latency of one Llama-3.2-1B decoder layer: RLX against NumPy and PyTorch.
+"""CPU latency of one Llama-3.2-1B decoder layer: RLX against NumPy, PyTorch and IREE.
 
-    python bench/cpu/bench_cpu.py [--build build] [--reps 15] [--cases decode128,prefill128,prefill512]
+    python bench/cpu/bench_cpu.py [--build build] [--reps 15]
+                                  [--cases decode128,decode2048,prefill128,prefill512]
 
-Cases (f32, batch 1): ``decode128`` one new token against a 128-token KV
-history; ``prefill128`` and ``prefill512`` a prompt of 128 / 512 tokens.
-All three implementations compute the same layer on the same weights (RLX's
+Cases (f32, batch 1): ``decode128`` / ``decode2048`` one new token against a
+128 / 2048-token KV history; ``prefill128`` and ``prefill512`` a prompt of
+128 / 512 tokens.
+All implementations compute the same layer on the same weights (RLX's
 seeded values, rebuilt in NumPy by ``rlx.random``): RLX runs the layer that
 ``rlx-gen --layer-only`` generates from ``../shared/models/llama-3.2-1b.json``,
 compiled by ``rlx-run`` (HIR → fusion → CPU, served in a child process);
 NumPy and PyTorch eager run the straightforward formulas (separate q/k/v and
-gate/up matmuls, GQA by grouping heads, PyTorch's SDPA). Each repetition times
+gate/up matmuls, GQA by grouping heads, PyTorch's SDPA); IREE runs the torch
+module of ``torch_layer.py`` exported by torch-mlir and compiled for
+``llvm-cpu`` on the host CPU (``--no-iree`` leaves it out; it needs
+``pip install iree-base-compiler iree-base-runtime torch-mlir``). Each repetition times
 one call of each implementation in turn (interleaved), and the report gives
 medians and the ratio RLX / baseline. Threads: 2 everywhere
 (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``torch.set_num_threads``),
 ``OMP_WAIT_POLICY=PASSIVE`` and ``OPENBLAS_THREAD_TIMEOUT=4`` so the thread
-pools of the three implementations do not spin against each other. Writes ``bench/out/cpu.json`` and ``bench/out/cpu.md``.
+pools of the implementations do not spin against each other. Writes ``bench/out/cpu.json`` and ``bench/out/cpu.md``.
 """
 import argparse
 import json
@@ -39,11 +44,12 @@ import numpy as np  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The rlx package as the CMake build assembles it (with its extension).
-sys.path.insert(0, str(pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "build"))
-                       / "python_packages"))
+BUILD = pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "build"))
+sys.path.insert(0, str(BUILD / "python_packages"))
 from rlx.random import argument_values  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "test" / "python"))
+sys.path.insert(0, str(ROOT / "bench" / "cpu"))
 from harness import shared_dir  # noqa: E402  ($RLX_SHARED_DIR, ../shared, /work/shared)
 
 SHARED = shared_dir() or ROOT.parent / "shared"
@@ -52,7 +58,8 @@ CFG = json.loads((SHARED / "models" / "llama-3.2-1b.json").read_text())
 H, HKV, D = CFG["num_attention_heads"], CFG["num_key_value_heads"], CFG["head_dim"]
 HID, INTER, EPS = CFG["hidden_size"], CFG["intermediate_size"], CFG["rms_norm_eps"]
 P = "model.layers.0."
-CASES = {"decode128": (1, 128), "prefill128": (128, 0), "prefill512": (512, 0)}
+CASES = {"decode128": (1, 128), "decode2048": (1, 2048), "prefill128": (128, 0),
+         "prefill512": (512, 0)}
 
 
 def inv_freq():
@@ -122,44 +129,6 @@ def numpy_layer(w, x, pos, kv, freqs):
     return r + (gt / (1 + np.exp(-gt)) * (n @ w["mlp.up_proj.weight"].T)) @ w["mlp.down_proj.weight"].T
 
 
-def torch_layer_fn(w, x, pos, kv, freqs):
-    import torch
-    import torch.nn.functional as F
-    tw = {k: torch.from_numpy(v) for k, v in w.items()}
-    tx, tpos = torch.from_numpy(x), torch.from_numpy(pos)
-    tkv = {k: torch.from_numpy(v) for k, v in kv.items()}
-    tf = torch.from_numpy(freqs)
-
-    def rms(t, g):
-        return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + EPS) * g
-
-    def rope(t, heads, c, sn):
-        b, s, _ = t.shape
-        t = t.view(b, s, heads, D).transpose(1, 2)
-        a, bb = t[..., : D // 2], t[..., D // 2:]
-        return torch.cat([a * c - bb * sn, bb * c + a * sn], -1)
-
-    @torch.inference_mode()
-    def run():
-        s = tx.shape[1]
-        ang = tpos[:, None].float() * tf[None, :]
-        c, sn = ang.cos(), ang.sin()
-        h = rms(tx, tw["input_layernorm.weight"])
-        q = rope(F.linear(h, tw["self_attn.q_proj.weight"]), H, c, sn)
-        k = rope(F.linear(h, tw["self_attn.k_proj.weight"]), HKV, c, sn)
-        v = F.linear(h, tw["self_attn.v_proj.weight"]).view(1, s, HKV, D).transpose(1, 2)
-        if tkv:
-            k = torch.cat([tkv["key"].view(1, -1, HKV, D).transpose(1, 2), k], 2)
-            v = torch.cat([tkv["value"].view(1, -1, HKV, D).transpose(1, 2), v], 2)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=not tkv and s > 1, enable_gqa=True)
-        r = tx + F.linear(a.transpose(1, 2).reshape(1, s, H * D), tw["self_attn.o_proj.weight"])
-        n = rms(r, tw["post_attention_layernorm.weight"])
-        mlp = F.silu(F.linear(n, tw["mlp.gate_proj.weight"])) * F.linear(n, tw["mlp.up_proj.weight"])
-        return r + F.linear(mlp, tw["mlp.down_proj.weight"])
-
-    return run
-
-
 class RlxServer:
     """rlx-run --serve: compiled once, one timed run per request."""
 
@@ -183,7 +152,21 @@ class RlxServer:
         self.proc.wait()
 
 
-def settings_text():
+def rlx_blas_text(build):
+    """The BLAS RLX's CPU runtime opened (it chooses at load time) and the core
+    type OpenBLAS picked for this CPU, as `rlx-run -v` prints them."""
+    with tempfile.TemporaryDirectory() as d:
+        model = pathlib.Path(d) / "mm.mlir"
+        model.write_text("func.func @main(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> "
+                         "tensor<64x64xf32> {\n  %y = rlx_mir.matmul %a, %b : tensor<64x64xf32>, "
+                         "tensor<64x64xf32>\n  return %y : tensor<64x64xf32>\n}\n")
+        out = subprocess.run([str(build / "bin" / "rlx-run"), str(model), "-v"],
+                             capture_output=True, text=True).stdout
+    blas = [l[len("blas: "):] for l in out.splitlines() if l.startswith("blas: ")]
+    return "BLAS " + (blas[0] if blas else "?")
+
+
+def settings_text(build, iree):
     lines = [f"threads: {THREADS} (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, torch.set_num_threads), "
              f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}, "
              f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}"]
@@ -197,10 +180,12 @@ def settings_text():
         lines.append(f"torch {torch.__version__}: " + "; ".join(par))
     except ImportError:
         lines.append("torch: not installed (pip install torch)")
-    rt = subprocess.run(["ldd", str(ROOT / "build" / "lib" / "librlx_cpu_runtime.so")],
-                        capture_output=True, text=True).stdout
-    blaslib = [l.split("=>")[1].split("(")[0].strip() for l in rt.splitlines() if "blas" in l]
-    lines.append(f"RLX: rlx-run JIT (LLVM -O3, host CPU), BLAS {', '.join(blaslib) or '?'}")
+    if iree:
+        import torch_layer
+        lines.append(f"IREE: {torch_layer.iree_versions()}: the layer exported by torch-mlir "
+                     f"(linalg-on-tensors, weights frozen), llvm-cpu, target-cpu=host, local-task "
+                     f"with {THREADS} workers")
+    lines.append("RLX: rlx-run JIT (LLVM -O3, host CPU), " + rlx_blas_text(build))
     cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
     lines.append(f"CPU: {cpu[0] if cpu else '?'} x {os.cpu_count()}")
     return lines
@@ -211,13 +196,24 @@ def main():
     ap.add_argument("--build", default=ROOT / "build", type=pathlib.Path)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--no-iree", action="store_true", help="leave out the IREE column")
     args = ap.parse_args()
     try:
         import torch
         torch.set_num_threads(int(THREADS))
+        import torch_layer
     except ImportError:
         torch = None
-    settings = settings_text()
+    iree = False
+    if torch is not None and not args.no_iree:
+        try:
+            import iree.compiler  # noqa: F401
+            import torch_mlir  # noqa: F401
+            torch_layer.set_iree_threads(THREADS)
+            iree = True
+        except ImportError:
+            print("IREE column left out: pip install iree-base-compiler iree-base-runtime torch-mlir")
+    settings = settings_text(args.build, iree)
     print("\n".join(settings))
     tmp = pathlib.Path(tempfile.mkdtemp())
     freqs = inv_freq()
@@ -240,10 +236,16 @@ def main():
         got = np.load(out / "hidden_states.npy")
         err = float(np.abs(got - ref).max() / np.abs(ref).max())
         impls = {"numpy": lambda: numpy_layer(w, x, pos, kv, freqs)}
+        errs = {}
         if torch is not None:
-            impls["torch"] = torch_layer_fn(w, x, pos, kv, freqs)
-        for f in impls.values():
-            f()
+            layer = torch_layer.LlamaLayer(w, freqs, H, HKV, D, EPS)
+            targs = [x, pos, *([kv["key"], kv["value"]] if kv else [])]
+            impls["torch"] = torch_layer.torch_fn(layer, targs)
+            if iree:
+                impls["iree"] = torch_layer.iree_fn(layer, targs, THREADS, tmp)
+        for name, f in impls.items():
+            if name != "numpy":
+                errs[name] = float(np.abs(np.asarray(f()) - ref).max() / np.abs(ref).max())
         server = RlxServer(args.build, model, seq, past)
         times = {"rlx": [], **{k: [] for k in impls}}
         order = ["rlx", *impls]
@@ -257,24 +259,27 @@ def main():
                     times[name].append(time.perf_counter() - t0)
         server.close()
         med = {k: float(np.median(v)) * 1000 for k, v in times.items()}
-        results[case] = {"median_ms": med, "max_rel_err_vs_numpy": err, "reps": args.reps}
+        results[case] = {"median_ms": med, "max_rel_err_vs_numpy": err,
+                         "baseline_max_rel_err_vs_numpy": errs, "reps": args.reps}
         ratios = ", ".join(f"rlx/{k} {med['rlx'] / med[k]:.2f}x" for k in impls)
         print(f"{case}: " + ", ".join(f"{k} {v:.1f} ms" for k, v in med.items()) +
               f"; {ratios}; max rel err vs numpy {err:.1e}")
     outdir = ROOT / "bench" / "out"
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "cpu.json").write_text(json.dumps({"settings": settings, "results": results}, indent=2))
-    rows = ["| case | RLX ms | NumPy ms | PyTorch ms | RLX / NumPy | RLX / PyTorch | "
-            "RLX / faster baseline | max rel. error vs NumPy |", "|---|---|---|---|---|---|---|---|"]
+    names = {"numpy": "NumPy", "torch": "PyTorch", "iree": "IREE"}
+    baselines = [k for k in names if any(k in r["median_ms"] for r in results.values())]
+    rows = ["| case | RLX ms | " + " | ".join(f"{names[k]} ms" for k in baselines) + " | " +
+            " | ".join(f"RLX / {names[k]}" for k in baselines) +
+            " | RLX / fastest of PyTorch and IREE | max rel. error vs NumPy |",
+            "|---" * (3 + 2 * len(baselines)) + "|---|"]
     for case, r in results.items():
         m = r["median_ms"]
-        t = m.get("torch")
-        fast = min(m["numpy"], t) if t else m["numpy"]
-        rows.append(f"| {case} | {m['rlx']:.1f} | {m['numpy']:.1f} | {t:.1f} | "
-                    f"{m['rlx'] / m['numpy']:.2f} | {m['rlx'] / t:.2f} | **{m['rlx'] / fast:.2f}** | "
-                    f"{r['max_rel_err_vs_numpy']:.1e} |" if t else
-                    f"| {case} | {m['rlx']:.1f} | {m['numpy']:.1f} | - | {m['rlx'] / m['numpy']:.2f}"
-                    f" | - | **{m['rlx'] / fast:.2f}** | {r['max_rel_err_vs_numpy']:.1e} |")
+        fast = min([m[k] for k in ("torch", "iree") if k in m] or [m["numpy"]])
+        rows.append(f"| {case} | {m['rlx']:.1f} | " +
+                    " | ".join(f"{m[k]:.1f}" if k in m else "-" for k in baselines) + " | " +
+                    " | ".join(f"{m['rlx'] / m[k]:.2f}" if k in m else "-" for k in baselines) +
+                    f" | **{m['rlx'] / fast:.2f}** | {r['max_rel_err_vs_numpy']:.1e} |")
     table = "\n".join(["Settings: " + "; ".join(settings), "", *rows])
     (outdir / "cpu.md").write_text(table + "\n")
     print(table)

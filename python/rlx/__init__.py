@@ -16,9 +16,30 @@ thin Python layer:
 from __future__ import annotations
 
 import os
+import sys
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
+
+
+def _default_blas() -> None:
+    """Points the CPU runtime at the OpenBLAS of the `scipy-openblas32` wheel and
+    the oneDNN of `onednn-cpu-gomp` (dependencies of this package) unless
+    RLX_BLAS / RLX_DNNL already name libraries: the runtime opens them at load
+    time (lib/Runtime/CPU/Blas.h)."""
+    dnnl = os.path.join(sys.prefix, "lib", "libdnnl.so.3")  # the onednn-cpu-gomp wheel
+    if not os.environ.get("RLX_DNNL") and os.path.exists(dnnl):
+        os.environ["RLX_DNNL"] = dnnl
+    if os.environ.get("RLX_BLAS"):
+        return
+    try:
+        import scipy_openblas32 as sob
+    except ImportError:
+        return
+    os.environ["RLX_BLAS"] = os.path.join(sob.get_lib_dir(), sob.get_library(fullname=True))
+
+
+_default_blas()
 
 from ._rlx import Context, CpuModel as _CpuModel, Module, RlxError  # noqa: F401
 from . import _rlx

@@ -422,6 +422,8 @@ NB_MODULE(_rlx, m) {
         d["kernels"] = c.kernels;
         d["arena_bytes"] = c.arenaBytes;
         d["arena_lower_bound_bytes"] = c.arenaLowerBound;
+        d["blas"] = c.blasInfo;
+        d["blas_threads"] = c.blasThreads;
         return d;
       });
 }

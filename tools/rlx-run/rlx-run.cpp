@@ -24,6 +24,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,6 +33,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -78,6 +81,10 @@ static cl::opt<std::string> chip("chip", cl::desc("GPU devices: the NVIDIA chip"
                                  cl::init("sm_90a"), cl::cat(runCat));
 static cl::opt<std::string> features("features", cl::desc("GPU devices: +ptxNN"), cl::cat(runCat));
 static cl::opt<std::string> entry("entry", cl::desc("function to run"), cl::cat(runCat));
+static cl::opt<bool> verbose("v", cl::desc("also print the host CPU (model, LLVM's name for it)"),
+                             cl::cat(runCat));
+static cl::alias verboseLong("verbose", cl::desc("alias for -v"), cl::aliasopt(verbose),
+                             cl::cat(runCat));
 static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"), cl::cat(runCat));
 static cl::opt<bool> serve("serve",
                            cl::desc("after compiling, run once per 'run' line on stdin and print "
@@ -112,6 +119,19 @@ static HostTensor generate(const ModelTensor &arg, int64_t positionOffset) {
   }
   fillNormal(t, SeededStream(seed, arg.name), scale, shift);
   return t;
+}
+
+/// The CPU's model name as /proc/cpuinfo gives it ("?" elsewhere).
+static std::string hostCpuModel() {
+  auto file = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo");
+  if (!file)
+    return "?";
+  llvm::SmallVector<StringRef> lines;
+  (*file)->getBuffer().split(lines, '\n');
+  for (StringRef line : lines)
+    if (line.starts_with("model name"))
+      return line.split(':').second.trim().str();
+  return "?";
 }
 
 static std::string shapeText(const std::vector<int64_t> &shape, StringRef dtype) {
@@ -302,8 +322,15 @@ int main(int argc, char **argv) {
         (long long)m.arenaSumBytes);
   if (m.packMs > 0)
     llvm::outs() << llvm::format("weight packing: %.1f ms (once)\n", m.packMs);
-  if (m.blasThreads > 0)
-    llvm::outs() << "blas: " << m.blasThreads << " thread(s)\n";
+  if (!m.blasInfo.empty() || m.blasThreads > 0) {
+    llvm::outs() << "blas: " << (m.blasInfo.empty() ? "?" : m.blasInfo);
+    if (m.blasThreads > 0)
+      llvm::outs() << "; " << m.blasThreads << " thread(s)";
+    llvm::outs() << "\n";
+  }
+  if (verbose)
+    llvm::outs() << "cpu: " << hostCpuModel() << " (LLVM: " << llvm::sys::getHostCPUName()
+                 << "), " << std::thread::hardware_concurrency() << " hardware thread(s)\n";
   llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms mean, %.3f ms min over %zu run(s)\n",
                                times[times.size() / 2], sum / times.size(), times.front(),
                                times.size());

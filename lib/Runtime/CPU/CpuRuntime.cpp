@@ -1,28 +1,21 @@
 //===- CpuRuntime.cpp - What RLX's generated CPU code calls ---------------===//
 //
 // A small C runtime loaded by the JIT (and linked into AOT builds): BLAS
-// sgemm on memref descriptors. Row strides of the descriptors become BLAS
+// sgemm on memref descriptors (the BLAS is opened at load time: Blas.h). Row strides of the descriptors become BLAS
 // leading dimensions, so slices of packed activations need no copy.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Blas.h"
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
-extern "C" {
-// CBLAS, as provided by OpenBLAS (or any BLAS with the C interface).
-enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
-enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
-void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n,
-                 int k, float alpha, const float *a, int lda, const float *b, int ldb,
-                 float beta, float *c, int ldc);
-void cblas_sgemv(CBLAS_ORDER order, CBLAS_TRANSPOSE t, int m, int n, float alpha, const float *a,
-                 int lda, const float *x, int incx, float beta, float *y, int incy);
-void openblas_set_num_threads(int n) __attribute__((weak));
-int openblas_get_num_threads(void) __attribute__((weak));
-}
+using namespace rlx::cpu;
 
 namespace {
 template <int Rank>
@@ -40,25 +33,55 @@ inline int leading(int64_t rows, int64_t cols, int64_t rowStride) {
   return static_cast<int>(rows <= 1 ? std::max<int64_t>(cols, 1) : rowStride);
 }
 
+/// C = op(A)·op(B) + beta·C by loops: only when no BLAS could be opened
+/// (rlx-run and the Python package refuse to run then; a model linked ahead
+/// of time gets the right numbers and one message on stderr).
+void gemmLoops(const float *a, int64_t aStride, const float *b, int64_t bStride, float *c,
+               int64_t m, int64_t n, int64_t k, int64_t cStride, bool ta, bool tb, float beta) {
+  static bool warned = false;
+  if (!warned) {
+    warned = true;
+    std::fprintf(stderr, "rlx cpu runtime: %s; matmuls run as plain loops\n", blas().error);
+  }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < k; ++p)
+        acc += (ta ? a[p * aStride + i] : a[i * aStride + p]) *
+               (tb ? b[j * bStride + p] : b[p * bStride + j]);
+      float &out = c[i * cStride + j];
+      out = beta == 0.0f ? acc : acc + beta * out;
+    }
+}
+
 void gemm(const float *a, int64_t aRows, int64_t aCols, int64_t aStride, const float *b,
           int64_t bRows, int64_t bCols, int64_t bStride, float *c, int64_t m, int64_t n,
           int64_t cStride, bool ta, bool tb, float beta) {
   int64_t k = ta ? aRows : aCols;
   if (m == 0 || n == 0)
     return;
+  const Blas &lib = blas();
+  if (!lib.sgemm)
+    return gemmLoops(a, aStride, b, bStride, c, m, n, k, cStride, ta, tb, beta);
   // One row (a decode step): a matrix-vector product. BLAS's gemm kernels
   // are far slower than gemv on this shape, which is bound by reading B.
   if (m == 1 && !ta) {
     // c = a·op(B): with transB, c = B·aᵀ over B [n, k]; else c = Bᵀ·aᵀ over B [k, n].
-    cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, static_cast<int>(bRows),
-                static_cast<int>(bCols), 1.0f, b, leading(bRows, bCols, bStride), a, 1, beta, c,
-                1);
+    lib.sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, static_cast<int>(bRows),
+              static_cast<int>(bCols), 1.0f, b, leading(bRows, bCols, bStride), a, 1, beta, c, 1);
     return;
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-              leading(aRows, aCols, aStride), b, leading(bRows, bCols, bStride), beta, c,
-              leading(m, n, cStride));
+  // oneDNN for a row-major [K, N] B (rlx-mir-pack-weights{kn-weights} stores
+  // weights so when the runtime says it prefers them: rlx_cpu_prefers_kn_weights).
+  if (lib.dnnlSgemm && !ta && !tb) {
+    lib.dnnlSgemm('N', 'N', m, n, k, 1.0f, a, leading(aRows, aCols, aStride), b,
+                  leading(bRows, bCols, bStride), beta, c, leading(m, n, cStride));
+    return;
+  }
+  lib.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+            static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+            leading(aRows, aCols, aStride), b, leading(bRows, bCols, bStride), beta, c,
+            leading(m, n, cStride));
 }
 } // namespace
 
@@ -148,12 +171,37 @@ void memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
 
 /// Sets the BLAS thread count (no-op for a BLAS without the call).
 void rlx_cpu_set_num_threads(int32_t n) {
-  if (openblas_set_num_threads)
-    openblas_set_num_threads(n);
+  if (blas().setNumThreads)
+    blas().setNumThreads(n);
+  if (blas().ompSetNumThreads)
+    blas().ompSetNumThreads(n);
 }
+
+/// 1 when GEMMs read a row-major [K, N] B faster than an [N, K] one (oneDNN
+/// is in use): the CPU runner then packs weights with kn-weights.
+int32_t rlx_cpu_prefers_kn_weights() { return blas().dnnlSgemm ? 1 : 0; }
 
 /// The BLAS thread count (0 when the BLAS cannot tell).
 int32_t rlx_cpu_get_num_threads() {
-  return openblas_get_num_threads ? openblas_get_num_threads() : 0;
+  return blas().getNumThreads ? blas().getNumThreads() : 0;
+}
+
+/// One line naming the BLAS in use: its configuration string (OpenBLAS:
+/// version, build options, the core type it picked) and its file; or, with
+/// `*ok` = 0, why none could be opened.
+const char *rlx_cpu_blas_info(int32_t *ok) {
+  static const std::string line = [] {
+    const Blas &lib = blas();
+    if (!lib.sgemm)
+      return std::string(lib.error);
+    std::string s = lib.getConfig ? lib.getConfig() : "CBLAS";
+    if (lib.getCorename)
+      s += std::string(", core ") + lib.getCorename();
+    return s + " (" + lib.path + "); GEMM with a [K, N] B: " +
+           (lib.dnnlSgemm ? lib.dnnlInfo : std::string("OpenBLAS (oneDNN ") + lib.dnnlInfo + ")");
+  }();
+  if (ok)
+    *ok = blas().sgemm ? 1 : 0;
+  return line.c_str();
 }
 }

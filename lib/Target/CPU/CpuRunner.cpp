@@ -127,6 +127,16 @@ LogicalResult readSignature(func::FuncOp fn, unsigned numInputs,
   (void)names;
   return success();
 }
+/// librlx_cpu_runtime.so in the runtime directory (default: ../lib next to
+/// the executable).
+std::string runtimePath(const CpuRunnerOptions &options) {
+  std::string runtimeDir = options.runtimeDir;
+  if (runtimeDir.empty()) {
+    std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+    runtimeDir = (llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)) + "/lib").str();
+  }
+  return runtimeDir + "/librlx_cpu_runtime.so";
+}
 } // namespace
 
 FailureOr<std::unique_ptr<CpuModel>>
@@ -177,9 +187,23 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     return failure();
   entry = module.lookupSymbol<func::FuncOp>(entryName);
   std::tie(model->opsBeforeFusion, model->computeOpsBefore) = countOps(entry);
-  if (options.fuse &&
-      failed(runPasses(module, [&](OpPassManager &pm) { pm.addPass(mir::createMIRFuse()); },
-                       error)))
+  // The runtime (loaded now; the JIT reuses it) says which weight layout its
+  // GEMM library reads fastest (lib/Runtime/CPU/Blas.h).
+  std::string runtime = runtimePath(options);
+  std::string loadError;
+  auto runtimeLib =
+      llvm::sys::DynamicLibrary::getPermanentLibrary(runtime.c_str(), &loadError);
+  if (!runtimeLib.isValid()) {
+    error = "CPU runtime " + runtime + ": " + loadError + " (set the runtime directory)";
+    return failure();
+  }
+  auto *prefersKn = reinterpret_cast<int32_t (*)()>(
+      runtimeLib.getAddressOfSymbol("rlx_cpu_prefers_kn_weights"));
+  mir::MIRFuseOptions fuseOptions;
+  fuseOptions.knWeights = options.blas && prefersKn && prefersKn();
+  if (options.fuse && failed(runPasses(module, [&](OpPassManager &pm) {
+        pm.addPass(mir::createMIRFuse(fuseOptions));
+      }, error)))
     return failure();
   entry = module.lookupSymbol<func::FuncOp>(entryName);
   std::tie(model->opsAfterFusion, model->computeOpsAfter) = countOps(entry);
@@ -382,16 +406,6 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     error = llvm::toString(tm.takeError());
     return failure();
   }
-  std::string runtimeDir = options.runtimeDir;
-  if (runtimeDir.empty()) {
-    std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
-    runtimeDir = (llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)) + "/lib").str();
-  }
-  std::string runtime = runtimeDir + "/librlx_cpu_runtime.so";
-  if (!llvm::sys::fs::exists(runtime)) {
-    error = "CPU runtime not found at " + runtime + " (set the runtime directory)";
-    return failure();
-  }
   ExecutionEngineOptions eeOptions;
   llvm::TargetMachine *rawTm = tm->get();
   // The options hold a function_ref: keep the transformer alive here.
@@ -424,6 +438,17 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   if (auto *getThreads = reinterpret_cast<int32_t (*)()>(
           llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("rlx_cpu_get_num_threads")))
     model->blasThreads = getThreads();
+  // The runtime opens its BLAS at load time (lib/Runtime/CPU/Blas.h): name
+  // it, and refuse to run BLAS matmuls without one.
+  if (auto *info = reinterpret_cast<const char *(*)(int32_t *)>(
+          llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("rlx_cpu_blas_info"))) {
+    int32_t ok = 0;
+    model->blasInfo = info(&ok);
+    if (!ok && options.blas) {
+      error = "the CPU runtime found no BLAS: " + model->blasInfo + " (or run with --no-blas)";
+      return failure();
+    }
+  }
   // ORC materializes (generates machine code for) the module on the first
   // symbol lookup: look every function up now, so that compile time includes
   // code generation and the first run does not.

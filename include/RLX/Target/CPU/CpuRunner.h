@@ -87,6 +87,9 @@ public:
   int64_t arenaBytes = -1, arenaLowerBound = -1, arenaSumBytes = -1;
   /// The BLAS thread count in effect (0 when the BLAS cannot tell).
   int blasThreads = 0;
+  /// The BLAS the runtime opened: its configuration (for OpenBLAS: version,
+  /// build options and the core type it picked for this CPU) and file.
+  std::string blasInfo;
 
 private:
   struct Signature {

@@ -87,8 +87,9 @@ struct MIRFuseElementwisePass : mir::impl::MIRFuseElementwiseBase<MIRFuseElement
 };
 
 struct MIRPackWeightsPass : mir::impl::MIRPackWeightsBase<MIRPackWeightsPass> {
+  using Base::Base;
   void runOnOperation() override {
-    if (failed(packWeights(getOperation())))
+    if (failed(packWeights(getOperation(), knWeights)))
       signalPassFailure();
   }
 };
@@ -156,7 +157,7 @@ struct MIRFusePass : mir::impl::MIRFuseBase<MIRFusePass> {
     fuseElementwiseChains(module, rewriter, &misses);
     if (failed(cleanup()))
       return signalPassFailure();
-    if (packWeights && failed(mlir::rlx::mir::packWeights(module)))
+    if (packWeights && failed(mlir::rlx::mir::packWeights(module, knWeights)))
       return signalPassFailure();
     if (!report)
       return;

@@ -28,8 +28,29 @@ static constexpr llvm::StringLiteral kParamAttr = "rlx.param";
 static constexpr llvm::StringLiteral kPackedByAttr = "rlx.packed_by";
 static constexpr llvm::StringLiteral kPackedFromAttr = "rlx.packed_from";
 
+/// With kn-weights: when `op` is a matmul or fused_matmul reading a 2-D f32
+/// parameter-only weight with transpose_b, inserts `transpose(w, [1, 0])`
+/// before it, makes the op read that without transpose_b, and returns the
+/// transpose (null otherwise).
+static Operation *transposeLinearWeight(Operation &op,
+                                        const llvm::SmallPtrSetImpl<Value> &paramOnly) {
+  Value rhs;
+  if (auto mm = dyn_cast<MatmulOp>(op); mm && mm.getTransposeB() && !mm.getTransposeA())
+    rhs = mm.getRhs();
+  else if (auto fm = dyn_cast<FusedMatmulOp>(op); fm && fm.getTransposeB() && !fm.getRhsScales())
+    rhs = fm.getRhs();
+  auto t = rhs ? dyn_cast<RankedTensorType>(rhs.getType()) : RankedTensorType();
+  if (!t || t.getRank() != 2 || !t.getElementType().isF32() || !paramOnly.contains(rhs))
+    return nullptr;
+  OpBuilder b(&op);
+  auto transposed = TransposeOp::create(b, rhs.getLoc(), rhs, ArrayRef<int64_t>{1, 0});
+  op.replaceUsesOfWith(rhs, transposed.getResult());
+  op.removeAttr("transpose_b");
+  return transposed;
+}
+
 /// Packs one function; returns failure (with a diagnostic) when it cannot.
-static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
+static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols, bool knWeights) {
   if (fn.isExternal())
     return success();
   Block &entry = fn.getBody().front();
@@ -51,6 +72,11 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
   // compute parameter transforms. Only pure MIR ops qualify.
   llvm::SetVector<Operation *> transformOps;
   for (Operation &op : entry.without_terminator()) {
+    if (knWeights)
+      if (Operation *t = transposeLinearWeight(op, paramOnly)) {
+        transformOps.insert(t);
+        paramOnly.insert(t->getResult(0));
+      }
     if (!isa_and_nonnull<MIRDialect>(op.getDialect()) || op.getNumOperands() == 0 ||
         op.getNumRegions() != 0)
       continue;
@@ -166,14 +192,14 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols) {
   return fn.eraseArguments(dead);
 }
 
-LogicalResult mlir::rlx::mir::packWeights(Operation *module) {
+LogicalResult mlir::rlx::mir::packWeights(Operation *module, bool knWeights) {
   SymbolTable symbols(module);
   SmallVector<func::FuncOp> fns;
   for (auto fn : module->getRegion(0).getOps<func::FuncOp>())
     if (!fn.getSymName().ends_with("_pack_params"))
       fns.push_back(fn);
   for (func::FuncOp fn : fns)
-    if (failed(packFunction(fn, symbols)))
+    if (failed(packFunction(fn, symbols, knWeights)))
       return failure();
   return success();
 }

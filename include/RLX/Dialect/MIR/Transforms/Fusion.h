@@ -67,8 +67,10 @@ unsigned fuseElementwiseChains(Operation *root, RewriterBase &rewriter,
                                FusionReport *report = nullptr);
 
 /// Moves parameter-only computations of every function in `module` into
-/// `@<fn>_pack_params` functions (see rlx-mir-pack-weights).
-LogicalResult packWeights(Operation *module);
+/// `@<fn>_pack_params` functions (see rlx-mir-pack-weights). With
+/// `knWeights`, the [N, K] weights of `transpose_b` matmuls are stored
+/// transposed, [K, N], by the pack function (see its `kn-weights` option).
+LogicalResult packWeights(Operation *module, bool knWeights = false);
 
 
 } // namespace mlir::rlx::mir

@@ -100,8 +100,21 @@ def MIRPackWeights : Pass<"rlx-mir-pack-weights", "::mlir::ModuleOp"> {
     marked `rlx.param = "<name>"` and `rlx.packed_by = {fn, result}`, and
     the original parameters it no longer reads are removed. Weight loaders
     run the pack function once; nothing is concatenated per call.
+
+
+    With `kn-weights`, a `matmul` or `fused_matmul` with `transpose_b` whose
+    2-D f32 weight depends only on parameters (the `nn.Linear` layout
+    `[N, K]`, merged or not) reads it as `[K, N]` without `transpose_b`: the
+    transpose is one more parameter transform, computed once by the pack
+    function. GEMM libraries whose row-major `[K, N]` kernels are faster
+    (oneDNN's sgemm on AVX-512 CPUs; the CPU runner asks the runtime) get
+    that layout; the numbers do not change. NVFP4 weights keep theirs.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+  let options = [
+    Option<"knWeights", "kn-weights", "bool", "false",
+           "store the [N, K] weights of transpose_b matmuls as [K, N]">
+  ];
 }
 
 def MIRBlockNvfp4Scales : Pass<"rlx-mir-block-nvfp4-scales", "::mlir::ModuleOp"> {
@@ -136,7 +149,10 @@ def MIRFuse : Pass<"rlx-mir-fuse", "::mlir::ModuleOp"> {
     Option<"report", "report", "bool", "false",
            "emit op counts and a remark for every missed fusion opportunity">,
     Option<"packWeights", "pack-weights", "bool", "true",
-           "run rlx-mir-pack-weights at the end">
+           "run rlx-mir-pack-weights at the end">,
+    Option<"knWeights", "kn-weights", "bool", "false",
+           "rlx-mir-pack-weights{kn-weights}: store the [N, K] weights of transpose_b "
+           "matmuls as [K, N]">
   ];
 }
 
