@@ -113,7 +113,16 @@ struct AttentionLowering : OpConversionPattern<OpT> {
       return success();
     }
 
-    SmallVector<OpFoldResult> ubs{rw.getIndexAttr(batch), rw.getIndexAttr(cfg.numHeads)};
+    // A decode step (one query row, packed layout, no mask operand) takes the
+    // query heads of a KV head together: rows of one [group, D] block, so K
+    // and V are read once per KV head and each product is one GEMM with
+    // `group` rows instead of `group` one-row products (GQA packing, as the
+    // GPU kernels do). Every row is query position 0.
+    bool grouped = !kPartial && group > 1 && cfg.layout == AttnLayout::BSD &&
+                   qt.getShape()[1] == 1 && !a.getMask();
+    int64_t rowsPerBlock = grouped ? group : 1;
+    SmallVector<OpFoldResult> ubs{rw.getIndexAttr(batch),
+                                  rw.getIndexAttr(grouped ? cfg.numKvHeads : cfg.numHeads)};
     SmallVector<Value> inits{empty(rw, loc, out)};
     if constexpr (kPartial) {
       ubs.insert(ubs.begin(), rw.getIndexAttr(splits));
@@ -125,8 +134,10 @@ struct AttentionLowering : OpConversionPattern<OpT> {
     unsigned iv = kPartial ? 1 : 0;
     Value split = kPartial ? forall.getInductionVar(0) : Value();
     Value bIdx = forall.getInductionVar(iv), h = forall.getInductionVar(iv + 1);
-    Value g = arith::DivUIOp::create(rw, loc, h, cIndex(rw, loc, group));
-    Value q = extractHead(rw, loc, a.getQuery(), headSlice(rw, loc, qt, cfg.layout, bIdx, h, d));
+    Value g = grouped ? h : arith::DivUIOp::create(rw, loc, h, cIndex(rw, loc, group));
+    Value q = grouped ? groupRows(rw, loc, a.getQuery(), qt, bIdx, g, group, d)
+                      : extractHead(rw, loc, a.getQuery(),
+                                    headSlice(rw, loc, qt, cfg.layout, bIdx, h, d));
     Value k = extractHead(rw, loc, a.getKey(), headSlice(rw, loc, kt, cfg.layout, bIdx, g, d));
     Value v = extractHead(rw, loc, a.getValue(), headSlice(rw, loc, vt, cfg.layout, bIdx, g, dv));
     int64_t sq = tensorTypeOf(q).getShape()[0], sk = tensorTypeOf(k).getShape()[0];
@@ -180,8 +191,9 @@ struct AttentionLowering : OpConversionPattern<OpT> {
                           arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j, hi));
                     }
                     if (cfg.maskKind != MaskKind::None) {
-                      Value i = linalg::IndexOp::create(b, l, 0), j = linalg::IndexOp::create(b, l, 1);
-                      Value ip = arith::AddIOp::create(b, l, i, cIndex(b, l, sk - sq));
+                      Value i = grouped ? cIndex(b, l, 0) : linalg::IndexOp::create(b, l, 0);
+                      Value j = linalg::IndexOp::create(b, l, 1);
+                      Value ip = arith::AddIOp::create(b, l, i, cIndex(b, l, sk - sq / rowsPerBlock));
                       visible = arith::AndIOp::create(
                           b, l, visible,
                           arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, ip));
@@ -233,6 +245,11 @@ struct AttentionLowering : OpConversionPattern<OpT> {
                     })
             .front();
     HeadSlice os = headSlice(rw, loc, out, cfg.layout, bIdx, h, dv);
+    if (grouped) {
+      // The [group, Dv] block is the group's heads, side by side in the row.
+      o = tensor::CollapseShapeOp::create(rw, loc, o, SmallVector<ReassociationIndices>{{0, 1}});
+      os = headSlice(rw, loc, out, cfg.layout, bIdx, h, group * dv);
+    }
     rw.setInsertionPointToStart(forall.getTerminator().getBody());
     SmallVector<OpFoldResult> strides(os.offsets.size(), rw.getIndexAttr(1));
     tensor::ParallelInsertSliceOp::create(rw, loc, o, forall.getRegionIterArgs()[0], os.offsets,
@@ -284,6 +301,17 @@ struct AttentionLowering : OpConversionPattern<OpT> {
     ins(lse, forall.getRegionIterArgs()[1], {i(sq)});
     rw.replaceOp(op, forall.getResults());
     return success();
+  }
+
+  /// The query heads g·group .. g·group + group − 1 of a one-row packed
+  /// query [B, 1, H·D] as a [group, D] block (contiguous: no copy).
+  static Value groupRows(OpBuilder &b, Location loc, Value q, RankedTensorType qt, Value bIdx,
+                         Value g, int64_t group, int64_t d) {
+    HeadSlice s = headSlice(b, loc, qt, AttnLayout::BSD, bIdx, g, group * d);
+    Value row = extractHead(b, loc, q, s); // [1, group·D]
+    auto t = RankedTensorType::get({group, d}, qt.getElementType());
+    Value flat = tensor::CollapseShapeOp::create(b, loc, row, SmallVector<ReassociationIndices>{{0, 1}});
+    return tensor::ExpandShapeOp::create(b, loc, t, flat, SmallVector<ReassociationIndices>{{0, 1}});
   }
 
   /// [Sq] row statistics as [Sq, 1] so they broadcast across a row.

@@ -33,6 +33,10 @@ inline int leading(int64_t rows, int64_t cols, int64_t rowStride) {
   return static_cast<int>(rows <= 1 ? std::max<int64_t>(cols, 1) : rowStride);
 }
 
+/// oneDNN serves GEMMs from this many rows (a decode step's grouped attention
+/// products, 2-8 rows, stay with OpenBLAS, which has less to set up per call).
+constexpr int64_t kDnnlMinRows = 16;
+
 /// C = op(A)·op(B) + beta·C by loops: only when no BLAS could be opened
 /// (rlx-run and the Python package refuse to run then; a model linked ahead
 /// of time gets the right numbers and one message on stderr).
@@ -73,7 +77,7 @@ void gemm(const float *a, int64_t aRows, int64_t aCols, int64_t aStride, const f
   }
   // oneDNN for a row-major [K, N] B (rlx-mir-pack-weights{kn-weights} stores
   // weights so when the runtime says it prefers them: rlx_cpu_prefers_kn_weights).
-  if (lib.dnnlSgemm && !ta && !tb) {
+  if (lib.dnnlSgemm && !ta && !tb && m >= kDnnlMinRows) {
     lib.dnnlSgemm('N', 'N', m, n, k, 1.0f, a, leading(aRows, aCols, aStride), b,
                   leading(bRows, bCols, bStride), beta, c, leading(m, n, cStride));
     return;

@@ -74,3 +74,22 @@ func.func @elementwise_region(%p: tensor<6x1xf32>, %f: tensor<32xf32>) -> tensor
   }
   return %0 : tensor<6x32xf32>
 }
+
+// CHECK-LABEL: func @attention_decode_gqa
+func.func @attention_decode_gqa(%q: tensor<2x1x32xf32>, %k: tensor<2x9x16xf32>, %v: tensor<2x9x16xf32>) -> tensor<2x1x32xf32> {
+  // A decode step: the query heads of each kv head are one [group, head_dim]
+  // block read in place, so each product is one GEMM with `group` rows.
+  // CHECK:      scf.forall (%[[B:.*]], %[[G:.*]]) in (2, 2)
+  // CHECK:        tensor.extract_slice %arg0[%[[B]], 0, %{{.*}}] [1, 1, 16] [1, 1, 1] : tensor<2x1x32xf32> to tensor<1x16xf32>
+  // CHECK:        tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 8] : tensor<16xf32> into tensor<2x8xf32>
+  // CHECK:        linalg.matmul {{.*}}ins(%{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<9x8xf32>)
+  // Every row is the query at position 0: it sees keys j <= 9 - 1.
+  // CHECK:        linalg.generic
+  // CHECK-NOT:      linalg.index 0
+  // CHECK:          arith.cmpi sle
+  // CHECK:        linalg.matmul {{.*}}-> tensor<2x8xf32>
+  // CHECK:        tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[B]], 0, %{{.*}}] [1, 1, 16]
+  %0 = rlx_mir.attention %q, %k, %v heads = 4, kv_heads = 2, head_dim = 8 causal
+      : tensor<2x1x32xf32>, tensor<2x9x16xf32>, tensor<2x9x16xf32>
+  return %0 : tensor<2x1x32xf32>
+}

@@ -72,7 +72,8 @@ public:
   const std::vector<ModelTensor> &results() const { return outs; }
 
   /// Runs the model. `inputs` maps every argument name to its array (dtypes
-  /// are converted as needed); `outputs` receives one array per result.
+  /// are converted as needed); `outputs` receives one array per result (arrays
+  /// of a previous call with the same shape and dtype are reused, overwritten).
   LogicalResult run(const std::map<std::string, HostTensor> &inputs,
                     std::vector<HostTensor> &outputs, std::string &error);
 
