@@ -1,6 +1,6 @@
 //===- rlx-run.cpp - Compile an RLX module for the CPU and run it ---------===//
 //
-//   rlx-run model.mlir [--input name=file.npy]... [--dims name=size]...
+//   rlx-run model.mlir [--input name=file.npy]... [--weights CHECKPOINT] [--dims name=size]...
 //                      [--seed N] [--output-dir DIR] [--repeat N] [--warmup N]
 //                      [--fusion-policy direct|fusable] [--no-fuse] [--no-blas]
 //                      [--blas-threads N] [--blas-min-flops N] [--dump-ir DIR] [--entry NAME]
@@ -15,6 +15,7 @@
 
 #include "RLX/InitAll.h"
 #include "RLX/Target/CPU/CpuRunner.h"
+#include "RLX/Target/CPU/Safetensors.h"
 #include "GpuRun.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -42,6 +43,11 @@ namespace cl = llvm::cl;
 static cl::OptionCategory runCat("rlx-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<module.mlir>"), cl::Required, cl::cat(runCat));
 static cl::list<std::string> inputs("input", cl::desc("name=file.npy for an argument"), cl::cat(runCat));
+static cl::opt<std::string> weights(
+    "weights",
+    cl::desc("bind every parameter from a safetensors checkpoint (a file, or a directory with "
+             "model.safetensors.index.json or .safetensors files), by name"),
+    cl::cat(runCat));
 static cl::list<std::string> dimArgs("dims", cl::desc("name=size bindings"), cl::CommaSeparated, cl::cat(runCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"), cl::cat(runCat));
@@ -258,6 +264,27 @@ int main(int argc, char **argv) {
     llvm::errs() << "rlx-run: --input '" << name << "' is not an argument of the model ("
                  << (known.empty() ? "it has none" : "arguments: " + known) << ")\n";
     return 1;
+  }
+  if (!weights.empty()) {
+    auto checkpoint = readSafetensors(weights, error);
+    if (failed(checkpoint)) {
+      llvm::errs() << "rlx-run: --weights: " << error << "\n";
+      return 1;
+    }
+    std::vector<ParamSpec> params;
+    for (const ModelTensor &a : m.arguments())
+      if (a.isParam) {
+        if (values.count(a.name)) {
+          llvm::errs() << "rlx-run: parameter '" << a.name
+                       << "' is given by --input and by --weights\n";
+          return 1;
+        }
+        params.push_back({a.name, a.dtype, a.shape});
+      }
+    if (failed(bindCheckpoint(std::move(*checkpoint), params, values, error))) {
+      llvm::errs() << "rlx-run: --weights " << weights << ": " << error << "\n";
+      return 1;
+    }
   }
   int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
   unsigned generated = 0;

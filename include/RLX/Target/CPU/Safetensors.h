@@ -1,0 +1,47 @@
+//===- Safetensors.h - Checkpoints in the safetensors format ----*- C++ -*-===//
+//
+// Hugging Face checkpoints (`save_pretrained`): a `.safetensors` file is an
+// 8-byte little-endian header length, a JSON header mapping each tensor name
+// to {dtype, shape, data_offsets} (offsets into the data that follows) and an
+// optional "__metadata__" entry, then the raw row-major data. Sharded
+// checkpoints add `model.safetensors.index.json`, whose "weight_map" names the
+// shard of every tensor. Format: https://github.com/huggingface/safetensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TARGET_CPU_SAFETENSORS_H
+#define RLX_TARGET_CPU_SAFETENSORS_H
+
+#include "RLX/Target/CPU/HostTensor.h"
+
+#include <map>
+
+namespace mlir::rlx {
+
+/// Every tensor of the checkpoint at `path`: a `.safetensors` file; a
+/// directory with `model.safetensors.index.json` (its weight_map's shards,
+/// each tensor where the index says it is); or a directory of `.safetensors`
+/// files. dtypes F64, F32, F16, BF16, I64, I32, I8, U8 (as i8: NVFP4 codes),
+/// BOOL (i1) and F8_E4M3 (f8e4m3fn). A malformed header, an offset outside
+/// the file, a size that does not match the shape, an unknown dtype or a name
+/// in two files is an error naming the file and the tensor.
+FailureOr<std::map<std::string, HostTensor>> readSafetensors(StringRef path,
+                                                             std::string &error);
+
+/// Binds a checkpoint's tensors to a model's parameters by name. `params`
+/// gives each parameter's name, dtype and shape; every parameter must be in
+/// the checkpoint with that shape, and every tensor of the checkpoint must be
+/// a parameter (errors name them). Floats are converted to the parameter's
+/// float dtype (bf16/f16 widen exactly to f32; narrowing rounds to nearest
+/// even); other dtypes must match.
+struct ParamSpec {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+};
+LogicalResult bindCheckpoint(std::map<std::string, HostTensor> checkpoint,
+                             ArrayRef<ParamSpec> params,
+                             std::map<std::string, HostTensor> &values, std::string &error);
+
+} // namespace mlir::rlx
+
+#endif // RLX_TARGET_CPU_SAFETENSORS_H

@@ -1,0 +1,155 @@
+"""rlx-run --weights: Hugging Face checkpoints bound to a model's parameters by name.
+
+A small random-init model per architecture is written by transformers'
+`save_pretrained` (safetensors: one file, and sharded with an index), in f32
+and in bf16; `rlx-gen` builds the same config, and `rlx-run --weights DIR`
+runs it on the checkpoint. The logits must match transformers' own
+(element-wise, f32 1e-4 relative as in test_hf_models.py; the bf16 checkpoint
+is widened exactly, so it is compared with transformers running the same
+bf16-rounded weights in f32). A missing, extra or mis-shaped tensor, a
+malformed file and a name given twice are errors naming them.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+
+from harness import RLX_RUN, gen_model, run_mlir
+
+torch = pytest.importorskip("torch")
+import test_hf_models as hfm  # noqa: E402  (its config shrinking and seeded weights)
+
+CASES = {c.name: c for c in hfm.CASES}
+NAMES = [n for n in ("llama-3.2-1b", "qwen3-0.6b", "gpt2") if n in CASES]
+
+
+def logits_with_weights(text, ckpt, ids, tmp_path, extra=()):
+    np.save(tmp_path / "ids.npy", ids)
+    pos = np.arange(ids.shape[1], dtype=np.int64)
+    np.save(tmp_path / "pos.npy", pos)
+    (tmp_path / "m.mlir").write_text(text)
+    proc = subprocess.run([str(RLX_RUN), str(tmp_path / "m.mlir"), "--weights", str(ckpt),
+                           "--input", f"input_ids={tmp_path / 'ids.npy'}",
+                           "--input", f"position_ids={tmp_path / 'pos.npy'}",
+                           "--dims", f"seq={ids.shape[1]}", "--output-dir", str(tmp_path / "out"),
+                           *extra], capture_output=True, text=True, timeout=600)
+    return proc
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("shards", ["one-file", "sharded"])
+@pytest.mark.parametrize("name", NAMES)
+def test_checkpoint_logits_match_transformers(name, shards, dtype, tmp_path):
+    hf = hfm.HFModel(CASES[name])
+    model = hf.models["eager"]
+    ckpt = tmp_path / "ckpt"
+    if dtype == "bf16":
+        # The reference runs the bf16-rounded weights in f32 (RLX widens them exactly).
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(p.to(torch.bfloat16).to(torch.float32))
+        # A copy is cast (casting the model itself would round its RoPE buffer too).
+        copy.deepcopy(model).to(torch.bfloat16).save_pretrained(
+            ckpt, max_shard_size="20KB" if shards == "sharded" else "1GB")
+    else:
+        model.save_pretrained(ckpt, max_shard_size="20KB" if shards == "sharded" else "1GB")
+    files = sorted(p.name for p in ckpt.glob("*.safetensors"))
+    assert (len(files) > 1) == (shards == "sharded"), files
+    assert (ckpt / "model.safetensors.index.json").exists() == (shards == "sharded")
+    ids = hfm.token_ids(hfm.PREFILL)
+    text = gen_model(hf.case.config, *hf.case.sets())
+    proc = logits_with_weights(text, ckpt, ids, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, f"{name} {dtype} {shards}")
+
+
+@pytest.fixture(scope="module")
+def llama():
+    hf = hfm.HFModel(CASES["llama-3.2-1b"])
+    return hf, gen_model(hf.case.config, *hf.case.sets())
+
+
+def write_safetensors(path, tensors, header_extra=None, corrupt=None):
+    """A .safetensors file written here (not by the library), so malformed
+    ones can be made too."""
+    header, blobs, offset = {}, [], 0
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a)
+        dt = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}[a.dtype]
+        header[name] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        blobs.append(a.tobytes())
+        offset += a.nbytes
+    header |= header_extra or {}
+    if corrupt:
+        corrupt(header)
+    h = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+@pytest.mark.parametrize("case,message", [
+    ("missing", "parameter 'model.norm.weight' is not in the checkpoint"),
+    ("extra", "checkpoint tensor 'model.unused.weight' is not a parameter of the model"),
+    ("shape", "checkpoint tensor 'model.norm.weight' has shape [3], the model's parameter [{H}]"),
+    ("dtype", "checkpoint tensor 'model.norm.weight' is i64, the model's parameter f32"),
+    ("offsets", "'model.norm.weight': data_offsets outside the file's data"),
+    ("size", "'model.norm.weight': 4 bytes of data, its F32 shape needs {B}"),
+    ("header", "header length"),
+])
+def test_bad_checkpoints_are_errors_naming_the_tensor(llama, tmp_path, case, message):
+    hf, text = llama
+    params = {n: v for n, v in hf.params.items()}
+    hidden = params["model.norm.weight"].shape[0]
+    message = message.format(H=hidden, B=4 * hidden)
+    f = tmp_path / "model.safetensors"
+    corrupt = None
+    if case == "missing":
+        params.pop("model.norm.weight")
+    elif case == "extra":
+        params["model.unused.weight"] = np.zeros(2, np.float32)
+    elif case == "shape":
+        params["model.norm.weight"] = np.zeros(3, np.float32)
+    elif case == "dtype":
+        params["model.norm.weight"] = np.zeros(hidden, np.int64)
+    elif case == "offsets":
+        corrupt = lambda h: h["model.norm.weight"].update(data_offsets=[0, 1 << 40])  # noqa: E731
+    elif case == "size":
+        corrupt = lambda h: h["model.norm.weight"].update(  # noqa: E731
+            data_offsets=[h["model.norm.weight"]["data_offsets"][0],
+                          h["model.norm.weight"]["data_offsets"][0] + 4])
+    write_safetensors(f, params, corrupt=corrupt)
+    if case == "header":
+        f.write_bytes(struct.pack("<Q", 1 << 50) + b"{}")
+    proc = logits_with_weights(text, f, hfm.token_ids(4), tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert message in proc.stderr, proc.stderr
+    assert "--weights" in proc.stderr, proc.stderr
+
+
+def test_a_parameter_given_twice_is_an_error(llama, tmp_path):
+    hf, text = llama
+    write_safetensors(tmp_path / "model.safetensors", hf.params)
+    np.save(tmp_path / "norm.npy", hf.params["model.norm.weight"])
+    proc = logits_with_weights(text, tmp_path / "model.safetensors", hfm.token_ids(4), tmp_path,
+                               extra=("--input", f"model.norm.weight={tmp_path / 'norm.npy'}"))
+    assert proc.returncode == 1
+    assert "'model.norm.weight' is given by --input and by --weights" in proc.stderr, proc.stderr
+
+
+def test_checkpoint_equals_passing_each_weight(llama, tmp_path):
+    """The same numbers as binding the weights one by one with --input."""
+    hf, text = llama
+    write_safetensors(tmp_path / "model.safetensors", hf.params)
+    ids = hfm.token_ids(5)
+    proc = logits_with_weights(text, tmp_path / "model.safetensors", ids, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    pos = np.arange(5, dtype=np.int64)
+    direct = run_mlir(text, hfm.bind(text, hf.params, {"input_ids": ids, "position_ids": pos}),
+                      dims={"seq": 5})
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "logits.npy"), direct["logits"])
