@@ -46,7 +46,7 @@ from . import _rlx
 from . import gpu  # noqa: E402,F401  (rlx.gpu.compile)
 
 __all__ = ["Context", "Module", "RlxError", "default_context", "parse", "load_bytecode",
-           "compile_cpu", "CompiledModel"]
+           "compile_cpu", "CompiledModel", "load_weights"]
 
 _DEFAULT: Optional[Context] = None
 
@@ -111,6 +111,31 @@ class CompiledModel:
     def invalidate_packed_params(self) -> None:
         """Forgets the packed parameters; the next run packs them again."""
         self._model.invalidate_packed_params()
+
+
+def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None
+                 ) -> dict[str, np.ndarray]:
+    """The tensors of a Hugging Face safetensors checkpoint by name: a
+    ``.safetensors`` file, or a directory as ``save_pretrained`` writes it (one
+    file, or shards with ``model.safetensors.index.json``). bf16 tensors come
+    back as float32 (exactly), f16/f32/integers as they are.
+
+    With `model`, the checkpoint must hold exactly its parameters with their
+    shapes: a missing, extra or mis-shaped tensor raises RlxError naming it.
+    Pass the result to :meth:`CompiledModel.run` with the inputs."""
+    weights = _rlx.read_safetensors(os.fspath(path))
+    if model is not None:
+        params = {a["name"]: a for a in model.arguments if a["is_param"]}
+        for name, a in params.items():
+            if name not in weights:
+                raise RlxError(f"parameter '{name}' is not in the checkpoint {path}")
+            if list(weights[name].shape) != list(a["shape"]):
+                raise RlxError(f"checkpoint tensor '{name}' has shape {list(weights[name].shape)}, "
+                               f"the model's parameter {list(a['shape'])}")
+        for name in weights:
+            if name not in params:
+                raise RlxError(f"checkpoint tensor '{name}' is not a parameter of the model")
+    return weights
 
 
 def _as_array(v) -> np.ndarray:

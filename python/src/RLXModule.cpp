@@ -13,6 +13,7 @@
 #include "RLX/ModelGen/ModelGen.h"
 #include "RLX/Target/CPU/CpuRunner.h"
 #include "RLX/Target/CPU/HostTensor.h"
+#include "RLX/Target/CPU/Safetensors.h"
 #include "RLX/Target/NVVM/GPUArtifact.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -284,6 +285,19 @@ nb::object toNumpy(const rlx::HostTensor &t) {
   return nb::cast(Array(copy->data(), shape.size(), shape.data(), owner, nullptr, dt));
 }
 
+/// Every tensor of a safetensors checkpoint (rlx::readSafetensors) as numpy
+/// arrays by name (bf16 as float32, exactly).
+nb::dict readSafetensorsPy(const std::string &path) {
+  std::string error;
+  auto tensors = rlx::readSafetensors(path, error);
+  if (failed(tensors))
+    throw RlxError(error);
+  nb::dict out;
+  for (auto &[name, t] : *tensors)
+    out[name.c_str()] = toNumpy(t);
+  return out;
+}
+
 /// rlx-compile from Python: the module (not modified) into a GPU artifact.
 void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
                       const std::string &chip, const std::string &features,
@@ -391,6 +405,7 @@ NB_MODULE(_rlx, m) {
   m.def("parse", &parseModule, nb::arg("context"), nb::arg("text"),
         nb::arg("name") = "<string>", "Parses MLIR text into a Module (RlxError on errors).");
   m.def("load_bytecode", &loadBytecode, nb::arg("context"), nb::arg("data"));
+  m.def("read_safetensors", &readSafetensorsPy, nb::arg("path"));
   m.def("infer_result_types", &inferResultTypes, nb::arg("context"), nb::arg("arg_types"),
         nb::arg("op"));
   m.def("write_gpu_artifact", &writeGpuArtifact, nb::arg("module"), nb::arg("dir"),

@@ -153,3 +153,25 @@ def test_checkpoint_equals_passing_each_weight(llama, tmp_path):
     direct = run_mlir(text, hfm.bind(text, hf.params, {"input_ids": ids, "position_ids": pos}),
                       dims={"seq": 5})
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "logits.npy"), direct["logits"])
+
+
+def test_python_load_weights(llama, tmp_path):
+    """rlx.load_weights: the same tensors by name; with a model, the names and
+    shapes are checked against its parameters."""
+    import rlx
+    from rlx.models import from_hf_config
+    hf, _ = llama
+    hf.models["eager"].save_pretrained(tmp_path / "ckpt", max_shard_size="20KB")
+    weights = rlx.load_weights(tmp_path / "ckpt")
+    assert sorted(weights) == sorted(hf.params)
+    for name, value in hf.params.items():
+        np.testing.assert_array_equal(weights[name], value)
+    model = rlx.compile_cpu(from_hf_config(hf.case.hf_dict()), dims={"seq": 3})
+    assert sorted(rlx.load_weights(tmp_path / "ckpt", model)) == sorted(hf.params)
+    write_safetensors(tmp_path / "less.safetensors",
+                      {n: v for n, v in hf.params.items() if n != "model.norm.weight"})
+    with pytest.raises(rlx.RlxError, match="parameter 'model.norm.weight' is not in the checkpoint"):
+        rlx.load_weights(tmp_path / "less.safetensors", model)
+    (tmp_path / "bad.safetensors").write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00{oops")
+    with pytest.raises(rlx.RlxError, match="bad JSON header"):
+        rlx.load_weights(tmp_path / "bad.safetensors")
