@@ -25,11 +25,13 @@ import numpy as np
 def _default_blas() -> None:
     """Points the CPU runtime at the OpenBLAS of the `scipy-openblas32` wheel and
     the oneDNN of `onednn-cpu-gomp` (dependencies of this package) unless
-    RLX_BLAS / RLX_DNNL already name libraries: the runtime opens them at load
-    time (lib/Runtime/CPU/Blas.h)."""
-    dnnl = os.path.join(sys.prefix, "lib", "libdnnl.so.3")  # the onednn-cpu-gomp wheel
-    if not os.environ.get("RLX_DNNL") and os.path.exists(dnnl):
-        os.environ["RLX_DNNL"] = dnnl
+    RLX_BLAS / RLX_DNNL_CANDIDATES already name libraries: the runtime opens
+    them at load time (lib/Runtime/CPU/Blas.h)."""
+    # The onednn-cpu-gomp wheel's library, as a candidate: the runtime still
+    # uses it only where it has AVX-512 kernels (RLX_DNNL would force it).
+    dnnl = os.path.join(sys.prefix, "lib", "libdnnl.so.3")
+    if not os.environ.get("RLX_DNNL_CANDIDATES") and os.path.exists(dnnl):
+        os.environ["RLX_DNNL_CANDIDATES"] = dnnl
     if os.environ.get("RLX_BLAS"):
         return
     try:

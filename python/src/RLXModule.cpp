@@ -293,8 +293,12 @@ nb::dict readSafetensorsPy(const std::string &path) {
   if (failed(tensors))
     throw RlxError(error);
   nb::dict out;
-  for (auto &[name, t] : *tensors)
-    out[name.c_str()] = toNumpy(t);
+  // One tensor at a time: the checkpoint is held about once, not twice.
+  while (!tensors->empty()) {
+    auto it = tensors->begin();
+    out[it->first.c_str()] = toNumpy(it->second);
+    tensors->erase(it);
+  }
   return out;
 }
 

@@ -111,9 +111,13 @@ void loadDnnl(Blas &b) {
     std::snprintf(b.dnnlInfo, sizeof(b.dnnlInfo), "off (RLX_DNNL=%s)", forced.c_str());
     return;
   }
-  std::vector<std::string> libs =
-      forced.empty() ? candidates(RLX_DNNL_CANDIDATES, {"libdnnl.so.3"})
-                     : std::vector<std::string>{forced};
+  // $RLX_DNNL_CANDIDATES (the Python package names its wheel's library
+  // there) and the configured ones are tried like libdnnl.so.3: only used
+  // where oneDNN has AVX-512 kernels.
+  const char *envCandidates = std::getenv("RLX_DNNL_CANDIDATES");
+  std::string listed = std::string(envCandidates ? envCandidates : "") + ";" + RLX_DNNL_CANDIDATES;
+  std::vector<std::string> libs = forced.empty() ? candidates(listed, {"libdnnl.so.3"})
+                                                 : std::vector<std::string>{forced};
   for (const std::string &lib : libs) {
     void *handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle)
@@ -136,8 +140,10 @@ void loadDnnl(Blas &b) {
     std::snprintf(b.dnnlInfo, sizeof(b.dnnlInfo), "oneDNN %d.%d.%d, ISA %s%s (%s)", v->major,
                   v->minor, v->patch, isaName(isa).c_str(),
                   avx512 || !forced.empty() ? "" : ": not used, no AVX-512 kernels", file);
-    if (!avx512 && forced.empty())
+    if (!avx512 && forced.empty()) {
+      dlclose(handle);
       return;
+    }
     b.dnnlSgemm = sgemm;
     b.ompSetNumThreads = reinterpret_cast<void (*)(int)>(dlsym(handle, "omp_set_num_threads"));
     return;

@@ -15,13 +15,13 @@
 // OPENBLAS_CORETYPE. Symbols are looked up with and without the `scipy_`
 // prefix of the scipy-openblas builds.
 //
-// GEMMs with more than one row and a row-major [K, N] B go to oneDNN's
-// dnnl_sgemm instead when oneDNN is found ($RLX_DNNL, then
-// RLX_DNNL_CANDIDATES: by default the `onednn-cpu-gomp` wheel's libdnnl, then
-// libdnnl.so.3) and its JIT picked AVX-512 kernels for this CPU: those run
+// GEMMs with 16 rows or more and a row-major [K, N] B go to oneDNN's
+// dnnl_sgemm instead when oneDNN is found ($RLX_DNNL_CANDIDATES, then the
+// configured RLX_DNNL_CANDIDATES: by default the `onednn-cpu-gomp` wheel's
+// libdnnl, then libdnnl.so.3) and its JIT picked AVX-512 kernels for this CPU: those run
 // 1.5-1.9x OpenBLAS's on AVX-512 machines whose cores OpenBLAS maps to its
 // AVX2 kernels (measured on AMD Zen 5, bench/README.md). RLX_DNNL=0 turns it
-// off; a path forces that library, whatever its ISA. OPENBLAS_THREAD_TIMEOUT
+// off; RLX_DNNL=<library> forces that library, whatever its ISA. OPENBLAS_THREAD_TIMEOUT
 // defaults to 4 (OpenBLAS's threads sleep right after a call instead of
 // spinning on the cores oneDNN's threads need).
 //
@@ -58,7 +58,7 @@ struct Blas {
   char error[1024] = {};                  ///< why none loaded (sgemm null)
   /// oneDNN's row-major sgemm, when it is used (see above), and its threads.
   DnnlSgemmFn dnnlSgemm = nullptr;
-  void (*ompSetNumThreads)(int) = nullptr;
+  void (*ompSetNumThreads)(int) = nullptr; ///< oneDNN's OpenMP (per calling thread)
   char dnnlInfo[512] = {}; ///< version, ISA, file; or why it is not used
 };
 

@@ -9,6 +9,8 @@
 #include "Blas.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -37,16 +39,18 @@ inline int leading(int64_t rows, int64_t cols, int64_t rowStride) {
 /// products, 2-8 rows, stay with OpenBLAS, which has less to set up per call).
 constexpr int64_t kDnnlMinRows = 16;
 
+/// The thread count rlx_cpu_set_num_threads asked for (0: libraries' default).
+std::atomic<int> requestedThreads{0};
+
 /// C = op(A)·op(B) + beta·C by loops: only when no BLAS could be opened
 /// (rlx-run and the Python package refuse to run then; a model linked ahead
 /// of time gets the right numbers and one message on stderr).
 void gemmLoops(const float *a, int64_t aStride, const float *b, int64_t bStride, float *c,
                int64_t m, int64_t n, int64_t k, int64_t cStride, bool ta, bool tb, float beta) {
-  static bool warned = false;
-  if (!warned) {
-    warned = true;
+  static std::once_flag warned;
+  std::call_once(warned, [] {
     std::fprintf(stderr, "rlx cpu runtime: %s; matmuls run as plain loops\n", blas().error);
-  }
+  });
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       float acc = 0.0f;
@@ -78,9 +82,14 @@ void gemm(const float *a, int64_t aRows, int64_t aCols, int64_t aStride, const f
   // oneDNN for a row-major [K, N] B (rlx-mir-pack-weights{kn-weights} stores
   // weights so when the runtime says it prefers them: rlx_cpu_prefers_kn_weights).
   if (lib.dnnlSgemm && !ta && !tb && m >= kDnnlMinRows) {
-    lib.dnnlSgemm('N', 'N', m, n, k, 1.0f, a, leading(aRows, aCols, aStride), b,
-                  leading(bRows, bCols, bStride), beta, c, leading(m, n, cStride));
-    return;
+    // OpenMP's thread count is per calling thread: apply the requested one.
+    if (int threads = requestedThreads.load(std::memory_order_relaxed);
+        threads > 0 && lib.ompSetNumThreads)
+      lib.ompSetNumThreads(threads);
+    // A status other than success (0) leaves C unwritten: OpenBLAS does it.
+    if (lib.dnnlSgemm('N', 'N', m, n, k, 1.0f, a, leading(aRows, aCols, aStride), b,
+                      leading(bRows, bCols, bStride), beta, c, leading(m, n, cStride)) == 0)
+      return;
   }
   lib.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
             static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
@@ -175,6 +184,7 @@ void memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
 
 /// Sets the BLAS thread count (no-op for a BLAS without the call).
 void rlx_cpu_set_num_threads(int32_t n) {
+  requestedThreads.store(n, std::memory_order_relaxed);
   if (blas().setNumThreads)
     blas().setNumThreads(n);
   if (blas().ompSetNumThreads)

@@ -56,3 +56,30 @@ func.func @qkv(%x: tensor<2x4xf32> {rlx.input = "x"}, %q: tensor<4x4xf32> {rlx.p
   %c = rlx_mir.matmul %x, %v transpose_b : tensor<2x4xf32>, tensor<4x4xf32>
   return %a, %b, %c : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// One transpose per weight, however many matmuls read it; a weight read as
+// both operands, or also gathered from (a tied embedding), keeps its layout.
+// (s·sᵀ depends only on parameters: the pack function computes it, as is.)
+// CHECK-LABEL: func.func @shared_pack_params
+// CHECK: rlx_mir.transpose %{{.*}} [1, 0] : tensor<4x4xf32>
+// CHECK-NOT: rlx_mir.transpose
+// CHECK: rlx_mir.matmul %[[S:[^,]*]], %[[S]] transpose_b : tensor<4x4xf32>, tensor<4x4xf32>
+// CHECK-NOT: rlx_mir.transpose
+// CHECK-LABEL: func.func @shared(
+// CHECK: rlx_mir.matmul %{{.*}}, %[[WT:[^ ]*]] : tensor<2x4xf32>, tensor<4x4xf32>
+// CHECK: rlx_mir.matmul %{{.*}}, %[[WT]] : tensor<2x4xf32>, tensor<4x4xf32>
+// CHECK: rlx_mir.gather
+// CHECK: rlx_mir.matmul %{{.*}}, %{{.*}} transpose_b : tensor<2x4xf32>, tensor<8x4xf32>
+func.func @shared(%x: tensor<2x4xf32> {rlx.input = "x"}, %ids: tensor<3xi64> {rlx.input = "ids"},
+                  %w: tensor<4x4xf32> {rlx.param = "w"}, %s: tensor<4x4xf32> {rlx.param = "s"},
+                  %e: tensor<8x4xf32> {rlx.param = "embed"})
+    -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x4xf32>, tensor<3x4xf32>, tensor<2x8xf32>) {
+  %a = rlx_mir.matmul %x, %w transpose_b : tensor<2x4xf32>, tensor<4x4xf32>
+  %b = rlx_mir.matmul %x, %w transpose_b : tensor<2x4xf32>, tensor<4x4xf32>
+  %c = rlx_mir.matmul %s, %s transpose_b : tensor<4x4xf32>, tensor<4x4xf32>
+  %g = rlx_mir.gather %e[%ids] : tensor<8x4xf32>, tensor<3xi64>
+  %l = rlx_mir.matmul %x, %e transpose_b : tensor<2x4xf32>, tensor<8x4xf32>
+  return %a, %b, %c, %g, %l : tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x4xf32>, tensor<3x4xf32>, tensor<2x8xf32>
+}

@@ -28,25 +28,42 @@ static constexpr llvm::StringLiteral kParamAttr = "rlx.param";
 static constexpr llvm::StringLiteral kPackedByAttr = "rlx.packed_by";
 static constexpr llvm::StringLiteral kPackedFromAttr = "rlx.packed_from";
 
-/// With kn-weights: when `op` is a matmul or fused_matmul reading a 2-D f32
-/// parameter-only weight with transpose_b, inserts `transpose(w, [1, 0])`
-/// before it, makes the op read that without transpose_b, and returns the
-/// transpose (null otherwise).
-static Operation *transposeLinearWeight(Operation &op,
-                                        const llvm::SmallPtrSetImpl<Value> &paramOnly) {
-  Value rhs;
+/// The [N, K] weight `op` reads with transpose_b when it is a matmul or a
+/// non-NVFP4 fused_matmul (null otherwise).
+static OpOperand *linearWeight(Operation *op) {
   if (auto mm = dyn_cast<MatmulOp>(op); mm && mm.getTransposeB() && !mm.getTransposeA())
-    rhs = mm.getRhs();
-  else if (auto fm = dyn_cast<FusedMatmulOp>(op); fm && fm.getTransposeB() && !fm.getRhsScales())
-    rhs = fm.getRhs();
-  auto t = rhs ? dyn_cast<RankedTensorType>(rhs.getType()) : RankedTensorType();
-  if (!t || t.getRank() != 2 || !t.getElementType().isF32() || !paramOnly.contains(rhs))
+    return &mm.getRhsMutable();
+  if (auto fm = dyn_cast<FusedMatmulOp>(op); fm && fm.getTransposeB() && !fm.getRhsScales())
+    return &fm.getRhsMutable();
+  return nullptr;
+}
+
+/// With kn-weights: when `op` reads a 2-D f32 parameter-only weight with
+/// transpose_b, and every reader of that weight does so (a tied embedding,
+/// also gathered from, keeps one [N, K] copy), makes `op` read
+/// `transpose(w, [1, 0])` without transpose_b. One transpose per weight
+/// (`transposed`); returns it when it is new.
+static Operation *transposeLinearWeight(Operation &op,
+                                        const llvm::SmallPtrSetImpl<Value> &paramOnly,
+                                        llvm::DenseMap<Value, Value> &transposed) {
+  OpOperand *rhs = linearWeight(&op);
+  Value w = rhs ? rhs->get() : Value();
+  auto t = w ? dyn_cast<RankedTensorType>(w.getType()) : RankedTensorType();
+  if (!t || t.getRank() != 2 || !t.getElementType().isF32() || !paramOnly.contains(w))
     return nullptr;
-  OpBuilder b(&op);
-  auto transposed = TransposeOp::create(b, rhs.getLoc(), rhs, ArrayRef<int64_t>{1, 0});
-  op.replaceUsesOfWith(rhs, transposed.getResult());
+  Operation *created = nullptr;
+  auto it = transposed.find(w);
+  if (it == transposed.end()) {
+    if (!llvm::all_of(w.getUses(),
+                      [](OpOperand &use) { return linearWeight(use.getOwner()) == &use; }))
+      return nullptr;
+    OpBuilder b(&op);
+    created = TransposeOp::create(b, w.getLoc(), w, ArrayRef<int64_t>{1, 0});
+    it = transposed.try_emplace(w, created->getResult(0)).first;
+  }
+  rhs->set(it->second);
   op.removeAttr("transpose_b");
-  return transposed;
+  return created;
 }
 
 /// Packs one function; returns failure (with a diagnostic) when it cannot.
@@ -71,9 +88,10 @@ static LogicalResult packFunction(func::FuncOp fn, SymbolTable &symbols, bool kn
   // Ops whose every operand is parameter-only (or that have none, constants)
   // compute parameter transforms. Only pure MIR ops qualify.
   llvm::SetVector<Operation *> transformOps;
+  llvm::DenseMap<Value, Value> transposedWeights;
   for (Operation &op : entry.without_terminator()) {
     if (knWeights)
-      if (Operation *t = transposeLinearWeight(op, paramOnly)) {
+      if (Operation *t = transposeLinearWeight(op, paramOnly, transposedWeights)) {
         transformOps.insert(t);
         paramOnly.insert(t->getResult(0));
       }
