@@ -116,7 +116,16 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
 
     Ops it does not know stay as they are, between raised ones; the CPU
     pipeline lowers leftover TOSA with upstream's TOSA-to-linalg passes.
+
+    With `report`, a remark names every op that stayed outside rlx_mir (it
+    runs as its own kernel) and every primitive that is usually part of a
+    block (exp, rsqrt, reductions, tanh, erf, sigmoid, pow, reciprocal) but
+    was not recognized into one, with the blocks it could have belonged to.
   }];
+  let options = [
+    Option<"report", "report", "bool", "false",
+           "emit a remark for each op left outside rlx_mir or outside a recognized block">
+  ];
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 

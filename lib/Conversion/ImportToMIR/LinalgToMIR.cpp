@@ -206,7 +206,11 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rw) const override {
-    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || !allRankedTensors(op))
+    if (!op.hasPureTensorSemantics() || !allRankedTensors(op))
+      return failure();
+    if (op.getNumDpsInits() == 2 && op.getNumReductionLoops() > 0)
+      return maxOfMaxWithIndex(op, rw);
+    if (op.getNumDpsInits() != 1)
       return failure();
     if (succeeded(embedding(op, rw)))
       return success();
@@ -260,10 +264,25 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     return success();
   }
 
-  static LogicalResult reduction(linalg::GenericOp op, PatternRewriter &rw) {
+  /// aten.max.dim's (value, index) reduction whose index nobody reads: the
+  /// value is a max reduce. Its body yields maximumf(in, out) first.
+  static LogicalResult maxOfMaxWithIndex(linalg::GenericOp op, PatternRewriter &rw) {
+    Block &body = op.getRegion().front();
+    if (op.getNumDpsInputs() != 1 || !op->getResult(1).use_empty())
+      return failure();
+    auto max = body.getTerminator()->getOperand(0).getDefiningOp<arith::MaximumFOp>();
+    if (!max || !llvm::is_contained(max->getOperands(), body.getArgument(0)) ||
+        !llvm::is_contained(max->getOperands(), body.getArgument(1)))
+      return failure();
+    return reduction(op, rw, ReduceKind::Max);
+  }
+
+  static LogicalResult reduction(linalg::GenericOp op, PatternRewriter &rw,
+                                 std::optional<ReduceKind> kind = std::nullopt) {
     if (op.getNumDpsInputs() != 1)
       return failure();
-    auto kind = combinerKind(op.getRegion().front());
+    if (!kind)
+      kind = combinerKind(op.getRegion().front());
     if (!kind)
       return failure();
     // The body is combine(in, out) with the block arguments in either order.
@@ -296,11 +315,22 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     }
     if (!initMatches(*kind, op.getDpsInits()[0]))
       return failure();
-    return replaceIfSameType(
-        rw, op,
-        tryCreate<ReduceOp>(rw, op.getLoc(), /*diagnose=*/false, op.getDpsInputs()[0],
-                         ReduceKindAttr::get(rw.getContext(), *kind), rw.getDenseI64ArrayAttr(axes),
-                         keep ? rw.getUnitAttr() : UnitAttr()));
+    auto built = tryCreate<ReduceOp>(rw, op.getLoc(), /*diagnose=*/false, op.getDpsInputs()[0],
+                                     ReduceKindAttr::get(rw.getContext(), *kind),
+                                     rw.getDenseI64ArrayAttr(axes),
+                                     keep ? rw.getUnitAttr() : UnitAttr());
+    if (op->getNumResults() == 1)
+      return replaceIfSameType(rw, op, built);
+    // (value, unused index): the value's uses move to the reduce.
+    if (failed(built))
+      return failure();
+    if ((*built).getType() != op->getResult(0).getType()) {
+      rw.eraseOp(*built);
+      return failure();
+    }
+    rw.replaceAllUsesWith(op->getResult(0), (*built).getResult());
+    rw.eraseOp(op);
+    return success();
   }
 
   /// One input read through a permutation, yielded as it is.

@@ -42,11 +42,12 @@ func.func @col(%s: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
 
 // -----
 
-// RoPE only from heads split off a packed [B, S, H·D] projection with
-// tables [S, D] shared by batch and heads.
-// CHECK-LABEL: func.func @rope_not_bshd(
-// CHECK-NOT:     rlx_mir.rope
-func.func @rope_not_bshd(%p: tensor<2x2x8xf32>, %f: tensor<2x2xf32>) -> tensor<1x4x2x4xf32> {
+// Heads [B, H, S, D] transposed from any [B, S, H, D] value are RoPE on its
+// packed [B, S, H·D] view (here a reshape that does not split a projection).
+// CHECK-LABEL: func.func @rope_from_reshaped_heads(
+// CHECK:         %[[P:.*]] = rlx_mir.reshape %{{.*}} [1, 2, 16] : tensor<2x2x8xf32>
+// CHECK:         rlx_mir.rope %[[P]]
+func.func @rope_from_reshaped_heads(%p: tensor<2x2x8xf32>, %f: tensor<2x2xf32>) -> tensor<1x4x2x4xf32> {
   %r = rlx_mir.reshape %p [1, 2, 4, 4] : tensor<2x2x8xf32>
   %x = rlx_mir.transpose %r [0, 2, 1, 3] : tensor<1x2x4x4xf32>
   %ff = rlx_mir.concat %f, %f axis = -1 : tensor<2x2xf32>, tensor<2x2xf32>

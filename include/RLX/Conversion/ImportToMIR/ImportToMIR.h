@@ -28,6 +28,10 @@ void populateTosaToRLXMIRPatterns(RewritePatternSet &patterns);
 /// → rlx_mir.
 void populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns);
 
+/// Drops SDPA's all-masked-row guard around rlx_mir.softmax (TOSA and
+/// linalg-on-tensors forms): the softmax already gives 0 on such rows.
+void populateSoftmaxGuardPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::rlx
 
 #endif // RLX_CONVERSION_IMPORTTOMIR_IMPORTTOMIR_H

@@ -272,6 +272,12 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
                       math::PowFOp, arith::NegFOp, math::ExpOp, math::LogOp, math::SqrtOp,
                       math::RsqrtOp, math::TanhOp, math::ErfOp, math::SinOp, math::CosOp,
                       math::AbsFOp, arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp>(inner);
+    // x² and x³ as math.fpowi (torch-mlir's aten.pow with an integer
+    // exponent) are x·x and x·x·x.
+    if (auto powi = dyn_cast<math::FPowIOp>(inner)) {
+      APInt e;
+      ok = matchPattern(powi.getRhs(), m_ConstantInt(&e)) && (e == 2 || e == 3);
+    }
     if (!ok) {
       if (!who.empty())
         inner.emitError(who) << ": '" << inner.getName()
@@ -292,15 +298,19 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
       return arg.getOwner() == &body && arg.getArgNumber() < inputs.size();
     return v.getParentBlock() == &body || outsideConstant(v).has_value();
   };
-  for (Operation &inner : body)
-    if (!llvm::all_of(inner.getOperands(), known))
+  for (Operation &inner : body) {
+    // fpowi's exponent is the integer constant checked above.
+    ValueRange used = isa<math::FPowIOp>(inner) ? inner.getOperands().take_front()
+                                                 : inner.getOperands();
+    if (!llvm::all_of(used, known))
       return failure();
+  }
   DenseMap<Value, Value> map;
   for (auto [arg, in] : llvm::zip(body.getArguments(), inputs))
     map[arg] = in;
   for (Operation &inner : body.without_terminator()) {
     for (Value v : inner.getOperands())
-      if (auto c = outsideConstant(v); c && !map.count(v))
+      if (auto c = outsideConstant(v); c && !map.count(v) && isa<FloatType>(v.getType()))
         map[v] = mb.scalar(v.getType(), *c);
     auto operand = [&](unsigned i) { return map.lookup(inner.getOperand(i)); };
     Type resultType = inner.getNumResults() ? inner.getResult(0).getType() : Type();
@@ -321,6 +331,12 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
       r = mb.create<MaxOp>(operand(0), operand(1));
     } else if (isa<arith::MinimumFOp>(inner)) {
       r = mb.create<MinOp>(operand(0), operand(1));
+    } else if (auto powi = dyn_cast<math::FPowIOp>(inner)) {
+      APInt e;
+      matchPattern(powi.getRhs(), m_ConstantInt(&e));
+      r = mb.mul(operand(0), operand(0));
+      if (e == 3)
+        r = mb.mul(r, operand(0));
     } else if (isa<math::PowFOp>(inner)) {
       r = mb.create<PowOp>(operand(0), operand(1));
     } else if (isa<arith::NegFOp>(inner)) {

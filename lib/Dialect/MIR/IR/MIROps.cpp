@@ -4,9 +4,14 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -81,10 +86,21 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
-OpFoldResult CastOp::fold(FoldAdaptor) {
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getOutput().getType())
     return getInput();
-  return {};
+  // A float splat (an exporter's f64 eps or scale) converts as arith.truncf /
+  // extf would: round to nearest even.
+  // (Not to f8/f4: those conversions saturate at runtime, which APFloat's
+  // NaN-only f8E4M3FN does not.)
+  auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput());
+  auto to = dyn_cast<FloatType>(getType().getElementType());
+  if (!splat || !to || to.getWidth() < 16 || !isa<FloatType>(splat.getElementType()))
+    return {};
+  APFloat v = splat.getSplatValue<APFloat>();
+  bool lost = false;
+  v.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  return DenseElementsAttr::get(getType(), v);
 }
 
 //===----------------------------------------------------------------------===//
@@ -280,9 +296,14 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   auto in = cast<RankedTensorType>(getInput().getType());
   if (in == getType() && in.hasStaticShape())
     return getInput();
+  if (!getType().hasStaticShape())
+    return {};
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
-    if (getType().hasStaticShape())
-      return dense.reshape(getType());
+    return dense.reshape(getType());
+  // A resource constant (frozen weights from an exporter) is the same bytes
+  // in any shape: the view shares the blob.
+  if (auto res = dyn_cast_or_null<DenseResourceElementsAttr>(adaptor.getInput()))
+    return DenseResourceElementsAttr::get(getType(), res.getRawHandle());
   return {};
 }
 
@@ -385,10 +406,114 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
-OpFoldResult ConcatOp::fold(FoldAdaptor) {
+/// The row-major bytes of a constant of byte-sized elements (a splat is
+/// expanded into `storage`); nullopt for sub-byte types or a resource whose
+/// blob is not loaded.
+static std::optional<ArrayRef<char>> constantBytes(Attribute attr,
+                                                   SmallVectorImpl<char> &storage) {
+  auto typed = dyn_cast_or_null<TypedAttr>(attr);
+  auto type = typed ? dyn_cast<ShapedType>(typed.getType()) : ShapedType();
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0)
+    return std::nullopt;
+  int64_t elemBytes = type.getElementTypeBitWidth() / 8;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (!dense.isSplat())
+      return dense.getRawData();
+    ArrayRef<char> one = dense.getRawData();
+    for (int64_t i = 0, n = type.getNumElements(); i < n; ++i)
+      storage.append(one.begin(), one.begin() + elemBytes);
+    return ArrayRef<char>(storage);
+  }
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
+    if (AsmResourceBlob *blob = res.getRawHandle().getBlob())
+      if (static_cast<int64_t>(blob->getData().size()) == type.getNumElements() * elemBytes)
+        return blob->getData();
+  return std::nullopt;
+}
+
+/// The bytes of broadcast(`attr` → `out`) (numpy rules), for a constant of
+/// at most 2^20 elements after the broadcast.
+static std::optional<ArrayRef<char>> broadcastBytes(Attribute attr, ShapedType out,
+                                                    SmallVectorImpl<char> &storage) {
+  constexpr int64_t kMaxElements = int64_t(1) << 20;
+  if (!out.hasStaticShape() || out.getNumElements() > kMaxElements)
+    return std::nullopt;
+  SmallVector<char> inStorage;
+  auto bytes = constantBytes(attr, inStorage);
+  if (!bytes)
+    return std::nullopt;
+  auto in = cast<ShapedType>(cast<TypedAttr>(attr).getType());
+  int64_t elemBytes = out.getElementTypeBitWidth() / 8, rank = out.getRank(),
+          off = rank - in.getRank();
+  if (off < 0)
+    return std::nullopt;
+  storage.assign(out.getNumElements() * elemBytes, 0);
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t flat = 0, n = out.getNumElements(); flat < n; ++flat) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      src = src * in.getDimSize(d) + (in.getDimSize(d) == 1 ? 0 : idx[d + off]);
+    std::memcpy(storage.data() + flat * elemBytes, bytes->data() + src * elemBytes, elemBytes);
+    for (int64_t d = rank - 1; d >= 0 && ++idx[d] == out.getDimSize(d); --d)
+      idx[d] = 0;
+  }
+  return ArrayRef<char>(storage);
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs().front().getType() == getType())
     return getInputs().front();
-  return {};
+  // Constants (weights frozen by an exporter, merged by QKV / gate-up
+  // merging) fold into one constant: per outer index, each input's slab.
+  auto type = getType();
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0)
+    return {};
+  int64_t rank = type.getRank();
+  int64_t axis = (static_cast<int64_t>(getAxis()) % rank + rank) % rank;
+  int64_t elemBytes = type.getElementTypeBitWidth() / 8;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getShape()[d];
+  SmallVector<SmallVector<char>> storage(getInputs().size());
+  SmallVector<ArrayRef<char>> bytes;
+  SmallVector<int64_t> slab;
+  bool anyResource = false;
+  for (auto [i, in] : llvm::enumerate(adaptor.getInputs())) {
+    // A broadcast constant (a per-head norm weight repeated over heads, as
+    // QKV merging writes it) counts as the constant it makes.
+    std::optional<ArrayRef<char>> b;
+    auto t = cast<ShapedType>(getInputs()[i].getType());
+    if (in) {
+      b = constantBytes(in, storage[i]);
+      anyResource |= isa<DenseResourceElementsAttr>(in);
+    } else if (auto bc = getInputs()[i].getDefiningOp<BroadcastOp>()) {
+      Attribute src;
+      if (matchPattern(bc.getInput(), m_Constant(&src))) {
+        b = broadcastBytes(src, t, storage[i]);
+        anyResource |= isa<DenseResourceElementsAttr>(src);
+      }
+    }
+    if (!b)
+      return {};
+    bytes.push_back(*b);
+    slab.push_back(t.getNumElements() / std::max<int64_t>(outer, 1) * elemBytes);
+  }
+  int64_t total = type.getNumElements() * elemBytes;
+  if (outer == 0 || total == 0)
+    return {};
+  auto blob = HeapAsmResourceBlob::allocate(total, alignof(uint64_t), /*dataIsMutable=*/true);
+  MutableArrayRef<char> out = blob.getMutableData();
+  int64_t pos = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto [b, n] : llvm::zip(bytes, slab)) {
+      std::memcpy(out.data() + pos, b.data() + o * n, n);
+      pos += n;
+    }
+  if (!anyResource)
+    return DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(out.data(), total));
+  return DenseResourceElementsAttr::get(type, "rlx_concat", std::move(blob));
 }
 
 LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
@@ -487,6 +612,17 @@ bool mlir::rlx::mir::isKernelOp(Operation *op) {
   return isa_and_nonnull<MIRDialect>(op->getDialect()) &&
          !isa<ReshapeOp, SliceOp, ConcatOp, ConstantOp, YieldOp>(op) &&
          !op->getParentOfType<FusedElementwiseOp>();
+}
+
+bool mlir::rlx::mir::isForeignKernelOp(Operation *op) {
+  if (isa_and_nonnull<MIRDialect>(op->getDialect()) || op->hasTrait<OpTrait::ConstantLike>() ||
+      !isa_and_nonnull<FunctionOpInterface>(op->getParentOp()) ||
+      llvm::none_of(op->getResultTypes(), [](Type t) { return isa<TensorType>(t); }))
+    return false;
+  static constexpr StringLiteral kNotKernels[] = {
+      "tensor.empty",  "tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape",
+      "tensor.cast",   "tosa.reshape",        "tosa.const_shape",      "linalg.fill"};
+  return !llvm::is_contained(kNotKernels, op->getName().getStringRef());
 }
 
 #define GET_OP_CLASSES

@@ -45,6 +45,12 @@ Value buildActivationScalar(OpBuilder &b, Location loc, ActivationKind kind, Val
 /// rlx-run, the Python statistics and the LIR conversion all use it, so "6
 /// kernels" means six rlx_lir.kernel ops.
 bool isKernelOp(Operation *op);
+
+/// True for an op of another dialect directly in a function body that
+/// computes a tensor (an imported linalg.generic or TOSA op that nothing
+/// raised): one kernel of its own. Constants, tensor.empty, linalg.fill
+/// inits and reshapes (tensor, TOSA) are not.
+bool isForeignKernelOp(Operation *op);
 } // namespace mlir::rlx::mir
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_H
