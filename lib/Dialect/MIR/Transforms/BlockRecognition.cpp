@@ -128,6 +128,175 @@ struct RmsNormWeight : OpRewritePattern<MulOp> {
   }
 };
 
+/// `v` is `x` or an exact float widening of it (exporters compute LayerNorm's
+/// variance in f64).
+bool isOrWidens(Value v, Value x) {
+  if (v == x)
+    return true;
+  // Only to f32 or f64, which every narrower float converts to exactly.
+  auto c = v.getDefiningOp<CastOp>();
+  Type to = MIRBuilder::elementType(v), from = MIRBuilder::elementType(x);
+  return c && c.getInput() == x && isa<FloatType>(from) && (to.isF32() || to.isF64()) &&
+         to.getIntOrFloatBitWidth() >= from.getIntOrFloatBitWidth();
+}
+
+/// (x − mean(x)) · rsqrt(var(x) + eps) → layer_norm(x), var(x) = mean((x' −
+/// mean(x'))²) with x' = x or x widened (then the variance is cast back).
+struct LayerNormFromPrimitives : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp op, PatternRewriter &rw) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      auto centered = op->getOperand(i).getDefiningOp<SubOp>();
+      auto rs = op->getOperand(1 - i).getDefiningOp<RsqrtOp>();
+      auto add = rs ? rs.getInput().getDefiningOp<AddOp>() : nullptr;
+      if (!centered || !add || matchMeanLast(centered.getRhs()) != centered.getLhs())
+        continue;
+      Value x = centered.getLhs();
+      for (unsigned j = 0; j < 2; ++j) {
+        double eps;
+        Value var = add->getOperand(j);
+        if (!matchSplat(add->getOperand(1 - j), eps) || eps <= 0)
+          continue;
+        if (auto c = var.getDefiningOp<CastOp>())
+          var = c.getInput();
+        Value sq = matchSquare(matchMeanLast(var) ? matchMeanLast(var) : Value());
+        if (!sq)
+          continue;
+        bool same = sq == centered.getResult();
+        if (!same) {
+          auto c2 = sq.getDefiningOp<SubOp>();
+          if (!c2 || !isOrWidens(c2.getLhs(), x) || matchMeanLast(c2.getRhs()) != c2.getLhs())
+            continue;
+        }
+        if (MIRBuilder::typeOf(var).getShape() != MIRBuilder::shapeOf(add->getOperand(j)) ||
+            op.getType() != MIRBuilder::typeOf(x))
+          continue;
+        rw.replaceOpWithNewOp<LayerNormOp>(op, x, Value(), Value(), rw.getF64FloatAttr(eps));
+        return success();
+      }
+    }
+    return failure();
+  }
+};
+
+/// A [H] vector (or a [1..., H] view of one) of `n`'s element type.
+Value rowVector(MIRBuilder &mb, Value v, RankedTensorType n) {
+  auto t = MIRBuilder::typeOf(v);
+  int64_t h = n.getShape().back();
+  if (t.getNumElements() != h || t.getShape().back() != h ||
+      t.getElementType() != n.getElementType())
+    return Value();
+  return t.getRank() == 1 ? v : mb.reshape(v, {h});
+}
+
+/// layer_norm(x) · w → layer_norm(x, w); layer_norm(x[, w]) + b →
+/// layer_norm(x, w, b), w and b broadcast along the last axis.
+template <typename RootOp>
+struct LayerNormAffine : OpRewritePattern<RootOp> {
+  using OpRewritePattern<RootOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(RootOp op, PatternRewriter &rw) const override {
+    constexpr bool isWeight = std::is_same_v<RootOp, MulOp>;
+    for (unsigned i = 0; i < 2; ++i) {
+      auto n = op->getOperand(i).template getDefiningOp<LayerNormOp>();
+      if (!n || n.getBias() || (isWeight && n.getWeight()) || !n->hasOneUse() ||
+          op.getType() != n.getType())
+        continue;
+      MIRBuilder mb(rw, op.getLoc());
+      Value v = rowVector(mb, op->getOperand(1 - i), n.getType());
+      if (!v) {
+        mb.discardUnused(&rw);
+        continue;
+      }
+      Value w = isWeight ? v : n.getWeight(), b = isWeight ? Value() : v;
+      rw.template replaceOpWithNewOp<LayerNormOp>(op, n.getInput(), w, b, n.getEpsAttr());
+      return success();
+    }
+    return failure();
+  }
+};
+
+/// The splat scalar of a mul by a constant, and the other operand.
+std::optional<double> splatFactor(Value v, Value &x) {
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul)
+    return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i) {
+    double c;
+    if (matchSplat(mul->getOperand(1 - i), c) && mul->getOperand(i).getType() == mul.getType()) {
+      x = mul->getOperand(i);
+      return c;
+    }
+  }
+  return std::nullopt;
+}
+
+/// x when `v` is x³: pow(x, 3) or x·x·x.
+Value matchCube(Value v) {
+  double e;
+  if (auto p = v.getDefiningOp<PowOp>(); p && matchSplat(p.getRhs(), e) && e == 3.0)
+    return p.getLhs();
+  if (auto m = v.getDefiningOp<MulOp>())
+    for (unsigned i = 0; i < 2; ++i)
+      if (Value x = matchSquare(m->getOperand(i)); x && x == m->getOperand(1 - i))
+        return x;
+  return Value();
+}
+
+bool near(double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); }
+
+/// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) → gelu_tanh(x) (HF gelu_new,
+/// torch's gelu(approximate="tanh") written out).
+struct GeluTanhFromPrimitives : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp op, PatternRewriter &rw) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      Value x;
+      auto half = splatFactor(op->getOperand(i), x);
+      auto onePlus = op->getOperand(1 - i).getDefiningOp<AddOp>();
+      if (!half || !near(*half, 0.5) || !onePlus)
+        continue;
+      for (unsigned j = 0; j < 2; ++j) {
+        double one;
+        auto th = onePlus->getOperand(j).getDefiningOp<TanhOp>();
+        if (!th || !matchSplat(onePlus->getOperand(1 - j), one) || one != 1.0)
+          continue;
+        Value inner;
+        auto c = splatFactor(th.getInput(), inner);
+        auto sum = inner ? inner.getDefiningOp<AddOp>() : nullptr;
+        if (!c || !near(*c, std::sqrt(2.0 / M_PI)) || !sum)
+          continue;
+        for (unsigned k = 0; k < 2; ++k) {
+          Value cube;
+          auto a = splatFactor(sum->getOperand(1 - k), cube);
+          if (sum->getOperand(k) == x && a && near(*a, 0.044715) && matchCube(cube) == x &&
+              op.getType() == MIRBuilder::typeOf(x)) {
+            rw.replaceOpWithNewOp<GeluTanhOp>(op, x);
+            return success();
+          }
+        }
+      }
+    }
+    return failure();
+  }
+};
+
+/// `m` is max(x) along `axis` with the axis kept: a keep-dims max reduce, or
+/// the reshape of one without kept dims (aten.max.dim's value) back to it.
+bool isMaxAlong(Value m, Value x, int64_t axis) {
+  Value r = m;
+  if (auto rs = m.getDefiningOp<ReshapeOp>())
+    r = rs.getInput();
+  auto mx = r.getDefiningOp<ReduceOp>();
+  if (!mx || mx.getKind() != ReduceKind::Max || mx.getInput() != x || !isAxis(mx, axis))
+    return false;
+  if (r == m)
+    return mx.getKeepDims();
+  SmallVector<int64_t> kept(MIRBuilder::shapeOf(x));
+  int64_t rank = kept.size();
+  kept[(axis % rank + rank) % rank] = 1;
+  return !mx.getKeepDims() && MIRBuilder::shapeOf(m) == ArrayRef<int64_t>(kept);
+}
+
 /// exp(x − max(x)) / Σ exp(x − max(x)) (or · reciprocal(Σ)) → softmax(x).
 template <typename RootOp>
 struct Softmax : OpRewritePattern<RootOp> {
@@ -152,10 +321,8 @@ struct Softmax : OpRewritePattern<RootOp> {
     int64_t axis = sum.getAxes()[0];
     Value x = ex.getInput();
     if (auto sub = x.template getDefiningOp<SubOp>())
-      if (auto mx = sub.getRhs().template getDefiningOp<ReduceOp>())
-        if (mx.getKind() == ReduceKind::Max && mx.getKeepDims() && mx.getInput() == sub.getLhs() &&
-            isAxis(mx, axis))
-          x = sub.getLhs();
+      if (isMaxAlong(sub.getRhs(), sub.getLhs(), axis))
+        x = sub.getLhs();
     if (MIRBuilder::typeOf(x) != op.getType())
       return failure();
     rw.template replaceOpWithNewOp<SoftmaxOp>(op, x, rw.getI64IntegerAttr(axis));
@@ -376,17 +543,21 @@ struct RopeFromPrimitives : OpRewritePattern<AddOp> {
   static LogicalResult rewrite(AddOp op, Value x, Value f, ArrayRef<Value> tables,
                                PatternRewriter &rw) {
     // x = transpose(reshape(p [B, S, H·D] → [B, S, H, D]), [0, 2, 1, 3]).
+    // (Or of heads computed per head first, as Qwen3's q/k norm: then the
+    // packed projection is the [B, S, H·D] view of those heads.)
     auto tr = x.getDefiningOp<TransposeOp>();
-    auto rs = tr ? tr.getInput().getDefiningOp<ReshapeOp>() : nullptr;
     auto xt = MIRBuilder::typeOf(x);
-    if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3} || !rs ||
-        op.getType() != xt || !xt.hasStaticShape())
+    if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3} || op.getType() != xt ||
+        !xt.hasStaticShape())
       return failure();
     int64_t b = xt.getShape()[0], h = xt.getShape()[1], s = xt.getShape()[2],
             d = xt.getShape()[3];
-    if (MIRBuilder::typeOf(rs.getInput()).getShape() != ArrayRef<int64_t>{b, s, h * d} ||
-        rs.getType().getShape() != ArrayRef<int64_t>{b, s, h, d} || d % 2 != 0)
+    Value heads4 = tr.getInput();
+    if (MIRBuilder::shapeOf(heads4) != ArrayRef<int64_t>{b, s, h, d} || d % 2 != 0)
       return failure();
+    auto rs = heads4.getDefiningOp<ReshapeOp>();
+    bool packedInput =
+        rs && MIRBuilder::typeOf(rs.getInput()).getShape() == ArrayRef<int64_t>{b, s, h * d};
     // Tables shared by batch and heads: cos/sin read as [1..., S, D] against
     // x's [B, H, S, D], computed from f [1..., S, D/2].
     for (Value t : tables)
@@ -398,9 +569,10 @@ struct RopeFromPrimitives : OpRewritePattern<AddOp> {
     MIRBuilder mb(rw, op.getLoc());
     Value f2 = ft.getRank() == 2 ? f : mb.reshape(f, {s, d / 2});
     Value cos = mb.unary<CosOp>(f2), sin = mb.unary<SinOp>(f2);
-    Value r = mb.create<RopeOp>(rs.getInput(), cos, sin, rw.getI64IntegerAttr(d), IntegerAttr(),
+    Value packed = packedInput ? rs.getInput() : mb.reshape(heads4, {b, s, h * d});
+    Value r = mb.create<RopeOp>(packed, cos, sin, rw.getI64IntegerAttr(d), IntegerAttr(),
                                 RopeStyleAttr::get(rw.getContext(), RopeStyle::NeoX));
-    Value heads = mb.reshape(r, MIRBuilder::pattern(rs.getType().getShape()));
+    Value heads = mb.reshape(r, {b, s, h, d});
     return replaceWithBuilt(rw, op, mb, mb.transpose(heads, {0, 2, 1, 3}));
   }
 };
@@ -415,7 +587,8 @@ bool swapsLastTwo(ArrayRef<int64_t> perm) {
 }
 
 /// matmul(a, transpose(b)) → matmul(a, b, transpose_b) (and for a);
-/// matmul(a, reshape(w [K, N] → [1, K, N])) → matmul(a, w).
+/// matmul(a, reshape(w [K, N] → [1, K, N])) → matmul(a, w), and the same for
+/// a constant w of shape [1, K, N].
 struct MatmulOperands : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rw) const override {
@@ -433,8 +606,26 @@ struct MatmulOperands : OpRewritePattern<MatmulOp> {
         changed = true;
       }
     }
+    // A weight frozen as a constant already shaped [1, K, N] (torch-mlir's
+    // TOSA): its [K, N] view, which folds into a constant of that shape.
+    if (auto c = b.getDefiningOp<ConstantOp>()) {
+      auto ct = MIRBuilder::typeOf(b);
+      ArrayRef<int64_t> cs = ct.getShape();
+      if (ct.getRank() > 2 && ct.hasStaticShape() &&
+          llvm::all_of(cs.drop_back(2), [](int64_t d) { return d == 1; }) &&
+          MIRBuilder::typeOf(a).getRank() >= ct.getRank()) {
+        b = MIRBuilder(rw, op.getLoc()).reshape(b, {cs[cs.size() - 2], cs.back()});
+        changed = true;
+      }
+    }
     if (auto t = b.getDefiningOp<TransposeOp>(); t && swapsLastTwo(t.getPermutation())) {
       b = t.getInput();
+      tb = !tb;
+      changed = true;
+    } else if (t && t.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1}) {
+      // kᵀ straight from [B, S, H, D] (GPT-2): the head split, then the
+      // swap as transpose_b.
+      b = MIRBuilder(rw, op.getLoc()).transpose(t.getInput(), {0, 2, 1, 3});
       tb = !tb;
       changed = true;
     }
@@ -447,10 +638,83 @@ struct MatmulOperands : OpRewritePattern<MatmulOp> {
       return failure();
     auto mm = MatmulOp::create(rw, op.getLoc(), a, b, ta, tb);
     if (mm.getType() != op.getType()) {
+      // Undo: the matmul and any view made for it above.
       rw.eraseOp(mm);
+      for (Value v : {b, a})
+        if (Operation *def = v.getDefiningOp();
+            def && def->use_empty() && isa<ReshapeOp, TransposeOp>(def))
+          rw.eraseOp(def);
       return failure();
     }
     rw.replaceOp(op, mm);
+    return success();
+  }
+};
+
+/// The splat scalar `c` (all dims 1) when `v` is mul(x, c) or mul(c, x) of
+/// x's type; x goes to `x`.
+static std::optional<double> scaledBy(Value v, Value &x) {
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul)
+    return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i) {
+    double c;
+    Value other = mul->getOperand(1 - i);
+    if (matchSplat(other, c) && mul->getOperand(i).getType() == mul.getType() &&
+        llvm::all_of(MIRBuilder::shapeOf(other), [](int64_t d) { return d == 1; })) {
+      x = mul->getOperand(i);
+      return c;
+    }
+  }
+  return std::nullopt;
+}
+
+/// matmul(a·c1, b·c2) → matmul(a, b)·(c1·c2) for splat scalars: SDPA's
+/// decomposition scales q and kᵀ each by (1/√D)^½; attention recognition
+/// wants one scale on the scores.
+struct MatmulScaledOperands : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rw) const override {
+    Value a = op.getLhs(), b = op.getRhs();
+    auto ca = scaledBy(a, a), cb = scaledBy(b, b);
+    if (!ca && !cb)
+      return failure();
+    // Not for f16: the split scale keeps f16 scores in range (PyTorch's
+    // reason for it), and the product of two small scales may underflow.
+    auto et = op.getType().getElementType();
+    if (!et.isF32() && !et.isF64() && !et.isBF16())
+      return failure();
+    auto mm = MatmulOp::create(rw, op.getLoc(), a, b, op.getTransposeA(), op.getTransposeB());
+    if (mm.getType() != op.getType()) {
+      rw.eraseOp(mm);
+      return failure();
+    }
+    double c = ca.value_or(1.0) * cb.value_or(1.0);
+    auto ct = RankedTensorType::get(SmallVector<int64_t>(op.getType().getRank(), 1), et);
+    Value scale = ConstantOp::create(rw, op.getLoc(), DenseElementsAttr::get(
+                      ct, rw.getFloatAttr(et, c).getValue()));
+    rw.replaceOpWithNewOp<MulOp>(op, mm.getResult(), scale);
+    return success();
+  }
+};
+
+/// mul(mul(x, c1), c2) → mul(x, c1·c2) for splat scalars (one use of the
+/// inner mul): the two halves of SDPA's split scale become one.
+struct MergeScalarMuls : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp op, PatternRewriter &rw) const override {
+    Value inner, x;
+    auto c2 = scaledBy(op.getResult(), inner);
+    if (!c2 || !inner.hasOneUse())
+      return failure();
+    auto c1 = scaledBy(inner, x);
+    auto et = op.getType().getElementType();
+    if (!c1 || (!et.isF32() && !et.isF64() && !et.isBF16()))
+      return failure();
+    auto ct = RankedTensorType::get(SmallVector<int64_t>(op.getType().getRank(), 1), et);
+    Value scale = ConstantOp::create(rw, op.getLoc(), DenseElementsAttr::get(
+                      ct, rw.getFloatAttr(et, *c1 * *c2).getValue()));
+    rw.replaceOpWithNewOp<MulOp>(op, x, scale);
     return success();
   }
 };
@@ -506,11 +770,22 @@ struct MatmulRowDims : OpRewritePattern<MatmulOp> {
         MIRBuilder::typeOf(op.getRhs()).getRank() != 2)
       return failure();
     auto x = MIRBuilder::typeOf(rows.getInput());
-    if (x.getRank() < 3 || !x.hasStaticShape() ||
-        x.getShape().back() != rows.getType().getShape().back())
+    if (x.getRank() < 3 || !x.hasStaticShape())
       return failure();
-    auto full = MatmulOp::create(rw, op.getLoc(), rows.getInput(), op.getRhs(), false,
-                                 op.getTransposeB());
+    // The rows keep x's leading dims; K is x's trailing dims (one, or several
+    // merged, as after attention's [B, S, H, D] output).
+    int64_t k = rows.getType().getShape().back(), tail = 1, split = x.getRank();
+    while (split > 0 && tail < k)
+      tail *= x.getShape()[--split];
+    if (tail != k || split < 2)
+      return failure();
+    Value in = rows.getInput();
+    if (split != x.getRank() - 1) {
+      SmallVector<int64_t> shape(x.getShape().take_front(split));
+      shape.push_back(k);
+      in = MIRBuilder(rw, op.getLoc()).reshape(in, shape);
+    }
+    auto full = MatmulOp::create(rw, op.getLoc(), in, op.getRhs(), false, op.getTransposeB());
     rw.replaceOpWithNewOp<ReshapeOp>(op, full.getResult(),
                                      MIRBuilder::pattern(op.getType().getShape()));
     return success();
@@ -535,6 +810,38 @@ struct SinkReshapeBelowBinary : OpInterfaceRewritePattern<ElementwiseOpInterface
                                                   MIRBuilder::elementType(op->getResult(0))));
     rw.replaceOpWithNewOp<ReshapeOp>(op, e->getResult(0), ra.getShape());
     return success();
+  }
+};
+
+/// add(reshape(y [..., N] → [R, N]), b) with b [N] or [1, N] (a bias row,
+/// possibly broadcast to [R, N] first)
+/// → reshape(add(y, b [N]) → [R, N]): a biased linear that the exporter
+/// flattened to 2-D rows keeps the rows' shape, so the bias (and RoPE after
+/// it) sits on the matmul's own result.
+struct SinkRowsReshapeBelowBias : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op, PatternRewriter &rw) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      auto rows = op->getOperand(i).getDefiningOp<ReshapeOp>();
+      Value bias = op->getOperand(1 - i);
+      if (!rows || op.getType() != rows.getType() || rows.getType().getRank() != 2)
+        continue;
+      // linalg-on-tensors broadcasts the row explicitly.
+      if (auto bc = bias.getDefiningOp<BroadcastOp>())
+        bias = bc.getInput();
+      auto y = MIRBuilder::typeOf(rows.getInput());
+      ArrayRef<int64_t> bs = MIRBuilder::shapeOf(bias);
+      int64_t n = rows.getType().getShape()[1];
+      if (y.getRank() < 3 || !y.hasStaticShape() || y.getShape().back() != n ||
+          bs.empty() || bs.back() != n ||
+          !llvm::all_of(bs.drop_back(), [](int64_t d) { return d == 1; }))
+        continue;
+      MIRBuilder mb(rw, op.getLoc());
+      Value b = bs.size() == 1 ? bias : mb.reshape(bias, {n});
+      Value sum = i == 0 ? mb.add(rows.getInput(), b) : mb.add(b, rows.getInput());
+      return replaceWithBuilt(rw, op, mb, mb.reshape(sum, MIRBuilder::pattern(op.getType().getShape())));
+    }
+    return failure();
   }
 };
 
@@ -585,10 +892,11 @@ struct MIRRecognizeBlocksPass
 
 void mlir::rlx::mir::populateBlockRecognitionPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<RmsNormFromPrimitives, RmsNormWeight, Softmax<DivOp>, Softmax<MulOp>,
+  patterns.add<RmsNormFromPrimitives, RmsNormWeight, LayerNormFromPrimitives,
+               LayerNormAffine<MulOp>, LayerNormAffine<AddOp>, GeluTanhFromPrimitives, Softmax<DivOp>, Softmax<MulOp>,
                SigmoidFromDiv, SigmoidFromReciprocal, SiluFromSigmoid, CausalMaskFromConstant,
-               RopeFromPrimitives, MatmulOperands, MatmulBatchDims, MatmulRowDims,
-               SinkReshapeBelowUnary, SinkReshapeBelowBinary,
+               RopeFromPrimitives, MatmulOperands, MatmulScaledOperands, MergeScalarMuls, MatmulBatchDims, MatmulRowDims,
+               SinkReshapeBelowUnary, SinkReshapeBelowBinary, SinkRowsReshapeBelowBias,
                HoistReshapeAboveCast>(ctx);
   ReshapeOp::getCanonicalizationPatterns(patterns, ctx);
   TransposeOp::getCanonicalizationPatterns(patterns, ctx);

@@ -224,4 +224,5 @@ void mlir::rlx::mir::populateRopeFusionPatterns(RewritePatternSet &patterns,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<RopeIntoMatmul>(ctx, report, "rlx-mir-fuse-rope");
   patterns.add<HeadNormIntoMatmul>(ctx, report, "rlx-mir-fuse-rope");
+  populatePackedProjectionPatterns(patterns, report, /*rope=*/true);
 }

@@ -94,10 +94,18 @@ struct MIRPackWeightsPass : mir::impl::MIRPackWeightsBase<MIRPackWeightsPass> {
   }
 };
 
-/// (all MIR ops, compute ops) in `fn`.
-std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
+/// (all MIR ops, compute ops) in `fn`; compute ops include the kernels of
+/// other dialects (imported ops nothing raised), counted in `foreign` by name.
+std::pair<unsigned, unsigned> countOps(func::FuncOp fn,
+                                       llvm::StringMap<unsigned> *foreign = nullptr) {
   unsigned all = 0, compute = 0;
   fn.walk([&](Operation *op) {
+    if (isForeignKernelOp(op)) {
+      ++compute;
+      if (foreign)
+        ++(*foreign)[op->getName().getStringRef()];
+      return;
+    }
     if (!isa_and_nonnull<MIRDialect>(op->getDialect()) || op->getParentOfType<FusedElementwiseOp>() ||
         isa<YieldOp>(op))
       return;
@@ -166,9 +174,18 @@ struct MIRFusePass : mir::impl::MIRFuseBase<MIRFusePass> {
       auto it = before.find(fn);
       if (it == before.end())
         continue;
-      auto [all, compute] = countOps(fn);
-      mlir::emitRemark(fn.getLoc()) << "fusion of @" << fn.getSymName() << ": " << it->second.first << " MIR ops before, " << all
-                      << " after; compute ops " << it->second.second << " -> " << compute;
+      llvm::StringMap<unsigned> foreign;
+      auto [all, compute] = countOps(fn, &foreign);
+      auto diag = mlir::emitRemark(fn.getLoc());
+      diag << "fusion of @" << fn.getSymName() << ": " << it->second.first << " MIR ops before, "
+           << all << " after; compute ops " << it->second.second << " -> " << compute;
+      if (!foreign.empty()) {
+        SmallVector<std::string> parts;
+        for (auto &e : foreign)
+          parts.push_back("'" + e.getKey().str() + "' x" + std::to_string(e.getValue()));
+        llvm::sort(parts);
+        diag << " (not rlx_mir: " << llvm::join(parts, ", ") << ")";
+      }
     }
   }
 };

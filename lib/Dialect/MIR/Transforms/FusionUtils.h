@@ -45,6 +45,12 @@ struct FusionPattern : OpRewritePattern<OpT>, FusionReporter {
 LogicalResult replaceWithFusedMatmul(RewriterBase &rw, Operation *root, const FusedMatmulSpec &spec,
                             Operation *producer);
 
+/// Epilogues on slices of one packed projection (PackedProjections.cpp): RoPE
+/// on its q/k column slices (`rope`, the rope family) or SwiGLU on its two
+/// halves (the SwiGLU family).
+void populatePackedProjectionPatterns(RewritePatternSet &patterns, FusionReport *report,
+                                      bool rope);
+
 /// The activation a unary MIR op applies, if it is one of ActivationKind.
 std::optional<ActivationKind> activationOf(Operation *op);
 

@@ -270,6 +270,7 @@ struct MergeSharedInput : FusionPattern<MatmulT> {
 void mlir::rlx::mir::populateSwiGluFusionPatterns(RewritePatternSet &patterns,
                                                   FusionReport *report) {
   patterns.add<SwiGluIntoMatmul>(patterns.getContext(), report, "rlx-mir-fuse-swiglu");
+  populatePackedProjectionPatterns(patterns, report, /*rope=*/false);
 }
 
 void mlir::rlx::mir::populateMatmulMergePatterns(RewritePatternSet &patterns,

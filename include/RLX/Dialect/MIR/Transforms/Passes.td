@@ -142,7 +142,9 @@ def MIRFuse : Pass<"rlx-mir-fuse", "::mlir::ModuleOp"> {
     norms, norm prologues, elementwise chains, and `rlx-mir-pack-weights`.
     With `report`, prints the op counts before and after (all ops and
     compute ops, i.e. not reshape/slice/broadcast/constant) as a remark on
-    each function, and one remark per missed opportunity.
+    each function, and one remark per missed opportunity. Compute ops
+    include those of other dialects that import left in the function (a
+    linalg.generic or TOSA op, one kernel each), named in the remark.
   }];
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect", "::mlir::func::FuncDialect"];
   let options = [
