@@ -4,6 +4,8 @@ and a Llama layer whose linear weights are NVFP4, each against numpy written
 here (E4M3 through ml_dtypes, E2M1 from its table)."""
 from __future__ import annotations
 
+import subprocess
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -238,6 +240,12 @@ func.func @layer(%x: {T(1, S, D)} {{rlx.input = "x"}}, %cos: {T(S, HD // 2)} {{r
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def quantized_linears(rng, prefix, shapes):
+    """prefix + name → quant_ref of a random [N, K] weight (scaled by 1/√K)."""
+    return {prefix + name: quant_ref(rng.standard_normal((n, k)).astype(np.float32) / np.sqrt(k))
+            for name, (n, k) in shapes.items()}
+
+
 def test_generated_llama_layer_with_nvfp4_weights():
     """rlx.models.from_hf_config(..., nvfp4_weights=True): every linear weight
     of the layer is NVFP4 (ModelOpt names); the compiled layer matches numpy on
@@ -261,12 +269,11 @@ def test_generated_llama_layer_with_nvfp4_weights():
               "self_attn.v_proj": (32, 64), "self_attn.o_proj": (64, 64),
               "mlp.gate_proj": (128, 64), "mlp.up_proj": (128, 64), "mlp.down_proj": (64, 128)}
     inputs, dense = {}, {}
-    for name, (n, k) in shapes.items():
-        pw, ps, g = quant_ref(rng.standard_normal((n, k)).astype(np.float32) / np.sqrt(k))
-        inputs[p + name + ".weight"] = pw
-        inputs[p + name + ".weight_scale"] = ps
-        inputs[p + name + ".weight_scale_2"] = np.array(g)
-        dense[p + name + ".weight"] = dequant_ref(pw, ps, g).astype(np.float64)
+    for name, (pw, ps, g) in quantized_linears(rng, p, shapes).items():
+        inputs[name + ".weight"] = pw
+        inputs[name + ".weight_scale"] = ps
+        inputs[name + ".weight_scale_2"] = np.array(g)
+        dense[name + ".weight"] = dequant_ref(pw, ps, g).astype(np.float64)
     for name in ["input_layernorm.weight", "post_attention_layernorm.weight"]:
         dense[p + name] = inputs[p + name] = (1 + 0.1 * rng.standard_normal(64)).astype(np.float32)
     x = rng.standard_normal((1, 6, 64)).astype(np.float32)
@@ -276,6 +283,73 @@ def test_generated_llama_layer_with_nvfp4_weights():
             "rope_theta": cfg["rope_theta"], "rope_scaling": cfg.get("rope_scaling")}
     want, _, _ = ref.llama_layer(x.astype(np.float64), pos, dense, rcfg)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_modelopt_nvfp4_checkpoint_binds_by_name(tmp_path):
+    """A ModelOpt-style NVFP4 checkpoint (U8 packed codes, F8_E4M3 block
+    scales, F32 weight_scale_2 and input_scale, bf16 norms) written by
+    safetensors binds to a generated NVFP4 layer by name: the same output as
+    passing each weight, input_scale dropped; rlx-run --weights reads it too."""
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    import json
+    from harness import RLX_RUN, shared_dir
+    from rlx.models import from_hf_config
+
+    shared = shared_dir()
+    if shared is None:
+        pytest.skip("../shared/models not found")
+    cfg = json.loads((shared / "models" / "llama-3.2-1b.json").read_text())
+    small = dict(cfg, hidden_size=32, intermediate_size=64, num_attention_heads=2,
+                 num_key_value_heads=1, head_dim=16)
+    m = from_hf_config(small, 1, layer_only=True, seq=4, nvfp4_weights=True)
+    model = rlx.compile_cpu(m)
+    rng = np.random.default_rng(5)
+    p = "model.layers.0."
+    shapes = {"self_attn.q_proj": (32, 32), "self_attn.k_proj": (16, 32),
+              "self_attn.v_proj": (16, 32), "self_attn.o_proj": (32, 32),
+              "mlp.gate_proj": (64, 32), "mlp.up_proj": (64, 32), "mlp.down_proj": (32, 64)}
+    direct, stored = {}, {}
+    for name, (pw, ps, g) in quantized_linears(rng, p, shapes).items():
+        direct[name + ".weight"] = pw
+        direct[name + ".weight_scale"] = ps
+        direct[name + ".weight_scale_2"] = np.array(g)
+        stored[name + ".weight"] = torch.from_numpy(pw.view(np.uint8).copy())
+        stored[name + ".weight_scale"] = torch.from_numpy(ps.copy()).view(torch.float8_e4m3fn)
+        stored[name + ".weight_scale_2"] = torch.tensor(g, dtype=torch.float32)
+        stored[name + ".input_scale"] = torch.tensor(0.01, dtype=torch.float32)
+    for name in ["input_layernorm.weight", "post_attention_layernorm.weight"]:
+        w = torch.tensor(1 + 0.1 * rng.standard_normal(32), dtype=torch.bfloat16)
+        stored[p + name] = w
+        direct[p + name] = w.float().numpy()
+    path = tmp_path / "model.safetensors"
+    safetensors_torch.save_file(stored, str(path))
+
+    weights = rlx.load_weights(path, model)
+    assert sorted(weights) == sorted(direct)
+    x = rng.standard_normal((1, 4, 32)).astype(np.float32)
+    pos = np.arange(4, dtype=np.int64)
+    got = model.run(dict(weights, hidden_states=x, position_ids=pos))["hidden_states"]
+    want = model.run(dict(direct, hidden_states=x, position_ids=pos))["hidden_states"]
+    np.testing.assert_array_equal(got, want)
+
+    # rlx-run binds the same file by name.
+    (tmp_path / "layer.mlir").write_text(m.text())
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "pos.npy", pos)
+    proc = subprocess.run([str(RLX_RUN), str(tmp_path / "layer.mlir"), "--weights", str(path),
+                           "--input", f"hidden_states={tmp_path / 'x.npy'}",
+                           "--input", f"position_ids={tmp_path / 'pos.npy'}",
+                           "--output-dir", str(tmp_path / "out")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "hidden_states.npy"), want)
+
+    # Without its NVFP4 linear, an input_scale is an unknown tensor.
+    stored["model.layers.0.mlp.extra.input_scale"] = torch.tensor(1.0)
+    safetensors_torch.save_file(stored, str(tmp_path / "extra.safetensors"))
+    with pytest.raises(rlx.RlxError, match="'model.layers.0.mlp.extra.input_scale' is not a "
+                                           "parameter"):
+        rlx.load_weights(tmp_path / "extra.safetensors", model)
 
 
 def test_scales_must_be_bytes_and_uint8_stays_numeric():

@@ -182,6 +182,15 @@ mlir::rlx::readSafetensors(StringRef path, std::string &error) {
   return out;
 }
 
+/// ModelOpt's NVFP4 checkpoints carry `<linear>.input_scale`, the activation
+/// scale of W4A4 kernels. RLX's NVFP4 linears (`<linear>.weight_scale_2` is
+/// a parameter) keep activations in their float type and do not read it.
+static bool isUnusedNvfp4InputScale(StringRef name, const std::set<std::string> &params) {
+  if (!name.consume_back(".input_scale"))
+    return false;
+  return params.count((name + ".weight_scale_2").str()) != 0;
+}
+
 LogicalResult mlir::rlx::bindCheckpoint(std::map<std::string, HostTensor> checkpoint,
                                         ArrayRef<ParamSpec> params,
                                         std::map<std::string, HostTensor> &values,
@@ -218,7 +227,7 @@ LogicalResult mlir::rlx::bindCheckpoint(std::map<std::string, HostTensor> checkp
     values[p.name] = std::move(t);
   }
   for (auto &[name, t] : checkpoint)
-    if (!names.count(name)) {
+    if (!names.count(name) && !isUnusedNvfp4InputScale(name, names)) {
       error = "checkpoint tensor '" + name + "' is not a parameter of the model";
       return failure();
     }
