@@ -11,7 +11,10 @@ thin Python layer:
   C++ generator as ``rlx-gen``);
 - :func:`compile_cpu`, which JIT-compiles a module (HIR, MIR or LIR) for this
   CPU and runs it on numpy arrays;
-- :mod:`rlx.random`, the seeded values ``rlx-run`` generates.
+- :mod:`rlx.random`, the seeded values ``rlx-run`` generates;
+- :func:`export_torch` and :func:`from_torch` (:mod:`rlx.frontend`), PyTorch
+  modules through torch-mlir's TOSA or linalg into RLX (torch and torch-mlir
+  are imported only when they are called).
 """
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ from . import _rlx
 from . import gpu  # noqa: E402,F401  (rlx.gpu.compile)
 
 __all__ = ["Context", "Module", "RlxError", "default_context", "parse", "load_bytecode",
-           "compile_cpu", "CompiledModel", "load_weights"]
+           "compile_cpu", "CompiledModel", "load_weights", "export_torch", "from_torch"]
 
 _DEFAULT: Optional[Context] = None
 
@@ -124,6 +127,9 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None
 
     With `model`, the checkpoint must hold exactly its parameters with their
     shapes: a missing, extra or mis-shaped tensor raises RlxError naming it.
+    NVFP4 linears read ModelOpt's tensors as stored (``weight`` U8 codes,
+    ``weight_scale`` F8_E4M3, ``weight_scale_2``); their ``input_scale``
+    (W4A4's activation scale) is dropped.
     Pass the result to :meth:`CompiledModel.run` with the inputs."""
     weights = _rlx.read_safetensors(os.fspath(path))
     if model is not None:
@@ -134,8 +140,13 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None
             if list(weights[name].shape) != list(a["shape"]):
                 raise RlxError(f"checkpoint tensor '{name}' has shape {list(weights[name].shape)}, "
                                f"the model's parameter {list(a['shape'])}")
-        for name in weights:
-            if name not in params:
+        for name in list(weights):
+            # ModelOpt NVFP4's activation scale (W4A4); RLX's NVFP4 linears
+            # keep activations in float and do not read it.
+            if (name.endswith(".input_scale") and
+                    name[:-len(".input_scale")] + ".weight_scale_2" in params):
+                del weights[name]
+            elif name not in params:
                 raise RlxError(f"checkpoint tensor '{name}' is not a parameter of the model")
     return weights
 
@@ -164,3 +175,19 @@ def compile_cpu(module: Module, *, entry: str = "", dims: Mapping[str, int] | No
     shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
     return CompiledModel(_CpuModel.compile(module, entry, fusion_policy, fuse, dict(dims or {}),
                                            shapes, blas, lir, opt_level, plan_dir, runtime_dir))
+
+
+def export_torch(module, *example_args, output: str = "tosa", weights: str = "args",
+                 func_name: str = "forward"):
+    """A ``torch.nn.Module`` as MLIR text through torch-mlir:
+    ``(mlir_text, input_names, param_names)``. See :func:`rlx.frontend.export_torch`."""
+    from .frontend import export_torch as impl
+    return impl(module, *example_args, output=output, weights=weights, func_name=func_name)
+
+
+def from_torch(module, *example_args, output: str = "tosa", weights: str = "args",
+               **compile_kwargs):
+    """A ``torch.nn.Module`` exported and compiled for this CPU, callable on
+    numpy arrays or torch tensors. See :func:`rlx.frontend.from_torch`."""
+    from .frontend import from_torch as impl
+    return impl(module, *example_args, output=output, weights=weights, **compile_kwargs)
