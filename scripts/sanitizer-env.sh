@@ -35,6 +35,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_pa
 export ASAN_SYMBOLIZER_PATH=$RLX_SYMBOLIZER
 export UBSAN_SYMBOLIZER_PATH=$RLX_SYMBOLIZER
 export RLX_TEST_PIP_INSTALL=0
+# test/python/conftest.py leaves the torch-mlir export tests out under the sanitizers.
+export RLX_UNDER_SANITIZERS=1
 RLX_SAN_FLAGS=$(grep -E '^RLX_SANITIZE:' "$BUILD/CMakeCache.txt" | cut -d= -f2)
 export CFLAGS="-fsanitize=$RLX_SAN_FLAGS" CXXFLAGS="-fsanitize=$RLX_SAN_FLAGS"
 export LDFLAGS="-fsanitize=$RLX_SAN_FLAGS -shared-libsan -Wl,-rpath,$(dirname "$RLX_ASAN_RT")"
