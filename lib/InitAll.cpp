@@ -5,6 +5,7 @@
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Dialect/MIR/Transforms/Sharding.h"
 #include "RLX/Target/CPU/CpuPipeline.h"
 #include "RLX/Target/NVVM/Passes.h"
 #include "RLX/Transforms/Passes.h"
@@ -26,6 +27,7 @@
 void mlir::rlx::registerAllDialects(DialectRegistry &registry) {
   registry.insert<RLXDialect, hir::HIRDialect, mir::MIRDialect, lir::LIRDialect>();
   lir::registerBufferizableOpInterfaceExternalModels(registry);
+  mir::registerShardingInterfaceExternalModels(registry);
 }
 
 void mlir::rlx::registerAllPasses() {

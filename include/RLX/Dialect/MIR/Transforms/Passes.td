@@ -215,6 +215,52 @@ def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor parallelism (upstream shard)
+//===----------------------------------------------------------------------===//
+
+def MIRShard : Pass<"rlx-mir-shard", "::mlir::ModuleOp"> {
+  let summary = "Annotate a model for Megatron-style tensor parallelism over a shard.grid";
+  let description = [{
+    Adds `shard.grid @<grid>(shape = tp)` and annotates every function's
+    tensor arguments and results with `shard.shard ... annotate_for_users`
+    by name (`rlx.param`, `rlx.input`, `rlx.output`), after Megatron-LM's
+    layers (Shoeybi et al., 2019): column-parallel `q_proj`, `k_proj`,
+    `v_proj`, `gate_proj`, `up_proj` (and GPT-2's `c_fc`) weights and
+    biases, split by output feature, so a rank holds whole heads and a block
+    of the intermediate size; row-parallel `o_proj`, `down_proj` (GPT-2's
+    `c_proj`) weights, split by input feature, their bias replicated;
+    vocab-parallel `embed_tokens`, `wte` and `lm_head` rows; KV caches
+    (`past_key_values.N.key|value`, `present.N.key|value`) by KV head; every
+    other tensor (norm weights, hidden states, ids, positions) replicated.
+    Outputs are annotated replicated (the KV caches by KV head). The split
+    of a name is `tensorParallelSplit` (RLX/Dialect/MIR/Transforms/Sharding.h),
+    a pure function of the name and rank; rank `r` of `tp` holds the block
+    `[r·size/tp, (r+1)·size/tp)` of the split dim.
+
+    Then `func.func(sharding-propagation, shard-partition)` (upstream) gives
+    every rlx_mir op its split through their ShardingInterface models and
+    writes the per-rank program, with a `shard.all_reduce` after each
+    row-parallel matmul; run it on MIR before fusion
+    (`convert-rlx-hir-to-mir{fusion-policy=fusable}`), and fuse the per-rank
+    program afterwards.
+
+    Errors (located, nothing rewritten): `tp < 1`; tp not dividing a split
+    dim (intermediate size, vocabulary) or a dynamic split dim; tp not
+    dividing num_heads or num_kv_heads (found from the head_dim of the
+    function's rope or attention ops; replicating KV heads when
+    tp > num_kv_heads is not supported yet); packed projections
+    (`qkv_proj`, `gate_up_proj`, `c_attn`), whose contiguous blocks are not
+    a rank's heads; a module that already has the grid's symbol.
+  }];
+  let options = [
+    Option<"tp", "tp", "int64_t", /*default=*/"1", "tensor-parallel ranks (the grid's size)">,
+    Option<"gridName", "grid", "std::string", /*default=*/"\"tp\"",
+           "name of the shard.grid symbol">
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Autodiff
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,67 @@
+//===- Sharding.h - rlx_mir over a device grid (upstream shard) -*- C++ -*-===//
+//
+// Tensor parallelism the MLIR way: rlx_mir ops implement upstream's
+// shard::ShardingInterface (registerShardingInterfaceExternalModels), so
+// `sharding-propagation` and `shard-partition` turn a function annotated by
+// `rlx-mir-shard{tp=N}` into the per-rank SPMD program with `shard`
+// collectives.
+//
+// The weight split is a pure function of (parameter name, rank, tp):
+// paramShardDim names the split dim of a Hugging Face parameter name
+// (Megatron-LM's column / row / vocab parallel layers), and a rank holds the
+// contiguous block [rank·size/tp, (rank+1)·size/tp) of that dim. The
+// generator, the runners and Python all call this one function.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_TRANSFORMS_SHARDING_H
+#define RLX_DIALECT_MIR_TRANSFORMS_SHARDING_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::rlx::mir {
+
+/// Attaches shard::ShardingInterface to the rlx_mir ops (and loads the
+/// shard dialect with rlx_mir).
+void registerShardingInterfaceExternalModels(DialectRegistry &registry);
+
+/// How tensor parallelism splits a parameter or KV-cache tensor.
+enum class TensorParallelKind {
+  Replicated, ///< every rank holds it whole (norms, biases of row layers)
+  Column,     ///< output features split (q/k/v, gate/up, their biases)
+  Row,        ///< input features split (o_proj, down_proj): all-reduce after
+  Vocab,      ///< vocabulary rows split (embed_tokens, lm_head)
+  KVHeads,    ///< a KV cache [B, S, kv_heads·head_dim] split by KV head
+  Unsupported ///< a packed projection (qkv_proj, gate_up_proj, c_attn)
+};
+
+struct TensorParallelSplit {
+  TensorParallelKind kind = TensorParallelKind::Replicated;
+  /// The split dim of a tensor of rank `rank` (-1: none).
+  int64_t dim = -1;
+};
+
+/// The split of tensor `name` (a Hugging Face parameter name, or the
+/// `past_key_values.N.key|value` / `present.N.key|value` cache names) of
+/// rank `rank`: a pure function of the name and rank (see the file comment).
+TensorParallelSplit tensorParallelSplit(llvm::StringRef name, int64_t rank);
+
+/// The [begin, end) block of a dim of `size` that rank `rank` of `tp` holds;
+/// nullopt when tp does not divide size.
+std::optional<std::pair<int64_t, int64_t>> shardBlock(int64_t size, int64_t rank,
+                                                       int64_t tp);
+
+/// The spelling of a split kind in diagnostics and docs ("column", ...).
+llvm::StringRef stringifyTensorParallelKind(TensorParallelKind kind);
+
+} // namespace mlir::rlx::mir
+
+#endif // RLX_DIALECT_MIR_TRANSFORMS_SHARDING_H

@@ -1,0 +1,78 @@
+//===- TensorParallelTest.cpp - The weight split of tensor parallelism ----===//
+//
+// tensorParallelSplit is the one place that decides which dim of a named
+// tensor a rank holds a block of; rlx-mir-shard, the runners and Python all
+// rely on it, so its table is pinned here name by name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/MIR/Transforms/Sharding.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::rlx::mir;
+using K = TensorParallelKind;
+
+namespace {
+
+void expectSplit(const char *name, int64_t rank, K kind, int64_t dim) {
+  TensorParallelSplit s = tensorParallelSplit(name, rank);
+  EXPECT_EQ(s.kind, kind) << name;
+  EXPECT_EQ(s.dim, dim) << name;
+}
+
+TEST(TensorParallel, LlamaLinearLayers) {
+  // nn.Linear weights are [out, in]: column layers split out, row layers in.
+  expectSplit("model.layers.0.self_attn.q_proj.weight", 2, K::Column, 0);
+  expectSplit("model.layers.3.self_attn.k_proj.weight", 2, K::Column, 0);
+  expectSplit("model.layers.3.self_attn.v_proj.bias", 1, K::Column, 0);
+  expectSplit("model.layers.0.mlp.gate_proj.weight", 2, K::Column, 0);
+  expectSplit("model.layers.0.mlp.up_proj.weight", 2, K::Column, 0);
+  expectSplit("model.layers.0.self_attn.o_proj.weight", 2, K::Row, 1);
+  expectSplit("model.layers.0.mlp.down_proj.weight", 2, K::Row, 1);
+  // A row layer's bias is added once, after the all-reduce.
+  expectSplit("model.layers.0.self_attn.o_proj.bias", 1, K::Replicated, -1);
+}
+
+TEST(TensorParallel, ReplicatedAndVocab) {
+  expectSplit("model.layers.0.input_layernorm.weight", 1, K::Replicated, -1);
+  expectSplit("model.layers.0.self_attn.q_norm.weight", 1, K::Replicated, -1);
+  expectSplit("model.norm.weight", 1, K::Replicated, -1);
+  expectSplit("lm_head.weight", 2, K::Vocab, 0);
+  // Embeddings stay whole until the vocab-parallel gather exists.
+  expectSplit("model.embed_tokens.weight", 2, K::Replicated, -1);
+  expectSplit("hidden_states", 3, K::Replicated, -1);
+}
+
+TEST(TensorParallel, GPT2Conv1D) {
+  // Conv1D weights are [in, out].
+  expectSplit("transformer.h.0.mlp.c_fc.weight", 2, K::Column, 1);
+  expectSplit("transformer.h.0.mlp.c_fc.bias", 1, K::Column, 0);
+  expectSplit("transformer.h.0.mlp.c_proj.weight", 2, K::Row, 0);
+  expectSplit("transformer.h.0.attn.c_proj.bias", 1, K::Replicated, -1);
+  expectSplit("transformer.h.0.attn.c_attn.weight", 2, K::Unsupported, -1);
+}
+
+TEST(TensorParallel, PackedAndCaches) {
+  expectSplit("model.layers.0.self_attn.qkv_proj.weight", 2, K::Unsupported, -1);
+  expectSplit("model.layers.0.mlp.gate_up_proj.weight", 2, K::Unsupported, -1);
+  // KV caches: [B, S, kv_heads * head_dim] or [B, kv_heads, S, head_dim].
+  expectSplit("past_key_values.0.key", 3, K::KVHeads, 2);
+  expectSplit("present.1.value", 3, K::KVHeads, 2);
+  expectSplit("past_key_values.0.value", 4, K::KVHeads, 1);
+  // A split dim past the tensor's rank is no split.
+  expectSplit("model.layers.0.self_attn.o_proj.weight", 1, K::Row, -1);
+}
+
+TEST(TensorParallel, ShardBlocks) {
+  EXPECT_EQ(shardBlock(8192, 0, 4), std::make_pair(int64_t(0), int64_t(2048)));
+  EXPECT_EQ(shardBlock(8192, 3, 4), std::make_pair(int64_t(6144), int64_t(8192)));
+  EXPECT_EQ(shardBlock(10, 0, 1), std::make_pair(int64_t(0), int64_t(10)));
+  EXPECT_FALSE(shardBlock(10, 1, 1).has_value());
+  EXPECT_FALSE(shardBlock(10, 0, 3).has_value());
+  EXPECT_FALSE(shardBlock(8, 2, 2).has_value());
+  EXPECT_FALSE(shardBlock(8, 0, 0).has_value());
+  EXPECT_FALSE(shardBlock(8, -1, 2).has_value());
+}
+
+} // namespace
