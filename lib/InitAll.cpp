@@ -28,6 +28,7 @@ void mlir::rlx::registerAllDialects(DialectRegistry &registry) {
   registry.insert<RLXDialect, hir::HIRDialect, mir::MIRDialect, lir::LIRDialect>();
   lir::registerBufferizableOpInterfaceExternalModels(registry);
   mir::registerShardingInterfaceExternalModels(registry);
+  registerMPIMemoryEffectModels(registry);
 }
 
 void mlir::rlx::registerAllPasses() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a Debian 12 machine for RLX-MLIR and builds it:
 #   1. Debian packages: LLVM/MLIR 22, clang-22, cmake, ninja, ccache, gtest,
-#      OpenBLAS (the CPU runtime calls its sgemm);
+#      OpenBLAS (the CPU runtime calls its sgemm), Open MPI (mpirun and
+#      libmpi for tensor parallelism: rlx-run --tp);
 #   2. a Python virtual environment .venv made from the `python3` on PATH,
 #      with the packages of python/requirements-dev.txt from PyPI;
 #   3. configure (build/) and build everything with ninja.
@@ -19,7 +20,8 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=sudo; fi
 
 PKGS="llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 cmake ninja-build
-      ccache libgtest-dev libopenblas-dev nlohmann-json3-dev python3 python3-venv"
+      ccache libgtest-dev libopenblas-dev nlohmann-json3-dev python3 python3-venv
+      openmpi-bin libopenmpi3"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -123,8 +123,10 @@ def checkout(tmp_path_factory):
 
 
 def run(cmd: str, cwd: pathlib.Path, python: bool = False):
+    # docs/tensor-parallel.md runs mpirun, which CI runs as root.
     env = dict(os.environ, HOME=str(cwd.parent),
                PYTHONPATH=str(BUILD / "python_packages"),
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}")
     argv = [str(ROOT / ".venv" / "bin" / "python"), "-c", cmd] if python else ["bash", "-c", cmd]
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)

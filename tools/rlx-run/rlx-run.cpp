@@ -4,6 +4,7 @@
 //                      [--seed N] [--output-dir DIR] [--repeat N] [--warmup N]
 //                      [--fusion-policy direct|fusable] [--no-fuse] [--no-blas]
 //                      [--blas-threads N] [--blas-min-flops N] [--dump-ir DIR] [--entry NAME]
+//   mpirun -np N rlx-run model.mlir --tp N ...   (tensor parallelism, Open MPI)
 //
 // Arguments without --input get seeded values (RLX's generator, mirrored by
 // python/rlx/random.py): parameters named *norm*/ln_* weight 1 + 0.1·z,
@@ -11,12 +12,22 @@
 // integer inputs named *position* count up from past_seq (or 0), other
 // integer inputs are uniform in [0, 1000).
 //
+// With --tp N (under `mpirun -np N`), every rank compiles the model's
+// rank-local program (rlx-mir-shard + upstream sharding-propagation and
+// shard-partition), makes, reads or generates each weight and input whole
+// and keeps its block (tensorParallelSplit: a pure function of the name,
+// rank and tp), and runs; the collectives are Open MPI calls. Rank 0 prints
+// and writes the outputs; KV-cache outputs, split by KV head, are gathered
+// to it first.
+//
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/MIR/Transforms/Sharding.h"
 #include "RLX/InitAll.h"
 #include "RLX/Target/CPU/CpuRunner.h"
 #include "RLX/Target/CPU/Safetensors.h"
 #include "GpuRun.h"
+#include "TensorParallelRun.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,6 +45,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 using namespace mlir;
@@ -92,6 +104,10 @@ static cl::opt<bool> verbose("v", cl::desc("also print the host CPU (model, LLVM
 static cl::alias verboseLong("verbose", cl::desc("alias for -v"), cl::aliasopt(verbose),
                              cl::cat(runCat));
 static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"), cl::cat(runCat));
+static cl::opt<int64_t> tp("tp",
+                          cl::desc("tensor parallelism over N MPI processes (run under "
+                                   "mpirun -np N; Open MPI)"),
+                          cl::init(0), cl::cat(runCat));
 static cl::opt<bool> serve("serve",
                            cl::desc("after compiling, run once per 'run' line on stdin and print "
                                     "'ms <time>' (for interleaved benchmarks); 'quit' ends"), cl::cat(runCat));
@@ -219,6 +235,27 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.blasThreads = threads;
+  std::optional<MpiWorld> world;
+  if (tp != 0) {
+    if (tp < 1 || device != "cpu" || serve) {
+      llvm::errs() << "rlx-run: --tp must be >= 1, on --device cpu, without --serve\n";
+      return 1;
+    }
+    auto w = MpiWorld::init(tp, error);
+    if (failed(w)) {
+      llvm::errs() << "rlx-run: " << error << "\n";
+      return 1;
+    }
+    world = *w;
+    options.tp = tp;
+  }
+  // Errors end the whole MPI job (the other ranks would wait in a collective).
+  auto fail = [&]() {
+    if (world && world->size > 1)
+      std::_Exit(1);
+    return 1;
+  };
+  bool printer = !world || world->rank == 0;
 
   if (device != "cpu") {
     if (device != "cuda" && device != "emu" && device != "auto") {
@@ -249,7 +286,7 @@ int main(int argc, char **argv) {
     llvm::errs() << error;
     if (!error.empty() && error.back() != '\n')
       llvm::errs() << "\n";
-    return 1;
+    return fail();
   }
   CpuModel &m = **model;
   // An --input that names no argument would be ignored and the argument
@@ -279,19 +316,33 @@ int main(int argc, char **argv) {
                        << "' is given by --input and by --weights\n";
           return 1;
         }
-        params.push_back({a.name, a.dtype, a.shape});
+        params.push_back({a.name, a.dtype, world ? globalShape(a.name, a.shape, tp) : a.shape});
       }
     if (failed(bindCheckpoint(std::move(*checkpoint), params, values, error))) {
       llvm::errs() << "rlx-run: --weights " << weights << ": " << error << "\n";
-      return 1;
+      return fail();
     }
   }
   int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
   unsigned generated = 0;
   for (const ModelTensor &arg : m.arguments())
     if (!values.count(arg.name)) {
-      values[arg.name] = generate(arg, positionOffset);
+      ModelTensor whole = arg;
+      if (world)
+        whole.shape = globalShape(arg.name, arg.shape, tp);
+      values[arg.name] = generate(whole, positionOffset);
       ++generated;
+    }
+  // Each rank keeps its block of every whole tensor (the same function of
+  // the name that split the model).
+  if (world)
+    for (const ModelTensor &arg : m.arguments()) {
+      auto block = rankBlock(arg.name, values[arg.name], world->rank, tp, error);
+      if (failed(block)) {
+        llvm::errs() << "rlx-run: " << error << "\n";
+        return fail();
+      }
+      values[arg.name] = std::move(*block);
     }
 
   std::vector<HostTensor> outputs;
@@ -317,14 +368,14 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < warmup; ++i)
     if (failed(m.run(values, outputs, error))) {
       llvm::errs() << "rlx-run: " << error << "\n";
-      return 1;
+      return fail();
     }
   std::vector<double> times;
   for (unsigned i = 0; i < std::max(1u, repeat.getValue()); ++i) {
     auto t0 = std::chrono::steady_clock::now();
     if (failed(m.run(values, outputs, error))) {
       llvm::errs() << "rlx-run: " << error << "\n";
-      return 1;
+      return fail();
     }
     times.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -332,6 +383,31 @@ int main(int argc, char **argv) {
   // The first run also packs parameters; report packing separately.
   if (warmup == 0 && !times.empty())
     times.front() -= m.packMs;
+  // Outputs split over the ranks (KV caches by KV head) are gathered whole
+  // on rank 0, which alone reports and writes.
+  if (world) {
+    for (auto [i, out] : llvm::enumerate(m.results())) {
+      if (mir::tensorParallelSplit(out.name, outputs[i].shape.size()).dim < 0)
+        continue;
+      std::vector<uint8_t> all(world->rank == 0 ? outputs[i].data.size() * tp : 0);
+      if (failed(world->gather(outputs[i].data.data(), outputs[i].data.size(), all.data(),
+                               error))) {
+        llvm::errs() << "rlx-run: " << error << "\n";
+        return fail();
+      }
+      if (world->rank != 0)
+        continue;
+      std::vector<HostTensor> blocks(tp, outputs[i]);
+      for (int64_t r = 0; r < tp; ++r)
+        std::copy(all.begin() + r * outputs[i].data.size(),
+                  all.begin() + (r + 1) * outputs[i].data.size(), blocks[r].data.begin());
+      outputs[i] = joinBlocks(out.name, blocks);
+    }
+    if (!printer) {
+      world->finalize();
+      return 0;
+    }
+  }
   std::sort(times.begin(), times.end());
   double sum = 0;
   for (double t : times)
@@ -381,9 +457,13 @@ int main(int argc, char **argv) {
       std::replace(name.begin(), name.end(), '/', '_');
       if (failed(writeNpy(outputDir + "/" + name + ".npy", t, error))) {
         llvm::errs() << "rlx-run: " << error << "\n";
-        return 1;
+        return fail();
       }
     }
+  }
+  if (world) {
+    llvm::outs() << "tensor parallel: " << world->size << " ranks (Open MPI)\n";
+    world->finalize();
   }
   return 0;
 }

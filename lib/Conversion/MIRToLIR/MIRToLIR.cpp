@@ -1,7 +1,8 @@
 //===- MIRToLIR.cpp - MIR compute ops into destination-style kernels ------===//
 //
 // convert-rlx-mir-to-lir: every compute op becomes one rlx_lir.kernel on
-// tensors (outs = tensor.empty), data movement becomes upstream tensor ops.
+// tensors (outs = tensor.empty), and so does every `shard` collective of a
+// partitioned program; data movement becomes upstream tensor ops.
 // One-Shot Bufferize (rlx-lir-bufferize) then produces the buffer form.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -33,6 +35,14 @@ bool isInlinableConstant(Value v, int64_t limit) {
   return dense && (dense.isSplat() || dense.getNumElements() <= limit);
 }
 
+/// A collective of a partitioned (per-rank) program: one kernel writing its
+/// result into a planned buffer, like a compute op.
+bool isCollective(Operation *op) {
+  return isa<shard::AllReduceOp, shard::AllGatherOp, shard::AllSliceOp, shard::AllToAllOp,
+             shard::ReduceScatterOp>(op) &&
+         isa<RankedTensorType>(op->getResult(0).getType());
+}
+
 /// One compute op → rlx_lir.kernel ins(operands) outs(tensor.empty) { op }.
 struct ComputeToKernel : ConversionPattern {
   ComputeToKernel(MLIRContext *ctx, int64_t constantLimit)
@@ -44,7 +54,7 @@ struct ComputeToKernel : ConversionPattern {
                                 ConversionPatternRewriter &rw) const override {
     // Reshape and slice are views, concat a set of slices, constants data;
     // everything else (broadcast included: it materializes) is a kernel.
-    if (!mir::isKernelOp(op) || op->getParentOfType<lir::KernelOp>())
+    if ((!mir::isKernelOp(op) && !isCollective(op)) || op->getParentOfType<lir::KernelOp>())
       return failure();
     Location loc = op->getLoc();
     // Kernel inputs: each distinct operand once, small constants cloned inside.
@@ -120,7 +130,8 @@ struct ConvertRLXMIRToLIRPass : rlx::impl::ConvertRLXMIRToLIRBase<ConvertRLXMIRT
     bool failedDynamic = false;
     module.walk([&](func::FuncOp fn) {
       fn.walk([&](Operation *op) {
-        if (failedDynamic || !isa_and_nonnull<mir::MIRDialect>(op->getDialect()))
+        if (failedDynamic ||
+            (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) && !isCollective(op)))
           return;
         for (Type t : op->getResultTypes())
           if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
@@ -144,7 +155,8 @@ struct ConvertRLXMIRToLIRPass : rlx::impl::ConvertRLXMIRToLIRBase<ConvertRLXMIRT
     ConversionTarget target(*ctx);
     target.addLegalDialect<lir::LIRDialect, tensor::TensorDialect, arith::ArithDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *op) {
-      return !isa_and_nonnull<mir::MIRDialect>(op->getDialect()) || op->getParentOfType<lir::KernelOp>();
+      return (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) && !isCollective(op)) ||
+             op->getParentOfType<lir::KernelOp>();
     });
     RewritePatternSet patterns(ctx);
     patterns.add<ComputeToKernel>(ctx, inlineConstantLimit);

@@ -40,6 +40,11 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
   linalg.rowTile = options.rowTile;
   pm.addPass(createConvertRLXMIRToLinalg(linalg));
   pm.addPass(createCanonicalizerPass());
+  // The collectives of a partitioned (tensor-parallel) program become MPI
+  // calls (upstream's lowering; nothing to do without `shard` ops).
+  pm.addPass(createCpuExpandAllGather());
+  pm.addPass(createConvertShardToMPIPass());
+  pm.addPass(createCpuPrepareMPI());
   // Empty-tensor elimination before CSE: once CSE has merged two equal
   // `fill(tensor.empty)` inits, eliminating the empty into one consumer's
   // destination also redirects the other consumer's init there (two
@@ -72,6 +77,11 @@ void mlir::rlx::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &op
 }
 
 void mlir::rlx::buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  // MPI calls (Open MPI's ABI: see the module's DLTI) before memrefs lower.
+  ConvertToLLVMPassOptions mpi;
+  mpi.filterDialects = {"mpi"};
+  pm.addPass(createConvertToLLVMPass(mpi));
+  pm.addPass(createCpuOpenMPISymbols());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createForallToForLoopPass());
   pm.addPass(createLowerAffinePass());

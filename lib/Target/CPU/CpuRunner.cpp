@@ -10,6 +10,7 @@
 #include "RLX/Target/CPU/CpuPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -177,12 +178,22 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   std::string entryName = entry.getSymName().str();
   if (failed(runPasses(module, [&](OpPassManager &pm) {
         ConvertRLXHIRToMIROptions hir;
-        hir.fusionPolicy = options.fusionPolicy == "fusable" ? FusionPolicy::Fusable
-                                                             : FusionPolicy::Direct;
+        // Sharding runs on primitive MIR (fusion follows on each rank).
+        hir.fusionPolicy = options.fusionPolicy == "fusable" || options.tp > 0
+                               ? FusionPolicy::Fusable
+                               : FusionPolicy::Direct;
         pm.addPass(createConvertRLXHIRToMIR(hir));
         // TOSA / linalg input is raised to MIR blocks before fusion counts
         // and fuses them.
         pm.addPass(createRLXImportToMIR());
+        if (options.tp > 0) {
+          mir::MIRShardOptions shard;
+          shard.tp = options.tp;
+          pm.addPass(mir::createMIRShard(shard));
+          OpPassManager &fpm = pm.nest<func::FuncOp>();
+          fpm.addPass(shard::createShardingPropagation());
+          fpm.addPass(shard::createPartition());
+        }
       }, error)))
     return failure();
   entry = module.lookupSymbol<func::FuncOp>(entryName);

@@ -18,6 +18,10 @@
 
 #include <string>
 
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
 namespace mlir::rlx {
 
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
@@ -67,6 +71,10 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
 /// Registers `rlx-lower-to-cpu` and the CPU passes.
 void registerCpuPipelines();
+
+/// Memory effects for upstream's MPI collectives (read the send buffer, write
+/// the receive buffer), which buffer deallocation needs to see.
+void registerMPIMemoryEffectModels(DialectRegistry &registry);
 
 } // namespace mlir::rlx
 

@@ -39,6 +39,11 @@ struct CpuRunnerOptions {
   int64_t alignment = 64;       ///< Arena buffer alignment.
   std::string planReportDir;    ///< Where to write the plan's JSON and SVG.
   std::map<std::string, int64_t> dims; ///< Explicit dim bindings.
+  /// Tensor parallelism: > 0 compiles rank-local programs for a grid of tp
+  /// ranks (rlx-mir-shard, then upstream sharding-propagation and
+  /// shard-partition on the fusable MIR, before fusion); the argument and
+  /// result shapes are then the rank's. 0: the whole model.
+  int64_t tp = 0;
   unsigned optLevel = 3;
   /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).
   std::string runtimeDir;

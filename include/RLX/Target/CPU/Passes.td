@@ -55,4 +55,60 @@ def CpuOutlineKernels : Pass<"rlx-cpu-outline-kernels", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def CpuExpandAllGather : Pass<"rlx-cpu-lower-collectives", "::mlir::ModuleOp"> {
+  let summary = "shard collectives over the whole grid as MPI_COMM_WORLD calls (before convert-shard-to-mpi)";
+  let description = [{
+    An all-reduce (sum, max, min, product) over a 1-D grid of static
+    tensors becomes `mpi.allreduce` from the input's buffer into a new one
+    on `mpi.comm_world`. LLVM 22's `convert-shard-to-mpi` would split a
+    communicator on every call (a collective itself, never freed) and, with
+    Open MPI, read the new communicator back as a 32-bit int; other
+    all-reduces are left to it.
+
+    LLVM 22's `mpi` dialect has an all-reduce but no all-gather, so
+    `convert-shard-to-mpi` cannot lower `shard.all_gather` (the vocab-parallel
+    LM head's logits). Before it runs, each `shard.all_gather` over a 1-D
+    grid becomes: a zero tensor of the gathered shape, the rank's block
+    inserted at `rank · block` along the gather axis
+    (`shard.process_linear_index`), and a sum `shard.all_reduce`: the same
+    values, with tp× the bytes of an all-gather on the wire. A multi-axis
+    grid or a dynamic shape is an error naming the op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::shard::ShardDialect",
+                           "::mlir::mpi::MPIDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
+def CpuPrepareMPI : Pass<"rlx-cpu-prepare-mpi", "::mlir::ModuleOp"> {
+  let summary = "Name the MPI ABI for the MPI calls of a tensor-parallel module";
+  let description = [{
+    Runs after `convert-shard-to-mpi`, before `mpi` lowers to LLVM. In a
+    module holding `mpi` ops it sets the DLTI entry
+    `"MPI:Implementation" = <implementation>` that upstream's MPI → LLVM
+    lowering reads for the ABI (`OpenMPI`, the MPI that Debian ships and
+    `mpirun` runs, or `MPICH`), unless the module names one already, and
+    erases the `shard.grid` symbols, which nothing references once the
+    collectives are MPI calls (a grid still referenced is an error naming
+    its user). Without `mpi` ops it does nothing.
+  }];
+  let options = [
+    Option<"implementation", "implementation", "std::string", /*default=*/"\"OpenMPI\"",
+           "the MPI library the module will call: OpenMPI or MPICH">
+  ];
+  let dependentDialects = ["::mlir::DLTIDialect"];
+}
+
+def CpuOpenMPISymbols : Pass<"rlx-cpu-open-mpi-symbols", "::mlir::ModuleOp"> {
+  let summary = "Correct the Open MPI reduction-op symbols of LLVM 22's MPI lowering";
+  let description = [{
+    LLVM 22's MPI → LLVM lowering names Open MPI's predefined reduction
+    ops `ompi_mpi_<op>` (e.g. `ompi_mpi_sum`), but Open MPI exports them as
+    `ompi_mpi_op_<op>` (`MPI_SUM` is `&ompi_mpi_op_sum`), so the program
+    would not link. Runs after that lowering and renames each external
+    global `ompi_mpi_{sum,max,min,prod,land,band,lor,bor,lxor,bxor,maxloc,
+    minloc,replace,no_op}` and its uses. Other modules are left alone.
+  }];
+}
+
 #endif // RLX_TARGET_CPU_PASSES_TD

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -27,6 +28,26 @@ static LogicalResult reinfer(Operation *op, SmallVectorImpl<Type> &types) {
     return infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
                                   op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
                                   op->getRegions(), types);
+  // The collectives of a partitioned program keep their operand's shape (an
+  // all-gather multiplies the gather axis by the group's size).
+  if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+    auto in = cast<RankedTensorType>(reduce.getInput().getType());
+    types.push_back(RankedTensorType::get(in.getShape(), getElementTypeOrSelf(reduce.getType())));
+    return success();
+  }
+  if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
+    SymbolTableCollection symbols;
+    auto grid = shard::getGridOrNull(op, gather.getGridAttr(), symbols);
+    auto in = dyn_cast<RankedTensorType>(gather.getInput().getType());
+    if (!grid || !in)
+      return failure();
+    SmallVector<int64_t> shape(in.getShape());
+    int64_t axis = gather.getGatherAxis().getSExtValue();
+    shape[axis] = shard::gatherDimension(
+        shape[axis], shard::collectiveProcessGroupSize(gather.getGridAxes(), grid));
+    types.push_back(RankedTensorType::get(shape, in.getElementType()));
+    return success();
+  }
   if (auto castOp = dyn_cast<CastOp>(op)) {
     auto in = cast<RankedTensorType>(castOp.getInput().getType());
     types.push_back(RankedTensorType::get(in.getShape(), castOp.getType().getElementType()));
