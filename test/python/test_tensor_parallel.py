@@ -12,6 +12,7 @@ are compared element-wise (rtol 1e-5, atol 1e-5).
 from __future__ import annotations
 
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -65,16 +66,32 @@ def layer_1b(tmp_path_factory):
     over 8 tokens, and its single-process outputs."""
     tmp = tmp_path_factory.mktemp("layer")
     model = generate(tmp, "layer", "--layer-only", "--seq=8")
-    ref, _ = rlx_run(model, tmp / "ref")
-    return model, ref
+    ref, stdout = rlx_run(model, tmp / "ref")
+    return model, ref, weight_bytes(stdout)[0]
+
+
+def weight_bytes(stdout: str) -> tuple[int, int | None]:
+    """(parameter bytes this process holds, of them replicated) from rlx-run."""
+    m = re.search(r"^weights: (\d+) bytes(?: on this rank \(split \d+, replicated (\d+)\))?$",
+                  stdout, re.M)
+    assert m, stdout
+    return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
 
 
 @pytest.mark.parametrize("tp", [2, 4])
 def test_llama_3_2_1b_layer(layer_1b, tmp_path, tp):
-    model, ref = layer_1b
+    model, ref, whole = layer_1b
     got, stdout = rlx_run(model, tmp_path / "out", tp)
     assert f"tensor parallel: {tp} ranks (Open MPI)" in stdout
     assert_same_outputs(ref, got)
+    # Each rank holds 1/tp of the split weights and all of the replicated
+    # ones (the two RMSNorm weights, 2 x 2048 f32).
+    rank, replicated = weight_bytes(stdout)
+    assert replicated == 2 * 2048 * 4
+    assert rank == replicated + (whole - replicated) // tp
+    # Two all-reduces per layer (after o_proj and down_proj), each of the
+    # layer's activations (8 tokens x 2048 f32): the Megatron minimum.
+    assert "collectives per step: 2 all-reduce(s), 131072 bytes reduced" in stdout
 
 
 @pytest.fixture(scope="module")

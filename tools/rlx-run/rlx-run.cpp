@@ -29,6 +29,8 @@
 #include "GpuRun.h"
 #include "TensorParallelRun.h"
 
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -281,6 +283,22 @@ int main(int argc, char **argv) {
                     [&](const ModelTensor &a) { return generate(a, positionOffset); });
   }
 
+  // Tensor parallelism: the collectives each step runs, counted in the
+  // bufferized program (static shapes; all-gathers are all-reduces there).
+  std::vector<int64_t> allReduceBytes;
+  if (world) {
+    auto dump = options.onStage;
+    options.onStage = [&allReduceBytes, dump](StringRef stage, ModuleOp m) {
+      if (stage == "buffers")
+        m.walk([&](mpi::AllReduceOp op) {
+          auto t = cast<MemRefType>(op.getRecvbuf().getType());
+          allReduceBytes.push_back(t.getNumElements() *
+                                   static_cast<int64_t>(t.getElementTypeBitWidth() / 8));
+        });
+      if (dump)
+        dump(stage, m);
+    };
+  }
   auto model = CpuModel::compile(std::move(module), options, shapes, error);
   if (failed(model)) {
     llvm::errs() << error;
@@ -437,6 +455,20 @@ int main(int argc, char **argv) {
   llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms mean, %.3f ms min over %zu run(s)\n",
                                times[times.size() / 2], sum / times.size(), times.front(),
                                times.size());
+  // The parameters this process holds (a rank's blocks under --tp).
+  int64_t paramBytes = 0, splitBytes = 0;
+  for (const ModelTensor &a : m.arguments())
+    if (a.isParam) {
+      int64_t bytes = static_cast<int64_t>(values[a.name].data.size());
+      paramBytes += bytes;
+      if (world && mir::tensorParallelSplit(a.name, a.shape.size()).dim >= 0)
+        splitBytes += bytes;
+    }
+  llvm::outs() << "weights: " << paramBytes << " bytes";
+  if (world)
+    llvm::outs() << " on this rank (split " << splitBytes << ", replicated "
+                 << paramBytes - splitBytes << ")";
+  llvm::outs() << "\n";
   if (generated)
     llvm::outs() << "inputs: " << generated << " of " << m.arguments().size()
                  << " generated with seed " << seed << "\n";
@@ -463,6 +495,11 @@ int main(int argc, char **argv) {
   }
   if (world) {
     llvm::outs() << "tensor parallel: " << world->size << " ranks (Open MPI)\n";
+    int64_t total = 0;
+    for (int64_t b : allReduceBytes)
+      total += b;
+    llvm::outs() << "collectives per step: " << allReduceBytes.size() << " all-reduce(s), "
+                 << total << " bytes reduced\n";
     world->finalize();
   }
   return 0;
