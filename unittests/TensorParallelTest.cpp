@@ -39,8 +39,9 @@ TEST(TensorParallel, ReplicatedAndVocab) {
   expectSplit("model.layers.0.self_attn.q_norm.weight", 1, K::Replicated, -1);
   expectSplit("model.norm.weight", 1, K::Replicated, -1);
   expectSplit("lm_head.weight", 2, K::Vocab, 0);
-  // Embeddings stay whole until the vocab-parallel gather exists.
-  expectSplit("model.embed_tokens.weight", 2, K::Replicated, -1);
+  expectSplit("model.embed_tokens.weight", 2, K::Vocab, 0);
+  expectSplit("transformer.wte.weight", 2, K::Vocab, 0);
+  expectSplit("transformer.wpe.weight", 2, K::Replicated, -1);
   expectSplit("hidden_states", 3, K::Replicated, -1);
 }
 

@@ -14,9 +14,12 @@ gets max(1, threads / N)).
 
 Communication: the all-reduces rlx-run counts in the compiled per-rank
 program and the bytes they reduce; a ring all-reduce of P bytes sends
-2·(tp−1)/tp·P bytes per rank, and Megatron's minimum is two all-reduces of
-the layer's activations (batch·seq·hidden·4 bytes) per layer. Weight bytes
-are the parameters each rank holds, against the whole model's.
+2·(tp−1)/tp·P bytes per rank. Megatron's minimum: two all-reduces of the
+layer's activations (batch·seq·hidden·4 bytes) per layer, and for a whole
+model one more for the vocab-parallel embedding and an all-gather of the
+logits ((tp−1)/tp·batch·seq·vocab·4 bytes per rank; RLX all-reduces the
+zero-padded logits instead, LLVM 22's MPI dialect having no all-gather).
+Weight bytes are the parameters each rank holds, against the whole model's.
 """
 from __future__ import annotations
 
@@ -81,9 +84,9 @@ def main() -> None:
         sys.exit("needs ../shared/models and Open MPI's mpirun (scripts/setup.sh installs it)")
     models = {
         "Llama-3.1-8B layer": (pathlib.Path(SHARED) / "models" / "llama-3.1-8b.json",
-                               ["--layer-only"], 1),
+                               ["--layer-only"], 1, False),
         "Llama-3.2-1B, 2 layers": (pathlib.Path(SHARED) / "models" / "llama-3.2-1b.json",
-                                   ["--layers=2"], 2),
+                                   ["--layers=2"], 2, True),
     }
     print(f"CPU: {cpu_model()} ({os.cpu_count()} hardware threads); BLAS threads "
           f"{args.threads} in total, max(1, {args.threads}/tp) per rank; seq {args.seq}, "
@@ -92,11 +95,12 @@ def main() -> None:
           f"{subprocess.run(['mpirun', '--version'], capture_output=True, text=True).stdout.split()[3]}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (config, gen_args, layers) in models.items():
+        for name, (config, gen_args, layers, whole_model) in models.items():
             path = pathlib.Path(tmp) / "model.mlir"
             subprocess.run([str(BUILD / "bin" / "rlx-gen"), str(config), *gen_args,
                             "-o", str(path)], check=True)
-            hidden = json.loads(config.read_text())["hidden_size"]
+            cfg = json.loads(config.read_text())
+            hidden, vocab = cfg["hidden_size"], cfg["vocab_size"]
             results = {tp: [] for tp in args.tp}
             for r in range(args.rounds):
                 order = args.tp[r % len(args.tp):] + args.tp[:r % len(args.tp)]
@@ -109,7 +113,10 @@ def main() -> None:
                 last = results[tp][-1]
                 ms = statistics.median(x["ms"] for x in results[tp])
                 ring = 2 * (tp - 1) / tp * last["reduced"]
-                minimum = 2 * layers * 2 * (tp - 1) / tp * activation
+                ring_activation = 2 * (tp - 1) / tp * activation
+                minimum = 2 * layers * ring_activation
+                if whole_model:
+                    minimum += ring_activation + (tp - 1) / tp * args.seq * vocab * 4
                 rows.append((name, tp, ms, ms / base, last["all_reduces"], last["reduced"],
                              ring, minimum, last["weights"], whole, last["blas"]))
     print(f"BLAS: {rows[0][-1]}")

@@ -131,3 +131,20 @@ def test_tp_not_dividing_heads_is_a_diagnostic(tmp_path):
     assert proc.returncode != 0
     assert ("error: rlx-mir-shard: tp = 3 does not divide the 8 heads of "
             "'model.layers.0.self_attn.q_proj.weight'") in proc.stderr
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_vocab_parallel_embedding_and_tied_head(tmp_path, tp):
+    """Tied embeddings: the table is split by vocabulary rows for the lookup
+    (masked local gather and an all-reduce) and for the LM head (logits
+    gathered). An id past the vocabulary is clamped, as without tp."""
+    model = generate(tmp_path, "tied", "--layers=2", "--seq=5",
+                     *SMALL[:-2], "--set", "tie_word_embeddings=true")
+    ids = tmp_path / "ids.npy"
+    np.save(ids, np.array([[3, 95, 120, 0, 50]], dtype=np.int64))
+    extra = ("--input", f"input_ids={ids}")
+    ref, _ = rlx_run(model, tmp_path / "ref", extra=extra)
+    got, stdout = rlx_run(model, tmp_path / "out", tp, extra=extra)
+    assert_same_outputs(ref, got)
+    # The embedding's all-reduce, two per layer, and the logits' gather.
+    assert "collectives per step: 6 all-reduce(s)" in stdout

@@ -139,13 +139,26 @@ func.func @softmax_split(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// A vocab-parallel embedding: each rank looks up the ids in its block of
+// rows (ids clamped to the whole vocabulary first, as gather does), zeros the
+// others with a select, and a sum all-reduce gives every rank the rows.
+// CHECK-LABEL: func.func @vocab_gather(
+// CHECK-SAME: %arg0: tensor<48x8xf32>, %arg1: tensor<1x3xi64>) -> tensor<1x3x8xf32>
+// CHECK: %[[RANK:.*]] = shard.process_linear_index on @g : index
+// CHECK: %[[R:.*]] = arith.index_cast %[[RANK]] : index to i64
+// CHECK: %[[RT:.*]] = tensor.from_elements %[[R]] : tensor<i64>
+// CHECK: %[[L:.*]]:2 = rlx_mir.elementwise ins(%arg1, %[[RT]] : tensor<1x3xi64>, tensor<i64>) -> tensor<1x3xi64>, tensor<1x3xi1>
+// CHECK: arith.constant 95 : i64
+// CHECK: %[[G:.*]] = rlx_mir.gather %arg0[%[[L]]#0] : tensor<48x8xf32>, tensor<1x3xi64>
+// CHECK: %[[M:.*]] = rlx_mir.reshape %[[L]]#1 [1, 3, 1] : tensor<1x3xi1>
+// CHECK: %[[S:.*]] = rlx_mir.select %[[M]], %[[G]], %{{.*}} : tensor<1x3x1xi1>, tensor<1x3x8xf32>, tensor<f32>
+// CHECK: shard.all_reduce %[[S]] on @g grid_axes = [0] : tensor<1x3x8xf32> -> tensor<1x3x8xf32>
 shard.grid @g(shape = 2)
 func.func @vocab_gather(%t: tensor<96x8xf32>, %i: tensor<1x3xi64>) -> tensor<1x3x8xf32> {
   %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
   %r = shard.sharding @g split_axes = [[]] : !shard.sharding
   %t1 = shard.shard %t to %s annotate_for_users : tensor<96x8xf32>
   %i1 = shard.shard %i to %r annotate_for_users : tensor<1x3xi64>
-  // expected-error @+1 {{vocab-parallel gather (a split table) is not supported yet}}
   %y = rlx_mir.gather %t1[%i1] : tensor<96x8xf32>, tensor<1x3xi64>
   %o = shard.shard %y to %r annotate_for_users : tensor<1x3x8xf32>
   return %o : tensor<1x3x8xf32>

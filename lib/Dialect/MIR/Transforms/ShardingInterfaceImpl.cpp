@@ -21,7 +21,9 @@
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Sharding.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
@@ -357,8 +359,8 @@ LoopSpace broadcastSpace(BroadcastOp op) {
 }
 
 /// gather: table [V, D] rows picked by indices [I...] into [I..., D]; V is
-/// a loop of its own (split only by vocab-parallel embeddings, which the
-/// partition does not take yet).
+/// a loop of its own, split by vocab-parallel embeddings
+/// (partitionVocabGather).
 LoopSpace gatherSpace(GatherOp op) {
   LoopSpace s;
   ArrayRef<int64_t> t = shapeOf(op.getTable()), idx = shapeOf(op.getIndices());
@@ -426,6 +428,8 @@ LoopSpace loopSpaceOf(Operation *op) {
       })
       .Case<RmsNormOp, LayerNormOp, ResidualRmsNormOp>([](Operation *m) {
         int64_t rank = shapeOf(m->getOperand(0)).size();
+        if (rank == 0)
+          return LoopSpace();
         return rowwiseSpace(m, {rank - 1}, ReductionKind::Generic);
       })
       .Case([](CausalMaskOp m) { return rowwiseSpace(m, {}, ReductionKind::Generic); })
@@ -577,12 +581,68 @@ LogicalResult checkAndFixup(Operation *op, Operation *clone, ArrayRef<SmallVecto
           cast<BroadcastOp>(clone).setShape(shapeAttrOf(clone->getResult(0).getType()));
         return success();
       })
-      .Case([&](GatherOp g) -> LogicalResult {
-        if (split(shapeOf(g.getIndices()).size() + 1) != 1)
-          return fail("vocab-parallel gather (a split table) is not supported yet");
-        return success();
-      })
       .Default([](Operation *) { return success(); });
+}
+
+/// A vocab-parallel embedding (Megatron-LM): rank r holds table rows
+/// [r·Vl, (r+1)·Vl). Each rank looks up the ids in its range (others read
+/// row 0 and are replaced by zeros: a select, so that no inf or NaN of an
+/// unused row leaks), and a sum all-reduce gives every rank the whole rows.
+/// Ids out of the vocabulary are clamped first, as gather clamps them.
+LogicalResult partitionVocabGather(GatherOp op, ArrayRef<Value> partitionedOperands,
+                                   ArrayRef<GridAxis> vocabAxes, bool rowsSplit, GridOp grid,
+                                   IRMapping &map, OpBuilder &b) {
+  Location loc = op.getLoc();
+  auto table = cast<RankedTensorType>(partitionedOperands[0].getType());
+  auto ids = cast<RankedTensorType>(partitionedOperands[1].getType());
+  if (rowsSplit)
+    return op.emitOpError("cannot be partitioned over the device grid: both the vocabulary "
+                          "and the embedding dim are split");
+  if (grid.getShape().size() != 1 || ShapedType::isDynamic(table.getDimSize(0)))
+    return op.emitOpError("cannot be partitioned over the device grid: a vocab-parallel "
+                          "gather needs a 1-D grid and a static vocabulary");
+  int64_t rows = table.getDimSize(0);
+  Type idType = ids.getElementType();
+  Type elemType = table.getElementType();
+  Value rank = shard::ProcessLinearIndexOp::create(b, loc, grid);
+  Value rankId = arith::IndexCastOp::create(b, loc, idType, rank);
+  Value rankT = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, idType),
+                                               ValueRange{rankId});
+  auto maskType = RankedTensorType::get(ids.getShape(), b.getI1Type());
+  auto local = FusedElementwiseOp::create(b, loc, TypeRange{ids, maskType},
+                                          ValueRange{partitionedOperands[1], rankT});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = b.createBlock(&local.getBody());
+    Value id = body->addArgument(idType, loc), r = body->addArgument(idType, loc);
+    Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(idType, 0));
+    Value count = arith::ConstantOp::create(b, loc, b.getIntegerAttr(idType, rows));
+    // Out-of-range ids are clamped to the whole vocabulary, as gather does.
+    Value last = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(idType, rows * groupSize(vocabAxes, grid) - 1));
+    id = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, id, zero), last);
+    Value first = arith::MulIOp::create(b, loc, r, count);
+    Value row = arith::SubIOp::create(b, loc, id, first);
+    Value geZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, zero);
+    Value ltCount = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, count);
+    Value mine = arith::AndIOp::create(b, loc, geZero, ltCount);
+    Value safe = arith::SelectOp::create(b, loc, mine, row, zero);
+    YieldOp::create(b, loc, ValueRange{safe, mine});
+  }
+  Value gathered = GatherOp::create(b, loc, partitionedOperands[0], local.getResult(0));
+  SmallVector<int64_t> maskShape;
+  for (int64_t d : ids.getShape())
+    maskShape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  maskShape.push_back(1);
+  Value mask = ReshapeOp::create(b, loc, local.getResult(1), maskShape);
+  Value zero = ConstantOp::create(
+      b, loc, DenseElementsAttr::get(RankedTensorType::get({}, elemType),
+                                     b.getZeroAttr(elemType)));
+  Value kept = SelectOp::create(b, loc, mask, gathered, zero);
+  Value reduced = shard::AllReduceOp::create(b, loc, kept, grid.getSymName(), vocabAxes,
+                                             ReductionKind::Sum);
+  map.map(op.getOutput(), reduced);
+  return success();
 }
 
 /// The partition shared by every loop-space op.
@@ -609,6 +669,12 @@ LogicalResult partitionBySpace(Operation *op, ArrayRef<Value> partitionedOperand
   }
   if (failed(checkAndFixup(op, /*clone=*/nullptr, loops, grid)))
     return failure();
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    unsigned ri = shapeOf(gather.getIndices()).size();
+    if (!loops[ri + 1].empty())
+      return partitionVocabGather(gather, partitionedOperands, loops[ri + 1],
+                                  !loops[ri].empty(), grid, map, b);
+  }
   // Reductions over split loops: sum, max and min combine across ranks.
   SmallVector<GridAxis> reductionAxes;
   std::optional<ReductionKind> kind;
@@ -771,6 +837,8 @@ struct ReshapeShardingModel
       for (auto [d, axes] : llvm::enumerate(s.getSplitAxes())) {
         if (axes.empty())
           continue;
+        if (d >= option.shardingArray.size())
+          return failure();
         bool lead = llvm::any_of(*groups, [&](const ReshapeGroup &g) {
           return g.outLead == (int64_t)d;
         });

@@ -3,8 +3,8 @@
 // Annotates a model's functions for tensor parallelism over a 1-D
 // `shard.grid`: every parameter and KV cache argument gets the split that
 // tensorParallelSplit gives its name (column-parallel q/k/v and gate/up,
-// row-parallel o_proj/down_proj, vocab-parallel LM head, KV caches by KV
-// head, the rest replicated), every other input is replicated, and every
+// row-parallel o_proj/down_proj, vocab-parallel embedding and LM head, KV
+// caches by KV head, the rest replicated), every other input is replicated, and every
 // output is annotated for its consumer (replicated, or by KV head for the
 // present K/V caches). Upstream's `sharding-propagation` then gives every
 // op its split through the rlx_mir ShardingInterface models, and
@@ -64,7 +64,7 @@ TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t 
   K kind = llvm::StringSwitch<K>(module)
                .Cases("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "c_fc", K::Column)
                .Cases("o_proj", "down_proj", "c_proj", K::Row)
-               .Case("lm_head", K::Vocab)
+               .Cases("embed_tokens", "wte", "lm_head", K::Vocab)
                .Cases("qkv_proj", "gate_up_proj", "c_attn", "query_key_value", "W_pack",
                       K::Unsupported)
                .Default(K::Replicated);
