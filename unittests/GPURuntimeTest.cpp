@@ -9,6 +9,7 @@
 #include "RLX/Runtime/GPU/Backend.h"
 #include "RLX/Runtime/GPU/CUDADriver.h"
 #include "RLX/Runtime/GPU/Manifest.h"
+#include "RLX/Runtime/GPU/NCCL.h"
 #include "RLX/Runtime/GPU/Npy.h"
 #include "RLX/Runtime/GPURuntime.h"
 
@@ -862,6 +863,167 @@ TEST(GPUEmulator, OutOfBoundsIsReported) {
   EXPECT_NE(report.find("kernel 'add_one_oob' block (3,0,0) thread (4,0,0)"), std::string::npos) << report;
   EXPECT_EQ(report.find("block (2,0,0)"), std::string::npos) << report;
   rlx_gpu_close(h);
+}
+
+//===--- Tensor parallelism: collective steps -----------------------------===//
+
+// kEmuManifest's function f with a sum all-reduce from the arena into y in
+// place of the second add_one.
+std::string collectiveManifest() {
+  return replaced(kEmuManifest,
+                  R"({"kernel": "add_one", "grid": [4,1,1], "block": [32,1,1], "dynamic_shared_bytes": 0,
+                 "args": [{"buffer": "@arena", "offset": 64}, {"buffer": "y", "offset": 0}, {"buffer": "n", "offset": 0}]})",
+                  R"({"collective": "all_reduce", "ranks": 2, "reduction": "sum", "dtype": "f32", "elements": 100,
+                 "args": [{"buffer": "@arena", "offset": 64}, {"buffer": "y", "offset": 0}]})");
+}
+
+TEST(GPUManifest, CollectiveSteps) {
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(collectiveManifest(), m, err)) << err;
+  const LaunchInfo &l = m.functions[0].launches[1];
+  EXPECT_EQ(l.collective, "all_reduce");
+  EXPECT_EQ(l.reduction, "sum");
+  EXPECT_EQ(l.dtype, "f32");
+  EXPECT_EQ(l.elements, 100u);
+  ASSERT_EQ(l.args.size(), 2u);
+  EXPECT_EQ(l.args[0].buffer, kArena);
+  EXPECT_EQ(l.args[0].offset, 64u);
+  struct Case {
+    const char *from, *to, *expect;
+  };
+  const Case cases[] = {
+      {R"("collective": "all_reduce")", R"("collective": "all_to_all")",
+       "functions[0].launches[1].collective: 'all_to_all' is not a collective the runtime runs (all_reduce, all_gather)"},
+      {R"("reduction": "sum")", R"("reduction": "max")",
+       "functions[0].launches[1].reduction: 'max' is not a reduction the runtime runs (sum)"},
+      {R"("dtype": "f32", "elements")", R"("dtype": "i32", "elements")",
+       "functions[0].launches[1].dtype: 'i32' is not f32, f16 or bf16"},
+      {R"("elements": 100,)", R"("elements": 113,)",
+       "functions[0].launches[1].args[0]: 113 elements of f32 at offset 64 pass the end of their buffer (512 bytes)"},
+      {R"([{"buffer": "@arena", "offset": 64}, {"buffer": "y", "offset": 0}]})", R"([{"buffer": "y", "offset": 0}]})",
+       "functions[0].launches[1].args: 1 arguments, but a collective has 2 (send, receive)"},
+      {R"("reduction": "sum", )", "", "functions[0].launches[1].reduction: missing"},
+      {R"("ranks": 2, )", "", "functions[0].launches[1].ranks: missing"},
+      {R"("collective": "all_reduce", "ranks": 2, "reduction": "sum")", R"("collective": "all_gather", "ranks": 2)",
+       "functions[0].launches[1].args[1]: 200 elements of f32 at offset 0 pass the end of their buffer (400 bytes)"},
+  };
+  for (const Case &c : cases) {
+    Manifest bad;
+    EXPECT_FALSE(parseManifest(replaced(collectiveManifest(), c.from, c.to), bad, err)) << c.to;
+    EXPECT_NE(err.find(c.expect), std::string::npos) << err;
+  }
+}
+
+// Two "ranks" with the same values: the host all-reduce doubles them.
+int doublingAllReduce(void *ctx, const void *send, void *recv, size_t count, const char *dtype) {
+  ++*static_cast<int *>(ctx);
+  if (std::strcmp(dtype, "f32") != 0)
+    return 1;
+  std::vector<float> in(static_cast<const float *>(send), static_cast<const float *>(send) + count);
+  for (size_t i = 0; i < count; ++i)
+    static_cast<float *>(recv)[i] = 2 * in[i];
+  return 0;
+}
+
+// Two "ranks" with the same block: the host all-gather repeats it.
+int repeatingAllGather(void *ctx, const void *send, void *recv, size_t bytes) {
+  std::memmove(static_cast<char *>(recv) + bytes, send, bytes);
+  std::memmove(recv, send, bytes);
+  return 0;
+}
+
+TEST(GPUEmulator, CollectivesRunOverTheCommunicator) {
+  std::string dir = emuArtifact();
+  ASSERT_FALSE(dir.empty());
+  char msg[1024];
+  int32_t n = 100;
+  std::vector<float> x(100), y(100);
+  for (int i = 0; i < 100; ++i)
+    x[size_t(i)] = float(i) - 7.0f;
+  auto run = [&](rlx_gpu_artifact *h) {
+    return rlx_gpu_set_buffer(h, "f", "n", &n, 4) == 0 && rlx_gpu_set_buffer(h, "f", "x", x.data(), 400) == 0 &&
+           rlx_gpu_run(h, "f") == 0 && rlx_gpu_get_buffer(h, "f", "y", y.data(), 400) == 0;
+  };
+  writeFile(dir + "/manifest.json", collectiveManifest());
+  // A plan for 2 ranks does not run as one (its result would be partial).
+  rlx_gpu_artifact *h = rlx_gpu_open(dir.c_str(), "emu", msg, sizeof msg);
+  ASSERT_NE(h, nullptr) << msg;
+  EXPECT_FALSE(run(h));
+  EXPECT_NE(std::string(rlx_gpu_last_error(h)).find("launches[1] (all_reduce): the plan is for 2 ranks, the "
+                                                    "communicator has 1"),
+            std::string::npos)
+      << rlx_gpu_last_error(h);
+  EXPECT_NE(rlx_gpu_set_communicator(h, 2, 2, nullptr, nullptr, nullptr, nullptr), 0);
+  EXPECT_STREQ(rlx_gpu_last_error(h), "rlx_gpu_set_communicator: rank 2 of 2 is not a rank");
+  EXPECT_NE(rlx_gpu_set_communicator(h, 0, 2, nullptr, nullptr, nullptr, nullptr), 0);
+  EXPECT_NE(std::string(rlx_gpu_last_error(h)).find("through a host all-reduce and all-gather, and none was given"),
+            std::string::npos)
+      << rlx_gpu_last_error(h);
+  int calls = 0;
+  ASSERT_EQ(rlx_gpu_set_communicator(h, 1, 2, nullptr, &doublingAllReduce, &repeatingAllGather, &calls), 0)
+      << rlx_gpu_last_error(h);
+  ASSERT_TRUE(run(h)) << rlx_gpu_last_error(h);
+  EXPECT_EQ(calls, 1);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(y[size_t(i)], 2 * (float(i) - 6.0f)) << i;
+  rlx_gpu_close(h);
+
+  // An all-gather of 50 elements per rank: y holds both ranks' blocks.
+  writeFile(dir + "/manifest.json",
+            replaced(replaced(collectiveManifest(), R"("collective": "all_reduce", "ranks": 2, "reduction": "sum")",
+                              R"("collective": "all_gather", "ranks": 2)"),
+                     R"("elements": 100)", R"("elements": 50)"));
+  h = rlx_gpu_open(dir.c_str(), "emu", msg, sizeof msg);
+  ASSERT_NE(h, nullptr) << msg;
+  ASSERT_EQ(rlx_gpu_set_communicator(h, 0, 2, nullptr, &doublingAllReduce, &repeatingAllGather, &calls), 0);
+  ASSERT_TRUE(run(h)) << rlx_gpu_last_error(h);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(y[size_t(i)], float(i % 50) - 6.0f) << i;
+  rlx_gpu_close(h);
+
+  // An artifact compiled for one rank runs only as that rank.
+  writeFile(dir + "/manifest.json", replaced(collectiveManifest(), R"("entry": "f",)", R"("entry": "f", "rank": 1,)"));
+  h = rlx_gpu_open(dir.c_str(), "emu", msg, sizeof msg);
+  ASSERT_NE(h, nullptr) << msg;
+  EXPECT_NE(rlx_gpu_set_communicator(h, 0, 2, nullptr, &doublingAllReduce, &repeatingAllGather, &calls), 0);
+  EXPECT_STREQ(rlx_gpu_last_error(h), "rlx_gpu_set_communicator: the artifact was compiled for rank 1, not rank 0");
+  EXPECT_EQ(rlx_gpu_set_communicator(h, 1, 2, nullptr, &doublingAllReduce, &repeatingAllGather, &calls), 0);
+  rlx_gpu_close(h);
+
+  // A one-rank plan needs no communicator: its all-reduce is a copy.
+  writeFile(dir + "/manifest.json", replaced(collectiveManifest(), R"("ranks": 2)", R"("ranks": 1)"));
+  h = rlx_gpu_open(dir.c_str(), "emu", msg, sizeof msg);
+  ASSERT_NE(h, nullptr) << msg;
+  ASSERT_TRUE(run(h)) << rlx_gpu_last_error(h);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(y[size_t(i)], float(i) - 6.0f) << i;
+  rlx_gpu_close(h);
+}
+
+TEST(GPUNCCL, OpenedAtRunTime) {
+  NCCLLibrary nccl;
+  std::string err;
+  EXPECT_FALSE(loadNCCL(nccl, err, "libnccl-rlx-test-absent.so.2"));
+  EXPECT_NE(err.find("no NCCL (libnccl-rlx-test-absent.so.2 not found"), std::string::npos) << err;
+  // The id of a CUDA job needs NCCL: without it, a named error.
+  setenv("RLX_NCCL_LIBRARY", "libnccl-rlx-test-absent.so.2", 1);
+  unsigned char id[128];
+  char msg[256];
+  EXPECT_NE(rlx_gpu_nccl_unique_id(id, msg, sizeof msg), 0);
+  EXPECT_NE(std::string(msg).find("no NCCL (libnccl-rlx-test-absent.so.2"), std::string::npos) << msg;
+  unsetenv("RLX_NCCL_LIBRARY");
+  EXPECT_EQ(ncclDataTypeOf("f32"), kNcclFloat32);
+  EXPECT_EQ(ncclDataTypeOf("bf16"), kNcclBfloat16);
+  EXPECT_EQ(ncclDataTypeOf("i8"), -1);
+  // Where the CUDA toolkit's NCCL is installed, every entry point resolves.
+  void *real = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!real)
+    GTEST_SKIP() << "libnccl.so.2 is not installed here";
+  ::dlclose(real);
+  ASSERT_TRUE(loadNCCL(nccl, err)) << err;
+  EXPECT_NE(nccl.ncclAllReduce, nullptr);
+  EXPECT_NE(nccl.ncclCommInitRank, nullptr);
 }
 
 TEST(GPUEmulator, ArtifactErrors) {

@@ -51,12 +51,33 @@ TEST(TensorParallel, GPT2Conv1D) {
   expectSplit("transformer.h.0.mlp.c_fc.bias", 1, K::Column, 0);
   expectSplit("transformer.h.0.mlp.c_proj.weight", 2, K::Row, 0);
   expectSplit("transformer.h.0.attn.c_proj.bias", 1, K::Replicated, -1);
-  expectSplit("transformer.h.0.attn.c_attn.weight", 2, K::Unsupported, -1);
 }
 
-TEST(TensorParallel, PackedAndCaches) {
-  expectSplit("model.layers.0.self_attn.qkv_proj.weight", 2, K::Unsupported, -1);
-  expectSplit("model.layers.0.mlp.gate_up_proj.weight", 2, K::Unsupported, -1);
+TEST(TensorParallel, PackedProjections) {
+  // q|k|v and gate|up packed along the output features: a rank holds its
+  // block of every part.
+  expectSplit("transformer.h.0.attn.c_attn.weight", 2, K::Packed, 1);
+  expectSplit("transformer.h.0.attn.c_attn.bias", 1, K::Packed, 0);
+  expectSplit("model.layers.0.self_attn.qkv_proj.weight", 2, K::Packed, 0);
+  expectSplit("model.layers.0.mlp.gate_up_proj.weight", 2, K::Packed, 0);
+  EXPECT_EQ(tensorParallelSplit("transformer.h.0.attn.c_attn.weight", 2).parts, 3);
+  EXPECT_EQ(tensorParallelSplit("model.layers.0.self_attn.qkv_proj.weight", 2).parts, 3);
+  EXPECT_EQ(tensorParallelSplit("model.layers.0.mlp.gate_up_proj.weight", 2).parts, 2);
+  // GPT-NeoX interleaves q, k, v per head: not split.
+  expectSplit("gpt_neox.layers.0.attention.query_key_value.weight", 2, K::Unsupported, -1);
+
+  using Runs = std::vector<std::pair<int64_t, int64_t>>;
+  TensorParallelSplit qkv = tensorParallelSplit("transformer.h.0.attn.c_attn.weight", 2);
+  EXPECT_EQ(rankRuns(qkv, 2304, 1, 2), (Runs{{384, 768}, {1152, 1536}, {1920, 2304}}));
+  EXPECT_EQ(rankRuns(qkv, 2304, 0, 4), (Runs{{0, 192}, {768, 960}, {1536, 1728}}));
+  // tp must divide each part, not only the whole dim.
+  EXPECT_TRUE(rankRuns(qkv, 2304, 0, 9).empty()); // 9 divides 2304, not 768
+  EXPECT_TRUE(rankRuns(qkv, 2305, 0, 1).empty());
+  TensorParallelSplit plain = tensorParallelSplit("model.layers.0.mlp.up_proj.weight", 2);
+  EXPECT_EQ(rankRuns(plain, 8192, 3, 4), (Runs{{6144, 8192}}));
+}
+
+TEST(TensorParallel, Caches) {
   // KV caches: [B, S, kv_heads * head_dim] or [B, kv_heads, S, head_dim].
   expectSplit("past_key_values.0.key", 3, K::KVHeads, 2);
   expectSplit("present.1.value", 3, K::KVHeads, 2);

@@ -342,6 +342,35 @@ NVFP4_BENCH = [
     *[nvfp4_bench_case(M, 4096, 14336, f"bench_nvfp4_down_m{M}") for M in (1, 2048)],
 ]
 
+
+def tensor_parallel_mlp_case(M, H, I, name):
+    """A tensor-parallel artifact (`rlx-compile --tp 1`): column-parallel
+    up_proj, SiLU, row-parallel down_proj, whose all-reduce is a collective
+    step of the plan. On the GPU it runs on NCCL as rank 0 of 1
+    (`rlx-gpu-run --nccl`): the single-GPU check of the NCCL path."""
+    text = f"""func.func @f(%x: {t((M, H))} {{rlx.input = "x"}}, %up: {t((I, H))} {{rlx.param = "model.layers.0.mlp.up_proj.weight"}}, %down: {t((H, I))} {{rlx.param = "model.layers.0.mlp.down_proj.weight"}}) -> {t((M, H))} {{
+  %h = rlx_mir.matmul %x, %up transpose_b : {t((M, H))}, {t((I, H))}
+  %a = rlx_mir.silu %h : {t((M, I))}
+  %o = rlx_mir.matmul %a, %down transpose_b : {t((M, I))}, {t((H, I))}
+  return %o : {t((M, H))}
+}}"""
+
+    def inputs():
+        rng = np.random.default_rng(M + I)
+        return {"x": rng.standard_normal((M, H)).astype(np.float32),
+                "model.layers.0.mlp.up_proj.weight":
+                    (rng.standard_normal((I, H)) / np.sqrt(H)).astype(np.float32),
+                "model.layers.0.mlp.down_proj.weight":
+                    (rng.standard_normal((H, I)) / np.sqrt(I)).astype(np.float32)}
+
+    def reference(v):
+        h = v["x"].astype(np.float64) @ v["model.layers.0.mlp.up_proj.weight"].T.astype(np.float64)
+        a = h / (1 + np.exp(-h))
+        return {"result0": a @ v["model.layers.0.mlp.down_proj.weight"].T.astype(np.float64)}
+
+    return dict(name=name, text=text, inputs=inputs, reference=reference, bench=False,
+                bytes=0, dims={}, flags=["--tp", "1"], cuda_run_flags=["--nccl"], tolerance=1e-4)
+
 # Llama-3.1-8B sizes: hidden 4096, 4096 tokens.
 CASES = [
     rms_norm_case(7, 1, "rms_norm_g6_h1"),
@@ -352,6 +381,7 @@ CASES = [
     attention_case(37, "attention_gqa_s37"),
     attention_case(100, "attention_gqa_s100"),
     matmul_case(37, 45, 29, "matmul_bias_37x45x29"),
+    tensor_parallel_mlp_case(5, 64, 96, "tensor_parallel_mlp_nccl"),
     rms_norm_case(4096, 4096, "bench_rms_norm_llama8b", bench=True),
     add_case(4096, 4096, "bench_add_llama8b", bench=True),
     # Llama-3.1-8B projections (q/o: 4096 × 4096, gate|up: 28672 × 4096,

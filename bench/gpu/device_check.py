@@ -52,7 +52,8 @@ def gpu_run(art, device, inputs, extra=(), timeout=60):
 def check(case, device, timeout):
     t0 = time.time()
     inputs = case["inputs"]()
-    out, _ = gpu_run(HERE / "artifacts" / case["name"], device, inputs, timeout=timeout)
+    extra = case.get("cuda_run_flags", []) if device == "cuda" else []
+    out, _ = gpu_run(HERE / "artifacts" / case["name"], device, inputs, extra, timeout=timeout)
     if case.get("bf16_outputs"):
         out = {k: (v.astype(np.uint32) << 16).view(np.float32) for k, v in out.items()}
     ref = case["reference"](inputs)

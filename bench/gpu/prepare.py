@@ -34,6 +34,10 @@ def main():
         cmd = [str(build / "bin" / "rlx-compile"), str(src), "-o", str(out / "artifacts" / c["name"]),
                "--chip", a.chip, "--spills", "error", *c.get("flags", [])]
         subprocess.run(cmd, check=True)
+        if "--tp" in c.get("flags", []):
+            manifest = (out / "artifacts" / c["name"] / "manifest.json").read_text()
+            if '"collective"' not in manifest:
+                sys.exit(f"{c['name']}: a --tp artifact without collective steps")
     shutil.copy2(build / "bin" / "rlx-gpu-run", out / "bin")
     shutil.copy2(build / "lib" / "libRLXGPURuntime.so", out / "bin")
     for f in ("cases.py", "device_check.py", "device-check.sh"):

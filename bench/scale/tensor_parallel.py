@@ -4,8 +4,9 @@ bytes per rank at tp = 1, 2, 4 (processes on this machine, Open MPI).
     .venv/bin/python bench/scale/tensor_parallel.py [--seq 32] [--repeat 5] [--rounds 3]
 
 Models (from ../shared/models, seeded weights): one Llama-3.1-8B decoder
-layer (`rlx-gen --layer-only`) and a 2-layer Llama-3.2-1B (embeddings, 2
-layers, norm, tied LM head), a prefill of `--seq` tokens. tp = 1 is the plain
+layer (`rlx-gen --layer-only`), a 2-layer Llama-3.2-1B (embeddings, 2
+layers, norm, tied LM head) and a GPT-2 block (packed q|k|v), a prefill of
+`--seq` tokens. tp = 1 is the plain
 `rlx-run` (the baseline); tp = N is `mpirun -np N rlx-run --tp N`. The runs
 of one model are interleaved, rotating the order every round; each reports
 the median of `--repeat` timed steps after a warm-up, and the table shows the
@@ -87,6 +88,9 @@ def main() -> None:
                                ["--layer-only"], 1, False),
         "Llama-3.2-1B, 2 layers": (pathlib.Path(SHARED) / "models" / "llama-3.2-1b.json",
                                    ["--layers=2"], 2, True),
+        # Packed c_attn (q|k|v split part by part), Conv1D weights, biases.
+        "GPT-2 block": (pathlib.Path(SHARED) / "models" / "gpt2.json", ["--layer-only"], 1,
+                        False),
     }
     print(f"CPU: {cpu_model()} ({os.cpu_count()} hardware threads); BLAS threads "
           f"{args.threads} in total, max(1, {args.threads}/tp) per rank; seq {args.seq}, "
@@ -100,7 +104,8 @@ def main() -> None:
             subprocess.run([str(BUILD / "bin" / "rlx-gen"), str(config), *gen_args,
                             "-o", str(path)], check=True)
             cfg = json.loads(config.read_text())
-            hidden, vocab = cfg["hidden_size"], cfg["vocab_size"]
+            hidden = cfg.get("hidden_size", cfg.get("n_embd"))
+            vocab = cfg["vocab_size"]
             results = {tp: [] for tp in args.tp}
             for r in range(args.rounds):
                 order = args.tp[r % len(args.tp):] + args.tp[:r % len(args.tp)]

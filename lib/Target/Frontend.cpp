@@ -9,13 +9,24 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
 
+void mlir::rlx::addTensorParallelPasses(OpPassManager &pm, int64_t tp) {
+  mir::MIRShardOptions shard;
+  shard.tp = tp;
+  pm.addPass(mir::createMIRShard(shard));
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(shard::createShardingPropagation());
+  fpm.addPass(shard::createPartition());
+}
+
 void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options) {
   ConvertRLXHIRToMIROptions hir;
-  hir.fusionPolicy = options.fusionPolicy;
+  // Sharding runs on primitive MIR (fusion follows on each rank).
+  hir.fusionPolicy = options.tp > 0 ? FusionPolicy::Fusable : options.fusionPolicy;
   pm.addPass(createConvertRLXHIRToMIR(hir));
   // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
   // lowered by upstream's TOSA passes and compiled as it is.
@@ -26,6 +37,15 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     fpm.addPass(tosa::createTosaToLinalg());
     fpm.addPass(createTosaToArithPass());
     fpm.addPass(createTosaToTensorPass());
+  }
+  if (options.tp > 0) {
+    addTensorParallelPasses(pm, options.tp);
+    if (options.gpuCollectives) {
+      mir::MIRBindRankOptions bind;
+      bind.rank = options.rank;
+      pm.addPass(mir::createMIRBindRank(bind));
+      pm.addPass(mir::createMIRGpuCollectives());
+    }
   }
   if (options.blockNvfp4Scales)
     pm.addPass(mir::createMIRBlockNvfp4Scales());

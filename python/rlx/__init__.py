@@ -51,7 +51,8 @@ from . import _rlx
 from . import gpu  # noqa: E402,F401  (rlx.gpu.compile)
 
 __all__ = ["Context", "Module", "RlxError", "default_context", "parse", "load_bytecode",
-           "compile_cpu", "CompiledModel", "load_weights", "export_torch", "from_torch"]
+           "compile_cpu", "CompiledModel", "load_weights", "export_torch", "from_torch",
+           "tensor_parallel_split", "shard_weight"]
 
 _DEFAULT: Optional[Context] = None
 
@@ -118,8 +119,8 @@ class CompiledModel:
         self._model.invalidate_packed_params()
 
 
-def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None
-                 ) -> dict[str, np.ndarray]:
+def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None, *,
+                 tp: int = 1, rank: int = 0) -> dict[str, np.ndarray]:
     """The tensors of a Hugging Face safetensors checkpoint by name: a
     ``.safetensors`` file, or a directory as ``save_pretrained`` writes it (one
     file, or shards with ``model.safetensors.index.json``). bf16 tensors come
@@ -130,7 +131,12 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None
     NVFP4 linears read ModelOpt's tensors as stored (``weight`` U8 codes,
     ``weight_scale`` F8_E4M3, ``weight_scale_2``); their ``input_scale``
     (W4A4's activation scale) is dropped.
+    With `tp` > 1, each tensor is rank `rank`'s block (:func:`shard_weight`),
+    as ``mpirun -np tp rlx-run --tp tp --weights`` gives each rank; `model`
+    is then the whole (unsharded) model the checkpoint is checked against.
     Pass the result to :meth:`CompiledModel.run` with the inputs."""
+    if tp < 1 or not 0 <= rank < tp:
+        raise RlxError(f"load_weights: rank {rank} of tp = {tp} is not a rank")
     weights = _rlx.read_safetensors(os.fspath(path))
     if model is not None:
         params = {a["name"]: a for a in model.arguments if a["is_param"]}
@@ -148,7 +154,47 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None
                 del weights[name]
             elif name not in params:
                 raise RlxError(f"checkpoint tensor '{name}' is not a parameter of the model")
+    if tp > 1:
+        for name in list(weights):
+            weights[name] = shard_weight(name, weights[name], rank, tp)
     return weights
+
+
+def tensor_parallel_split(name: str, ndim: int) -> dict:
+    """How tensor parallelism splits the tensor `name` (a Hugging Face
+    parameter name, or a ``past_key_values.N.key``/``present.N.value`` cache)
+    of `ndim` dims: ``{"kind", "dim", "parts"}``. `kind` is ``replicated``,
+    ``column``, ``row``, ``vocab``, ``kv_heads``, ``packed column`` (GPT-2's
+    ``c_attn``, Phi-3's ``qkv_proj``/``gate_up_proj``: `parts` equal parts) or
+    ``packed`` (a layout RLX does not split); `dim` is None when not split.
+    The same function as ``rlx-mir-shard`` and ``rlx-run --tp``
+    (docs/tensor-parallel.md)."""
+    return _rlx.tensor_parallel_split(name, ndim)
+
+
+def shard_weight(name: str, array, rank: int, tp: int) -> np.ndarray:
+    """Rank `rank`'s block of the whole tensor `name` under tensor
+    parallelism of `tp` ranks: `array` itself when replicated, else the
+    contiguous block ``[rank·size/tp, (rank+1)·size/tp)`` of the split dim,
+    or for a packed projection block `rank` of every part, side by side
+    (packed parts are equal: q|k|v of a GQA ``qkv_proj`` is not split).
+    RlxError when tp does not divide the split dim (or its parts)."""
+    array = np.asarray(array)
+    if tp < 1 or not 0 <= rank < tp:
+        raise RlxError(f"shard_weight: rank {rank} of tp = {tp} is not a rank")
+    split = _rlx.tensor_parallel_split(name, array.ndim)
+    if split["kind"] == "packed" and tp > 1:
+        raise RlxError(f"'{name}' is a packed layout RLX does not split under tensor parallelism")
+    if split["dim"] is None or tp == 1:
+        return array
+    dim = split["dim"]
+    runs = _rlx.tensor_parallel_runs(name, array.ndim, array.shape[dim], rank, tp)
+    index = [slice(None)] * array.ndim
+    blocks = []
+    for begin, end in runs:
+        index[dim] = slice(begin, end)
+        blocks.append(array[tuple(index)])
+    return np.ascontiguousarray(np.concatenate(blocks, axis=dim))
 
 
 def _as_array(v) -> np.ndarray:

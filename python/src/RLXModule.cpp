@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/MIR/Transforms/Sharding.h"
 #include "RLX/InitAll.h"
 #include "RLX/ModelGen/ModelGen.h"
 #include "RLX/Target/CPU/CpuRunner.h"
@@ -32,6 +33,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -302,6 +304,32 @@ nb::dict readSafetensorsPy(const std::string &path) {
   return out;
 }
 
+/// tensorParallelSplit for Python: {"kind", "dim" (None: not split), "parts"}.
+nb::dict tensorParallelSplitPy(const std::string &name, int64_t ndim) {
+  rlx::mir::TensorParallelSplit split = rlx::mir::tensorParallelSplit(name, ndim);
+  nb::dict out;
+  out["kind"] = rlx::mir::stringifyTensorParallelKind(split.kind).str();
+  out["dim"] = split.dim < 0 ? nb::none() : nb::cast(split.dim);
+  out["parts"] = split.parts;
+  return out;
+}
+
+/// The [begin, end) runs of the split dim (of `size`) that rank `rank` of
+/// `tp` holds (mir::rankRuns); RlxError when tp does not divide them.
+std::vector<std::pair<int64_t, int64_t>> tensorParallelRunsPy(const std::string &name,
+                                                              int64_t ndim, int64_t size,
+                                                              int64_t rank, int64_t tp) {
+  rlx::mir::TensorParallelSplit split = rlx::mir::tensorParallelSplit(name, ndim);
+  auto runs = rlx::mir::rankRuns(split, size, rank, tp);
+  if (runs.empty())
+    throw RlxError("tp = " + std::to_string(tp) + " (rank " + std::to_string(rank) +
+                   ") does not divide dim " + std::to_string(split.dim) + " (size " +
+                   std::to_string(size) +
+                   (split.parts > 1 ? ", " + std::to_string(split.parts) + " packed parts" : "") +
+                   ") of '" + name + "'");
+  return runs;
+}
+
 /// rlx-compile from Python: the module (not modified) into a GPU artifact.
 void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
                       const std::string &chip, const std::string &features,
@@ -410,6 +438,9 @@ NB_MODULE(_rlx, m) {
         nb::arg("name") = "<string>", "Parses MLIR text into a Module (RlxError on errors).");
   m.def("load_bytecode", &loadBytecode, nb::arg("context"), nb::arg("data"));
   m.def("read_safetensors", &readSafetensorsPy, nb::arg("path"));
+  m.def("tensor_parallel_split", &tensorParallelSplitPy, nb::arg("name"), nb::arg("ndim"));
+  m.def("tensor_parallel_runs", &tensorParallelRunsPy, nb::arg("name"), nb::arg("ndim"),
+        nb::arg("size"), nb::arg("rank"), nb::arg("tp"));
   m.def("infer_result_types", &inferResultTypes, nb::arg("context"), nb::arg("arg_types"),
         nb::arg("op"));
   m.def("write_gpu_artifact", &writeGpuArtifact, nb::arg("module"), nb::arg("dir"),

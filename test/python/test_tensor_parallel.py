@@ -95,6 +95,36 @@ def test_llama_3_2_1b_layer(layer_1b, tmp_path, tp):
 
 
 @pytest.fixture(scope="module")
+def gpt2_block(tmp_path_factory):
+    """A GPT-2 block (12 heads, packed c_attn, Conv1D weights, LayerNorms
+    with biases) over 8 tokens, and its single-process outputs."""
+    gpt2 = SHARED / "models" / "gpt2.json" if SHARED else None
+    if gpt2 is None:
+        pytest.skip("the shared model configs are not here")
+    tmp = tmp_path_factory.mktemp("gpt2")
+    model = tmp / "block.mlir"
+    subprocess.run([str(RLX_GEN), str(gpt2), "--layer-only", "--seq=8", "-o", str(model)],
+                   check=True)
+    ref, stdout = rlx_run(model, tmp / "ref")
+    return model, ref, weight_bytes(stdout)[0]
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_gpt2_block(gpt2_block, tmp_path, tp):
+    """c_attn packs q|k|v: each rank holds its heads of all three (block r of
+    every part) and slices them from its own columns."""
+    model, ref, whole = gpt2_block
+    got, stdout = rlx_run(model, tmp_path / "out", tp)
+    assert_same_outputs(ref, got)
+    # Replicated: ln_1 and ln_2 (weight and bias) and the row-parallel
+    # biases of attn.c_proj and mlp.c_proj, 6 x 768 f32.
+    rank, replicated = weight_bytes(stdout)
+    assert replicated == 6 * 768 * 4
+    assert rank == replicated + (whole - replicated) // tp
+    assert "collectives per step: 2 all-reduce(s), 49152 bytes reduced" in stdout
+
+
+@pytest.fixture(scope="module")
 def two_layers(tmp_path_factory):
     """A 2-layer model: prefill of 5 tokens (logits) and one decode step on a
     7-token KV cache (logits and the present K/V of both layers)."""
@@ -148,3 +178,117 @@ def test_vocab_parallel_embedding_and_tied_head(tmp_path, tp):
     assert_same_outputs(ref, got)
     # The embedding's all-reduce, two per layer, and the logits' gather.
     assert "collectives per step: 6 all-reduce(s)" in stdout
+
+
+# The GPU path: `rlx-run --device emu --tp N` compiles the per-rank GPU
+# artifact (the same kernels as for a GPU) whose all-reduces are collective
+# steps of the plan; the GPU emulator runs the kernels and the runtime's
+# communicator the all-reduces (MPI here; NCCL on a GPU).
+SMALL_LAYER = SMALL[:-4]  # a layer has no vocabulary
+
+
+@pytest.fixture(scope="module")
+def small_layers(tmp_path_factory):
+    """A small Llama layer over 8 tokens, and its decode step on a 7-token
+    KV cache (present K/V outputs split by KV head), with CPU references."""
+    tmp = tmp_path_factory.mktemp("gpu")
+    prefill = generate(tmp, "layer", "--layer-only", "--seq=8", *SMALL_LAYER)
+    decode = generate(tmp, "decode", "--layer-only", "--kv-cache", "--seq=1", "--past=7",
+                      *SMALL_LAYER)
+    return {m.stem: (m, rlx_run(m, tmp / f"ref-{m.stem}")[0]) for m in (prefill, decode)}
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+@pytest.mark.parametrize("step", ["layer", "decode"])
+def test_gpu_emulator(small_layers, tmp_path, tp, step):
+    model, ref = small_layers[step]
+    got, stdout = rlx_run(model, tmp_path / "out", tp, extra=("--device", "emu"))
+    assert f"tensor parallel: {tp} ranks (Open MPI)" in stdout
+    # o_proj's and down_proj's all-reduces of the layer's activations.
+    tokens = 8 if step == "layer" else 1
+    assert f"collectives per step: 2 all-reduce(s), {2 * tokens * 128 * 4} bytes reduced" in stdout
+    assert_same_outputs(ref, got)
+
+
+def test_gpu_emulator_gpt2_block(gpt2_block, tmp_path):
+    model, ref, _ = gpt2_block
+    got, _ = rlx_run(model, tmp_path / "out", 2, extra=("--device", "emu"))
+    assert_same_outputs(ref, got)
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+@pytest.mark.parametrize("step", ["prefill", "decode"])
+def test_gpu_emulator_two_layer_model(two_layers, tmp_path, tp, step):
+    """The whole model on the GPU path: each rank's artifact is compiled for
+    its rank (the vocab-parallel embedding looks up its own rows); the
+    logits are all-gathered (contiguous blocks, then a transpose kernel)."""
+    model, ref = two_layers[step]
+    got, stdout = rlx_run(model, tmp_path / "out", tp, extra=("--device", "emu"))
+    assert "1 all-gather(s)" in stdout
+    assert_same_outputs(ref, got)
+
+
+def test_gpu_artifact_for_several_ranks_needs_them(tmp_path):
+    """A tensor-parallel artifact run as one process is an error, not a
+    partial result; one that looks up by rank needs --rank."""
+    layer = generate(tmp_path, "layer", "--layer-only", "--seq=3", *SMALL_LAYER)
+    art = tmp_path / "art"
+    subprocess.run([str(RLX_RUN.parent / "rlx-compile"), str(layer), "-o", str(art), "--tp", "2",
+                    "--no-cubin"], check=True)
+    manifest = (art / "manifest.json").read_text()
+    assert manifest.count('"collective": "all_reduce"') == 2
+    proc = subprocess.run([str(RLX_RUN.parent / "rlx-gpu-run"), str(art), "--device", "emu",
+                           "--zero-missing"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "the plan is for 2 ranks, the communicator has 1" in proc.stderr
+    model = generate(tmp_path, "model", "--layers=1", "--seq=3", *SMALL)
+    proc = subprocess.run([str(RLX_RUN.parent / "rlx-compile"), str(model), "-o",
+                           str(tmp_path / "art2"), "--tp", "2", "--no-cubin"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "compile it for one rank (rank=R, `rlx-compile --tp N --rank R`)" in proc.stderr
+    subprocess.run([str(RLX_RUN.parent / "rlx-compile"), str(model), "-o", str(tmp_path / "art3"),
+                    "--tp", "2", "--rank", "1", "--no-cubin"], check=True)
+    assert '"rank": 1' in (tmp_path / "art3" / "manifest.json").read_text()
+
+
+# KV heads replicated (tp > num_kv_heads): 8 query heads, 2 KV heads, tp 4.
+# Every rank computes both KV heads (k/v projections and caches whole) and
+# keeps the copy its 2 query heads read (an all_slice, static per rank).
+KV2 = ["--set", "hidden_size=128", "--set", "num_attention_heads=8",
+       "--set", "num_key_value_heads=2", "--set", "head_dim=16",
+       "--set", "intermediate_size=256", "--set", "vocab_size=96",
+       "--set", "tie_word_embeddings=false"]
+
+
+@pytest.fixture(scope="module")
+def replicated_kv(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("kv2")
+    layer = generate(tmp, "layer", "--layer-only", "--seq=8", *KV2[:-4])
+    decode = generate(tmp, "decode", "--layers=2", "--kv-cache", "--seq=1", "--past=7", *KV2)
+    return {m.stem: (m, rlx_run(m, tmp / f"ref-{m.stem}")) for m in (layer, decode)}
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+@pytest.mark.parametrize("step", ["layer", "decode"])
+def test_replicated_kv_heads(replicated_kv, tmp_path, step, device):
+    model, (ref, ref_stdout) = replicated_kv[step]
+    got, stdout = rlx_run(model, tmp_path / "out", 4, extra=("--device", device))
+    assert_same_outputs(ref, got)
+    if device == "cpu" and step == "layer":
+        # Replicated: both norms and the whole k/v projections (2 x 32 x 128
+        # f32); the rest (q, o, gate, up, down) is split 4 ways.
+        whole, _ = weight_bytes(ref_stdout)
+        rank, replicated = weight_bytes(stdout)
+        assert replicated == 2 * 128 * 4 + 2 * 32 * 128 * 4
+        assert rank == replicated + (whole - replicated) // 4
+
+
+def test_kv_heads_tp_must_divide(tmp_path):
+    """tp = 3 divides neither the 8 heads nor the 2 KV heads."""
+    layer = generate(tmp_path, "layer", "--layer-only", "--seq=4", *KV2[:-4])
+    proc = subprocess.run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "3",
+                           str(RLX_RUN), str(layer), "--tp", "3"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "rlx-mir-shard: tp = 3 does not divide" in proc.stderr

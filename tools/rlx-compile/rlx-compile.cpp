@@ -52,6 +52,15 @@ static cl::opt<std::string> attentionKernel(
 static cl::opt<int64_t> kvSplits("kv-splits",
                                  cl::desc("split-KV attention: 0 heuristic, 1 never, N forced"),
                                  cl::init(0), cl::cat(cat));
+static cl::opt<int64_t> tp("tp",
+                           cl::desc("tensor-parallel ranks: the per-rank program, its all-reduces "
+                                    "as collective steps (run under mpirun -np N rlx-run --tp N)"),
+                           cl::init(0), cl::cat(cat));
+static cl::opt<int64_t> rank("rank",
+                             cl::desc("with --tp: the rank the artifact is for (needed when the "
+                                      "per-rank program looks up by rank: a vocab-parallel "
+                                      "embedding)"),
+                             cl::init(-1), cl::cat(cat));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("skip ptxas (no cubins)"), cl::cat(cat));
 
 int main(int argc, char **argv) {
@@ -78,6 +87,12 @@ int main(int argc, char **argv) {
   options.splitK = splitK;
   options.attentionKernel = attentionKernel;
   options.kvSplits = kvSplits;
+  if (tp < 0 || (rank >= 0 && rank >= tp) || rank < -1) {
+    llvm::errs() << "rlx-compile: --tp must be >= 0 and --rank (with --tp) in [0, tp)\n";
+    return 1;
+  }
+  options.tp = tp;
+  options.rank = rank;
   SmallVector<StringRef> parts;
   StringRef(dims).split(parts, ',', -1, false);
   for (StringRef p : parts)

@@ -3,8 +3,12 @@
 //   rlx-gpu-run ARTIFACT_DIR [--device cuda|emu|auto] [--function NAME]
 //               [--input NAME=FILE.npy]... [--inputs-dir DIR]
 //               [--output-dir DIR] [--repeat N] [--time ITERS [--warmup N]] [--json]
-//               [--zero-missing]
+//               [--zero-missing] [--nccl]
 //   rlx-gpu-run --info ARTIFACT_DIR
+//
+// --nccl runs the plan's collective steps (an artifact compiled with --tp 1)
+// with NCCL as rank 0 of 1: the single-GPU check of the NCCL path (a job of
+// several ranks runs under `mpirun -np N rlx-run --tp N --device cuda`).
 //
 // --zero-missing fills the inputs no file gives with zero bytes (timing runs
 // of problems too large to ship as .npy, e.g. a 32k-token KV cache).
@@ -43,7 +47,7 @@ void usage(FILE *to) {
   std::fprintf(to, "usage: rlx-gpu-run ARTIFACT_DIR [--device cuda|emu|auto] [--function NAME]\n"
                    "                   [--input NAME=FILE.npy]... [--inputs-dir DIR] [--output-dir DIR]\n"
                    "                   [--repeat N] [--time ITERS [--warmup N]] [--json]\n"
-                   "                   [--zero-missing]\n"
+                   "                   [--zero-missing] [--nccl]\n"
                    "       rlx-gpu-run --info ARTIFACT_DIR\n");
 }
 
@@ -83,8 +87,12 @@ int info(const std::string &dir) {
       std::printf("  %-6s %s: %s%s (%llu B)\n", roleName(b.role), b.name.c_str(), b.dtype.c_str(),
                   dims(b.shape).c_str(), (unsigned long long)b.bytes);
     for (const LaunchInfo &l : f.launches)
-      std::printf("  launch %s grid %s block %s dynamic shared %llu B\n", m.kernels[l.kernel].name.c_str(),
-                  dim3(l.grid).c_str(), dim3(l.block).c_str(), (unsigned long long)l.dynamicSharedBytes);
+      if (!l.collective.empty())
+        std::printf("  collective %s %s of %llu %s\n", l.collective.c_str(), l.reduction.c_str(),
+                    (unsigned long long)l.elements, l.dtype.c_str());
+      else
+        std::printf("  launch %s grid %s block %s dynamic shared %llu B\n", m.kernels[l.kernel].name.c_str(),
+                    dim3(l.grid).c_str(), dim3(l.block).c_str(), (unsigned long long)l.dynamicSharedBytes);
   }
   return 0;
 }
@@ -122,7 +130,7 @@ int main(int argc, char **argv) {
   std::string dir, device = "auto", function, inputsDir, outputDir;
   std::map<std::string, std::string> inputs;
   long iters = 0, warmup = -1, repeat = 1;
-  bool json = false, showInfo = false, zeroMissing = false;
+  bool json = false, showInfo = false, zeroMissing = false, nccl = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](const char *flag) -> std::string {
@@ -160,6 +168,8 @@ int main(int argc, char **argv) {
       warmup = parseCount("--warmup", value("--warmup"), 0);
     } else if (a == "--zero-missing") {
       zeroMissing = true;
+    } else if (a == "--nccl") {
+      nccl = true;
     } else if (a == "--json") {
       json = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -190,6 +200,13 @@ int main(int argc, char **argv) {
   rlx_gpu_artifact *h = rlx_gpu_open(dir.c_str(), device.c_str(), openErr, sizeof(openErr));
   if (!h)
     die(openErr);
+  if (nccl) {
+    unsigned char id[128];
+    if (rlx_gpu_nccl_unique_id(id, openErr, sizeof(openErr)))
+      die(openErr);
+    if (rlx_gpu_set_communicator(h, 0, 1, id, nullptr, nullptr, nullptr))
+      die(rlx_gpu_last_error(h));
+  }
   if (function.empty())
     function = m.entry;
   int fi = m.findFunction(function);

@@ -2,6 +2,7 @@
 
 #include "GpuRun.h"
 
+#include "RLX/Dialect/MIR/Transforms/Sharding.h"
 #include "RLX/Runtime/GPURuntime.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <set>
 
@@ -72,7 +74,18 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
                         std::map<std::string, HostTensor> values,
                         const std::function<HostTensor(const ModelTensor &)> &generate) {
   // The artifact.
-  SmallString<128> dir(options.artifactDir);
+  const MpiWorld *world = options.world;
+  int64_t tp = world ? options.artifact.tp : 0;
+  if (world && options.device == "auto")
+    return fail("--tp runs on --device cuda or emu (every rank on the same kind), not auto");
+  // One GPU per rank: the node-local rank's, unless RLX_CUDA_DEVICE says.
+  if (world && options.device == "cuda" && !std::getenv("RLX_CUDA_DEVICE"))
+    if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK"))
+      ::setenv("RLX_CUDA_DEVICE", local, 1);
+  bool printer = !world || world->rank == 0;
+  // Under --tp every rank compiles its artifact (its rank's, where the
+  // program looks up by rank): rank 0's is the one --emit-artifact keeps.
+  SmallString<128> dir(printer ? options.artifactDir : "");
   bool temporary = dir.empty();
   if (temporary && llvm::sys::fs::createUniqueDirectory("rlx-gpu-artifact", dir))
     return fail("cannot create a temporary directory");
@@ -80,6 +93,9 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
     if (temporary)
       llvm::sys::fs::remove_directories(dir);
   });
+  // The unsharded shapes of the named tensors (before compiling shards it).
+  std::map<std::string, std::vector<int64_t>> whole =
+      world ? wholeShapes(module) : std::map<std::string, std::vector<int64_t>>{};
   GPUArtifactOptions artifact = options.artifact;
   // The emulator needs no cubin (and no ptxas); CUDA needs no emulator library.
   if (options.device == "emu")
@@ -102,6 +118,26 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   if (!h)
     return fail(err);
   auto close = llvm::make_scope_exit([&] { rlx_gpu_close(h); });
+  if (world) {
+    // NCCL's id from rank 0 (its status first, so that no rank waits for an
+    // id that never comes); the emulator's collectives are MPI_Allreduce.
+    unsigned char id[1 + 128] = {0};
+    std::string error;
+    if (options.device == "cuda") {
+      if (world->rank == 0)
+        id[0] = rlx_gpu_nccl_unique_id(id + 1, err, sizeof(err)) ? 1 : 0;
+      if (failed(world->broadcast(id, sizeof(id), error)))
+        return fail(error);
+      if (id[0])
+        return fail(world->rank == 0 ? std::string(err) : "rank 0 has no NCCL id");
+      if (rlx_gpu_set_communicator(h, world->rank, world->size, id + 1, nullptr, nullptr, nullptr))
+        return fail(rlx_gpu_last_error(h));
+    } else if (rlx_gpu_set_communicator(h, world->rank, world->size, nullptr,
+                                        &MpiWorld::hostAllReduce, &MpiWorld::hostAllGather,
+                                        const_cast<MpiWorld *>(world))) {
+      return fail(rlx_gpu_last_error(h));
+    }
+  }
   std::string entry = options.entry.empty() ? rlx_gpu_entry(h) : options.entry;
   auto manifestFn = [&](StringRef name) -> const llvm::json::Object * {
     if (const llvm::json::Array *fns = manifest->getAsObject()->getArray("functions"))
@@ -141,11 +177,23 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
                   ")");
     }
   unsigned generated = 0;
-  for (const ModelTensor &a : arguments)
+  for (const ModelTensor &a : arguments) {
     if (!values.count(a.name)) {
-      values[a.name] = generate(a);
+      // Under --tp, the whole tensor (the same seeded values on every rank).
+      ModelTensor wholeArg = a;
+      if (world)
+        wholeArg.shape = globalShape(a.name, a.shape, tp, whole);
+      values[a.name] = generate(wholeArg);
       ++generated;
     }
+    if (world && values[a.name].shape != a.shape) {
+      std::string error;
+      auto block = rankBlock(a.name, values[a.name], world->rank, tp, error);
+      if (failed(block))
+        return fail(error);
+      values[a.name] = std::move(*block);
+    }
+  }
 
   auto setAll = [&](const std::string &fn, const std::vector<Buffer> &bs) -> bool {
     for (const Buffer &b : bs) {
@@ -197,6 +245,33 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r0).count());
   }
   std::sort(times.begin(), times.end());
+  // Outputs: split ones (KV caches by KV head) gathered to rank 0, which
+  // alone prints and writes.
+  std::vector<HostTensor> outputs;
+  for (const Buffer &b : buffers) {
+    if (b.role != "output")
+      continue;
+    HostTensor t = HostTensor::zeros(b.tensor.dtype, b.tensor.shape);
+    if (rlx_gpu_get_buffer(h, entry.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size()))
+      return fail(rlx_gpu_last_error(h));
+    if (world &&
+        mir::tensorParallelSplit(b.tensor.name, t.shape.size()).kind ==
+            mir::TensorParallelKind::KVHeads &&
+        globalShape(b.tensor.name, t.shape, tp, whole) != t.shape) {
+      std::string error;
+      std::vector<uint8_t> all(world->rank == 0 ? t.data.size() * tp : 0);
+      if (failed(world->gather(t.data.data(), t.data.size(), all.data(), error)))
+        return fail(error);
+      std::vector<HostTensor> blocks(tp, t);
+      for (int64_t r = 0; r < tp && world->rank == 0; ++r)
+        std::copy(all.begin() + r * t.data.size(), all.begin() + (r + 1) * t.data.size(),
+                  blocks[r].data.begin());
+      t = joinBlocks(b.tensor.name, blocks);
+    }
+    outputs.push_back(std::move(t));
+  }
+  if (!printer)
+    return 0;
   llvm::outs() << "device: " << rlx_gpu_device(h) << " (" << artifact.chip << ")\n";
   llvm::outs() << llvm::format("compile: %.1f ms (GPU artifact%s)\n", compileMs,
                                temporary ? "" : (" in " + options.artifactDir).c_str());
@@ -223,12 +298,32 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
                                times[times.size() / 2], times.front(), times.size());
   if (generated)
     llvm::outs() << "inputs: " << generated << " of " << arguments.size() << " generated\n";
+  if (world) {
+    int64_t steps = 0, bytes = 0, gathers = 0, gatheredBytes = 0;
+    if (const llvm::json::Object *f = manifestFn(entry))
+      if (const llvm::json::Array *ls = f->getArray("launches"))
+        for (const llvm::json::Value &l : *ls)
+          if (auto kind = l.getAsObject()->getString("collective")) {
+            int64_t b = l.getAsObject()->getInteger("elements").value_or(0) *
+                        (l.getAsObject()->getString("dtype") == "f32" ? 4 : 2);
+            if (*kind == "all_reduce")
+              ++steps, bytes += b;
+            else
+              ++gathers, gatheredBytes += b * world->size;
+          }
+    llvm::outs() << "tensor parallel: " << world->size << " ranks ("
+                 << (StringRef(rlx_gpu_device(h)) == "cuda" ? "NCCL" : "Open MPI") << ")\n";
+    llvm::outs() << "collectives per step: " << steps << " all-reduce(s), " << bytes
+                 << " bytes reduced";
+    if (gathers)
+      llvm::outs() << "; " << gathers << " all-gather(s), " << gatheredBytes << " bytes gathered";
+    llvm::outs() << "\n";
+  }
+  size_t nextOutput = 0;
   for (const Buffer &b : buffers) {
     if (b.role != "output")
       continue;
-    HostTensor t = HostTensor::zeros(b.tensor.dtype, b.tensor.shape);
-    if (rlx_gpu_get_buffer(h, entry.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size()))
-      return fail(rlx_gpu_last_error(h));
+    HostTensor t = std::move(outputs[nextOutput++]);
     double sumAbs = 0, maxAbs = 0;
     for (int64_t k = 0; k < t.numElements(); ++k) {
       double v = std::fabs(t.at(k));

@@ -15,6 +15,8 @@
 #include "RLX/Target/CPU/HostTensor.h"
 #include "RLX/Target/NVVM/GPUArtifact.h"
 
+#include "TensorParallelRun.h"
+
 #include <functional>
 #include <map>
 
@@ -29,6 +31,12 @@ struct GpuRunOptions {
   std::string outputDir;
   /// Print each kernel's ptxas resources (registers, spills, stack, shared).
   bool report = false;
+  /// Tensor parallelism (mpirun -np N rlx-run --tp N): this process's rank
+  /// of the job; artifact.tp is N. Each rank compiles the per-rank program,
+  /// keeps its block of every whole weight and input, and runs the plan's
+  /// all-reduces over the job (NCCL on "cuda", MPI on "emu"); rank 0
+  /// prints and writes the outputs (split ones gathered).
+  const MpiWorld *world = nullptr;
 };
 
 /// Compiles, runs and reports like the CPU path; returns the exit code.

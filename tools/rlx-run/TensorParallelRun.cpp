@@ -4,6 +4,8 @@
 
 #include "RLX/Dialect/MIR/Transforms/Sharding.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -18,6 +20,11 @@ using InitFn = int (*)(int *, char ***);
 using CommQueryFn = int (*)(void *, int *);
 using GatherFn = int (*)(const void *, int, void *, void *, int, void *, int, void *);
 using FinalizeFn = int (*)();
+using BcastFn = int (*)(void *, int, void *, int, void *);
+using AllreduceFn = int (*)(const void *, void *, int, void *, void *, void *);
+using AllgatherFn = int (*)(const void *, int, void *, void *, int, void *, void *);
+/// Open MPI's MPI_IN_PLACE.
+void *const kInPlace = reinterpret_cast<void *>(1);
 
 /// Rows (product of dims before `dim`), the split dim, and the bytes of one
 /// slice below it.
@@ -67,8 +74,13 @@ FailureOr<MpiWorld> MpiWorld::init(int64_t tp, std::string &error) {
   auto commSize = reinterpret_cast<CommQueryFn>(dlsym(lib, "MPI_Comm_size"));
   w.gatherFn = dlsym(lib, "MPI_Gather");
   w.finalizeFn = dlsym(lib, "MPI_Finalize");
+  w.bcastFn = dlsym(lib, "MPI_Bcast");
+  w.allreduceFn = dlsym(lib, "MPI_Allreduce");
+  w.floatType = dlsym(lib, "ompi_mpi_float");
+  w.sumOp = dlsym(lib, "ompi_mpi_op_sum");
+  w.allgatherFn = dlsym(lib, "MPI_Allgather");
   if (!w.world || !w.byteType || !initialized || !init || !commRank || !commSize ||
-      !w.gatherFn || !w.finalizeFn) {
+      !w.gatherFn || !w.finalizeFn || !w.bcastFn || !w.allreduceFn || !w.floatType || !w.sumOp || !w.allgatherFn) {
     error = "the MPI library is not Open MPI (RLX's CPU collectives use Open MPI's ABI)";
     return failure();
   }
@@ -104,10 +116,65 @@ LogicalResult MpiWorld::gather(const void *send, size_t bytes, void *recv,
   return success();
 }
 
+LogicalResult MpiWorld::broadcast(void *data, size_t bytes, std::string &error) const {
+  if (bytes > static_cast<size_t>(INT32_MAX) ||
+      reinterpret_cast<BcastFn>(bcastFn)(data, static_cast<int>(bytes), byteType, 0, world) != 0) {
+    error = "MPI_Bcast failed";
+    return failure();
+  }
+  return success();
+}
+
+int MpiWorld::hostAllReduce(void *ctx, const void *send, void *recv, size_t count,
+                            const char *dtype) {
+  const auto *w = static_cast<const MpiWorld *>(ctx);
+  if (std::strcmp(dtype, "f32") != 0 || count > static_cast<size_t>(INT32_MAX))
+    return 1;
+  const void *in = send == recv ? kInPlace : send;
+  return reinterpret_cast<AllreduceFn>(w->allreduceFn)(in, recv, static_cast<int>(count),
+                                                       w->floatType, w->sumOp, w->world);
+}
+
+int MpiWorld::hostAllGather(void *ctx, const void *send, void *recv, size_t bytes) {
+  const auto *w = static_cast<const MpiWorld *>(ctx);
+  if (bytes > static_cast<size_t>(INT32_MAX))
+    return 1;
+  int n = static_cast<int>(bytes);
+  return reinterpret_cast<AllgatherFn>(w->allgatherFn)(send, n, w->byteType, recv, n, w->byteType,
+                                                       w->world);
+}
+
 void MpiWorld::finalize() const { reinterpret_cast<FinalizeFn>(finalizeFn)(); }
 
+std::map<std::string, std::vector<int64_t>> mlir::rlx::wholeShapes(ModuleOp module) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  auto record = [&](DictionaryAttr attrs, Type type) {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!attrs || !t)
+      return;
+    for (StringRef key : {"rlx.param", "rlx.input", "rlx.output"})
+      if (auto s = attrs.getAs<StringAttr>(key)) {
+        std::vector<int64_t> shape;
+        for (int64_t d : t.getShape())
+          shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+        shapes.emplace(s.getValue().str(), shape);
+      }
+  };
+  module.walk([&](func::FuncOp f) {
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      record(f.getArgAttrDict(i), f.getArgument(i).getType());
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      record(f.getResultAttrDict(i), f.getResultTypes()[i]);
+  });
+  return shapes;
+}
+
 std::vector<int64_t> mlir::rlx::globalShape(StringRef name, const std::vector<int64_t> &local,
-                                            int64_t tp) {
+                                            int64_t tp,
+                                            const std::map<std::string, std::vector<int64_t>> &whole) {
+  if (auto it = whole.find(name.str()); it != whole.end() && it->second.size() == local.size() &&
+                                        llvm::none_of(it->second, [](int64_t d) { return d < 0; }))
+    return it->second;
   std::vector<int64_t> shape = local;
   mir::TensorParallelSplit split = mir::tensorParallelSplit(name, local.size());
   if (split.dim >= 0)
@@ -118,22 +185,33 @@ std::vector<int64_t> mlir::rlx::globalShape(StringRef name, const std::vector<in
 FailureOr<HostTensor> mlir::rlx::rankBlock(StringRef name, const HostTensor &t, int64_t rank,
                                            int64_t tp, std::string &error) {
   mir::TensorParallelSplit split = mir::tensorParallelSplit(name, t.shape.size());
+  if (split.kind == mir::TensorParallelKind::Unsupported && tp > 1) {
+    error = "'" + name.str() + "' is a packed layout RLX does not split under tensor parallelism";
+    return failure();
+  }
   if (split.dim < 0)
     return t;
-  auto block = mir::shardBlock(t.shape[split.dim], rank, tp);
-  if (!block) {
+  int64_t size = t.shape[split.dim];
+  auto runs = mir::rankRuns(split, size, rank, tp);
+  if (runs.empty()) {
     error = "tp = " + std::to_string(tp) + " does not divide dim " + std::to_string(split.dim) +
-            " (size " + std::to_string(t.shape[split.dim]) + ") of '" + name.str() + "'";
+            " (size " + std::to_string(size) + (split.parts > 1 ? ", " + std::to_string(split.parts) + " packed parts" : "") +
+            ") of '" + name.str() + "'";
     return failure();
   }
   std::vector<int64_t> shape = t.shape;
-  shape[split.dim] = block->second - block->first;
+  shape[split.dim] = size / tp;
   HostTensor out = HostTensor::zeros(t.dtype, shape);
   Layout in = layoutOf(t.shape, split.dim, HostTensor::elementBytes(t.dtype));
   int64_t rowBytes = shape[split.dim] * in.inner;
-  for (int64_t o = 0; o < in.outer; ++o)
-    std::memcpy(out.data.data() + o * rowBytes,
-                t.data.data() + (o * in.dim + block->first) * in.inner, rowBytes);
+  for (int64_t o = 0; o < in.outer; ++o) {
+    uint8_t *dst = out.data.data() + o * rowBytes;
+    for (auto [begin, end] : runs) {
+      int64_t bytes = (end - begin) * in.inner;
+      std::memcpy(dst, t.data.data() + (o * in.dim + begin) * in.inner, bytes);
+      dst += bytes;
+    }
+  }
   return out;
 }
 

@@ -12,7 +12,10 @@
 
 #include "RLX/Target/CPU/HostTensor.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+
+#include <map>
 
 #include <string>
 #include <vector>
@@ -28,17 +31,41 @@ public:
   int rank = 0, size = 1;
   /// Rank 0 receives every rank's `bytes` bytes, in rank order, in `recv`.
   LogicalResult gather(const void *send, size_t bytes, void *recv, std::string &error) const;
+  /// Rank 0's `bytes` bytes at `data` to every rank.
+  LogicalResult broadcast(void *data, size_t bytes, std::string &error) const;
+  /// The GPU runtime's host all-reduce (rlx_gpu_host_allreduce_fn) over this
+  /// job, `ctx` a MpiWorld: MPI_Allreduce with MPI_SUM of f32 (MPI has no
+  /// 16-bit floats: f16/bf16 fail, naming the dtype).
+  static int hostAllReduce(void *ctx, const void *send, void *recv, size_t count,
+                           const char *dtype);
+  /// The runtime's host all-gather: MPI_Allgather of `bytes` bytes per rank.
+  static int hostAllGather(void *ctx, const void *send, void *recv, size_t bytes);
   void finalize() const;
 
 private:
   void *gatherFn = nullptr, *finalizeFn = nullptr, *world = nullptr, *byteType = nullptr;
+  void *bcastFn = nullptr, *allreduceFn = nullptr, *floatType = nullptr, *sumOp = nullptr;
+  void *allgatherFn = nullptr;
 };
 
-/// The shape of the whole tensor `name` whose rank-local shape is `local`.
-std::vector<int64_t> globalShape(StringRef name, const std::vector<int64_t> &local, int64_t tp);
+/// The shapes of the model's named tensors (rlx.param, rlx.input,
+/// rlx.output) before sharding, from every function of `module`; dynamic
+/// dims as -1.
+std::map<std::string, std::vector<int64_t>> wholeShapes(ModuleOp module);
+
+/// The shape of the whole tensor `name` whose rank-local shape is `local`:
+/// its unsharded shape from `whole` where static, else `local` with the
+/// split dim times tp.
+std::vector<int64_t> globalShape(StringRef name, const std::vector<int64_t> &local, int64_t tp,
+                                 const std::map<std::string, std::vector<int64_t>> &whole = {});
 
 /// Rank `rank`'s block of the whole tensor `t` (a copy of `t` when `name`
-/// is not split); an error when the split dim does not divide by tp.
+/// is not split; block `rank` of every part, side by side, for a packed
+/// projection: mir::rankRuns); an error when tp does not divide the split
+/// dim or its parts.
+/// (A tensor the per-rank program takes whole, such as the KV heads
+/// replicated when tp > num_kv_heads, is kept whole: callers compare shapes
+/// first.)
 FailureOr<HostTensor> rankBlock(StringRef name, const HostTensor &t, int64_t rank, int64_t tp,
                                 std::string &error);
 

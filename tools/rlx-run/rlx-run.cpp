@@ -239,8 +239,8 @@ int main(int argc, char **argv) {
   options.blasThreads = threads;
   std::optional<MpiWorld> world;
   if (tp != 0) {
-    if (tp < 1 || device != "cpu" || serve) {
-      llvm::errs() << "rlx-run: --tp must be >= 1, on --device cpu, without --serve\n";
+    if (tp < 1 || serve) {
+      llvm::errs() << "rlx-run: --tp must be >= 1, without --serve\n";
       return 1;
     }
     auto w = MpiWorld::init(tp, error);
@@ -250,6 +250,7 @@ int main(int argc, char **argv) {
     }
     world = *w;
     options.tp = tp;
+    options.rank = w->rank;
   }
   // Errors end the whole MPI job (the other ranks would wait in a collective).
   auto fail = [&]() {
@@ -278,9 +279,20 @@ int main(int argc, char **argv) {
     gpu.repeat = repeat;
     gpu.outputDir = outputDir;
     gpu.report = gpuReport;
+    if (world) {
+      gpu.world = &*world;
+      gpu.artifact.tp = tp;
+      gpu.artifact.rank = world->rank;
+    }
     int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
-    return runOnGpu(*module, gpu, std::move(values),
-                    [&](const ModelTensor &a) { return generate(a, positionOffset); });
+    int rc = runOnGpu(*module, gpu, std::move(values),
+                      [&](const ModelTensor &a) { return generate(a, positionOffset); });
+    if (world) {
+      if (rc)
+        return fail();
+      world->finalize();
+    }
+    return rc;
   }
 
   // Tensor parallelism: the collectives each step runs, counted in the
@@ -299,6 +311,10 @@ int main(int argc, char **argv) {
         dump(stage, m);
     };
   }
+  // The unsharded shapes of the named tensors (tensor parallelism: a rank
+  // holds a block of each, or all of one its program takes whole).
+  std::map<std::string, std::vector<int64_t>> whole = world ? wholeShapes(*module)
+                                                            : std::map<std::string, std::vector<int64_t>>{};
   auto model = CpuModel::compile(std::move(module), options, shapes, error);
   if (failed(model)) {
     llvm::errs() << error;
@@ -334,7 +350,7 @@ int main(int argc, char **argv) {
                        << "' is given by --input and by --weights\n";
           return 1;
         }
-        params.push_back({a.name, a.dtype, world ? globalShape(a.name, a.shape, tp) : a.shape});
+        params.push_back({a.name, a.dtype, world ? globalShape(a.name, a.shape, tp, whole) : a.shape});
       }
     if (failed(bindCheckpoint(std::move(*checkpoint), params, values, error))) {
       llvm::errs() << "rlx-run: --weights " << weights << ": " << error << "\n";
@@ -345,16 +361,18 @@ int main(int argc, char **argv) {
   unsigned generated = 0;
   for (const ModelTensor &arg : m.arguments())
     if (!values.count(arg.name)) {
-      ModelTensor whole = arg;
+      ModelTensor wholeArg = arg;
       if (world)
-        whole.shape = globalShape(arg.name, arg.shape, tp);
-      values[arg.name] = generate(whole, positionOffset);
+        wholeArg.shape = globalShape(arg.name, arg.shape, tp, whole);
+      values[arg.name] = generate(wholeArg, positionOffset);
       ++generated;
     }
   // Each rank keeps its block of every whole tensor (the same function of
   // the name that split the model).
   if (world)
     for (const ModelTensor &arg : m.arguments()) {
+      if (values[arg.name].shape == arg.shape)
+        continue; // taken whole by this rank's program
       auto block = rankBlock(arg.name, values[arg.name], world->rank, tp, error);
       if (failed(block)) {
         llvm::errs() << "rlx-run: " << error << "\n";
@@ -405,7 +423,10 @@ int main(int argc, char **argv) {
   // on rank 0, which alone reports and writes.
   if (world) {
     for (auto [i, out] : llvm::enumerate(m.results())) {
-      if (mir::tensorParallelSplit(out.name, outputs[i].shape.size()).dim < 0)
+      // rlx-mir-shard leaves only the KV caches split (by KV head).
+      if (mir::tensorParallelSplit(out.name, outputs[i].shape.size()).kind !=
+              mir::TensorParallelKind::KVHeads ||
+          globalShape(out.name, outputs[i].shape, tp, whole) == outputs[i].shape)
         continue;
       std::vector<uint8_t> all(world->rank == 0 ? outputs[i].data.size() * tp : 0);
       if (failed(world->gather(outputs[i].data.data(), outputs[i].data.size(), all.data(),
@@ -461,7 +482,8 @@ int main(int argc, char **argv) {
     if (a.isParam) {
       int64_t bytes = static_cast<int64_t>(values[a.name].data.size());
       paramBytes += bytes;
-      if (world && mir::tensorParallelSplit(a.name, a.shape.size()).dim >= 0)
+      if (world && mir::tensorParallelSplit(a.name, a.shape.size()).dim >= 0 &&
+          globalShape(a.name, a.shape, tp, whole) != a.shape)
         splitBytes += bytes;
     }
   llvm::outs() << "weights: " << paramBytes << " bytes";

@@ -68,6 +68,29 @@ int rlx_gpu_get_buffer(rlx_gpu_artifact *h, const char *function, const char *na
 int rlx_gpu_time(rlx_gpu_artifact *h, const char *function, int warmups, int iters, double *median_ms,
                  double *min_ms);
 
+/** Tensor parallelism. An artifact compiled with --tp N is the per-rank
+ * program; its all-reduces and all-gathers are collective steps of the plan
+ * (docs/gpu-artifact.md), run in plan order over the communicator set here,
+ * which must have the N ranks the plan was compiled for (a one-rank plan
+ * needs none: a step is a copy). Every rank opens the artifact (its rank's,
+ * when the manifest names a "rank") and calls this once, before running,
+ * with its rank and the job's size. On "cuda" the collectives are NCCL calls
+ * (libnccl.so.2 or $RLX_NCCL_LIBRARY, opened at run time) on the run's
+ * stream: rank 0 makes `nccl_id` (128 bytes) with rlx_gpu_nccl_unique_id and
+ * the caller hands it to every rank (e.g. MPI_Bcast). On "emu", whose device
+ * memory is host memory, they call `host_allreduce` (e.g. MPI_Allreduce; send
+ * and recv may be equal) and `host_allgather` (MPI_Allgather). A plan
+ * compiled for N ranks fails to run over a communicator of another size. */
+typedef int (*rlx_gpu_host_allreduce_fn)(void *ctx, const void *send, void *recv, size_t count,
+                                         const char *dtype);
+/** Every rank's `bytes` bytes at `send` into `recv`, rank r's at r·bytes. */
+typedef int (*rlx_gpu_host_allgather_fn)(void *ctx, const void *send, void *recv, size_t bytes);
+int rlx_gpu_set_communicator(rlx_gpu_artifact *h, int rank, int size, const unsigned char *nccl_id,
+                             rlx_gpu_host_allreduce_fn host_allreduce,
+                             rlx_gpu_host_allgather_fn host_allgather, void *ctx);
+/** A new NCCL unique id (rank 0 of a "cuda" job) into `id` (128 bytes). */
+int rlx_gpu_nccl_unique_id(unsigned char *id, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

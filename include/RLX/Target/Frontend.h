@@ -37,9 +37,22 @@ struct FrontendOptions {
   /// rlx-mir-block-nvfp4-scales before fusion (targets with block-scaled
   /// FP4 MMA).
   bool blockNvfp4Scales = false;
+  /// Tensor parallelism over `tp` ranks (0: none): the primitive MIR
+  /// (fusable policy) is annotated by rlx-mir-shard and partitioned by
+  /// upstream's sharding-propagation and shard-partition before fusion, so
+  /// the rest of the pipeline sees the per-rank program.
+  int64_t tp = 0;
+  /// GPU backends: rlx-mir-gpu-collectives after partitioning, with this
+  /// rank (-1: not given).
+  bool gpuCollectives = false;
+  int64_t rank = -1;
 };
 
 void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);
+
+/// Tensor parallelism over `tp` ranks on primitive MIR: rlx-mir-shard, then
+/// upstream's sharding-propagation and shard-partition on each function.
+void addTensorParallelPasses(OpPassManager &pm, int64_t tp);
 
 } // namespace mlir::rlx
 

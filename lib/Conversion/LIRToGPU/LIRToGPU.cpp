@@ -4,7 +4,9 @@
 // (and each host-side memref.copy) becomes a gpu.func built by its template
 // and a gpu.launch_func in its place. What stays in the host function is the
 // launch plan: arena views, views of IO buffers, constants and launches in
-// schedule order.
+// schedule order. A tensor-parallel program's all-reduce kernels stay as they
+// are, in schedule order: they are collective steps of the plan (run by the
+// runtime's communicator: NCCL on the device), not GPU kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/InterleavedRange.h"
 
@@ -207,6 +211,12 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
     unsigned index = 0;
     for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
       if (auto kernel = dyn_cast<lir::KernelOp>(op)) {
+        if (Operation *root = kernel.getRootOp(); root && root->getDialect() &&
+                                                  isa<shard::ShardDialect>(root->getDialect())) {
+          if (failed(checkCollective(kernel, root)))
+            return failure();
+          continue;
+        }
         if (failed(convertKernel(b, kernel, fn, gm, index++, target)))
           return failure();
         continue;
@@ -229,6 +239,53 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
     if (gm.getBody()->getOperations().empty())
       gm.erase();
     return success();
+  }
+
+  /// A collective the runtime runs as a step of the plan, over every axis
+  /// of a 1-D grid from one static buffer into another: a sum all-reduce
+  /// (same types), or an all-gather of contiguous blocks (every dim before
+  /// the gather axis 1: rlx-mir-gpu-collectives makes them so), as NCCL
+  /// and MPI run them. Other collectives are located errors.
+  LogicalResult checkCollective(lir::KernelOp kernel, Operation *root) {
+    if (!kernel.hasPureBufferSemantics())
+      return kernel.emitError("convert-rlx-lir-to-gpu needs kernels on buffers (run "
+                              "rlx-lir-bufferize and rlx-lir-plan-buffers first)");
+    auto plain = [](Value v) {
+      auto t = cast<MemRefType>(v.getType());
+      Type et = t.getElementType();
+      return t.hasStaticShape() && t.getLayout().isIdentity() &&
+             (et.isF32() || et.isF16() || et.isBF16());
+    };
+    if (kernel.getInputs().size() != 1 || kernel.getOutputs().size() != 1 ||
+        !plain(kernel.getInputs()[0]) || !plain(kernel.getOutputs()[0]))
+      return kernel.emitError("convert-rlx-lir-to-gpu: a collective reads one static, "
+                              "contiguous f32/f16/bf16 buffer and writes one");
+    auto oneDimGrid = [&](FlatSymbolRefAttr name, ArrayRef<int16_t> axes) {
+      auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(root, name);
+      return grid && grid.getRank() == 1 && axes.size() == 1;
+    };
+    if (auto ar = dyn_cast<shard::AllReduceOp>(root)) {
+      if (ar.getReduction() != shard::ReductionKind::Sum ||
+          !oneDimGrid(ar.getGridAttr(), ar.getGridAxes()))
+        return kernel.emitError("convert-rlx-lir-to-gpu: a GPU all-reduce must be a sum over a "
+                                "1-D grid (the tensor-parallel ranks)");
+      if (kernel.getInputs()[0].getType() != kernel.getOutputs()[0].getType())
+        return kernel.emitError("convert-rlx-lir-to-gpu: an all-reduce writes a buffer of its "
+                                "input's type");
+      return success();
+    }
+    if (auto ag = dyn_cast<shard::AllGatherOp>(root)) {
+      auto in = cast<MemRefType>(kernel.getInputs()[0].getType());
+      int64_t axis = ag.getGatherAxis().getSExtValue();
+      if (!oneDimGrid(ag.getGridAttr(), ag.getGridAxes()) ||
+          !llvm::all_of(in.getShape().take_front(axis), [](int64_t d) { return d == 1; }))
+        return kernel.emitError("convert-rlx-lir-to-gpu: a GPU all-gather gathers contiguous "
+                                "blocks over a 1-D grid (run rlx-mir-gpu-collectives)");
+      return success();
+    }
+    return kernel.emitError("convert-rlx-lir-to-gpu: '")
+           << root->getName() << "' has no GPU collective (the GPU runs sum all-reduces and "
+           << "all-gathers)";
   }
 
   LogicalResult convertKernel(OpBuilder &b, lir::KernelOp kernel, func::FuncOp fn,

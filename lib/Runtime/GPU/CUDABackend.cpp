@@ -16,11 +16,14 @@
 
 #include "RLX/Runtime/GPU/Backend.h"
 #include "RLX/Runtime/GPU/CUDADriver.h"
+#include "RLX/Runtime/GPU/NCCL.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -71,6 +74,7 @@ bool loadCUDADriver(CUDADriver &out, std::string &error, const char *libraryName
       RLX_CU(cuMemFree, "cuMemFree_v2", false),
       RLX_CU(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", false),
       RLX_CU(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", false),
+      RLX_CU(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", true),
       RLX_CU(cuModuleLoadData, "cuModuleLoadData", false),
       RLX_CU(cuModuleLoadDataEx, "cuModuleLoadDataEx", true),
       RLX_CU(cuModuleUnload, "cuModuleUnload", false),
@@ -138,8 +142,18 @@ public:
   bool encodeTensorMap(const TensorMapInfo &map, DevicePtr base, void *out, std::string &error) override;
   bool timerStart(std::string &error) override;
   bool timerStop(double &ms, std::string &error) override;
+  bool setCommunicator(const Communicator &c, std::string &error) override;
+  bool allReduceSum(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                    std::string &error) override;
+  bool allGather(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                 std::string &error) override;
+  int communicatorSize() const override { return comm_.size; }
 
 private:
+  bool deviceCopy(DevicePtr dst, DevicePtr src, uint64_t bytes, std::string &error);
+  /// A one-rank copy without NCCL, else `call` with NCCL's data type.
+  bool collective(const char *what, DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                  std::string &error, const std::function<int(int type)> &call);
   struct Kernel {
     std::string name, module;
     CUfunction fn = nullptr;
@@ -183,6 +197,10 @@ private:
   std::mutex attrMutex_; ///< guards Kernel::dynamicLimit, the attribute and lastKernel_
   std::string lastKernel_;
   bool warnedFallback_ = false;
+  /// Tensor parallelism: NCCL on the stream (size > 1).
+  Communicator comm_;
+  NCCLLibrary nccl_;
+  NcclComm ncclComm_ = nullptr;
 };
 
 CUDABackend::~CUDABackend() {
@@ -191,6 +209,8 @@ CUDABackend::~CUDABackend() {
     (void)makeCurrent(ignored);
   if (stream_)
     d_.cuStreamSynchronize(stream_);
+  if (ncclComm_)
+    nccl_.ncclCommDestroy(ncclComm_);
   if (start_)
     d_.cuEventDestroy(start_);
   if (stop_)
@@ -219,7 +239,20 @@ bool CUDABackend::init(std::string &error) {
     error = "no CUDA device";
     return false;
   }
-  if (!check(d_.cuDeviceGet(&dev_, 0), "cuDeviceGet(0)", error) ||
+  // One device per process: $RLX_CUDA_DEVICE (rlx-run --tp sets it to each
+  // rank's local rank), else ordinal 0.
+  int ordinal = 0;
+  if (const char *env = std::getenv("RLX_CUDA_DEVICE")) {
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (!*env || *end || v < 0 || v >= count) {
+      error = std::string("RLX_CUDA_DEVICE='") + env + "' is not a device ordinal (this machine has " +
+              std::to_string(count) + " CUDA device(s))";
+      return false;
+    }
+    ordinal = int(v);
+  }
+  if (!check(d_.cuDeviceGet(&dev_, ordinal), "cuDeviceGet(" + std::to_string(ordinal) + ")", error) ||
       !check(d_.cuDeviceGetAttribute(&ccMajor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_),
              "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)", error) ||
       !check(d_.cuDeviceGetAttribute(&ccMinor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_),
@@ -386,6 +419,79 @@ bool CUDABackend::launch(size_t kernel, const Dim3 &grid, const Dim3 &block, uin
   return check(d_.cuLaunchKernel(k.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                  unsigned(dynamicSharedBytes), stream_, params, nullptr),
                "cuLaunchKernel of " + where, error);
+}
+
+bool CUDABackend::setCommunicator(const Communicator &c, std::string &error) {
+  if (ncclComm_) {
+    error = "the CUDA backend's communicator is set already";
+    return false;
+  }
+  // NCCL whenever an id is given (one rank too: a single-GPU check of the
+  // NCCL path); without one, one rank copies.
+  if (c.size > 1 || c.hasNcclId) {
+    if (!c.hasNcclId) {
+      error = "a CUDA communicator over " + std::to_string(c.size) +
+              " ranks needs the NCCL unique id of rank 0 (rlx_gpu_nccl_unique_id)";
+      return false;
+    }
+    if (!makeCurrent(error) || !loadNCCL(nccl_, error))
+      return false;
+    NcclUniqueId id;
+    std::memcpy(id.internal, c.ncclId, sizeof(id.internal));
+    if (int r = nccl_.ncclCommInitRank(&ncclComm_, c.size, id, c.rank)) {
+      error = "ncclCommInitRank (rank " + std::to_string(c.rank) + " of " + std::to_string(c.size) +
+              "): " + nccl_.ncclGetErrorString(r);
+      ncclComm_ = nullptr;
+      return false;
+    }
+  }
+  comm_ = c;
+  return true;
+}
+
+bool CUDABackend::deviceCopy(DevicePtr dst, DevicePtr src, uint64_t bytes, std::string &error) {
+  if (dst == src || bytes == 0)
+    return true;
+  if (!d_.cuMemcpyDtoDAsync) {
+    error = "the CUDA driver lacks cuMemcpyDtoDAsync_v2 (a one-rank collective)";
+    return false;
+  }
+  return check(d_.cuMemcpyDtoDAsync(dst, src, bytes, stream_), "cuMemcpyDtoDAsync", error);
+}
+
+bool CUDABackend::collective(const char *what, DevicePtr send, DevicePtr recv, uint64_t count,
+                             const std::string &dtype, std::string &error,
+                             const std::function<int(int type)> &call) {
+  if (!makeCurrent(error))
+    return false;
+  if (!ncclComm_)
+    return deviceCopy(recv, send, count * uint64_t(dtypeBytes(dtype)), error);
+  int type = ncclDataTypeOf(dtype);
+  if (type < 0) {
+    error = std::string("NCCL has no ") + what + " of " + dtype;
+    return false;
+  }
+  if (int r = call(type)) {
+    error = std::string(what) + ": " + nccl_.ncclGetErrorString(r);
+    return false;
+  }
+  return true;
+}
+
+bool CUDABackend::allReduceSum(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                               std::string &error) {
+  return collective("ncclAllReduce", send, recv, count, dtype, error, [&](int type) {
+    return nccl_.ncclAllReduce(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(recv), count, type,
+                               kNcclSum, ncclComm_, stream_);
+  });
+}
+
+bool CUDABackend::allGather(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                            std::string &error) {
+  return collective("ncclAllGather", send, recv, count, dtype, error, [&](int type) {
+    return nccl_.ncclAllGather(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(recv), count, type,
+                               ncclComm_, stream_);
+  });
 }
 
 bool CUDABackend::synchronize(std::string &error) {

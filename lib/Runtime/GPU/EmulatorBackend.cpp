@@ -96,6 +96,51 @@ public:
     return true;
   }
 
+  // Launches run to completion, so a collective sees every earlier write.
+  // Device memory is host memory: the caller's host all-reduce (MPI) runs
+  // on it directly; one rank copies.
+  bool setCommunicator(const Communicator &c, std::string &error) override {
+    if (c.size > 1 && (!c.hostAllReduce || !c.hostAllGather)) {
+      error = "the emulator runs collectives over " + std::to_string(c.size) +
+              " ranks through a host all-reduce and all-gather, and none was given";
+      return false;
+    }
+    comm_ = c;
+    return true;
+  }
+  int communicatorSize() const override { return comm_.size; }
+  bool allGather(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                 std::string &error) override {
+    uint64_t bytes = count * uint64_t(dtypeBytes(dtype));
+    if (comm_.size <= 1) {
+      if (send != recv && bytes)
+        std::memmove(reinterpret_cast<void *>(recv), reinterpret_cast<const void *>(send), bytes);
+      return true;
+    }
+    if (comm_.hostAllGather(comm_.hostContext, reinterpret_cast<const void *>(send),
+                            reinterpret_cast<void *>(recv), bytes) != 0) {
+      error = "the host all-gather of " + std::to_string(count) + " " + dtype + " elements failed";
+      return false;
+    }
+    return true;
+  }
+  bool allReduceSum(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                    std::string &error) override {
+    int eb = dtypeBytes(dtype);
+    if (comm_.size <= 1) {
+      if (send != recv && count)
+        std::memmove(reinterpret_cast<void *>(recv), reinterpret_cast<const void *>(send),
+                     count * uint64_t(eb));
+      return true;
+    }
+    if (comm_.hostAllReduce(comm_.hostContext, reinterpret_cast<const void *>(send),
+                            reinterpret_cast<void *>(recv), count, dtype.c_str()) != 0) {
+      error = "the host all-reduce of " + std::to_string(count) + " " + dtype + " elements failed";
+      return false;
+    }
+    return true;
+  }
+
 private:
   struct Kernel {
     std::string name;
@@ -111,6 +156,7 @@ private:
   std::deque<Kernel> kernels_; ///< stable addresses: desc points into it
   std::unordered_map<DevicePtr, Allocation> allocations_;
   std::chrono::steady_clock::time_point start_;
+  Communicator comm_;
 };
 
 EmulatorBackend::~EmulatorBackend() {

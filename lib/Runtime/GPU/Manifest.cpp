@@ -296,32 +296,11 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
     std::string q = idx(lp, i);
     const json &l = object(launches[i], q);
     LaunchInfo li;
-    std::string kname = string(field(l, q, "kernel"), sub(q, "kernel"));
-    int k = m.findKernel(kname);
-    if (k < 0)
-      fail(sub(q, "kernel"), "unknown kernel '" + kname + "'");
-    li.kernel = size_t(k);
-    const KernelInfo &ki = m.kernels[li.kernel];
-    li.grid = dim3(field(l, q, "grid"), sub(q, "grid"), 0x7fffffff, 65535);
-    li.block = dim3(field(l, q, "block"), sub(q, "block"), 1024, 1024);
-    if (li.block != ki.block)
-      fail(sub(q, "block"), "[" + std::to_string(li.block[0]) + "," + std::to_string(li.block[1]) + "," +
-                                std::to_string(li.block[2]) + "] differs from kernel '" + kname +
-                                "' block [" + std::to_string(ki.block[0]) + "," +
-                                std::to_string(ki.block[1]) + "," + std::to_string(ki.block[2]) + "]");
-    li.dynamicSharedBytes =
-        unsignedInt(field(l, q, "dynamic_shared_bytes"), sub(q, "dynamic_shared_bytes"), 0xffffffffu);
-    std::string ap = sub(q, "args");
-    const json &args = array(field(l, q, "args"), ap);
-    if (args.size() != ki.numParams)
-      fail(ap, std::to_string(args.size()) + " arguments, but kernel '" + kname + "' has num_params " +
-                   std::to_string(ki.numParams));
-    for (size_t a = 0; a < args.size(); ++a) {
-      std::string r = idx(ap, a);
-      const json &arg = object(args[a], r);
+    // One argument: a buffer (the arena or an IO buffer) and an offset in it;
+    // `size` is set to the buffer's bytes.
+    auto parseArg = [&](const json &arg, const std::string &r, uint64_t &size) {
       LaunchArg la;
       std::string bname = string(field(arg, r, "buffer"), sub(r, "buffer"));
-      uint64_t size;
       if (bname == "@arena") {
         la.buffer = kArena;
         size = fi.arenaBytes;
@@ -349,6 +328,74 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
       if (!(la.offset < size || (size == 0 && la.offset == 0)))
         fail(sub(r, "offset"), std::to_string(la.offset) + " is past the end of '" + bname + "' (" +
                                    std::to_string(size) + " bytes)");
+      return la;
+    };
+    if (const json *coll = optField(l, "collective")) {
+      // A collective step over `ranks` ranks from args[0] (`elements` of
+      // `dtype`) into args[1]: a sum all-reduce (as many elements), or an
+      // all-gather of every rank's block in rank order (ranks × elements).
+      li.collective = string(*coll, sub(q, "collective"));
+      if (li.collective != "all_reduce" && li.collective != "all_gather")
+        fail(sub(q, "collective"),
+             "'" + li.collective + "' is not a collective the runtime runs (all_reduce, all_gather)");
+      li.ranks = unsignedInt(field(l, q, "ranks"), sub(q, "ranks"), 1 << 20);
+      if (li.ranks < 1)
+        fail(sub(q, "ranks"), "must be at least 1");
+      if (li.collective == "all_reduce") {
+        li.reduction = string(field(l, q, "reduction"), sub(q, "reduction"));
+        if (li.reduction != "sum")
+          fail(sub(q, "reduction"), "'" + li.reduction + "' is not a reduction the runtime runs (sum)");
+      }
+      li.dtype = string(field(l, q, "dtype"), sub(q, "dtype"));
+      int eb = dtypeBytes(li.dtype);
+      if (li.dtype != "f32" && li.dtype != "f16" && li.dtype != "bf16")
+        fail(sub(q, "dtype"), "'" + li.dtype + "' is not f32, f16 or bf16");
+      li.elements = unsignedInt(field(l, q, "elements"), sub(q, "elements"), uint64_t(1) << 44);
+      std::string ap = sub(q, "args");
+      const json &args = array(field(l, q, "args"), ap);
+      if (args.size() != 2)
+        fail(ap, std::to_string(args.size()) + " arguments, but a collective has 2 (send, receive)");
+      for (size_t a = 0; a < args.size(); ++a) {
+        std::string r = idx(ap, a);
+        uint64_t size = 0;
+        LaunchArg la = parseArg(object(args[a], r), r, size);
+        uint64_t elements = li.elements * (a == 1 && li.collective == "all_gather" ? li.ranks : 1);
+        // elements < 2^44, ranks < 2^20, eb <= 4: no overflow in 64 bits
+        // once the product is checked against the 2^48-byte limit.
+        if (elements > (uint64_t(1) << 48) / uint64_t(eb) || la.offset + elements * uint64_t(eb) > size)
+          fail(r, std::to_string(elements) + " elements of " + li.dtype + " at offset " +
+                      std::to_string(la.offset) + " pass the end of their buffer (" + std::to_string(size) +
+                      " bytes)");
+        li.args.push_back(la);
+      }
+      fi.launches.push_back(std::move(li));
+      continue;
+    }
+    std::string kname = string(field(l, q, "kernel"), sub(q, "kernel"));
+    int k = m.findKernel(kname);
+    if (k < 0)
+      fail(sub(q, "kernel"), "unknown kernel '" + kname + "'");
+    li.kernel = size_t(k);
+    const KernelInfo &ki = m.kernels[li.kernel];
+    li.grid = dim3(field(l, q, "grid"), sub(q, "grid"), 0x7fffffff, 65535);
+    li.block = dim3(field(l, q, "block"), sub(q, "block"), 1024, 1024);
+    if (li.block != ki.block)
+      fail(sub(q, "block"), "[" + std::to_string(li.block[0]) + "," + std::to_string(li.block[1]) + "," +
+                                std::to_string(li.block[2]) + "] differs from kernel '" + kname +
+                                "' block [" + std::to_string(ki.block[0]) + "," +
+                                std::to_string(ki.block[1]) + "," + std::to_string(ki.block[2]) + "]");
+    li.dynamicSharedBytes =
+        unsignedInt(field(l, q, "dynamic_shared_bytes"), sub(q, "dynamic_shared_bytes"), 0xffffffffu);
+    std::string ap = sub(q, "args");
+    const json &args = array(field(l, q, "args"), ap);
+    if (args.size() != ki.numParams)
+      fail(ap, std::to_string(args.size()) + " arguments, but kernel '" + kname + "' has num_params " +
+                   std::to_string(ki.numParams));
+    for (size_t a = 0; a < args.size(); ++a) {
+      std::string r = idx(ap, a);
+      const json &arg = object(args[a], r);
+      uint64_t size = 0;
+      LaunchArg la = parseArg(arg, r, size);
       if (const json *tm = optField(arg, "tensor_map")) {
         la.hasTensorMap = true;
         la.tensorMap = tensorMap(*tm, sub(r, "tensor_map"), la.offset, size);
@@ -412,6 +459,10 @@ void parse(const json &root, Manifest &m) {
   m.entry = string(field(root, "", "entry"), "entry");
   if (m.findFunction(m.entry) < 0)
     fail("entry", "unknown function '" + m.entry + "'");
+  // A tensor-parallel artifact compiled for one rank (its program looks up
+  // by rank) says which.
+  if (const json *r = optField(root, "rank"))
+    m.rank = int64_t(unsignedInt(*r, "rank", 1 << 20));
 }
 
 bool fileExists(const std::string &path) {

@@ -7,6 +7,7 @@
 
 #include "RLX/Runtime/GPURuntime.h"
 #include "RLX/Runtime/GPU/Backend.h"
+#include "RLX/Runtime/GPU/NCCL.h"
 
 #include <algorithm>
 #include <cstring>
@@ -144,6 +145,23 @@ struct rlx_gpu_artifact {
     std::string err;
     for (size_t i = 0; i < fn.launches.size(); ++i) {
       const LaunchInfo &l = fn.launches[i];
+      if (!l.collective.empty()) {
+        // A plan compiled for N ranks runs over a communicator of N: one
+        // rank alone would compute a partial result.
+        if (uint64_t(backend->communicatorSize()) != l.ranks)
+          return fail("function '" + fn.name + "', launches[" + std::to_string(i) + "] (" + l.collective +
+                      "): the plan is for " + std::to_string(l.ranks) + " ranks, the communicator has " +
+                      std::to_string(backend->communicatorSize()) +
+                      " (rlx_gpu_set_communicator; mpirun -np N rlx-run --tp N)");
+        // args are (send, receive): their device addresses.
+        bool ok = l.collective == "all_gather"
+                      ? backend->allGather(s.argValues[i][0], s.argValues[i][1], l.elements, l.dtype, err)
+                      : backend->allReduceSum(s.argValues[i][0], s.argValues[i][1], l.elements, l.dtype, err);
+        if (!ok)
+          return fail("function '" + fn.name + "', launches[" + std::to_string(i) + "] (" +
+                      l.collective + "): " + err);
+        continue;
+      }
       void **params = s.argPointers[i].empty() ? nullptr : s.argPointers[i].data();
       if (!backend->launch(l.kernel, l.grid, l.block, l.dynamicSharedBytes, params, err))
         return fail("function '" + fn.name + "', launches[" + std::to_string(i) + "] (kernel '" +
@@ -383,6 +401,54 @@ int rlx_gpu_time(rlx_gpu_artifact *h, const char *function, int warmups, int ite
       *min_ms = times.front();
     return true;
   });
+}
+
+int rlx_gpu_set_communicator(rlx_gpu_artifact *h, int rank, int size, const unsigned char *nccl_id,
+                             rlx_gpu_host_allreduce_fn host_allreduce,
+                             rlx_gpu_host_allgather_fn host_allgather, void *ctx) {
+  return guarded(h, [&] {
+    if (size < 1 || rank < 0 || rank >= size)
+      return h->fail("rlx_gpu_set_communicator: rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                     " is not a rank");
+    if (h->manifest.rank >= 0 && h->manifest.rank != rank)
+      return h->fail("rlx_gpu_set_communicator: the artifact was compiled for rank " +
+                     std::to_string(h->manifest.rank) + ", not rank " + std::to_string(rank));
+    Communicator c;
+    c.rank = rank;
+    c.size = size;
+    if (nccl_id) {
+      c.hasNcclId = true;
+      std::memcpy(c.ncclId, nccl_id, sizeof(c.ncclId));
+    }
+    c.hostAllReduce = host_allreduce;
+    c.hostAllGather = host_allgather;
+    c.hostContext = ctx;
+    std::string err;
+    if (!h->backend->setCommunicator(c, err))
+      return h->fail("rlx_gpu_set_communicator: " + err);
+    return true;
+  });
+}
+
+int rlx_gpu_nccl_unique_id(unsigned char *id, char *err, size_t errlen) {
+  std::string error;
+  NCCLLibrary nccl;
+  if (id && loadNCCL(nccl, error)) {
+    NcclUniqueId u;
+    if (int r = nccl.ncclGetUniqueId(&u))
+      error = std::string("ncclGetUniqueId: ") + nccl.ncclGetErrorString(r);
+    else {
+      std::memcpy(id, u.internal, sizeof(u.internal));
+      return 0;
+    }
+  } else if (!id) {
+    error = "rlx_gpu_nccl_unique_id: NULL id";
+  }
+  if (err && errlen) {
+    std::strncpy(err, error.c_str(), errlen - 1);
+    err[errlen - 1] = 0;
+  }
+  return 1;
 }
 
 } // extern "C"

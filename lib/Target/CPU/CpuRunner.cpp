@@ -8,9 +8,9 @@
 #include "RLX/Dialect/MIR/Transforms/Fusion.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Target/CPU/CpuPipeline.h"
+#include "RLX/Target/Frontend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -187,12 +187,12 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
         // and fuses them.
         pm.addPass(createRLXImportToMIR());
         if (options.tp > 0) {
-          mir::MIRShardOptions shard;
-          shard.tp = options.tp;
-          pm.addPass(mir::createMIRShard(shard));
-          OpPassManager &fpm = pm.nest<func::FuncOp>();
-          fpm.addPass(shard::createShardingPropagation());
-          fpm.addPass(shard::createPartition());
+          addTensorParallelPasses(pm, options.tp);
+          if (options.rank >= 0) {
+            mir::MIRBindRankOptions bind;
+            bind.rank = options.rank;
+            pm.addPass(mir::createMIRBindRank(bind));
+          }
         }
       }, error)))
     return failure();

@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -208,6 +210,37 @@ FailureOr<json::Object> functionPlan(func::FuncOp fn) {
   f["buffers"] = std::move(buffers);
   json::Array launches;
   for (Operation &op : fn.getBody().front()) {
+    if (auto kernel = dyn_cast<lir::KernelOp>(op)) {
+      // A collective step (convert-rlx-lir-to-gpu leaves only checked sum
+      // all-reduces over the tensor-parallel ranks).
+      Operation *root = kernel.getRootOp();
+      auto ar = dyn_cast_or_null<shard::AllReduceOp>(root);
+      auto ag = dyn_cast_or_null<shard::AllGatherOp>(root);
+      if ((!ar && !ag) || kernel.getInputs().size() != 1 || kernel.getOutputs().size() != 1)
+        return kernel.emitError("GPU artifact: an LIR kernel left in the plan is not an "
+                                "all-reduce or all-gather (run convert-rlx-lir-to-gpu)");
+      auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+          root, ar ? ar.getGridAttr() : ag.getGridAttr());
+      if (!grid || grid.getRank() != 1)
+        return kernel.emitError("GPU artifact: a collective over no 1-D grid");
+      auto type = cast<MemRefType>(kernel.getInputs()[0].getType());
+      json::Array args;
+      for (Value a : {kernel.getInputs()[0], kernel.getOutputs()[0]}) {
+        FailureOr<Root> root = traceToRoot(a, kernel);
+        if (failed(root))
+          return failure();
+        args.push_back(argRef(fn, *root));
+      }
+      json::Object step{{"collective", ar ? "all_reduce" : "all_gather"},
+                        {"ranks", grid.getShape()[0]},
+                        {"dtype", typeString(type.getElementType())},
+                        {"elements", type.getNumElements()},
+                        {"args", std::move(args)}};
+      if (ar)
+        step["reduction"] = "sum";
+      launches.push_back(std::move(step));
+      continue;
+    }
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
     if (!launch)
       continue;
@@ -310,6 +343,8 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.splitK = options.splitK;
   pipe.attentionKernel = options.attentionKernel;
   pipe.kvSplits = options.kvSplits;
+  pipe.tp = options.tp;
+  pipe.rank = options.rank;
   PassManager kernels(ctx);
   buildNVVMKernelPipeline(kernels, pipe);
   if (failed(kernels.run(module)))
@@ -426,6 +461,10 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   manifest["modules"] = std::move(modules);
   manifest["kernels"] = std::move(kernelList);
   manifest["entry"] = entry;
+  // The rank of a per-rank program that looks up by rank (its
+  // process_linear_index became this constant).
+  if (auto rank = module->getAttrOfType<IntegerAttr>("rlx.tp_rank"))
+    manifest["rank"] = rank.getInt();
   manifest["functions"] = std::move(functions);
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -50,6 +50,9 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   FrontendOptions front;
   front.fuse = options.fuse;
   front.dims.assign(options.dims.begin(), options.dims.end());
+  front.tp = options.tp;
+  front.gpuCollectives = true;
+  front.rank = options.rank;
   // Split-KV for the target's SMs (an unknown chip fails later, located, in
   // convert-rlx-lir-to-gpu).
   std::string error;

@@ -32,9 +32,9 @@ func.func @names(%x: tensor<1x3x32xf32> {rlx.input = "hidden_states"},
 
 // -----
 
-// A packed projection's contiguous blocks are not a rank's heads.
-// expected-error @+1 {{rlx-mir-shard: 'model.layers.0.self_attn.qkv_proj.weight' is a packed projection; tensor parallelism needs its parts as separate parameters}}
-func.func @packed(%w: tensor<96x32xf32> {rlx.param = "model.layers.0.self_attn.qkv_proj.weight"}) -> tensor<96x32xf32> {
+// GPT-NeoX's query_key_value interleaves q, k and v per head: not split.
+// expected-error @+1 {{rlx-mir-shard: 'gpt_neox.layers.0.attention.query_key_value.weight' is a packed projection whose layout RLX does not split (GPT-NeoX's query_key_value interleaves heads); tensor parallelism needs its parts as separate parameters}}
+func.func @packed(%w: tensor<96x32xf32> {rlx.param = "gpt_neox.layers.0.attention.query_key_value.weight"}) -> tensor<96x32xf32> {
   return %w : tensor<96x32xf32>
 }
 

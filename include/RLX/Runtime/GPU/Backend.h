@@ -23,6 +23,28 @@ struct CUDADriver;
 
 using DevicePtr = uint64_t;
 
+/// Host all-reduce (sum) of `count` elements of `dtype` ("f32", "f16",
+/// "bf16") across the ranks, from `send` into `recv` (which may be equal):
+/// the caller's transport, e.g. MPI_Allreduce. Returns 0 on success.
+using HostAllReduceFn = int (*)(void *ctx, const void *send, void *recv, size_t count,
+                                const char *dtype);
+/// Host all-gather of `bytes` bytes from every rank into `recv` (rank r's
+/// at r·bytes): e.g. MPI_Allgather of bytes. Returns 0 on success.
+using HostAllGatherFn = int (*)(void *ctx, const void *send, void *recv, size_t bytes);
+
+/// Tensor-parallel ranks: this process is `rank` of `size`. The CUDA backend
+/// runs collectives with NCCL on the id every rank was given (rank 0 made
+/// it, ncclGetUniqueId); the emulator, whose device memory is host memory,
+/// calls `hostAllReduce`.
+struct Communicator {
+  int rank = 0, size = 1;
+  bool hasNcclId = false;
+  unsigned char ncclId[128] = {};
+  HostAllReduceFn hostAllReduce = nullptr;
+  HostAllGatherFn hostAllGather = nullptr;
+  void *hostContext = nullptr;
+};
+
 class Backend {
 public:
   virtual ~Backend();
@@ -50,6 +72,20 @@ public:
   /// (CUDA events on the stream; wall clock on the emulator).
   virtual bool timerStart(std::string &error) = 0;
   virtual bool timerStop(double &ms, std::string &error) = 0;
+
+  /// The ranks a tensor-parallel plan's collectives run over (see
+  /// rlx_gpu_set_communicator). Without one, a plan runs as one rank.
+  virtual bool setCommunicator(const Communicator &c, std::string &error) = 0;
+  /// Sum all-reduce of `count` elements of `dtype` from `send` into `recv`
+  /// (they may be equal), ordered after the work launched before it.
+  virtual bool allReduceSum(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                            std::string &error) = 0;
+  /// Every rank's `count` elements of `dtype` at `send`, in rank order, at
+  /// `recv` (size × count elements).
+  virtual bool allGather(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
+                         std::string &error) = 0;
+  /// The communicator's size (1 without one).
+  virtual int communicatorSize() const = 0;
 };
 
 /// The CUDA backend on the system driver (dlopen'ed libcuda.so.1).

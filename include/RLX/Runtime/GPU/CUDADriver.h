@@ -88,6 +88,8 @@ struct CUDADriver {
   CUresult (*cuMemFree)(CUdeviceptr p) = nullptr;
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s) = nullptr;
+  /// Optional: a one-rank collective (tensor parallelism) is a device copy.
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) = nullptr;
   CUresult (*cuModuleLoadData)(CUmodule *mod, const void *image) = nullptr;
   /// Optional: PTX is JIT-compiled with it to get ptxas' error log.
   CUresult (*cuModuleLoadDataEx)(CUmodule *mod, const void *image, unsigned numOptions, int *options,

@@ -85,7 +85,14 @@ struct LaunchArg {
   TensorMapInfo tensorMap;
 };
 
+/// A step of a function's plan: a kernel launch, or a collective over the
+/// tensor-parallel ranks (`collective` non-empty; args are send, receive).
 struct LaunchInfo {
+  std::string collective; ///< "" for a kernel launch, else "all_reduce" or "all_gather"
+  std::string reduction;  ///< "sum" (all_reduce)
+  std::string dtype;      ///< the collective's element type (f32, f16, bf16)
+  uint64_t elements = 0;  ///< the elements each rank sends
+  uint64_t ranks = 1;     ///< the ranks the plan was compiled for
   size_t kernel = 0; ///< index into Manifest::kernels
   Dim3 grid{1, 1, 1};
   Dim3 block{1, 1, 1};
@@ -115,6 +122,8 @@ struct Manifest {
   std::vector<KernelInfo> kernels;
   std::string entry;
   std::vector<FunctionInfo> functions;
+  /// The rank a tensor-parallel artifact was compiled for (-1: any rank).
+  int64_t rank = -1;
 
   int findFunction(const std::string &name) const; ///< -1 when absent
   int findKernel(const std::string &name) const;   ///< -1 when absent

@@ -44,6 +44,9 @@ struct CpuRunnerOptions {
   /// shard-partition on the fusable MIR, before fusion); the argument and
   /// result shapes are then the rank's. 0: the whole model.
   int64_t tp = 0;
+  /// With tp: this process's rank (-1: not known). The program is then
+  /// compiled for it (rlx-mir-bind-rank: rank lookups and all_slices static).
+  int64_t rank = -1;
   unsigned optLevel = 3;
   /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).
   std::string runtimeDir;

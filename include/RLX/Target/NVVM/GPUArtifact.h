@@ -40,6 +40,14 @@ struct GPUArtifactOptions {
   std::string attentionKernel = "auto";
   /// kv-splits of rlx-mir-split-kv (0: the heuristic, 1: never).
   int64_t kvSplits = 0;
+  /// Tensor-parallel ranks (0: none): the artifact is the per-rank program,
+  /// the same for every rank; its all-reduces are collective steps of the
+  /// plan, run by the runtime's communicator (docs/gpu-artifact.md).
+  int64_t tp = 0;
+  /// With tp: the rank (-1: not given), which a per-rank program that looks
+  /// up by rank (a vocab-parallel embedding) needs; the artifact is then
+  /// that rank's.
+  int64_t rank = -1;
 };
 
 /// Compiles `module` (HIR, MIR or LIR) and writes the artifact into `dir`

@@ -42,6 +42,10 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
   Option<int64_t> splitK{*this, "split-k",
                          llvm::cl::desc("K splits of the gemv kernel (0: the heuristic)"),
                          llvm::cl::init(0)};
+  Option<int64_t> rank{*this, "rank",
+                       llvm::cl::desc("with tp: the rank this artifact is for, when the per-rank "
+                                      "program uses it (a vocab-parallel lookup; -1: not given)"),
+                       llvm::cl::init(-1)};
   Option<std::string> attentionKernel{
       *this, "attention-kernel",
       llvm::cl::desc("auto | simt | flash | wgmma (convert-rlx-lir-to-gpu)"), llvm::cl::init("auto")};
@@ -51,6 +55,11 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
       llvm::cl::init(0)};
   ListOption<std::string> dims{*this, "dims",
                                llvm::cl::desc("symbolic dim bindings name=size")};
+  Option<int64_t> tp{*this, "tp",
+                     llvm::cl::desc("tensor-parallel ranks: the per-rank program of "
+                                    "rlx-mir-shard{tp=N}, its all-reduces as collective steps "
+                                    "(0: none)"),
+                     llvm::cl::init(0)};
   Option<std::string> spills{*this, "spills",
                              llvm::cl::desc("error | warn | ignore: a spill or stack frame"),
                              llvm::cl::init("warn")};

@@ -231,6 +231,14 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
       return op->emitError() << "rlx.emulator_unavailable must be a string on a kernel function";
     return success();
   }
+  // The rank a per-rank tensor-parallel program was compiled for
+  // (rlx-mir-gpu-collectives).
+  if (attr.getName() == "rlx.tp_rank") {
+    auto r = dyn_cast<IntegerAttr>(attr.getValue());
+    if (op->getName().getStringRef() != "builtin.module" || !r || r.getInt() < 0)
+      return op->emitError() << "rlx.tp_rank must be a non-negative integer on a module";
+    return success();
+  }
   if (attr.getName() == "rlx.wgmma_fence_operands") {
     if (op->getName().getStringRef() != "llvm.inline_asm" || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "rlx.wgmma_fence_operands must be a unit attribute on an "
@@ -238,7 +246,7 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     return success();
   }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue()
-                         << "' (the rlx dialect defines rlx.fusion_policy on modules, "
+                         << "' (the rlx dialect defines rlx.fusion_policy and rlx.tp_rank on modules, "
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
                             "rlx.wgmma_fence_operands on llvm.inline_asm, "
                             "rlx.emulator_unavailable on gpu.func; "

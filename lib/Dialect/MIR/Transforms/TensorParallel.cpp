@@ -14,12 +14,14 @@
 // Requests the model cannot honour are located errors here, before any
 // rewriting: tp < 1, tp not dividing a split dim (intermediate size,
 // vocabulary, hidden size), tp not dividing num_heads or num_kv_heads (from
-// the head_dim of the function's rope/attention ops), and packed
-// projections (qkv_proj, gate_up_proj, c_attn), whose contiguous blocks are
-// not a rank's heads.
+// the head_dim of the function's rope/attention ops), packed projections
+// (c_attn, qkv_proj, gate_up_proj) whose output is not sliced into equal
+// parts, and packed layouts RLX does not split (query_key_value, W_pack).
+// Packed projections are split part by part: see planPacked / rewritePacked.
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Sharding.h"
@@ -60,13 +62,13 @@ TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t 
   if (!weight && !bias)
     return split(K::Replicated, -1);
   // Hugging Face nn.Linear weights are [out, in]; GPT-2's Conv1D are [in, out].
-  bool conv1d = module == "c_fc" || module == "c_proj";
+  bool conv1d = module == "c_fc" || module == "c_proj" || module == "c_attn";
   K kind = llvm::StringSwitch<K>(module)
                .Cases("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "c_fc", K::Column)
                .Cases("o_proj", "down_proj", "c_proj", K::Row)
                .Cases("embed_tokens", "wte", "lm_head", K::Vocab)
-               .Cases("qkv_proj", "gate_up_proj", "c_attn", "query_key_value", "W_pack",
-                      K::Unsupported)
+               .Cases("qkv_proj", "gate_up_proj", "c_attn", K::Packed)
+               .Cases("query_key_value", "W_pack", K::Unsupported)
                .Default(K::Replicated);
   switch (kind) {
   case K::Column:
@@ -76,6 +78,11 @@ TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t 
     return bias ? split(K::Replicated, -1) : split(K::Row, conv1d ? 0 : 1);
   case K::Vocab:
     return bias ? split(K::Replicated, -1) : split(K::Vocab, 0);
+  case K::Packed: {
+    TensorParallelSplit packed = split(K::Packed, bias ? 0 : (conv1d ? 1 : 0));
+    packed.parts = module == "gate_up_proj" ? 2 : 3;
+    return packed;
+  }
   case K::Unsupported:
     return split(K::Unsupported, -1);
   default:
@@ -91,6 +98,21 @@ std::optional<std::pair<int64_t, int64_t>> mlir::rlx::mir::shardBlock(int64_t si
   return std::make_pair(rank * block, (rank + 1) * block);
 }
 
+std::vector<std::pair<int64_t, int64_t>>
+mlir::rlx::mir::rankRuns(const TensorParallelSplit &split, int64_t size, int64_t rank, int64_t tp) {
+  int64_t parts = std::max<int64_t>(split.parts, 1);
+  if (size < 0 || size % parts)
+    return {};
+  int64_t part = size / parts;
+  auto block = shardBlock(part, rank, tp);
+  if (!block)
+    return {};
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t p = 0; p < parts; ++p)
+    runs.emplace_back(p * part + block->first, p * part + block->second);
+  return runs;
+}
+
 StringRef mlir::rlx::mir::stringifyTensorParallelKind(TensorParallelKind kind) {
   switch (kind) {
   case TensorParallelKind::Replicated: return "replicated";
@@ -98,6 +120,7 @@ StringRef mlir::rlx::mir::stringifyTensorParallelKind(TensorParallelKind kind) {
   case TensorParallelKind::Row: return "row";
   case TensorParallelKind::Vocab: return "vocab";
   case TensorParallelKind::KVHeads: return "kv_heads";
+  case TensorParallelKind::Packed: return "packed column";
   case TensorParallelKind::Unsupported: return "packed";
   }
   return "";
@@ -133,13 +156,54 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     return headDim;
   }
 
+  /// num_kv_heads of the function (from k_proj's rows and head_dim; 0 when
+  /// unknown).
+  static int64_t kvHeadsOf(func::FuncOp func, int64_t headDim) {
+    if (headDim <= 0)
+      return 0;
+    for (BlockArgument arg : func.getArguments()) {
+      StringRef name = nameOf(func.getArgAttrDict(arg.getArgNumber()));
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (type && type.getRank() == 2 && name.ends_with("k_proj.weight") &&
+          !ShapedType::isDynamic(type.getDimSize(0)) && type.getDimSize(0) % headDim == 0)
+        return type.getDimSize(0) / headDim;
+    }
+    return 0;
+  }
+
+  /// A tensor holding KV heads: the k/v projections and the KV caches.
+  static bool holdsKvHeads(StringRef name) {
+    return name.contains("k_proj.") || name.contains("v_proj.") ||
+           tensorParallelSplit(name, 3).kind == TensorParallelKind::KVHeads;
+  }
+
+  /// GQA's repeat of each KV head for its query heads, reshape →
+  /// broadcast → reshape ([B, kv, 1, S, D] → [B, kv, G, S, D] →
+  /// [B, kv·G, S, D]), whose result takes the heads' split.
+  static SmallVector<ReshapeOp> kvRepeats(func::FuncOp func, int64_t kv) {
+    SmallVector<ReshapeOp> repeats;
+    func.walk([&](ReshapeOp r) {
+      auto bc = r.getInput().getDefiningOp<BroadcastOp>();
+      auto in = bc ? dyn_cast<RankedTensorType>(bc.getInput().getType()) : nullptr;
+      auto out = cast<RankedTensorType>(r.getType());
+      if (in && in.getRank() == 5 && out.getRank() == 4 && in.getDimSize(1) == kv &&
+          in.getDimSize(2) == 1 && out.getDimSize(1) % kv == 0 && out.getDimSize(1) > kv)
+        repeats.push_back(r);
+    });
+    return repeats;
+  }
+
   /// Located errors for a split the model cannot take (see the file comment).
   LogicalResult check(func::FuncOp func, Location loc, StringRef name, RankedTensorType type,
-                      const TensorParallelSplit &split, int64_t headDim) {
+                      const TensorParallelSplit &split, int64_t headDim,
+                      bool replicateKv = false) {
+    if (replicateKv && holdsKvHeads(name))
+      return success();
     if (split.kind == TensorParallelKind::Unsupported)
       return emitError(loc) << "rlx-mir-shard: '" << name
-                            << "' is a packed projection; tensor parallelism needs its parts "
-                               "as separate parameters (split it before sharding)";
+                            << "' is a packed projection whose layout RLX does not split "
+                               "(GPT-NeoX's query_key_value interleaves heads); tensor "
+                               "parallelism needs its parts as separate parameters";
     if (split.dim < 0 || tp == 1)
       return success();
     int64_t size = type.getDimSize(split.dim);
@@ -147,6 +211,24 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
       return emitError(loc) << "rlx-mir-shard: dim " << split.dim << " of '" << name
                             << "' is dynamic; a " << stringifyTensorParallelKind(split.kind)
                             << "-parallel split needs its size";
+    if (split.kind == TensorParallelKind::Packed) {
+      int64_t part = size / split.parts;
+      if (size % split.parts)
+        return emitError(loc) << "rlx-mir-shard: dim " << split.dim << " (size " << size
+                              << ") of the packed projection '" << name << "' is not "
+                              << split.parts << " equal parts";
+      bool qkv = split.parts == 3;
+      if (qkv && headDim > 0 && part % headDim == 0 && (part / headDim) % tp)
+        return emitError(loc) << "rlx-mir-shard: tp = " << int64_t(tp)
+                              << " does not divide the " << part / headDim << " heads of '"
+                              << name << "' (num_heads = " << part / headDim
+                              << ", head_dim = " << headDim << ")";
+      if (part % tp)
+        return emitError(loc) << "rlx-mir-shard: tp = " << int64_t(tp)
+                              << " does not divide the parts (size " << part
+                              << ") of the packed projection '" << name << "'";
+      return success();
+    }
     bool heads = split.kind == TensorParallelKind::KVHeads ||
                  (split.kind == TensorParallelKind::Column &&
                   (name.contains("q_proj") || name.contains("k_proj") ||
@@ -160,8 +242,8 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
                               << "' (" << (kv ? "num_kv_heads" : "num_heads") << " = "
                               << count << ", head_dim = " << headDim << ")"
                               << (kv && tp > count
-                                      ? "; replicating KV heads (tp > num_kv_heads) is not "
-                                        "supported yet"
+                                      ? "; KV heads are replicated when tp > num_kv_heads "
+                                        "only if num_kv_heads divides tp"
                                       : "");
     }
     if (size % tp)
@@ -169,6 +251,155 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
                             << split.dim << " (size " << size << ") of '" << name << "' ("
                             << stringifyTensorParallelKind(split.kind) << "-parallel"
                             << (name.contains("mlp.") ? ", intermediate_size" : "") << ")";
+    return success();
+  }
+
+  /// A slice of a packed projection's output that takes one part, and the
+  /// dim of its input that holds the packed columns.
+  struct PackedSlice {
+    SliceOp slice;
+    int64_t dim;
+  };
+
+  /// Whether `v` holds packed columns of `parts` parts: a packed parameter,
+  /// a matmul by one, or an elementwise op of such values.
+  static bool packedValue(Value v, int64_t parts, unsigned depth = 0) {
+    if (depth > 16)
+      return false;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      if (!func || !arg.getOwner()->isEntryBlock())
+        return false;
+      auto type = cast<RankedTensorType>(arg.getType());
+      TensorParallelSplit s =
+          tensorParallelSplit(nameOf(func.getArgAttrDict(arg.getArgNumber())), type.getRank());
+      return s.kind == TensorParallelKind::Packed && s.parts == parts;
+    }
+    Operation *def = v.getDefiningOp();
+    if (auto mm = dyn_cast_or_null<MatmulOp>(def))
+      return packedValue(mm.getRhs(), parts, depth + 1);
+    if (def && isa<ElementwiseOpInterface>(def))
+      return llvm::any_of(def->getOperands(),
+                          [&](Value o) { return packedValue(o, parts, depth + 1); });
+    return false;
+  }
+
+  /// The slices that take the parts of packed parameter `arg` (through the
+  /// matmul that reads it as weights and elementwise ops such as the bias
+  /// add); an error when its columns reach anything else.
+  LogicalResult planPacked(BlockArgument arg, StringRef name, const TensorParallelSplit &split,
+                           SmallVectorImpl<PackedSlice> &plan) {
+    int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(split.dim);
+    int64_t part = size / split.parts;
+    SmallVector<std::pair<Value, int64_t>> work{{arg, split.dim}};
+    DenseSet<Operation *> seen;
+    auto misuse = [&](Operation *user) {
+      return user->emitError() << "rlx-mir-shard: the packed projection '" << name
+                               << "' reaches '" << user->getName()
+                               << "'; tensor parallelism splits a packed projection whose "
+                                  "output is sliced into its "
+                               << split.parts << " parts (through matmul and elementwise ops)";
+    };
+    while (!work.empty()) {
+      auto [value, dim] = work.pop_back_val();
+      int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto mm = dyn_cast<MatmulOp>(user)) {
+          int64_t wrank = rank, out = cast<RankedTensorType>(mm.getType()).getRank();
+          bool columns = use.getOperandNumber() == 1 &&
+                         dim == (mm.getTransposeB() ? wrank - 2 : wrank - 1);
+          if (!columns)
+            return misuse(user);
+          if (seen.insert(user).second)
+            work.push_back({mm.getOutput(), out - 1});
+          continue;
+        }
+        if (auto slice = dyn_cast<SliceOp>(user)) {
+          ArrayRef<int64_t> in = cast<RankedTensorType>(value.getType()).getShape();
+          bool onePart = slice.getOffsets()[dim] % part == 0 && slice.getStrides()[dim] == 1 &&
+                         slice.getType().getDimSize(dim) == part;
+          for (int64_t d = 0; d < rank && onePart; ++d)
+            if (d != dim)
+              onePart = slice.getOffsets()[d] == 0 && slice.getStrides()[d] == 1 &&
+                        (slice.getSizes()[d] == -1 || slice.getSizes()[d] == in[d]);
+          if (!onePart)
+            return slice.emitError()
+                   << "rlx-mir-shard: this slice of the packed projection '" << name
+                   << "' does not take one of its " << split.parts << " equal parts (size " << part
+                   << " along dim " << dim << ", every other dim whole); packed q|k|v with "
+                   << "unequal parts (num_kv_heads < num_heads) is not split";
+          if (seen.insert(user).second)
+            plan.push_back({slice, dim});
+          continue;
+        }
+        if (isa<ElementwiseOpInterface>(user) && user->getNumResults() == 1) {
+          auto out = cast<RankedTensorType>(user->getResult(0).getType());
+          int64_t outDim = dim + out.getRank() - rank;
+          if (out.getDimSize(outDim) != size)
+            return misuse(user);
+          // Another operand along the packed columns must be packed the
+          // same way (a packed bias) or broadcast along them: a tensor in
+          // the original column order would be split into other columns.
+          for (Value other : user->getOperands()) {
+            if (other == value)
+              continue;
+            auto t = dyn_cast<RankedTensorType>(other.getType());
+            int64_t d = t ? outDim - (out.getRank() - t.getRank()) : -1;
+            if (!t || d < 0 || t.getDimSize(d) == 1)
+              continue;
+            if (!packedValue(other, split.parts))
+              return user->emitError()
+                     << "rlx-mir-shard: '" << user->getName()
+                     << "' combines the packed projection '" << name
+                     << "' with a tensor along its columns that is not packed the same way "
+                          "(tensor parallelism would split the two differently)";
+          }
+          if (seen.insert(user).second)
+            work.push_back({user->getResult(0), outDim});
+          continue;
+        }
+        return misuse(user);
+      }
+    }
+    return success();
+  }
+
+  /// Rewrites a slice of part p of the packed columns (global view) into a
+  /// slice of the per-rank layout: with block r of every part side by side
+  /// at [r·size/tp, (r+1)·size/tp), part p of the global tensor is
+  /// reshape(x, [.., tp, size/tp, ..])[.., :, p·part/tp : (p+1)·part/tp, ..]
+  /// reshaped back. The split then sits on the tp dim, which is the lead
+  /// dim of its reshape group, so shard-partition keeps it local.
+  LogicalResult rewritePacked(const PackedSlice &ps) {
+    SliceOp slice = ps.slice;
+    OpBuilder b(slice);
+    MIRBuilder mb(b, slice.getLoc(), /*diagnose=*/true);
+    auto in = cast<RankedTensorType>(slice.getInput().getType());
+    int64_t size = in.getDimSize(ps.dim), offset = slice.getOffsets()[ps.dim];
+    int64_t part = slice.getType().getDimSize(ps.dim);
+    auto pattern = [](ArrayRef<int64_t> shape) {
+      SmallVector<int64_t> p;
+      for (int64_t d : shape)
+        p.push_back(ShapedType::isDynamic(d) ? -1 : d);
+      return p;
+    };
+    SmallVector<int64_t> split = pattern(in.getShape());
+    split[ps.dim] = size / tp;
+    split.insert(split.begin() + ps.dim, tp);
+    SmallVector<int64_t> offsets(slice.getOffsets()), sizes(slice.getSizes()),
+        strides(slice.getStrides());
+    offsets[ps.dim] = offset / tp;
+    sizes[ps.dim] = part / tp;
+    offsets.insert(offsets.begin() + ps.dim, 0);
+    sizes.insert(sizes.begin() + ps.dim, -1);
+    strides.insert(strides.begin() + ps.dim, 1);
+    Value local = mb.slice(mb.reshape(slice.getInput(), split), offsets, sizes, strides);
+    Value joined = mb.reshape(local, pattern(slice.getType().getShape()));
+    if (!joined)
+      return failure();
+    slice.getOutput().replaceAllUsesWith(joined);
+    slice.erase();
     return success();
   }
 
@@ -201,17 +432,28 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     }
     // Check every function before rewriting any.
     bool ok = true;
+    // Functions whose KV heads are replicated (tp > num_kv_heads): every rank
+    // computes them all and keeps the ones its query heads read.
+    DenseSet<Operation *> replicating;
+    SmallVector<PackedSlice> packed;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
       int64_t headDim = headDimOf(func);
+      int64_t kv = kvHeadsOf(func, headDim);
+      bool replicateKv = tp > 1 && kv > 0 && tp > kv && tp % kv == 0 &&
+                         !kvRepeats(func, kv).empty();
+      if (replicateKv)
+        replicating.insert(func);
       func.walk([&](AttentionOp a) {
         if (tp > 1 && (a.getNumHeads() % tp || a.getNumKvHeads() % tp)) {
           a.emitError() << "rlx-mir-shard: tp = " << int64_t(tp) << " does not divide num_heads = "
                         << a.getNumHeads() << " and num_kv_heads = " << a.getNumKvHeads()
-                        << (tp > a.getNumKvHeads() ? "; replicating KV heads (tp > "
-                                                     "num_kv_heads) is not supported yet"
-                                                   : "");
+                        << (tp > a.getNumKvHeads()
+                                ? "; KV heads are replicated (tp > num_kv_heads) in "
+                                  "decomposed attention only (convert-rlx-hir-to-mir "
+                                  "fusion-policy=fusable), not in rlx_mir.attention"
+                                : "");
           ok = false;
         }
       });
@@ -225,10 +467,24 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
           continue;
         StringRef name = nameOf(func.getArgAttrDict(arg.getArgNumber()));
         TensorParallelSplit split = tensorParallelSplit(name, type.getRank());
+        if (split.kind == TensorParallelKind::Packed && tp > 1 && !first) {
+          if (split.dim < 0) {
+            emitError(arg.getLoc()) << "rlx-mir-shard: the packed projection '" << name
+                                    << "' has " << type.getRank()
+                                    << " dims; its packed dim is not one of them";
+            ok = false;
+            continue;
+          }
+          if (failed(check(func, arg.getLoc(), name, type, split, headDim, replicateKv)))
+            first = arg.getLoc();
+          else if (failed(planPacked(arg, name, split, packed)))
+            ok = false;
+          continue;
+        }
         if (first) {
           ScopedDiagnosticHandler quiet(&getContext(), [](Diagnostic &) { return success(); });
-          more += failed(check(func, arg.getLoc(), name, type, split, headDim));
-        } else if (failed(check(func, arg.getLoc(), name, type, split, headDim))) {
+          more += failed(check(func, arg.getLoc(), name, type, split, headDim, replicateKv));
+        } else if (failed(check(func, arg.getLoc(), name, type, split, headDim, replicateKv))) {
           first = arg.getLoc();
         }
       }
@@ -242,6 +498,11 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     }
     if (!ok)
       return signalPassFailure();
+    // A weight and its bias reach the same slices: rewrite each once.
+    DenseSet<Operation *> rewritten;
+    for (const PackedSlice &ps : packed)
+      if (rewritten.insert(ps.slice).second && failed(rewritePacked(ps)))
+        return signalPassFailure();
 
     OpBuilder b(module.getContext());
     b.setInsertionPointToStart(module.getBody());
@@ -257,10 +518,24 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
           continue;
         StringRef name = nameOf(func.getArgAttrDict(arg.getArgNumber()));
         TensorParallelSplit split = tensorParallelSplit(name, type.getRank());
+        if (replicating.contains(func) && holdsKvHeads(name))
+          split = TensorParallelSplit{};
         Value sharding = shardingFor(b, arg.getLoc(), split, type.getRank());
         auto annotated = shard::ShardOp::create(b, arg.getLoc(), arg, sharding, true);
         arg.replaceAllUsesExcept(annotated, annotated);
       }
+      // Replicated KV heads: GQA's repeat is computed whole, then each rank
+      // keeps its query heads' copies (shard-partition: an all_slice).
+      if (replicating.contains(func))
+        for (ReshapeOp r : kvRepeats(func, kvHeadsOf(func, headDimOf(func)))) {
+          b.setInsertionPointAfter(r);
+          TensorParallelSplit heads{TensorParallelKind::Column, 1};
+          Value whole = shardingFor(b, r.getLoc(), TensorParallelSplit{}, 4);
+          Value split = shardingFor(b, r.getLoc(), heads, 4);
+          auto produced = shard::ShardOp::create(b, r.getLoc(), r.getResult(), whole, false);
+          auto used = shard::ShardOp::create(b, r.getLoc(), produced, split, true);
+          r.getResult().replaceAllUsesExcept(used, produced);
+        }
       func.walk([&](func::ReturnOp ret) {
         b.setInsertionPoint(ret);
         for (OpOperand &use : ret->getOpOperands()) {
@@ -269,7 +544,7 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
             continue;
           StringRef name = nameOf(func.getResultAttrDict(use.getOperandNumber()));
           TensorParallelSplit split = tensorParallelSplit(name, type.getRank());
-          if (split.kind != TensorParallelKind::KVHeads)
+          if (split.kind != TensorParallelKind::KVHeads || replicating.contains(func))
             split = TensorParallelSplit{};
           Value sharding = shardingFor(b, ret.getLoc(), split, type.getRank());
           use.set(shard::ShardOp::create(b, ret.getLoc(), use.get(), sharding, true));

@@ -232,6 +232,17 @@ def MIRShard : Pass<"rlx-mir-shard", "::mlir::ModuleOp"> {
     vocab-parallel `embed_tokens`, `wte` and `lm_head` rows; KV caches
     (`past_key_values.N.key|value`, `present.N.key|value`) by KV head; every
     other tensor (norm weights, hidden states, ids, positions) replicated.
+    When tp > num_kv_heads (num_kv_heads dividing tp), the KV heads are
+    replicated, as in vLLM: k_proj, v_proj and the KV caches stay whole on
+    every rank, GQA's repeat of the KV heads (reshape → broadcast →
+    reshape) is computed whole and annotated split by query head for its
+    users, so shard-partition cuts each rank's copies with a
+    `shard.all_slice` (`rlx-mir-bind-rank` makes it a static slice).
+    Packed projections (GPT-2's `c_attn`, Phi-3's `qkv_proj` and
+    `gate_up_proj`) are column-parallel by parts: a rank holds block r of
+    every part side by side, and the slices that take the parts of their
+    output are rewritten to read that layout (`reshape` to `[.., tp,
+    size/tp]`, slice, `reshape` back).
     Outputs are annotated replicated (the KV caches by KV head). The split
     of a name is `tensorParallelSplit` (RLX/Dialect/MIR/Transforms/Sharding.h),
     a pure function of the name and rank; rank `r` of `tp` holds the block
@@ -247,16 +258,57 @@ def MIRShard : Pass<"rlx-mir-shard", "::mlir::ModuleOp"> {
     Errors (located, nothing rewritten): `tp < 1`; tp not dividing a split
     dim (intermediate size, vocabulary) or a dynamic split dim; tp not
     dividing num_heads or num_kv_heads (found from the head_dim of the
-    function's rope or attention ops; replicating KV heads when
-    tp > num_kv_heads is not supported yet); packed projections
-    (`qkv_proj`, `gate_up_proj`, `c_attn`), whose contiguous blocks are not
-    a rank's heads; a module that already has the grid's symbol.
+    function's rope or attention ops; when tp > num_kv_heads, num_kv_heads
+    must divide tp, and the attention must be decomposed); a packed projection whose
+    output is not sliced into its equal parts, or whose parts tp does not
+    divide; packed layouts RLX does not split (`query_key_value`,
+    `W_pack`); a module that already has the grid's symbol.
   }];
   let options = [
     Option<"tp", "tp", "int64_t", /*default=*/"1", "tensor-parallel ranks (the grid's size)">,
     Option<"gridName", "grid", "std::string", /*default=*/"\"tp\"",
            "name of the shard.grid symbol">
   ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def MIRBindRank : Pass<"rlx-mir-bind-rank", "::mlir::ModuleOp"> {
+  let summary = "Bind a per-rank program's rank: process_linear_index and all_slice become static";
+  let description = [{
+    Runs on the per-rank program of `shard-partition` when the program is
+    compiled for one rank (every rank JIT-compiles its own under
+    `rlx-run --tp`; the GPU path compiles an artifact per rank). A kernel has
+    no rank to ask:
+    - `shard.process_linear_index` (the rank a vocab-parallel embedding
+      looks its rows up by) becomes the constant `rank`;
+    - `shard.all_slice` (a replicated tensor cut to the rank's block: the
+      KV heads of a rank when tp > num_kv_heads) becomes an `rlx_mir.slice`
+      at `rank · size / tp` along its slice axis.
+    The module gets `rlx.tp_rank = rank`, which the GPU artifact records.
+    With `rank = -1` (not given) such an op is an error naming it; a rank
+    outside the grid, a multi-axis grid and a dynamic sliced dim are errors
+    too. Without such ops the pass does nothing.
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"-1",
+           "this rank (-1: not given)">
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::arith::ArithDialect"];
+}
+
+def MIRGpuCollectives : Pass<"rlx-mir-gpu-collectives", "::mlir::ModuleOp"> {
+  let summary = "Prepare a partitioned (per-rank) program's all-gathers for the GPU runtime";
+  let description = [{
+    Runs on the per-rank program of `shard-partition` before MIR → LIR on
+    the GPU path. The GPU runtime's collectives (NCCL, or MPI under the
+    emulator) gather contiguous per-rank blocks, so each `shard.all_gather`
+    over a 1-D grid whose gather axis has a dim other than 1 before it
+    becomes an all-gather along a new leading axis, a `rlx_mir.transpose`
+    that moves the ranks' axis to the gather axis, and a `rlx_mir.reshape`
+    (the logits of a vocab-parallel LM head: `[B, S, V/tp]` → `[tp, B, S,
+    V/tp]` → `[B, S, tp, V/tp]` → `[B, S, V]`). A multi-axis grid and a
+    dynamic shape are errors.
+  }];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 

@@ -9,8 +9,13 @@
 // The weight split is a pure function of (parameter name, rank, tp):
 // paramShardDim names the split dim of a Hugging Face parameter name
 // (Megatron-LM's column / row / vocab parallel layers), and a rank holds the
-// contiguous block [rank·size/tp, (rank+1)·size/tp) of that dim. The
-// generator, the runners and Python all call this one function.
+// contiguous block [rank·size/tp, (rank+1)·size/tp) of that dim. A packed
+// projection (GPT-2's c_attn, Phi-3's qkv_proj and gate_up_proj) holds
+// `parts` equal column blocks (q|k|v, gate|up); a rank holds block `rank` of
+// each part, side by side (vLLM's QKVParallelLinear / MergedColumnParallel
+// layout), which is the contiguous block `rank` of the packed tensor once
+// rlx-mir-shard has rewritten the slices of its output (see TensorParallel.cpp).
+// The generator, the runners and Python all call this one function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class DialectRegistry;
@@ -40,13 +46,16 @@ enum class TensorParallelKind {
   Row,        ///< input features split (o_proj, down_proj): all-reduce after
   Vocab,      ///< vocabulary rows split (embed_tokens, lm_head)
   KVHeads,    ///< a KV cache [B, S, kv_heads·head_dim] split by KV head
-  Unsupported ///< a packed projection (qkv_proj, gate_up_proj, c_attn)
+  Packed,     ///< column-parallel with `parts` equal parts (c_attn, qkv_proj, gate_up_proj)
+  Unsupported ///< a packed layout RLX does not split (query_key_value, W_pack)
 };
 
 struct TensorParallelSplit {
   TensorParallelKind kind = TensorParallelKind::Replicated;
   /// The split dim of a tensor of rank `rank` (-1: none).
   int64_t dim = -1;
+  /// Equal parts along `dim` (Packed: 3 for q|k|v, 2 for gate|up; else 1).
+  int64_t parts = 1;
 };
 
 /// The split of tensor `name` (a Hugging Face parameter name, or the
@@ -58,6 +67,12 @@ TensorParallelSplit tensorParallelSplit(llvm::StringRef name, int64_t rank);
 /// nullopt when tp does not divide size.
 std::optional<std::pair<int64_t, int64_t>> shardBlock(int64_t size, int64_t rank,
                                                        int64_t tp);
+
+/// The indices along the split dim (of `size`) that rank `rank` of `tp`
+/// holds, as [begin, end) runs in order: one run for a plain split, one per
+/// part for a packed one. Empty when tp does not divide every part.
+std::vector<std::pair<int64_t, int64_t>> rankRuns(const TensorParallelSplit &split, int64_t size,
+                                                  int64_t rank, int64_t tp);
 
 /// The spelling of a split kind in diagnostics and docs ("column", ...).
 llvm::StringRef stringifyTensorParallelKind(TensorParallelKind kind);
