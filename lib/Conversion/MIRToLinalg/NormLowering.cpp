@@ -329,7 +329,6 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     if (op.getKeepDims()) {
       SmallVector<ReassociationIndices> groups;
       ReassociationIndices current;
-      int64_t outDim = 0;
       // Each kept dim takes the reduced (size-1) dims that precede it; trailing
       // reduced dims join the last group.
       for (int64_t d = 0; d < rank; ++d) {
@@ -337,7 +336,6 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
         if (!reduced[d]) {
           groups.push_back(current);
           current.clear();
-          ++outDim;
         }
       }
       if (!current.empty()) {

@@ -103,7 +103,8 @@ PlanSummary mlir::rlx::lir::planArena(std::vector<PlannedBuffer> &buffers, int64
   std::vector<int64_t> bestOffsets;
   summary.arenaBytes = -1;
   for (bool bestFit : {true, false}) {
-    for (auto &[name, less] : orders) {
+    for (auto &[name, lessOrder] : orders) {
+      auto &less = lessOrder;
       std::vector<size_t> order(buffers.size());
       std::iota(order.begin(), order.end(), 0);
       std::stable_sort(order.begin(), order.end(),

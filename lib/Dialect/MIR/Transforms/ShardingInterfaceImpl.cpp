@@ -839,8 +839,9 @@ struct ReshapeShardingModel
           continue;
         if (d >= option.shardingArray.size())
           return failure();
+        int64_t dim = d;
         bool lead = llvm::any_of(*groups, [&](const ReshapeGroup &g) {
-          return g.outLead == (int64_t)d;
+          return g.outLead == dim;
         });
         if (!lead || !fill(d, axes.asArrayRef()))
           return failure();
@@ -852,8 +853,9 @@ struct ReshapeShardingModel
       for (auto [d, axes] : llvm::enumerate(s.getSplitAxes())) {
         if (axes.empty())
           continue;
+        int64_t dim = d;
         const ReshapeGroup *g = llvm::find_if(*groups, [&](const ReshapeGroup &g) {
-          return g.inLead == (int64_t)d;
+          return g.inLead == dim;
         });
         if (g == groups->end() || g->outLead < 0 || !fill(g->outLead, axes.asArrayRef()))
           return failure();
@@ -876,8 +878,9 @@ struct ReshapeShardingModel
     for (auto [d, axes] : llvm::enumerate(option.shardingArray)) {
       if (axes.empty())
         continue;
+      int64_t dim = d;
       const ReshapeGroup *g = llvm::find_if(*groups, [&](const ReshapeGroup &g) {
-        return g.outLead == (int64_t)d;
+        return g.outLead == dim;
       });
       if (g == groups->end() || g->inLead < 0)
         return failure();
