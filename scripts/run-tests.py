@@ -10,7 +10,11 @@ at all counts as one failure.
   run-tests.py --sum LOG...
 
 --pytest replaces the pytest arguments (default: all of test/python; paths
-relative to the checkout); --junit adds the results of a suite run elsewhere
+relative to the checkout); --stripped-cpu CPU runs the low-precision (bf16,
+f16, f8, NVFP4) op and layer tests once more with the CPU path's code
+compiled for CPU (RLX_CPU=CPU, e.g. x86-64-v3: AVX2, no AVX-512 or BF16/FP16
+extensions), so that what fails only on less capable CPUs fails on any CI
+machine (x86-64 hosts only); --junit adds the results of a suite run elsewhere
 (e.g. scripts/fuzz-ci.sh's); --sanitizer-logs counts one more test, passed
 when DIR holds no sanitizer report (ASan/UBSan log_path files) and failed,
 with each report's first lines printed, when it does. --sum prints the sum of
@@ -20,6 +24,7 @@ failure).
 import argparse
 import glob
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -41,6 +46,16 @@ def count_junit(path):
         else:
             passed += 1
     return passed, failed, skipped
+
+
+# The op and layer tests whose code takes the paths a CPU without AVX-512,
+# AVX512-BF16 or AVX512-FP16 takes (compiler-rt calls for conversions, other
+# vector widths): run again under --stripped-cpu.
+STRIPPED_SELECTION = ["test/python/test_mir_ops.py", "test/python/test_hir_ops.py",
+                      "test/python/test_autodiff.py", "test/python/test_storage_types.py",
+                      "test/python/test_nvfp4.py", "test/python/test_models.py",
+                      "test/python/test_rlx_run_inputs.py", "test/python/test_checkpoints.py",
+                      "-k", "bf16 or f16 or f8 or e4m3 or nvfp4 or fp8 or float or dtype"]
 
 
 def run_suite(name, cmd, xml, env=None):
@@ -115,6 +130,8 @@ def main():
     ap.add_argument("--pytest", action="append", default=None,
                     help="pytest argument (repeatable; default: test/python)")
     ap.add_argument("--no-pytest", action="store_true", help="lit and unit tests only")
+    ap.add_argument("--stripped-cpu", default="", metavar="CPU",
+                    help="also run the low-precision tests with RLX_CPU=CPU (x86-64 only)")
     ap.add_argument("--junit", action="append", default=[],
                     help="NAME=XML: results of a suite run elsewhere")
     ap.add_argument("--sanitizer-logs", default=None)
@@ -149,15 +166,27 @@ def main():
                   os.path.join(out, "unit.xml")))
     env = dict(os.environ)
     env["RLX_BUILD_DIR"] = build
-    selection = args.pytest or [os.path.join("test", "python")]
-    # Paths are relative to the checkout; other arguments (-k EXPR, ...) pass through.
-    selection = [os.path.join(ROOT, a) if not os.path.isabs(a) and
-                 os.path.exists(os.path.join(ROOT, a.split("::")[0])) else a for a in selection]
+    def rooted(selection):
+        # Paths are relative to the checkout; other arguments (-k EXPR, ...) pass through.
+        return [os.path.join(ROOT, a) if not os.path.isabs(a) and
+                os.path.exists(os.path.join(ROOT, a.split("::")[0])) else a for a in selection]
+
+    selection = rooted(args.pytest or [os.path.join("test", "python")])
     # -rs: every skipped test is listed with its reason.
     if not args.no_pytest:
         add(run_suite("pytest", [sys.executable, "-m", "pytest", "-q", "-rs",
                                  "--junitxml", os.path.join(out, "pytest.xml")] + selection,
                       os.path.join(out, "pytest.xml"), env=env))
+    if args.stripped_cpu and not args.no_pytest:
+        name = f"pytest (RLX_CPU={args.stripped_cpu})"
+        if platform.machine() not in ("x86_64", "AMD64"):
+            print(f"-- {name}: skipped (not an x86-64 host)")
+            add((0, 0, 1))
+        else:
+            xml = os.path.join(out, "pytest-stripped-cpu.xml")
+            add(run_suite(name, [sys.executable, "-m", "pytest", "-q", "-rs", "--junitxml", xml]
+                          + rooted(STRIPPED_SELECTION),
+                          xml, env=dict(env, RLX_CPU=args.stripped_cpu)))
     for spec in args.junit:
         name, _, xml = spec.partition("=")
         if not os.path.exists(xml):

@@ -1,7 +1,8 @@
-//===- LowPrecisionFloats.cpp - f8E4M3FN / f4E2M1FN conversions -----------===//
+//===- LowPrecisionFloats.cpp - f8E4M3FN / f4E2M1FN / bf16 conversions ----===//
 //
 // Upstream MLIR 22 does not lower arith.extf/truncf to or from f8E4M3FN and
-// f4E2M1FN. These patterns do, with integer arithmetic on the bit patterns:
+// f4E2M1FN. These patterns do, with integer arithmetic on the bit patterns
+// (and, for CPU code, f32/f64 → bf16: see the pass description):
 //
 //  E4M3FN: sign | 4-bit exponent (bias 7) | 3-bit mantissa; exponent 0 is
 //          subnormal (m·2^-9); S.1111.111 is NaN; no infinities; max 448.
@@ -124,6 +125,18 @@ static Value encodeE4M3(const Bits &k, Value x) {
   return k.bor(k.shl(s, 7), code);
 }
 
+/// bf16 code (in i32) of f32 `x`: round to nearest even on the bits (bf16
+/// has f32's exponent range, so subnormals round like the rest and a carry
+/// into the exponent gives the next binade or ±inf); NaN stays a quiet NaN
+/// with its sign and the payload's top bits (vcvtneps2bf16's and the
+/// runtime's __truncsfbf2's rule).
+static Value encodeBf16(const Bits &k, Value x) {
+  Value bits = arith::BitcastOp::create(k.b, k.loc, k.withElement(k.b.getI32Type()), x);
+  Value isNan = k.cmp(arith::CmpIPredicate::ugt, k.band(bits, 0x7FFFFFFF), 0x7F800000);
+  Value rounded = k.shr(k.add(bits, k.add(k.i32(0x7FFF), k.band(k.shr(bits, 16), 1))), 16);
+  return k.sel(isNan, k.bor(k.shr(bits, 16), k.i32(0x40)), rounded);
+}
+
 /// E2M1FN code (in i32) of f32 `x`: RNE, saturating at ±6; NaN → +0.
 static Value encodeE2M1(const Bits &k, Value x) {
   Type f32 = k.b.getF32Type();
@@ -142,6 +155,25 @@ static Value encodeE2M1(const Bits &k, Value x) {
   Value isNan = arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::UNO, x, x);
   Value signed_ = k.bor(k.shl(s, 3), code);
   return k.sel(isNan, k.i32(0), signed_);
+}
+
+/// f32 of a wider float `x` rounded to odd: truncated toward zero, and when
+/// that was inexact the last mantissa bit set. Rounding this to E4M3/E2M1
+/// (far fewer than 24 - 2 bits) to nearest even equals rounding `x` once; a
+/// plain f32 rounding first could make a value just past a tie into a tie.
+static Value roundToOddF32(const Bits &k, Value x) {
+  Type f32 = k.b.getF32Type(), i32 = k.b.getI32Type();
+  Value r = arith::TruncFOp::create(k.b, k.loc, k.withElement(f32), x);
+  Value back = arith::ExtFOp::create(k.b, k.loc, x.getType(), r);
+  Value exact = arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::OEQ, back, x);
+  Value away = arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::OGT,
+                                     math::AbsFOp::create(k.b, k.loc, back),
+                                     math::AbsFOp::create(k.b, k.loc, x));
+  Value bits = arith::BitcastOp::create(k.b, k.loc, k.withElement(i32), r);
+  // Rounded away from zero: one step back toward it (the sign is above).
+  Value toward = k.sel(away, arith::SubIOp::create(k.b, k.loc, bits, k.i32(1)), bits);
+  Value odd = k.sel(exact, bits, k.bor(toward, k.i32(1)));
+  return arith::BitcastOp::create(k.b, k.loc, k.withElement(f32), odd);
 }
 
 static bool isLowPrecision(Type t) { return isa<Float8E4M3FNType, Float4E2M1FNType>(t); }
@@ -172,36 +204,58 @@ struct ExpandExtF : OpRewritePattern<arith::ExtFOp> {
 };
 
 struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ExpandTruncF(MLIRContext *ctx, bool includeBf16)
+      : OpRewritePattern(ctx), includeBf16(includeBf16) {}
+
   LogicalResult matchAndRewrite(arith::TruncFOp op, PatternRewriter &rw) const override {
     Type dst = getElementTypeOrSelf(op.getType());
-    if (!isLowPrecision(dst))
-      return failure();
-    Bits k{rw, op.getLoc(), op.getIn().getType()};
     Value x = op.getIn();
     Type src = getElementTypeOrSelf(x.getType());
-    Type f32 = rw.getF32Type();
+    bool bf16 = includeBf16 && dst.isBF16();
+    bool wideToF16 = includeBf16 && dst.isF16() && src.getIntOrFloatBitWidth() > 32;
+    if (!isLowPrecision(dst) && !bf16 && !wideToF16)
+      return failure();
     if (isLowPrecision(src))
       return failure(); // f8 → f4 goes through f32: extf first.
+    Bits k{rw, op.getLoc(), x.getType()};
+    Type f32 = rw.getF32Type();
     if (!src.isF32())
       x = src.getIntOrFloatBitWidth() > 32
-              ? Value(arith::TruncFOp::create(rw, op.getLoc(), k.withElement(f32), x))
+              ? roundToOddF32(k, x)
               : Value(arith::ExtFOp::create(rw, op.getLoc(), k.withElement(f32), x));
-    bool e4m3 = isa<Float8E4M3FNType>(dst);
-    Value code = e4m3 ? encodeE4M3(k, x) : encodeE2M1(k, x);
-    unsigned width = e4m3 ? 8 : 4;
+    if (wideToF16) {
+      // f32 → f16 is F16C's vcvtps2ph (or compiler-rt without it).
+      rw.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), x);
+      return success();
+    }
+    Value code;
+    unsigned width;
+    if (bf16) {
+      code = encodeBf16(k, x);
+      width = 16;
+    } else if (isa<Float8E4M3FNType>(dst)) {
+      code = encodeE4M3(k, x);
+      width = 8;
+    } else {
+      code = encodeE2M1(k, x);
+      width = 4;
+    }
     Value narrow = arith::TruncIOp::create(rw, op.getLoc(),
                                            k.withElement(rw.getIntegerType(width)), code);
     rw.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), narrow);
     return success();
   }
+
+private:
+  bool includeBf16;
 };
 
 struct ExpandLowPrecisionFloatsPass
     : rlx::impl::ExpandLowPrecisionFloatsBase<ExpandLowPrecisionFloatsPass> {
+  using ExpandLowPrecisionFloatsBase::ExpandLowPrecisionFloatsBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    rlx::populateExpandLowPrecisionFloatPatterns(patterns);
+    rlx::populateExpandLowPrecisionFloatPatterns(patterns, includeBf16);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -209,6 +263,8 @@ struct ExpandLowPrecisionFloatsPass
 
 } // namespace
 
-void mlir::rlx::populateExpandLowPrecisionFloatPatterns(RewritePatternSet &patterns) {
-  patterns.add<ExpandExtF, ExpandTruncF>(patterns.getContext());
+void mlir::rlx::populateExpandLowPrecisionFloatPatterns(RewritePatternSet &patterns,
+                                                        bool includeBf16) {
+  patterns.add<ExpandExtF>(patterns.getContext());
+  patterns.add<ExpandTruncF>(patterns.getContext(), includeBf16);
 }

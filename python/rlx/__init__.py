@@ -210,17 +210,26 @@ def _as_array(v) -> np.ndarray:
 def compile_cpu(module: Module, *, entry: str = "", dims: Mapping[str, int] | None = None,
                 input_shapes: Mapping[str, Sequence[int]] | None = None,
                 fusion_policy: str = "direct", fuse: bool = True, blas: bool = True,
-                lir: bool = True, opt_level: int = 3, plan_dir: str = "") -> CompiledModel:
+                lir: bool = True, opt_level: int = 3, plan_dir: str = "", cpu: str = "",
+                mattr: str = "") -> CompiledModel:
     """JIT-compiles `module` for this CPU: HIR → MIR → fusion → LIR with an
     arena plan → LLVM (the rlx-lower-to-cpu pipeline).
 
     Symbolic dims (``seq``, ``past_seq``) are bound by `dims` or from
     `input_shapes` (argument name → shape). The module is not modified.
+
+    `cpu` names the CPU the code is for: ``"host"`` (this machine, the
+    default unless ``$RLX_CPU`` names another) or an LLVM x86-64 name such as
+    ``"x86-64-v3"``, ``"znver3"``, ``"skylake-avx512"``; `mattr` adds or
+    removes features as llc's ``-mattr`` does (``"-avx512bf16,+f16c"``;
+    default ``$RLX_CPU_MATTR``). The code runs here, so a target with a
+    feature this CPU lacks is refused. ``stats["cpu"]`` says what it was.
     Raises RlxError with the diagnostics when compilation fails."""
     runtime_dir = os.path.dirname(os.path.abspath(_rlx.__file__))
     shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
     return CompiledModel(_CpuModel.compile(module, entry, fusion_policy, fuse, dict(dims or {}),
-                                           shapes, blas, lir, opt_level, plan_dir, runtime_dir))
+                                           shapes, blas, lir, opt_level, plan_dir, runtime_dir,
+                                           cpu, mattr))
 
 
 def export_torch(module, *example_args, output: str = "tosa", weights: str = "args",

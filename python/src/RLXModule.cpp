@@ -357,7 +357,8 @@ public:
   compile(std::shared_ptr<RlxModule> module, const std::string &entry,
           const std::string &fusionPolicy, bool fuse, std::map<std::string, int64_t> dims,
           const std::map<std::string, std::vector<int64_t>> &inputShapes, bool blas, bool lir,
-          unsigned optLevel, const std::string &planDir, const std::string &runtimeDir) {
+          unsigned optLevel, const std::string &planDir, const std::string &runtimeDir,
+          const std::string &cpu, const std::string &mattr) {
     rlx::CpuRunnerOptions options;
     options.entry = entry;
     options.fusionPolicy = fusionPolicy;
@@ -368,6 +369,8 @@ public:
     options.optLevel = optLevel;
     options.planReportDir = planDir;
     options.runtimeDir = runtimeDir;
+    options.cpu = cpu;
+    options.mattr = mattr;
     std::string error;
     auto compiled = rlx::CpuModel::compile(OwningOpRef<ModuleOp>(module->module->clone()),
                                            options, inputShapes, error);
@@ -456,7 +459,8 @@ NB_MODULE(_rlx, m) {
       .def_static("compile", &RlxCpuModel::compile, nb::arg("module"), nb::arg("entry"),
                   nb::arg("fusion_policy"), nb::arg("fuse"), nb::arg("dims"),
                   nb::arg("input_shapes"), nb::arg("blas"), nb::arg("lir"), nb::arg("opt_level"),
-                  nb::arg("plan_dir"), nb::arg("runtime_dir"))
+                  nb::arg("plan_dir"), nb::arg("runtime_dir"), nb::arg("cpu") = "",
+                  nb::arg("mattr") = "")
       .def("run", &RlxCpuModel::run, nb::arg("inputs"))
       .def("invalidate_packed_params",
            [](RlxCpuModel &m) { m.model->invalidatePackedParams(); })
@@ -474,6 +478,7 @@ NB_MODULE(_rlx, m) {
         d["arena_lower_bound_bytes"] = c.arenaLowerBound;
         d["blas"] = c.blasInfo;
         d["blas_threads"] = c.blasThreads;
+        d["cpu"] = c.cpu.describe();
         return d;
       });
 }

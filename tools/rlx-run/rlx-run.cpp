@@ -100,6 +100,15 @@ static cl::opt<bool> gpuReport("gpu-report",
 static cl::opt<std::string> chip("chip", cl::desc("GPU devices: the NVIDIA chip"),
                                  cl::init("sm_90a"), cl::cat(runCat));
 static cl::opt<std::string> features("features", cl::desc("GPU devices: +ptxNN"), cl::cat(runCat));
+static cl::opt<std::string> cpuName(
+    "cpu",
+    cl::desc("CPU the JIT compiles for: host (default; $RLX_CPU), or an LLVM name such as "
+             "x86-64-v3, znver3, skylake-avx512 (it must run on this machine)"),
+    cl::cat(runCat));
+static cl::opt<std::string> mattr("mattr",
+                                  cl::desc("features to add or remove for --cpu, as llc's "
+                                           "-mattr: -avx512bf16,+f16c ($RLX_CPU_MATTR)"),
+                                  cl::cat(runCat));
 static cl::opt<std::string> entry("entry", cl::desc("function to run"), cl::cat(runCat));
 static cl::opt<bool> verbose("v", cl::desc("also print the host CPU (model, LLVM's name for it)"),
                              cl::cat(runCat));
@@ -206,6 +215,8 @@ int main(int argc, char **argv) {
   options.rowTile = rowTile;
   options.runtimeDir = runtimeDir;
   options.optLevel = std::min(3u, optLevel.getValue());
+  options.cpu = cpuName;
+  options.mattr = mattr;
   for (const std::string &d : dimArgs) {
     auto [name, size] = StringRef(d).split('=');
     int64_t v;
@@ -263,6 +274,11 @@ int main(int argc, char **argv) {
   if (device != "cpu") {
     if (device != "cuda" && device != "emu" && device != "auto") {
       llvm::errs() << "rlx-run: --device must be cpu, cuda, emu or auto, got '" << device << "'\n";
+      return 1;
+    }
+    if (!cpuName.empty() || !mattr.empty()) {
+      llvm::errs() << "rlx-run: --cpu and --mattr choose the CPU path's code (--device=cpu); "
+                      "the emulator's kernels are built for the x86-64 baseline\n";
       return 1;
     }
     GpuRunOptions gpu;
@@ -473,6 +489,9 @@ int main(int argc, char **argv) {
   if (verbose)
     llvm::outs() << "cpu: " << hostCpuModel() << " (LLVM: " << llvm::sys::getHostCPUName()
                  << "), " << std::thread::hardware_concurrency() << " hardware thread(s)\n";
+  // What the code was compiled for, when it is not simply this CPU.
+  if (verbose || !m.cpu.host || !m.cpu.mattr.empty())
+    llvm::outs() << "code for: " << m.cpu.describe() << "\n";
   llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms mean, %.3f ms min over %zu run(s)\n",
                                times[times.size() / 2], sum / times.size(), times.front(),
                                times.size());

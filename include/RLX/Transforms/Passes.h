@@ -15,8 +15,11 @@
 
 namespace mlir::rlx {
 
-/// arith.extf/truncf of f8E4M3FN and f4E2M1FN → integer arithmetic.
-void populateExpandLowPrecisionFloatPatterns(RewritePatternSet &patterns);
+/// arith.extf/truncf of f8E4M3FN and f4E2M1FN → integer arithmetic; with
+/// `includeBf16`, f32/f64 → bf16 too, and f64 → f16 through f32 rounded to odd
+/// (see rlx-expand-low-precision-floats).
+void populateExpandLowPrecisionFloatPatterns(RewritePatternSet &patterns,
+                                             bool includeBf16 = false);
 
 #define GEN_PASS_DECL
 #include "RLX/Transforms/Passes.h.inc"

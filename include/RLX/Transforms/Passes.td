@@ -12,7 +12,7 @@
 include "mlir/Pass/PassBase.td"
 
 def ExpandLowPrecisionFloats : Pass<"rlx-expand-low-precision-floats"> {
-  let summary = "Lower arith.extf/truncf of f8E4M3FN and f4E2M1FN to integer arithmetic";
+  let summary = "Lower arith.extf/truncf of f8E4M3FN and f4E2M1FN (and, as an option, to bf16) to integer arithmetic";
   let description = [{
     Upstream MLIR 22 leaves `arith.extf`/`arith.truncf` to and from
     `f8E4M3FN` and `f4E2M1FN` unlowered (they reach LLVM as an error or a
@@ -21,9 +21,23 @@ def ExpandLowPrecisionFloats : Pass<"rlx-expand-low-precision-floats"> {
     nearest even; values out of the E4M3FN range become NaN (as APFloat
     constant folding does), f4E2M1FN saturates at ±6 and maps NaN to +0.
     `rlx_mir.cast` saturates to the finite range before the conversion, so
-    MIR-level casts never overflow. Works on scalars and vectors of any
-    shape.
+    MIR-level casts never overflow. An f64 source is first rounded to f32
+    *to odd* (toward zero, last bit set when inexact), so the value is rounded
+    once. Works on scalars and vectors of any shape.
+
+    With `include-bf16` (the CPU pipeline) it also writes f32/f64 → bf16 as
+    integer rounding to nearest even (NaN: quiet, sign and payload's top bits
+    kept, as vcvtneps2bf16 and the runtime's `__truncsfbf2` do) and f64 → f16
+    as f32 rounded to odd then `arith.truncf` to f16: x86's vcvtneps2bf16
+    flushes subnormal inputs to zero, CPUs without it would call compiler-rt
+    per element, and LLVM converts f64 → f16/bf16 with a scalar call on every
+    CPU; this code vectorizes and gives the same bits everywhere. GPU kernels
+    keep `cvt.rn` (the option is off).
   }];
+  let options = [
+    Option<"includeBf16", "include-bf16", "bool", /*default=*/"false",
+           "Also expand f32/f64 -> bf16 and f64 -> f16 (CPU code)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 

@@ -87,7 +87,11 @@ void mlir::rlx::buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions
   pm.addPass(createLowerAffinePass());
   if (options.approximateMath)
     pm.addPass(createMathApproximations());
-  pm.addPass(createExpandLowPrecisionFloats());
+  // bf16 too: the same bits on every CPU (no subnormal flush, no
+  // compiler-rt call per element).
+  ExpandLowPrecisionFloatsOptions floats;
+  floats.includeBf16 = true;
+  pm.addPass(createExpandLowPrecisionFloats(floats));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

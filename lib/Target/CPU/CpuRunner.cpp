@@ -8,6 +8,7 @@
 #include "RLX/Dialect/MIR/Transforms/Fusion.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Target/CPU/CpuPipeline.h"
+#include "RLX/Target/CPU/JitCpu.h"
 #include "RLX/Target/Frontend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -153,7 +154,12 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     error = "row tile and alignment must be >= 1, BLAS threads and min flops >= 0";
     return failure();
   }
+  // The CPU the code is for, checked before anything is compiled.
+  auto targetCpu = resolveJitCpu(options.cpu, options.mattr, error);
+  if (failed(targetCpu))
+    return failure();
   std::unique_ptr<CpuModel> model(new CpuModel());
+  model->cpu = *targetCpu;
   ModuleOp module = *owned;
   MLIRContext *ctx = module.getContext();
 
@@ -410,6 +416,11 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     error = llvm::toString(jtmb.takeError());
     return failure();
   }
+  // detectHost's CPU and features, replaced by the resolved ones (the same
+  // for `host`, plus any --mattr changes; LLVM applies them in order).
+  jtmb->setCPU(model->cpu.cpu);
+  jtmb->getFeatures() = llvm::SubtargetFeatures();
+  jtmb->addFeatures(model->cpu.features);
   auto codeGenLevel = static_cast<llvm::CodeGenOptLevel>(std::min(3u, options.optLevel));
   jtmb->setCodeGenOptLevel(codeGenLevel);
   auto tm = jtmb->createTargetMachine();

@@ -3,6 +3,7 @@
 #include "RLX/Target/CPU/HostTensor.h"
 
 #include "RLX/Dialect/Common/IR/StorageSize.h"
+#include "RLX/Runtime/SoftFloat.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -47,22 +48,6 @@ HostTensor HostTensor::zeros(StringRef dtype, ArrayRef<int64_t> shape) {
   return t;
 }
 
-static float bf16ToF32(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-static uint16_t f32ToBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7FFFFFFF) > 0x7F800000)
-    return static_cast<uint16_t>((bits >> 16) | 0x40); // quiet NaN
-  bits += 0x7FFF + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
 double HostTensor::at(int64_t i) const {
   const uint8_t *p = data.data() + i * elementBytes(dtype);
   if (dtype == "f32") {
@@ -75,15 +60,10 @@ double HostTensor::at(int64_t i) const {
     std::memcpy(&v, p, 8);
     return v;
   }
-  if (dtype == "f16") {
-    _Float16 v;
-    std::memcpy(&v, p, 2);
-    return static_cast<double>(v);
-  }
-  if (dtype == "bf16") {
+  if (dtype == "f16" || dtype == "bf16") {
     uint16_t v;
     std::memcpy(&v, p, 2);
-    return bf16ToF32(v);
+    return dtype == "f16" ? ::rlx::softfloat::f16ToDouble(v) : ::rlx::softfloat::bf16ToDouble(v);
   }
   if (dtype == "i64") {
     int64_t v;
@@ -123,11 +103,9 @@ void HostTensor::set(int64_t i, double v) {
     std::memcpy(p, &f, 4);
   } else if (dtype == "f64") {
     std::memcpy(p, &v, 8);
-  } else if (dtype == "f16") {
-    _Float16 h = static_cast<_Float16>(static_cast<float>(v));
-    std::memcpy(p, &h, 2);
-  } else if (dtype == "bf16") {
-    uint16_t h = f32ToBf16(static_cast<float>(v));
+  } else if (dtype == "f16" || dtype == "bf16") {
+    // One rounding from f64 (not through f32).
+    uint16_t h = dtype == "f16" ? ::rlx::softfloat::doubleToF16(v) : ::rlx::softfloat::doubleToBf16(v);
     std::memcpy(p, &h, 2);
   } else if (dtype == "i64") {
     int64_t x = toInteger<int64_t>(v);
@@ -162,7 +140,7 @@ HostTensor mlir::rlx::convert(const HostTensor &t, StringRef dtype) {
     const float *src = reinterpret_cast<const float *>(t.data.data());
     uint16_t *dst = reinterpret_cast<uint16_t *>(out.data.data());
     for (int64_t i = 0; i < n; ++i)
-      dst[i] = f32ToBf16(src[i]);
+      dst[i] = ::rlx::softfloat::floatToBf16(src[i]);
     return out;
   }
   for (int64_t i = 0; i < n; ++i)

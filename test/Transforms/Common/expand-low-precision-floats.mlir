@@ -4,6 +4,7 @@
 // L1); other float conversions are left alone. The values are checked
 // against ml_dtypes by test/python/test_field_cases.py (test_l1_*).
 // RUN: rlx-opt %s --rlx-expand-low-precision-floats | FileCheck %s
+// RUN: rlx-opt %s --rlx-expand-low-precision-floats=include-bf16 | FileCheck %s --check-prefix=BF16
 // RUN: rlx-opt %s --rlx-expand-low-precision-floats --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVM
 
 // CHECK-LABEL: func @f8_round_trip
@@ -42,11 +43,55 @@ func.func @f4_vector_round_trip(%x: vector<4xf32>) -> vector<4xf32> {
   return %e : vector<4xf32>
 }
 
+// Without include-bf16 (GPU kernels: cvt.rn) bf16 is left to LLVM; with it
+// (CPU code) f32 → bf16 is integer rounding to nearest even, NaN quieted
+// with its sign and payload (0x40 set on the shifted bits).
 // CHECK-LABEL: func @bf16_untouched
 // CHECK:     arith.truncf %{{.*}} : f32 to bf16
+// BF16-LABEL: func @bf16_untouched
+// BF16-DAG:   arith.constant 32767 : i32
+// BF16-DAG:   arith.constant 2139095040 : i32
+// BF16-DAG:   arith.constant 64 : i32
+// BF16:       arith.cmpi ugt
+// BF16:       arith.select
+// BF16:       arith.trunci %{{.*}} : i32 to i16
+// BF16:       arith.bitcast %{{.*}} : i16 to bf16
+// BF16-NOT:   arith.truncf
+// BF16:       return
 // LLVM-LABEL: define bfloat @bf16_untouched
 // LLVM:       fptrunc float %{{.*}} to bfloat
 func.func @bf16_untouched(%x: f32) -> bf16 {
   %t = arith.truncf %x : f32 to bf16
   return %t : bf16
+}
+
+// An f64 source goes through f32 rounded to odd (truncated toward zero, the
+// last bit set when inexact), so that E4M3 rounds the f64 value once.
+// CHECK-LABEL: func @f64_to_f8_rounds_once
+// CHECK:     %[[R:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK:     %[[BACK:.*]] = arith.extf %[[R]] : f32 to f64
+// CHECK:     arith.cmpf oeq, %[[BACK]]
+// CHECK:     arith.cmpf ogt
+// CHECK:     arith.subi
+// CHECK:     arith.ori
+// CHECK:     math.roundeven
+// CHECK:     arith.trunci %{{.*}} : i32 to i8
+// CHECK-NOT: arith.truncf %{{.*}} to f8E4M3FN
+// CHECK:     return
+func.func @f64_to_f8_rounds_once(%x: f64) -> f8E4M3FN {
+  %t = arith.truncf %x : f64 to f8E4M3FN
+  return %t : f8E4M3FN
+}
+
+// f64 → f16: f32 rounded to odd, then the f32 → f16 conversion (F16C's).
+// CHECK-LABEL: func @f64_to_f16
+// CHECK:       arith.truncf %{{.*}} : vector<4xf64> to vector<4xf16>
+// BF16-LABEL:  func @f64_to_f16
+// BF16:        arith.truncf %{{.*}} : vector<4xf64> to vector<4xf32>
+// BF16:        arith.ori
+// BF16:        arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+// BF16-NOT:    arith.truncf %{{.*}} : vector<4xf64> to vector<4xf16>
+func.func @f64_to_f16(%x: vector<4xf64>) -> vector<4xf16> {
+  %t = arith.truncf %x : vector<4xf64> to vector<4xf16>
+  return %t : vector<4xf16>
 }

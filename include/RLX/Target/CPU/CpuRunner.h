@@ -13,6 +13,7 @@
 #define RLX_TARGET_CPU_CPURUNNER_H
 
 #include "RLX/Target/CPU/HostTensor.h"
+#include "RLX/Target/CPU/JitCpu.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -48,6 +49,11 @@ struct CpuRunnerOptions {
   /// compiled for it (rlx-mir-bind-rank: rank lookups and all_slices static).
   int64_t rank = -1;
   unsigned optLevel = 3;
+  /// The CPU the JIT compiles for: `host`, or an LLVM CPU name (x86-64-v3,
+  /// znver3, skylake-avx512, ...); "" reads $RLX_CPU. `mattr` adds or removes
+  /// features ("-avx512f,+f16c"; "" reads $RLX_CPU_MATTR). See JitCpu.h.
+  std::string cpu;
+  std::string mattr;
   /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).
   std::string runtimeDir;
   /// Called with (stage name, module) after each stage, to dump IR.
@@ -99,6 +105,8 @@ public:
   /// The BLAS the runtime opened: its configuration (for OpenBLAS: version,
   /// build options and the core type it picked for this CPU) and file.
   std::string blasInfo;
+  /// What the JIT compiled for (the host, or --cpu / --mattr).
+  JitCpu cpu;
 
 private:
   struct Signature {
