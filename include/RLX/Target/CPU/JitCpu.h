@@ -49,9 +49,11 @@ FailureOr<JitCpu> resolveJitCpu(StringRef cpu, StringRef mattr, std::string &err
 /// llvm::X86::parseArchX86 knows.
 llvm::StringMap<bool> x86CpuFeatures(StringRef cpu, ArrayRef<std::string> mattr);
 
-/// The features `target` enables that `host` says it lacks, sorted (features
-/// the host does not mention count as present: its map lists what CPUID can
-/// tell).
+/// The features `target` enables that `host` says it lacks and that LLVM may
+/// use in generated code (vector, scalar arithmetic and bit-manipulation
+/// extensions; not system instructions such as sgx or wbnoinvd, which come
+/// only from intrinsics and which hypervisors hide), sorted. Features the
+/// host does not mention count as present (its map lists what CPUID tells).
 std::vector<std::string> featuresMissingOnHost(const llvm::StringMap<bool> &target,
                                                const llvm::StringMap<bool> &host);
 
