@@ -11,10 +11,12 @@ at all counts as one failure.
 
 --pytest replaces the pytest arguments (default: all of test/python; paths
 relative to the checkout); --stripped-cpu CPU runs the low-precision (bf16,
-f16, f8, NVFP4) op and layer tests once more with the CPU path's code
-compiled for CPU (RLX_CPU=CPU, e.g. x86-64-v3: AVX2, no AVX-512 or BF16/FP16
-extensions), so that what fails only on less capable CPUs fails on any CI
-machine (x86-64 hosts only); --junit adds the results of a suite run elsewhere
+f16, f8, NVFP4) op and layer tests once more as on an AVX2-only machine: the
+CPU path's code compiled for CPU (RLX_CPU=CPU, e.g. x86-64-v3: AVX2, no
+AVX-512 or BF16/FP16 extensions) and oneDNN held to AVX2
+(ONEDNN_MAX_CPU_ISA=AVX2, so the runtime chooses its GEMMs as there), so
+that what fails only on less capable CPUs fails on any CI machine (x86-64
+hosts only); --junit adds the results of a suite run elsewhere
 (e.g. scripts/fuzz-ci.sh's); --sanitizer-logs counts one more test, passed
 when DIR holds no sanitizer report (ASan/UBSan log_path files) and failed,
 with each report's first lines printed, when it does. --sum prints the sum of
@@ -186,7 +188,8 @@ def main():
             xml = os.path.join(out, "pytest-stripped-cpu.xml")
             add(run_suite(name, [sys.executable, "-m", "pytest", "-q", "-rs", "--junitxml", xml]
                           + rooted(STRIPPED_SELECTION),
-                          xml, env=dict(env, RLX_CPU=args.stripped_cpu)))
+                          xml, env=dict(env, RLX_CPU=args.stripped_cpu,
+                                        ONEDNN_MAX_CPU_ISA="AVX2")))
     for spec in args.junit:
         name, _, xml = spec.partition("=")
         if not os.path.exists(xml):
