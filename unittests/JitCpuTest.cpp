@@ -60,6 +60,12 @@ TEST(JitCpu, MissingFeaturesAreNamed) {
   llvm::StringMap<bool> vm = znver3;
   vm["wbnoinvd"] = vm["mwaitx"] = vm["rdpru"] = vm["clzero"] = false;
   EXPECT_TRUE(featuresMissingOnHost(znver3, vm).empty());
+  // Features RLX has no list for are checked (APX's registers and forms are
+  // generated from ordinary code).
+  llvm::StringMap<bool> apx = x86CpuFeatures("x86-64-v3", {"+egpr", "+ndd"});
+  llvm::StringMap<bool> noApx = v3;
+  noApx["egpr"] = noApx["ndd"] = false;
+  EXPECT_EQ(featuresMissingOnHost(apx, noApx), (std::vector<std::string>{"egpr", "ndd"}));
 }
 
 TEST(JitCpu, ResolveChecksNamesAndLists) {

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 
 #include <cstring>
+#include <dlfcn.h>
 
 using namespace rlx::softfloat;
 
@@ -121,4 +122,31 @@ TEST(SoftFloat, CompilerRtBuiltins) {
   EXPECT_EQ(bits<uint16_t>(__truncsfhf2(bits<float>(0x33C00000u))), 0x0002);
   EXPECT_EQ(bits<uint16_t>(__truncdfhf2(bits<double>(0x3FF0020000001000ull))), 0x3C01);
   EXPECT_EQ(bits<uint32_t>(__extendhfsf2(bits<_Float16>(uint16_t{0x03FF}))), 0x387FC000u);
+}
+
+// What the JIT and the emulator's libraries resolve against: the runtimes'
+// exported builtins (dlopen'ed as they are, not this binary's static copy).
+TEST(SoftFloat, RuntimesExportTheBuiltins) {
+  for (const char *path : {RLX_CPU_RUNTIME_PATH, RLX_GPU_RUNTIME_PATH}) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(lib, nullptr) << path << ": " << dlerror();
+    auto sym = [&](const char *name) {
+      void *p = dlsym(lib, name);
+      EXPECT_NE(p, nullptr) << path << " does not export " << name;
+      return p;
+    };
+    auto truncsfbf2 = reinterpret_cast<__bf16 (*)(float)>(sym("__truncsfbf2"));
+    auto truncdfbf2 = reinterpret_cast<__bf16 (*)(double)>(sym("__truncdfbf2"));
+    auto truncsfhf2 = reinterpret_cast<_Float16 (*)(float)>(sym("__truncsfhf2"));
+    auto truncdfhf2 = reinterpret_cast<_Float16 (*)(double)>(sym("__truncdfhf2"));
+    auto extendhfsf2 = reinterpret_cast<float (*)(_Float16)>(sym("__extendhfsf2"));
+    if (!truncsfbf2 || !truncdfbf2 || !truncsfhf2 || !truncdfhf2 || !extendhfsf2)
+      continue;
+    EXPECT_EQ(bits<uint16_t>(truncsfbf2(bits<float>(0x00018000u))), 0x0002) << path;
+    EXPECT_EQ(bits<uint16_t>(truncsfbf2(bits<float>(0xFFA12345u))), 0xFFE1) << path;
+    EXPECT_EQ(bits<uint16_t>(truncdfbf2(bits<double>(0x3FF0100000001000ull))), 0x3F81) << path;
+    EXPECT_EQ(bits<uint16_t>(truncsfhf2(bits<float>(0x477FF000u))), 0x7C00) << path;
+    EXPECT_EQ(bits<uint16_t>(truncdfhf2(bits<double>(0x3FF0020000001000ull))), 0x3C01) << path;
+    EXPECT_EQ(bits<uint32_t>(extendhfsf2(bits<_Float16>(uint16_t{0x7C01}))), 0x7FC02000u) << path;
+  }
 }

@@ -211,8 +211,11 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
     Type dst = getElementTypeOrSelf(op.getType());
     Value x = op.getIn();
     Type src = getElementTypeOrSelf(x.getType());
-    bool bf16 = includeBf16 && dst.isBF16();
-    bool wideToF16 = includeBf16 && dst.isF16() && src.getIntOrFloatBitWidth() > 32;
+    // bf16 and f64 → f16 only with the default rounding (to nearest even).
+    auto mode = op.getRoundingmodeAttr();
+    bool nearest = !mode || mode.getValue() == arith::RoundingMode::to_nearest_even;
+    bool bf16 = includeBf16 && nearest && dst.isBF16();
+    bool wideToF16 = includeBf16 && nearest && dst.isF16() && src.getIntOrFloatBitWidth() > 32;
     if (!isLowPrecision(dst) && !bf16 && !wideToF16)
       return failure();
     if (isLowPrecision(src))
@@ -225,7 +228,9 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
               : Value(arith::ExtFOp::create(rw, op.getLoc(), k.withElement(f32), x));
     if (wideToF16) {
       // f32 → f16 is F16C's vcvtps2ph (or compiler-rt without it).
-      rw.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), x);
+      auto narrow = arith::TruncFOp::create(rw, op.getLoc(), op.getType(), x);
+      narrow->setAttrs(op->getAttrs()); // fastmath flags, rounding mode
+      rw.replaceOp(op, narrow);
       return success();
     }
     Value code;

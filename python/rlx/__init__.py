@@ -95,7 +95,8 @@ class CompiledModel:
 
     @property
     def stats(self) -> dict:
-        """compile_ms, pack_ms, MIR ops before/after fusion, kernels, arena bytes."""
+        """compile_ms, pack_ms, MIR ops before/after fusion, kernels, arena
+        bytes, the BLAS, and ``cpu``: what the code was compiled for."""
         return self._model.stats
 
     def run(self, inputs: Mapping[str, np.ndarray] | None = None, **kwargs: np.ndarray
@@ -222,7 +223,7 @@ def compile_cpu(module: Module, *, entry: str = "", dims: Mapping[str, int] | No
     default unless ``$RLX_CPU`` names another) or an LLVM x86-64 name such as
     ``"x86-64-v3"``, ``"znver3"``, ``"skylake-avx512"``; `mattr` adds or
     removes features as llc's ``-mattr`` does (``"-avx512bf16,+f16c"``;
-    default ``$RLX_CPU_MATTR``). The code runs here, so a target with a
+    with neither given, ``$RLX_CPU_MATTR``). The code runs here, so a target with a
     feature this CPU lacks is refused. ``stats["cpu"]`` says what it was.
     Raises RlxError with the diagnostics when compilation fails."""
     runtime_dir = os.path.dirname(os.path.abspath(_rlx.__file__))

@@ -1,15 +1,17 @@
 """The CPU path's float conversions equal ml_dtypes and numpy bit for bit, on
 code compiled for CPUs with and without the instructions for them.
 
-LLVM lowers f32 → bf16 to a call of compiler-rt's ``__truncsfbf2`` where the
-CPU has no AVX512-BF16 (every AMD CPU before Zen 4, Intel's before Cooper
-Lake), f32 ↔ f16 to ``__truncsfhf2`` / ``__extendhfsf2`` without F16C, and
-f64 → f16/bf16 to ``__truncdfhf2`` / ``__truncdfbf2`` on every CPU. The JIT
-once could not resolve ``__truncsfbf2`` (bf16 layers failed on AVX2-only
-machines); the CPU runtime now exports the builtins from one definition
-(lib/Runtime/Common/SoftFloat.cpp). Each case is compiled for this machine
-(``host``) and for ``x86-64-v3`` (AVX2 + F16C, no AVX-512) and ``x86-64``
-(SSE2 only), so the builtins run on any x86-64 machine.
+Left to LLVM, f32 → bf16 is x86's vcvtneps2bf16 where the CPU has
+AVX512-BF16 (it flushes subnormal inputs to zero) and a call of compiler-rt's
+``__truncsfbf2`` elsewhere (which the JIT once could not resolve: bf16 layers
+failed on AVX2-only machines); f64 → f16/bf16 is a call on every CPU. The CPU
+pipeline writes these conversions as its own integer code
+(rlx-expand-low-precision-floats{include-bf16}); f32 ↔ f16 stays F16C's, or
+``__truncsfhf2`` / ``__extendhfsf2`` without it, which the CPU runtime exports
+(lib/Runtime/Common/SoftFloat.cpp; unittests/SoftFloatTest.cpp checks every
+exported builtin). Each case is compiled for this machine (``host``) and for
+``x86-64-v3`` (AVX2 + F16C, no AVX-512) and ``x86-64`` (SSE2 only: the f16
+calls), so every path runs on any x86-64 machine.
 
 References: ml_dtypes (bfloat16, float8_e4m3fn) and numpy (float16), and for
 f64 sources a rounding written here with np.rint. A NaN becomes a quiet NaN
@@ -197,10 +199,9 @@ def test_f32_to_bf16_f16_e4m3_bit_for_bit(cpu):
 
 @pytest.mark.parametrize("cpu", CPUS)
 def test_f64_to_bf16_f16_e4m3_rounds_once(cpu):
-    """f64 → bf16/f16 is a builtin call on every x86 CPU, f64 → E4M3FN RLX's
-    own integer code (through f32 rounded to odd); each rounds once (not
-    through an f32 rounded to nearest, which would turn values just past a
-    tie into ties)."""
+    """f64 → bf16/f16/E4M3FN goes through f32 rounded to odd, so each rounds
+    once (an f32 rounded to nearest would turn values just past a tie into
+    ties; LLVM's own f64 → bf16/f16 is a compiler-rt call per element)."""
     rng = np.random.default_rng(1)
     bf16_ties = midpoints(np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16))
     f16_ties = midpoints(np.arange(1 << 16, dtype=np.uint16).view(np.float16))

@@ -99,8 +99,9 @@ double f16ToDouble(uint16_t bits) { return bitCast<double>(f16ToF64(bits)); }
 } // namespace rlx::softfloat
 
 // The builtins need the compiler's __bf16/_Float16 to match LLVM's ABI for
-// them (clang on x86-64 and AArch64; GCC has __bf16 only from GCC 13).
-#if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
+// them (SSE registers on x86-64): clang, or GCC from 13 (__bf16).
+#if (defined(__x86_64__) || defined(__aarch64__)) &&                                    \
+    (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 13))
 #define RLX_BUILTIN extern "C" __attribute__((visibility("default"), used))
 using namespace rlx::softfloat;
 
@@ -111,8 +112,6 @@ RLX_BUILTIN _Float16 __truncdfhf2(double v) { return bitCast<_Float16>(doubleToF
 RLX_BUILTIN float __extendhfsf2(_Float16 v) { return f16ToFloat(bitCast<uint16_t>(v)); }
 RLX_BUILTIN double __extendhfdf2(_Float16 v) { return f16ToDouble(bitCast<uint16_t>(v)); }
 RLX_BUILTIN float __extendbfsf2(__bf16 v) { return bf16ToFloat(bitCast<uint16_t>(v)); }
-// The older names, with the f16 value as an integer (ARM's EABI, GCC's
-// soft-fp); LLVM still emits them for some targets.
-RLX_BUILTIN float __gnu_h2f_ieee(uint16_t v) { return f16ToFloat(v); }
-RLX_BUILTIN uint16_t __gnu_f2h_ieee(float v) { return floatToF16(v); }
+#elif defined(__x86_64__)
+#warning "RLX's runtimes need clang or GCC >= 13 to export the compiler-rt float builtins: JIT code for CPUs without F16C would not resolve __truncsfhf2"
 #endif

@@ -50,8 +50,8 @@ struct CpuRunnerOptions {
   int64_t rank = -1;
   unsigned optLevel = 3;
   /// The CPU the JIT compiles for: `host`, or an LLVM CPU name (x86-64-v3,
-  /// znver3, skylake-avx512, ...); "" reads $RLX_CPU. `mattr` adds or removes
-  /// features ("-avx512f,+f16c"; "" reads $RLX_CPU_MATTR). See JitCpu.h.
+  /// znver3, skylake-avx512, ...). `mattr` adds or removes features
+  /// ("-avx512f,+f16c"). Both "": $RLX_CPU and $RLX_CPU_MATTR. See JitCpu.h.
   std::string cpu;
   std::string mattr;
   /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).

@@ -13,8 +13,9 @@
 // alternative is an illegal instruction). That check reads LLVM's x86 target
 // parser; on other hosts only `host` is accepted.
 //
-// Defaults: $RLX_CPU and $RLX_CPU_MATTR, else `host` (CI runs the
-// low-precision tests with RLX_CPU=x86-64-v3 on whatever machine it has).
+// Defaults: $RLX_CPU and $RLX_CPU_MATTR (one default: a CPU given
+// explicitly takes neither), else `host`. CI runs the low-precision tests with
+// RLX_CPU=x86-64-v3 on whatever machine it has.
 //===----------------------------------------------------------------------===//
 
 #ifndef RLX_TARGET_CPU_JITCPU_H
@@ -49,11 +50,11 @@ FailureOr<JitCpu> resolveJitCpu(StringRef cpu, StringRef mattr, std::string &err
 /// llvm::X86::parseArchX86 knows.
 llvm::StringMap<bool> x86CpuFeatures(StringRef cpu, ArrayRef<std::string> mattr);
 
-/// The features `target` enables that `host` says it lacks and that LLVM may
-/// use in generated code (vector, scalar arithmetic and bit-manipulation
-/// extensions; not system instructions such as sgx or wbnoinvd, which come
-/// only from intrinsics and which hypervisors hide), sorted. Features the
-/// host does not mention count as present (its map lists what CPUID tells).
+/// The features `target` enables that `host` says it lacks, sorted; system
+/// instructions that LLVM emits only for intrinsics RLX never uses (sgx,
+/// wbnoinvd, mwaitx, amx-*, aes, ...: hypervisors often hide them) do not
+/// count. Features the host does not mention count as present (its map lists
+/// what CPUID tells).
 std::vector<std::string> featuresMissingOnHost(const llvm::StringMap<bool> &target,
                                                const llvm::StringMap<bool> &host);
 
