@@ -43,25 +43,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 X86 = platform.machine() in ("x86_64", "AMD64")
 CPUS = ["host", "x86-64-v3", "x86-64"] if X86 else ["host"]
 
-F32_TO_LOW = """
-func.func @main(%x: tensor<{n}xf32> {{rlx.input = "x"}})
+NARROWING = """
+func.func @main(%x: tensor<{n}x{src}> {{rlx.input = "x"}})
     -> (tensor<{n}xf32>, tensor<{n}xf32>, tensor<{n}xf32>) {{
-  %b = rlx_mir.cast %x : tensor<{n}xf32> to tensor<{n}xbf16>
-  %h = rlx_mir.cast %x : tensor<{n}xf32> to tensor<{n}xf16>
-  %e = rlx_mir.cast %x : tensor<{n}xf32> to tensor<{n}xf8E4M3FN>
-  %bw = rlx_mir.cast %b : tensor<{n}xbf16> to tensor<{n}xf32>
-  %hw = rlx_mir.cast %h : tensor<{n}xf16> to tensor<{n}xf32>
-  %ew = rlx_mir.cast %e : tensor<{n}xf8E4M3FN> to tensor<{n}xf32>
-  return %bw, %hw, %ew : tensor<{n}xf32>, tensor<{n}xf32>, tensor<{n}xf32>
-}}
-"""
-
-F64_TO_LOW = """
-func.func @main(%x: tensor<{n}xf64> {{rlx.input = "x"}})
-    -> (tensor<{n}xf32>, tensor<{n}xf32>, tensor<{n}xf32>) {{
-  %b = rlx_mir.cast %x : tensor<{n}xf64> to tensor<{n}xbf16>
-  %h = rlx_mir.cast %x : tensor<{n}xf64> to tensor<{n}xf16>
-  %e = rlx_mir.cast %x : tensor<{n}xf64> to tensor<{n}xf8E4M3FN>
+  %b = rlx_mir.cast %x : tensor<{n}x{src}> to tensor<{n}xbf16>
+  %h = rlx_mir.cast %x : tensor<{n}x{src}> to tensor<{n}xf16>
+  %e = rlx_mir.cast %x : tensor<{n}x{src}> to tensor<{n}xf8E4M3FN>
   %bw = rlx_mir.cast %b : tensor<{n}xbf16> to tensor<{n}xf32>
   %hw = rlx_mir.cast %h : tensor<{n}xf16> to tensor<{n}xf32>
   %ew = rlx_mir.cast %e : tensor<{n}xf8E4M3FN> to tensor<{n}xf32>
@@ -183,7 +170,7 @@ def round_f64(x: np.ndarray, mant: int, min_exp: int, max_finite: float) -> np.n
 @pytest.mark.parametrize("cpu", CPUS)
 def test_f32_to_bf16_f16_e4m3_bit_for_bit(cpu):
     x = f32_sample()
-    model = compile_for(F32_TO_LOW.format(n=x.size), cpu)
+    model = compile_for(NARROWING.format(src="f32", n=x.size), cpu)
     bw, hw, ew = run(model, x=x)
     expect_bits(bw, x, x.astype(ml_dtypes.bfloat16), ml_dtypes.bfloat16, 8, 7, f"bf16 ({cpu})")
     expect_bits(hw, x, x.astype(np.float16), np.float16, 5, 10, f"f16 ({cpu})")
@@ -212,7 +199,7 @@ def test_f64_to_bf16_f16_e4m3_rounds_once(cpu):
                         rng.standard_normal(1 << 16) * np.exp2(rng.integers(-140, 128, 1 << 16)),
                         specials_f32().astype(np.float64),
                         np.array([np.nan, -np.nan, 1e300, -1e300, 5e-324, 65519.99999999, 65520.0])])
-    model = compile_for(F64_TO_LOW.format(n=x.size), cpu)
+    model = compile_for(NARROWING.format(src="f64", n=x.size), cpu)
     bw, hw, ew = run(model, x=x)
     want_bf16 = round_f64(x, 7, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max))
     want_f16 = round_f64(x, 10, -14, 65504.0)
@@ -262,7 +249,7 @@ def test_rlx_run_cpu_option(tmp_path):
     and gives the same bits; names this machine cannot run, unknown names and
     malformed lists are errors, and so is --cpu on the GPU path."""
     x = f32_sample()[:4096]
-    (tmp_path / "m.mlir").write_text(F32_TO_LOW.format(n=x.size))
+    (tmp_path / "m.mlir").write_text(NARROWING.format(src="f32", n=x.size))
     np.save(tmp_path / "x.npy", x)
     base = [str(RLX_RUN), str(tmp_path / "m.mlir"), "--input", f"x={tmp_path / 'x.npy'}"]
     cpu = "x86-64-v3" if X86 else "host"
@@ -298,14 +285,14 @@ def test_compile_cpu_refuses_features_this_cpu_lacks():
     else:
         pytest.skip("this CPU has every feature tried")
     with pytest.raises(rlx.RlxError, match=f"lacks .*{feature}"):
-        rlx.compile_cpu(rlx.parse(F32_TO_LOW.format(n=4)), mattr="+" + feature)
+        rlx.compile_cpu(rlx.parse(NARROWING.format(src="f32", n=4)), mattr="+" + feature)
 
 
 def exhaustive(cpus: list[str]) -> None:
     """f32 → bf16 on all 2^32 inputs, 2^24 at a time."""
     n = 1 << 24
     for cpu in cpus:
-        model = rlx.compile_cpu(rlx.parse(F32_TO_LOW.format(n=n)), cpu=cpu)
+        model = rlx.compile_cpu(rlx.parse(NARROWING.format(src="f32", n=n)), cpu=cpu)
         for chunk in range(1 << 8):
             x = f32(np.arange(chunk << 24, (chunk + 1) << 24, dtype=np.uint64).astype(np.uint32))
             bw = run(model, x=x)[0]
