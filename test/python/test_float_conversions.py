@@ -298,6 +298,8 @@ def exhaustive(cpus: list[str]) -> None:
             bw = run(model, x=x)[0]
             expect_bits(bw, x, x.astype(ml_dtypes.bfloat16), ml_dtypes.bfloat16, 8, 7,
                         f"bf16 ({cpu}), inputs {chunk << 24:#010x}..")
+            if chunk % 32 == 31:
+                print(f"{cpu}: inputs up to {((chunk + 1) << 24) - 1:#010x} agree", flush=True)
         print(f"{cpu}: all 2^32 f32 inputs give ml_dtypes' bf16 (NaNs by the quiet-NaN rule)",
               flush=True)
 
