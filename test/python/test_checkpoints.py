@@ -3,7 +3,9 @@
 A small random-init model per architecture is written by transformers'
 `save_pretrained` (safetensors: one file, and sharded with an index), in f32
 and in bf16; `rlx-gen` builds the same config, and `rlx-run --weights DIR`
-runs it on the checkpoint. The logits must match transformers' own
+runs it on the checkpoint, on the CPU path and on the GPU path's emulator
+(`--device=emu`, the code `--device=cuda` runs), from one test body. The
+logits must match transformers' own
 (element-wise, f32 1e-4 relative as in test_hf_models.py; the bf16 checkpoint
 is widened exactly, so it is compared with transformers running the same
 bf16-rounded weights in f32). A missing, extra or mis-shaped tensor, a
@@ -41,10 +43,11 @@ def logits_with_weights(text, ckpt, ids, tmp_path, extra=()):
     return proc
 
 
+@pytest.mark.parametrize("device", ["cpu", "emu"])
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 @pytest.mark.parametrize("shards", ["one-file", "sharded"])
 @pytest.mark.parametrize("name", NAMES)
-def test_checkpoint_logits_match_transformers(name, shards, dtype, tmp_path):
+def test_checkpoint_logits_match_transformers(name, shards, dtype, device, tmp_path):
     hf = hfm.HFModel(CASES[name])
     model = hf.models["eager"]
     ckpt = tmp_path / "ckpt"
@@ -63,11 +66,12 @@ def test_checkpoint_logits_match_transformers(name, shards, dtype, tmp_path):
     assert (ckpt / "model.safetensors.index.json").exists() == (shards == "sharded")
     ids = hfm.token_ids(hfm.PREFILL)
     text = gen_model(hf.case.config, *hf.case.sets())
-    proc = logits_with_weights(text, ckpt, ids, tmp_path)
+    proc = logits_with_weights(text, ckpt, ids, tmp_path, ("--device", device))
     assert proc.returncode == 0, proc.stderr
+    assert "generated" not in proc.stdout, proc.stdout  # every weight from the checkpoint
     with torch.no_grad():
         want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
-    hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, f"{name} {dtype} {shards}")
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, f"{name} {dtype} {shards} {device}")
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +106,8 @@ def write_safetensors(path, tensors, header_extra=None, corrupt=None):
     ("size", "'model.norm.weight': 4 bytes of data, its F32 shape needs {B}"),
     ("header", "header length"),
 ])
-def test_bad_checkpoints_are_errors_naming_the_tensor(llama, tmp_path, case, message):
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_bad_checkpoints_are_errors_naming_the_tensor(llama, tmp_path, case, message, device):
     hf, text = llama
     params = {n: v for n, v in hf.params.items()}
     hidden = params["model.norm.weight"].shape[0]
@@ -126,18 +131,20 @@ def test_bad_checkpoints_are_errors_naming_the_tensor(llama, tmp_path, case, mes
     write_safetensors(f, params, corrupt=corrupt)
     if case == "header":
         f.write_bytes(struct.pack("<Q", 1 << 50) + b"{}")
-    proc = logits_with_weights(text, f, hfm.token_ids(4), tmp_path)
+    proc = logits_with_weights(text, f, hfm.token_ids(4), tmp_path, ("--device", device))
     assert proc.returncode == 1, proc.stdout
     assert message in proc.stderr, proc.stderr
     assert "--weights" in proc.stderr, proc.stderr
 
 
-def test_a_parameter_given_twice_is_an_error(llama, tmp_path):
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_a_parameter_given_twice_is_an_error(llama, tmp_path, device):
     hf, text = llama
     write_safetensors(tmp_path / "model.safetensors", hf.params)
     np.save(tmp_path / "norm.npy", hf.params["model.norm.weight"])
     proc = logits_with_weights(text, tmp_path / "model.safetensors", hfm.token_ids(4), tmp_path,
-                               extra=("--input", f"model.norm.weight={tmp_path / 'norm.npy'}"))
+                               extra=("--input", f"model.norm.weight={tmp_path / 'norm.npy'}",
+                                      "--device", device))
     assert proc.returncode == 1
     assert "'model.norm.weight' is given by --input and by --weights" in proc.stderr, proc.stderr
 

@@ -1,6 +1,7 @@
 //===- GpuRun.cpp - rlx-run --device=cuda|emu ------------------------------===//
 
 #include "GpuRun.h"
+#include "HostArguments.h"
 
 #include "RLX/Dialect/MIR/Transforms/Sharding.h"
 #include "RLX/Runtime/GPURuntime.h"
@@ -89,7 +90,7 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   bool temporary = dir.empty();
   if (temporary && llvm::sys::fs::createUniqueDirectory("rlx-gpu-artifact", dir))
     return fail("cannot create a temporary directory");
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     if (temporary)
       llvm::sys::fs::remove_directories(dir);
   });
@@ -117,7 +118,7 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   rlx_gpu_artifact *h = rlx_gpu_open(dir.c_str(), options.device.c_str(), err, sizeof(err));
   if (!h)
     return fail(err);
-  auto close = llvm::make_scope_exit([&] { rlx_gpu_close(h); });
+  llvm::scope_exit close([&] { rlx_gpu_close(h); });
   if (world) {
     // NCCL's id from rank 0 (its status first, so that no rank waits for an
     // id that never comes); the emulator's collectives are MPI_Allreduce.
@@ -168,32 +169,19 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
     for (const Buffer &b : buffersOf(h, p.c_str(), manifestFn(p)))
       if (b.role != "output" && seen.insert(b.tensor.name).second)
         arguments.push_back(b.tensor);
-  for (auto &[name, value] : values)
-    if (!seen.count(name)) {
-      std::string known;
-      for (const ModelTensor &a : arguments)
-        known += (known.empty() ? "" : ", ") + a.name;
-      return fail("--input '" + name + "' is not an argument of the model (arguments: " + known +
-                  ")");
-    }
-  unsigned generated = 0;
-  for (const ModelTensor &a : arguments) {
-    if (!values.count(a.name)) {
-      // Under --tp, the whole tensor (the same seeded values on every rank).
-      ModelTensor wholeArg = a;
-      if (world)
-        wholeArg.shape = globalShape(a.name, a.shape, tp, whole);
-      values[a.name] = generate(wholeArg);
-      ++generated;
-    }
-    if (world && values[a.name].shape != a.shape) {
-      std::string error;
-      auto block = rankBlock(a.name, values[a.name], world->rank, tp, error);
-      if (failed(block))
-        return fail(error);
-      values[a.name] = std::move(*block);
-    }
+  ArgumentSources sources;
+  sources.weights = options.weights;
+  if (world) {
+    sources.world = world;
+    sources.tp = tp;
+    sources.whole = whole;
   }
+  sources.generate = generate;
+  std::string error;
+  FailureOr<unsigned> bound = bindArguments(arguments, sources, values, error);
+  if (failed(bound))
+    return fail(error);
+  unsigned generated = *bound;
 
   auto setAll = [&](const std::string &fn, const std::vector<Buffer> &bs) -> bool {
     for (const Buffer &b : bs) {

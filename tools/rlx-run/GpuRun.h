@@ -27,6 +27,8 @@ struct GpuRunOptions {
   std::string artifactDir; ///< keep the artifact here ("" = temporary)
   GPUArtifactOptions artifact;
   std::string entry;
+  /// --weights CHECKPOINT, bound as on the CPU path (HostArguments.h).
+  std::string weights;
   unsigned warmup = 0, repeat = 1;
   std::string outputDir;
   /// Print each kernel's ptxas resources (registers, spills, stack, shared).

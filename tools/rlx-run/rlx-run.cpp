@@ -27,6 +27,7 @@
 #include "RLX/Target/CPU/CpuRunner.h"
 #include "RLX/Target/CPU/Safetensors.h"
 #include "GpuRun.h"
+#include "HostArguments.h"
 #include "TensorParallelRun.h"
 
 #include "mlir/Dialect/MPI/IR/MPI.h"
@@ -300,6 +301,7 @@ int main(int argc, char **argv) {
       gpu.artifact.tp = tp;
       gpu.artifact.rank = world->rank;
     }
+    gpu.weights = weights;
     int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
     int rc = runOnGpu(*module, gpu, std::move(values),
                       [&](const ModelTensor &a) { return generate(a, positionOffset); });
@@ -339,63 +341,21 @@ int main(int argc, char **argv) {
     return fail();
   }
   CpuModel &m = **model;
-  // An --input that names no argument would be ignored and the argument
-  // seeded instead: an error, with the names there are.
-  for (auto &value : values) {
-    const std::string &name = value.first;
-    if (llvm::any_of(m.arguments(), [&](const ModelTensor &a) { return a.name == name; }))
-      continue;
-    std::string known;
-    for (const ModelTensor &a : m.arguments())
-      known += (known.empty() ? "" : ", ") + a.name;
-    llvm::errs() << "rlx-run: --input '" << name << "' is not an argument of the model ("
-                 << (known.empty() ? "it has none" : "arguments: " + known) << ")\n";
-    return 1;
-  }
-  if (!weights.empty()) {
-    auto checkpoint = readSafetensors(weights, error);
-    if (failed(checkpoint)) {
-      llvm::errs() << "rlx-run: --weights: " << error << "\n";
-      return 1;
-    }
-    std::vector<ParamSpec> params;
-    for (const ModelTensor &a : m.arguments())
-      if (a.isParam) {
-        if (values.count(a.name)) {
-          llvm::errs() << "rlx-run: parameter '" << a.name
-                       << "' is given by --input and by --weights\n";
-          return 1;
-        }
-        params.push_back({a.name, a.dtype, world ? globalShape(a.name, a.shape, tp, whole) : a.shape});
-      }
-    if (failed(bindCheckpoint(std::move(*checkpoint), params, values, error))) {
-      llvm::errs() << "rlx-run: --weights " << weights << ": " << error << "\n";
-      return fail();
-    }
-  }
   int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
-  unsigned generated = 0;
-  for (const ModelTensor &arg : m.arguments())
-    if (!values.count(arg.name)) {
-      ModelTensor wholeArg = arg;
-      if (world)
-        wholeArg.shape = globalShape(arg.name, arg.shape, tp, whole);
-      values[arg.name] = generate(wholeArg, positionOffset);
-      ++generated;
-    }
-  // Each rank keeps its block of every whole tensor (the same function of
-  // the name that split the model).
-  if (world)
-    for (const ModelTensor &arg : m.arguments()) {
-      if (values[arg.name].shape == arg.shape)
-        continue; // taken whole by this rank's program
-      auto block = rankBlock(arg.name, values[arg.name], world->rank, tp, error);
-      if (failed(block)) {
-        llvm::errs() << "rlx-run: " << error << "\n";
-        return fail();
-      }
-      values[arg.name] = std::move(*block);
-    }
+  ArgumentSources sources;
+  sources.weights = weights;
+  if (world) {
+    sources.world = &*world;
+    sources.tp = tp;
+    sources.whole = whole;
+  }
+  sources.generate = [&](const ModelTensor &a) { return generate(a, positionOffset); };
+  FailureOr<unsigned> bound = bindArguments(m.arguments(), sources, values, error);
+  if (failed(bound)) {
+    llvm::errs() << "rlx-run: " << error << "\n";
+    return fail();
+  }
+  unsigned generated = *bound;
 
   std::vector<HostTensor> outputs;
   if (serve) {

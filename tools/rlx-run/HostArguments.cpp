@@ -1,0 +1,73 @@
+//===- HostArguments.cpp - rlx-run's one host front end -------------------===//
+
+#include "HostArguments.h"
+
+#include "RLX/Target/CPU/Safetensors.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
+                                             const ArgumentSources &sources,
+                                             std::map<std::string, HostTensor> &values,
+                                             std::string &error) {
+  // An --input that names no argument would be ignored and the argument
+  // seeded instead: an error, with the names there are.
+  for (auto &value : values) {
+    const std::string &name = value.first;
+    if (llvm::any_of(arguments, [&](const ModelTensor &a) { return a.name == name; }))
+      continue;
+    std::string known;
+    for (const ModelTensor &a : arguments)
+      known += (known.empty() ? "" : ", ") + a.name;
+    error = "--input '" + name + "' is not an argument of the model (" +
+            (known.empty() ? "it has none" : "arguments: " + known) + ")";
+    return failure();
+  }
+  auto wholeShape = [&](const ModelTensor &a) {
+    return sources.world ? globalShape(a.name, a.shape, sources.tp, sources.whole) : a.shape;
+  };
+  if (!sources.weights.empty()) {
+    auto checkpoint = readSafetensors(sources.weights, error);
+    if (failed(checkpoint)) {
+      error = "--weights: " + error;
+      return failure();
+    }
+    std::vector<ParamSpec> params;
+    for (const ModelTensor &a : arguments) {
+      if (!a.isParam)
+        continue;
+      if (values.count(a.name)) {
+        error = "parameter '" + a.name + "' is given by --input and by --weights";
+        return failure();
+      }
+      params.push_back({a.name, a.dtype, wholeShape(a)});
+    }
+    if (failed(bindCheckpoint(std::move(*checkpoint), params, values, error))) {
+      error = "--weights " + sources.weights + ": " + error;
+      return failure();
+    }
+  }
+  unsigned generated = 0;
+  for (const ModelTensor &a : arguments)
+    if (!values.count(a.name)) {
+      ModelTensor wholeArg = a;
+      wholeArg.shape = wholeShape(a);
+      values[a.name] = sources.generate(wholeArg);
+      ++generated;
+    }
+  // Each rank keeps its block of every whole tensor (the same function of
+  // the name that split the model); one its program takes whole stays.
+  if (sources.world)
+    for (const ModelTensor &a : arguments) {
+      if (values[a.name].shape == a.shape)
+        continue;
+      auto block = rankBlock(a.name, values[a.name], sources.world->rank, sources.tp, error);
+      if (failed(block))
+        return failure();
+      values[a.name] = std::move(*block);
+    }
+  return generated;
+}
