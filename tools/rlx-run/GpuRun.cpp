@@ -32,7 +32,7 @@ struct Buffer {
   std::string packedBy, packedOutput; ///< producing function and its output
 };
 
-std::vector<Buffer> buffersOf(rlx_gpu_artifact *h, const char *fn,
+std::vector<Buffer> buffersOf(MLIRContext *context, rlx_gpu_artifact *h, const char *fn,
                               const llvm::json::Object *manifestFn) {
   std::vector<Buffer> out;
   int n = rlx_gpu_num_buffers(h, fn);
@@ -45,7 +45,11 @@ std::vector<Buffer> buffersOf(rlx_gpu_artifact *h, const char *fn,
       continue;
     Buffer b;
     b.tensor.name = name;
-    b.tensor.dtype = dtype;
+    // The host's name of the manifest's MLIR spelling (f8E4M3FN: the
+    // E4M3 bytes kept as they are, not converted as numbers).
+    b.tensor.dtype = dtypeOf(dtype, context);
+    if (b.tensor.dtype.empty())
+      b.tensor.dtype = dtype;
     b.tensor.isParam = StringRef(role) == "param";
     b.tensor.shape.assign(shape, shape + rank);
     b.role = role;
@@ -149,7 +153,7 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   };
   if (!manifestFn(entry))
     return fail("no function '" + entry + "' in the compiled module");
-  std::vector<Buffer> buffers = buffersOf(h, entry.c_str(), manifestFn(entry));
+  std::vector<Buffer> buffers = buffersOf(module.getContext(), h, entry.c_str(), manifestFn(entry));
 
   // What the user gives: the entry's inputs and parameters, with packed
   // parameters replaced by the originals their packing functions take.
@@ -166,7 +170,7 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
       arguments.push_back(b.tensor);
   }
   for (const std::string &p : packers)
-    for (const Buffer &b : buffersOf(h, p.c_str(), manifestFn(p)))
+    for (const Buffer &b : buffersOf(module.getContext(), h, p.c_str(), manifestFn(p)))
       if (b.role != "output" && seen.insert(b.tensor.name).second)
         arguments.push_back(b.tensor);
   ArgumentSources sources;
@@ -202,7 +206,7 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   // Packing, once: each packing function's outputs become the entry's params.
   auto p0 = std::chrono::steady_clock::now();
   for (const std::string &p : packers) {
-    std::vector<Buffer> pb = buffersOf(h, p.c_str(), manifestFn(p));
+    std::vector<Buffer> pb = buffersOf(module.getContext(), h, p.c_str(), manifestFn(p));
     if (!setAll(p, pb))
       return 1;
     if (rlx_gpu_run(h, p.c_str()))

@@ -1,5 +1,6 @@
 //===- CpuRunner.cpp - JIT-compile and run RLX models on the CPU ----------===//
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Target/CPU/CpuRunner.h"
 
 #include "RLX/Conversion/Passes.h"
@@ -40,13 +41,6 @@ std::string typeToStr(Type t) {
 
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::string argName(func::FuncOp fn, unsigned i) {
-  for (StringRef role : {"rlx.input", "rlx.param"})
-    if (auto s = fn.getArgAttrOfType<StringAttr>(i, role))
-      return s.str();
-  return "arg" + std::to_string(i);
 }
 
 std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
@@ -162,6 +156,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   model->cpu = *targetCpu;
   ModuleOp module = *owned;
   MLIRContext *ctx = module.getContext();
+  nameUnnamedIO(module);
 
   // Stage 1: HIR → MIR and fusion (this also packs parameters, which changes
   // the entry's signature, so it runs before the signature is read).
@@ -255,11 +250,11 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
         error = "@" + entryName + ": inputs must precede the out-parameters (rlx.output)";
         return failure();
       }
-      entryArgNames.push_back(argName(entry, i));
+      entryArgNames.push_back(argumentName(entry, i));
       entryIsParam.push_back(entry.getArgAttr(i, "rlx.param") != nullptr);
       continue;
     }
-    std::string name = argName(entry, i);
+    std::string name = argumentName(entry, i);
     entryArgNames.push_back(name);
     entryIsParam.push_back(entry.getArgAttr(i, "rlx.param") != nullptr);
     auto t = dyn_cast<RankedTensorType>(entry.getArgumentTypes()[i]);
@@ -310,10 +305,8 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     cpu.dims.push_back(k + "=" + std::to_string(v));
   // Result names survive as attributes only until results become out-params.
   std::vector<std::string> resultNames = bufferOutputs;
-  for (unsigned i = 0; i < entry.getNumResults(); ++i) {
-    auto s = entry.getResultAttrOfType<StringAttr>(i, "rlx.output");
-    resultNames.push_back(s ? s.str() : "result" + std::to_string(i));
-  }
+  for (unsigned i = 0; i < entry.getNumResults(); ++i)
+    resultNames.push_back(resultName(entry, i));
   std::vector<std::string> packNames;
   for (auto &[name, src] : model->packedBy)
     if (llvm::find(packNames, src.fn) == packNames.end())
@@ -326,7 +319,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
       return failure();
     }
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-      packArgNames[fnName].push_back(argName(fn, i));
+      packArgNames[fnName].push_back(argumentName(fn, i));
   }
   unsigned entryInputs = entryArgNames.size();
   if (failed(runPasses(module, [&](OpPassManager &pm) { buildCpuBufferPipeline(pm, cpu); },

@@ -5,6 +5,7 @@
 #include "RLX/Dialect/Common/IR/StorageSize.h"
 #include "RLX/Runtime/SoftFloat.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -168,6 +169,12 @@ std::string mlir::rlx::dtypeOf(Type t) {
   if (t.isInteger(1))
     return "i1";
   return "";
+}
+
+std::string mlir::rlx::dtypeOf(StringRef elementType, MLIRContext *context) {
+  size_t read = 0;
+  Type t = parseType(elementType, context, &read, /*isKnownNullTerminated=*/false);
+  return t && read == elementType.size() ? dtypeOf(t) : "";
 }
 
 //===----------------------------------------------------------------------===//

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Target/NVVM/GPUArtifact.h"
 
 #include "RLX/Dialect/Common/IR/StorageSize.h"
@@ -331,6 +332,7 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
                                           StringRef dir) {
   MLIRContext *ctx = module.getContext();
   Location loc = module.getLoc();
+  nameUnnamedIO(module);
   NVVMPipelineOptions pipe;
   pipe.chip = options.chip;
   pipe.features = options.features;

@@ -12,6 +12,7 @@
 
 #include "JsonCommon.h"
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Dialect/Common/IR/StorageSize.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
@@ -321,13 +322,12 @@ LogicalResult mlir::rlx::exportRLXHirJson(ModuleOp module, llvm::raw_ostream &os
     if (!t)
       return fn.emitError("export-rlx-hir-json needs tensor arguments (HIR or MIR)");
     bool param = fn.getArgAttr(i, "rlx.param") != nullptr;
-    auto name = fn.getArgAttrOfType<StringAttr>(i, param ? "rlx.param" : "rlx.input");
     std::vector<std::string> dimNames;
     if (auto dims = fn.getArgAttrOfType<ArrayAttr>(i, "rlx.dim_names"))
       for (Attribute d : dims)
         dimNames.push_back(cast<StringAttr>(d).str());
     g.id[arg] = g.add(tagged(param ? "Param" : "Input",
-                             json::Object{{"name", name ? name.str() : "arg" + std::to_string(i)}}),
+                             json::Object{{"name", argumentName(fn, i)}}),
                       {}, t, std::nullopt, dimNames);
   }
   json::Array outputs;
@@ -376,8 +376,7 @@ LogicalResult mlir::rlx::exportRLXLirJson(ModuleOp module, llvm::raw_ostream &os
       continue;
     }
     bool param = fn.getArgAttr(i, "rlx.param") != nullptr;
-    auto name = fn.getArgAttrOfType<StringAttr>(i, param ? "rlx.param" : "rlx.input");
-    std::string n = name ? name.str() : "arg" + std::to_string(i);
+    std::string n = argumentName(fn, i);
     int64_t id = g.add(tagged(param ? "Param" : "Input", json::Object{{"name", n}}), {},
                        arg.getType(), std::nullopt);
     g.id[arg] = id;

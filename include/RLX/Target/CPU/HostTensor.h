@@ -10,6 +10,7 @@
 #ifndef RLX_TARGET_CPU_HOSTTENSOR_H
 #define RLX_TARGET_CPU_HOSTTENSOR_H
 
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -42,6 +43,9 @@ struct HostTensor {
 
 /// The dtype name of an MLIR element type, or "" when it has none.
 std::string dtypeOf(Type elementType);
+/// The dtype name of an element type spelled as MLIR prints it (the GPU
+/// artifact's manifest: "f32", "f8E4M3FN"), or "" when it has none.
+std::string dtypeOf(StringRef elementType, MLIRContext *context);
 
 /// Reads a .npy file (C order; dtypes f4, f8, f2, i8, i4, i1, b1, u1).
 FailureOr<HostTensor> readNpy(StringRef path, std::string &error);

@@ -1,5 +1,6 @@
 //===- Bufferize.cpp - rlx-lir-bufferize: tensor kernels to buffers --------===//
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
 
@@ -36,12 +37,10 @@ DictionaryAttr ioManifest(func::FuncOp fn) {
     else if (auto s = fn.getArgAttrOfType<StringAttr>(i, "rlx.input"))
       inputs.push_back(s);
     else
-      inputs.push_back(StringAttr::get(ctx, "arg" + std::to_string(i)));
+      inputs.push_back(StringAttr::get(ctx, rlx::argumentName(fn, i)));
   }
-  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
-    auto s = fn.getResultAttrOfType<StringAttr>(i, "rlx.output");
-    outputs.push_back(s ? s : StringAttr::get(ctx, "result" + std::to_string(i)));
-  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    outputs.push_back(StringAttr::get(ctx, rlx::resultName(fn, i)));
   Builder b(ctx);
   return b.getDictionaryAttr({b.getNamedAttr("inputs", b.getArrayAttr(inputs)),
                               b.getNamedAttr("params", b.getArrayAttr(params)),

@@ -9,6 +9,7 @@
 
 #include "Autodiff.h"
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -29,14 +30,6 @@ bool isFloatTensor(Type t) {
   return r && isa<FloatType>(r.getElementType());
 }
 
-/// The user-facing name of argument `i`: rlx.input / rlx.param, else argN.
-std::string argName(func::FuncOp fn, unsigned i) {
-  for (StringRef role : {"rlx.input", "rlx.param"})
-    if (auto s = fn.getArgAttrOfType<StringAttr>(i, role))
-      return s.str();
-  return "arg" + std::to_string(i);
-}
-
 class GradBuilder {
 public:
   explicit GradBuilder(func::FuncOp fwd) : fwd(fwd) {}
@@ -53,7 +46,7 @@ public:
       for (const std::string &name : wrtNames) {
         std::optional<unsigned> found;
         for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
-          if (argName(fwd, i) == name)
+          if (argumentName(fwd, i) == name)
             found = i;
         if (!found) {
           fwd.emitError("rlx-mir-grad: no argument named '") << name << "' (wrt)";
@@ -90,7 +83,7 @@ public:
     fn.setArgAttr(fwd.getNumArguments(), "rlx.input", b.getStringAttr("d_output"));
     fn.setResultAttr(0, "rlx.output", b.getStringAttr("loss"));
     for (auto [k, i] : llvm::enumerate(wrt))
-      fn.setResultAttr(k + 1, "rlx.output", b.getStringAttr("d_" + argName(fwd, i)));
+      fn.setResultAttr(k + 1, "rlx.output", b.getStringAttr("d_" + argumentName(fwd, i)));
 
     // The forward body, unfused.
     Block *entry = fn.addEntryBlock();

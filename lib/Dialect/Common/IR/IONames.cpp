@@ -1,0 +1,34 @@
+//===- IONames.cpp - The names of a model's arguments and results ---------===//
+
+#include "RLX/Dialect/Common/IR/IONames.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+std::string mlir::rlx::argumentName(FunctionOpInterface fn, unsigned i) {
+  for (StringRef role : {"rlx.param", "rlx.input"})
+    if (auto s = fn.getArgAttrOfType<StringAttr>(i, role))
+      return s.str();
+  return "arg" + std::to_string(i);
+}
+
+std::string mlir::rlx::resultName(FunctionOpInterface fn, unsigned i) {
+  if (auto s = fn.getResultAttrOfType<StringAttr>(i, "rlx.output"))
+    return s.str();
+  return "result" + std::to_string(i);
+}
+
+void mlir::rlx::nameUnnamedIO(ModuleOp module) {
+  Builder b(module.getContext());
+  for (auto fn : module.getOps<FunctionOpInterface>()) {
+    if (fn.isExternal() || fn.isPrivate())
+      continue;
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      if (!fn.getArgAttr(i, "rlx.param") && !fn.getArgAttr(i, "rlx.input"))
+        fn.setArgAttr(i, "rlx.input", b.getStringAttr(argumentName(fn, i)));
+    for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+      if (!fn.getResultAttr(i, "rlx.output"))
+        fn.setResultAttr(i, "rlx.output", b.getStringAttr(resultName(fn, i)));
+  }
+}

@@ -1,0 +1,106 @@
+"""rlx-run's routes on every device: what a user gives on the command line
+(unnamed arguments, NVFP4 block scales as .npy, constants in the module,
+zero-size dims) gives the same numbers with `--device=cpu` and
+`--device=emu` (the GPU path: the code `--device=cuda` runs, on the
+emulator), from one test body, against numpy written here."""
+from __future__ import annotations
+
+import base64
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from harness import run_mlir
+
+DEVICES = ["cpu", "emu"]
+
+
+def run(text, inputs, device, **kw):
+    return run_mlir(text, inputs, extra=("--device", device), **kw)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unnamed_arguments_are_arg0_and_result0(device):
+    text = """
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %c = rlx_mir.sub %a, %b : tensor<4xf32>, tensor<4xf32>
+  return %c : tensor<4xf32>
+}"""
+    a = np.arange(4, dtype=np.float32)
+    b = np.array([10, 20, 30, 40], np.float32)
+    out = run(text, {"arg0": a, "arg1": b}, device)
+    np.testing.assert_array_equal(out["result0"], a - b)
+
+
+def nvfp4_matmul(m, n, k):
+    return f"""
+func.func @f(%x: tensor<{m}x{k}xf32> {{rlx.input = "x"}},
+             %w: tensor<{n}x{k // 2}xi8> {{rlx.param = "w"}},
+             %s: tensor<{n}x{k // 16}xf8E4M3FN> {{rlx.param = "s"}},
+             %g: tensor<f32> {{rlx.param = "g"}}) -> (tensor<{m}x{n}xf32> {{rlx.output = "y"}}) {{
+  %y = rlx_hir.dequant_linear %x, %w, %s, %g
+      : tensor<{m}x{k}xf32>, tensor<{n}x{k // 2}xi8>, tensor<{n}x{k // 16}xf8E4M3FN>, tensor<f32>
+  return %y : tensor<{m}x{n}xf32>
+}}"""
+
+
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+
+
+@pytest.mark.parametrize("form", ["uint8", "ml_dtypes"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_nvfp4_scales_from_npy_keep_their_bytes(device, form):
+    """Q3 of ../shared/cases with 16 rows, and random codes and scales:
+    the E4M3 scale bytes given by --input (raw bytes or ml_dtypes float8)
+    are scales, not numbers to convert; the global scale is an f32 .npy."""
+    rng = np.random.default_rng(3)
+    m, n, k = 16, 32, 64
+    codes = rng.integers(0, 16, (n, k), dtype=np.uint8)
+    packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).view(np.int8)
+    scale_bytes = rng.choice(np.arange(0x28, 0x48, dtype=np.uint8), (n, k // 16))
+    scales = scale_bytes if form == "uint8" else scale_bytes.view(ml_dtypes.float8_e4m3fn)
+    g = np.array(0.25, np.float32)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    y = run(nvfp4_matmul(m, n, k), {"x": x, "w": packed, "s": scales, "g": g}, device)["y"]
+    s = scale_bytes.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    w = E2M1[codes] * np.repeat(s, 16, axis=1) * g
+    want = x.astype(np.float64) @ w.T.astype(np.float64)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_constants_of_any_size_and_dense_resource(device):
+    """A 65-element non-splat constant and a dense_resource blob in the
+    module: data the GPU artifact carries, as the CPU path's globals."""
+    c = (np.arange(65, dtype=np.float32) - 32) / 8
+    r = np.linspace(-1, 1, 65, dtype=np.float32)
+    blob = "0x04000000" + r.tobytes().hex().upper()  # alignment 4, then the bytes
+    values = ", ".join(repr(float(v)) for v in c)
+    text = f"""
+func.func @f(%x: tensor<65xf32> {{rlx.input = "x"}}) -> (tensor<65xf32> {{rlx.output = "y"}}) {{
+  %c = arith.constant dense<[{values}]> : tensor<65xf32>
+  %r = arith.constant dense_resource<blob> : tensor<65xf32>
+  %a = rlx_mir.mul %x, %c : tensor<65xf32>, tensor<65xf32>
+  %y = rlx_mir.add %a, %r : tensor<65xf32>, tensor<65xf32>
+  return %y : tensor<65xf32>
+}}
+{{-#
+  dialect_resources: {{ builtin: {{ blob: "{blob}" }} }}
+#-}}"""
+    x = np.random.default_rng(1).standard_normal(65).astype(np.float32)
+    y = run(text, {"x": x}, device)["y"]
+    np.testing.assert_allclose(y, x * c + r, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_zero_size_matmul_contraction(device):
+    """K = 0: every output element is the empty sum, 0."""
+    text = """
+func.func @f(%a: tensor<3x0xf32> {rlx.input = "a"}, %b: tensor<0x5xf32> {rlx.input = "b"})
+    -> (tensor<3x5xf32> {rlx.output = "y"}) {
+  %y = rlx_mir.matmul %a, %b : tensor<3x0xf32>, tensor<0x5xf32>
+  return %y : tensor<3x5xf32>
+}"""
+    y = run(text, {"a": np.zeros((3, 0), np.float32), "b": np.zeros((0, 5), np.float32)}, device)["y"]
+    np.testing.assert_array_equal(y, np.zeros((3, 5), np.float32))
