@@ -300,8 +300,16 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
     // `size` is set to the buffer's bytes.
     auto parseArg = [&](const json &arg, const std::string &r, uint64_t &size) {
       LaunchArg la;
-      std::string bname = string(field(arg, r, "buffer"), sub(r, "buffer"));
-      if (bname == "@arena") {
+      std::string bname;
+      if (const json *c = optField(arg, "constant")) {
+        bname = string(*c, sub(r, "constant"));
+        for (size_t k = 0; k < m.constants.size() && la.constant < 0; ++k)
+          if (m.constants[k].name == bname)
+            la.constant = int(k);
+        if (la.constant < 0)
+          fail(sub(r, "constant"), "unknown constant '" + bname + "'");
+        size = m.constants[size_t(la.constant)].bytes;
+      } else if ((bname = string(field(arg, r, "buffer"), sub(r, "buffer"))) == "@arena") {
         la.buffer = kArena;
         size = fi.arenaBytes;
       } else {
@@ -449,6 +457,39 @@ void parse(const json &root, Manifest &m) {
   for (size_t i = 0; i < kernels.size(); ++i)
     parseKernel(kernels[i], idx("kernels", i), m, names);
 
+  // Constants: name, dtype, shape, bytes and the file of their bytes.
+  if (const json *cs = optField(root, "constants")) {
+    array(*cs, "constants");
+    for (size_t i = 0; i < cs->size(); ++i) {
+      std::string q = idx("constants", i);
+      const json &c = object((*cs)[i], q);
+      ConstantInfo ci;
+      ci.name = string(field(c, q, "name"), sub(q, "name"));
+      for (const ConstantInfo &o : m.constants)
+        if (o.name == ci.name)
+          fail(sub(q, "name"), "duplicate constant '" + ci.name + "'");
+      BufferInfo shape; // checked as a buffer's dtype, shape and bytes are
+      shape.dtype = string(field(c, q, "dtype"), sub(q, "dtype"));
+      if (dtypeBytes(shape.dtype) < 0)
+        fail(sub(q, "dtype"), "unknown dtype '" + shape.dtype + "'");
+      const json &dims = array(field(c, q, "shape"), sub(q, "shape"));
+      if (dims.size() > 64)
+        fail(sub(q, "shape"), "more than 64 dimensions");
+      for (size_t d = 0; d < dims.size(); ++d)
+        shape.shape.push_back(int64_t(unsignedInt(dims[d], idx(sub(q, "shape"), d))));
+      ci.bytes = unsignedInt(field(c, q, "bytes"), sub(q, "bytes"));
+      shape.bytes = ci.bytes;
+      if (ci.bytes != minimumBytes(shape, q))
+        fail(sub(q, "bytes"), std::to_string(ci.bytes) + " is not the " +
+                                  std::to_string(minimumBytes(shape, q)) +
+                                  " bytes of its shape and dtype");
+      ci.dtype = shape.dtype;
+      ci.shape = shape.shape;
+      ci.file = fileName(field(c, q, "file"), sub(q, "file"));
+      m.constants.push_back(std::move(ci));
+    }
+  }
+
   names.clear();
   const json &fns = array(field(root, "", "functions"), "functions");
   if (fns.empty())
@@ -573,6 +614,16 @@ bool loadManifest(const std::string &dir, Manifest &out, std::string &error) {
                 "' not found in " + dir;
         return false;
       }
+  }
+  for (size_t i = 0; i < m.constants.size(); ++i) {
+    struct stat st;
+    std::string file = dir + "/" + m.constants[i].file;
+    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        uint64_t(st.st_size) != m.constants[i].bytes) {
+      error = "manifest.json: constants[" + std::to_string(i) + "].file: '" + m.constants[i].file +
+              "' in " + dir + " is missing or not " + std::to_string(m.constants[i].bytes) + " bytes";
+      return false;
+    }
   }
   if (!m.emulatorLibrary.empty() && !fileExists(dir + "/" + m.emulatorLibrary)) {
     error = "manifest.json: emulator.library: file '" + m.emulatorLibrary + "' not found in " + dir;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <new>
 
@@ -42,11 +43,17 @@ struct rlx_gpu_artifact {
   Manifest manifest;
   std::unique_ptr<Backend> backend;
   std::vector<FunctionState> functions;
+  /// The module's constants on the device, and their bytes (kept: the copy
+  /// to the device may be asynchronous).
+  std::vector<DevicePtr> constants;
+  std::vector<std::vector<char>> constantImages;
   std::string error;
 
   ~rlx_gpu_artifact() {
     if (!backend)
       return;
+    for (DevicePtr p : constants)
+      backend->free(p);
     for (FunctionState &f : functions) {
       if (f.arenaAllocated)
         backend->free(f.arena);
@@ -75,6 +82,21 @@ struct rlx_gpu_artifact {
   }
 
   bool allocate(std::string &err) {
+    for (const ConstantInfo &c : manifest.constants) {
+      std::ifstream in(manifest.dir + "/" + c.file, std::ios::binary);
+      std::vector<char> bytes(c.bytes);
+      if (!in || !in.read(bytes.data(), std::streamsize(c.bytes))) {
+        err = "cannot read constant '" + c.name + "' from " + manifest.dir + "/" + c.file;
+        return false;
+      }
+      DevicePtr p = 0;
+      if (!backend->alloc(c.bytes, "@constant/" + c.name, p, err))
+        return false;
+      constants.push_back(p);
+      if (!backend->copyToDevice(p, bytes.data(), c.bytes, err))
+        return false;
+      constantImages.push_back(std::move(bytes));
+    }
     functions.resize(manifest.functions.size());
     for (size_t fi = 0; fi < manifest.functions.size(); ++fi) {
       const FunctionInfo &f = manifest.functions[fi];
@@ -94,7 +116,10 @@ struct rlx_gpu_artifact {
         std::vector<DevicePtr> values;
         for (size_t ai = 0; ai < f.launches[li].args.size(); ++ai) {
           const LaunchArg &a = f.launches[li].args[ai];
-          DevicePtr p = (a.buffer == kArena ? s.arena : s.buffers[size_t(a.buffer)]) + a.offset;
+          DevicePtr p = (a.constant >= 0     ? constants[size_t(a.constant)]
+                         : a.buffer == kArena ? s.arena
+                                              : s.buffers[size_t(a.buffer)]) +
+                        a.offset;
           if (a.hasTensorMap && !tensorMap(f, s, li, ai, p, err))
             return false;
           values.push_back(p);

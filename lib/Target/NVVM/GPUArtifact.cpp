@@ -24,6 +24,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -61,6 +62,8 @@ std::pair<std::string, std::string> ioName(func::FuncOp fn, unsigned i) {
 
 struct Root {
   BlockArgument arg;
+  /// A module constant (memref.global) instead of an argument.
+  std::string global;
   int64_t offset = 0;
 };
 
@@ -83,6 +86,8 @@ std::set<std::string> sharedNames(func::FuncOp fn) {
 /// A launch argument's buffer reference: {"buffer", "offset"} (and "role"
 /// where the name is shared).
 json::Object argRef(func::FuncOp fn, const Root &root) {
+  if (!root.global.empty())
+    return json::Object{{"constant", root.global}, {"offset", root.offset}};
   unsigned i = root.arg.getArgNumber();
   if (fn.getArgAttr(i, "rlx_lir.arena"))
     return json::Object{{"buffer", "@arena"}, {"offset", root.offset}};
@@ -108,6 +113,11 @@ FailureOr<Root> traceToRoot(Value v, Operation *user) {
       v = view.getArena();
     } else if (auto like = dyn_cast<ViewLikeOpInterface>(def)) {
       v = like.getViewSource();
+    } else if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
+      // Data of the module (a constant too large to live in a kernel): the
+      // artifact carries it (constantBytes).
+      r.global = get.getName().str();
+      return r;
     } else {
       return user->emitError("GPU artifact: a kernel argument comes from '")
              << def->getName() << "', not from the arena or an IO buffer";
@@ -176,6 +186,41 @@ FailureOr<json::Object> tensorMapArg(func::FuncOp fn, UnrealizedConversionCastOp
   json::Object arg = argRef(fn, at);
   arg["tensor_map"] = std::move(map);
   return arg;
+}
+
+/// The bytes of a constant the host plan reads (as the element type stores
+/// them: little endian, an element per storage unit): a dense or
+/// dense_resource initial value.
+FailureOr<std::string> constantBytes(memref::GlobalOp g) {
+  auto type = g.getType();
+  std::optional<int64_t> bytes = getStorageBytes(type);
+  Attribute init = g.getInitialValue().value_or(Attribute());
+  if (auto r = dyn_cast_or_null<DenseResourceElementsAttr>(init)) {
+    AsmResourceBlob *blob = r.getRawHandle().getBlob();
+    if (!blob)
+      return g.emitError("GPU artifact: dense_resource '")
+             << r.getRawHandle().getKey() << "' has no data in the module (elided?)";
+    ArrayRef<char> data = blob->getData();
+    if (!bytes || static_cast<int64_t>(data.size()) != *bytes)
+      return g.emitError("GPU artifact: dense_resource '")
+             << r.getRawHandle().getKey() << "' holds " << data.size() << " bytes, its type "
+             << type << " needs " << (bytes ? *bytes : -1);
+    return std::string(data.begin(), data.end());
+  }
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(init);
+  unsigned bits = type.getElementTypeBitWidth();
+  if (!dense || !bytes || bits % 8 != 0)
+    return g.emitError("GPU artifact: the host plan reads '")
+           << g.getSymName() << "' of type " << type
+           << ", which has no dense data of whole-byte elements to carry";
+  ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat())
+    return std::string(raw.begin(), raw.end());
+  std::string out;
+  out.reserve(*bytes);
+  for (int64_t i = 0, n = dense.getNumElements(); i < n; ++i)
+    out.append(raw.begin(), raw.begin() + bits / 8);
+  return out;
 }
 
 FailureOr<json::Object> functionPlan(func::FuncOp fn) {
@@ -386,6 +431,34 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
       entry = fn.getName().str();
     functions.push_back(std::move(*f));
   }
+  // The constants the plans read, as files of their bytes.
+  json::Array constants;
+  {
+    std::set<std::string> used;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && fn->hasAttr("rlx_lir.plan"))
+        fn.walk([&](memref::GetGlobalOp get) { used.insert(get.getName().str()); });
+    bool made = false;
+    for (const std::string &name : used) {
+      auto g = module.lookupSymbol<memref::GlobalOp>(name);
+      if (!g)
+        return emitError(loc, "GPU artifact: no memref.global '") << name << "'";
+      FailureOr<std::string> bytes = constantBytes(g);
+      if (failed(bytes))
+        return failure();
+      if (!made && llvm::sys::fs::create_directories(path("constants")))
+        return emitError(loc, "cannot create ") << path("constants");
+      made = true;
+      std::string file = "constants/" + name + ".bin";
+      if (failed(writeFile(loc, path(file), *bytes)))
+        return failure();
+      constants.push_back(json::Object{{"name", name},
+                                       {"dtype", typeString(g.getType().getElementType())},
+                                       {"shape", json::Array(g.getType().getShape())},
+                                       {"bytes", static_cast<int64_t>(bytes->size())},
+                                       {"file", file}});
+    }
+  }
 
   // A kernel without known_block_size takes the block of its first launch.
   for (json::Value &kv : kernelList) {
@@ -462,6 +535,8 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   }
   manifest["modules"] = std::move(modules);
   manifest["kernels"] = std::move(kernelList);
+  if (!constants.empty())
+    manifest["constants"] = std::move(constants);
   manifest["entry"] = entry;
   // The rank of a per-rank program that looks up by rank (its
   // process_linear_index became this constant).

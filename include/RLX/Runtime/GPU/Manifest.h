@@ -63,6 +63,17 @@ struct BufferInfo {
 /// Index of the arena in LaunchArg::buffer.
 constexpr int kArena = -1;
 
+/// Data the compiled module carries (a non-splat or dense_resource constant
+/// too large to live in a kernel): uploaded once at open from `file` in the
+/// artifact directory, read by launches as `{"constant": name, "offset"}`.
+struct ConstantInfo {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+  std::string file;
+};
+
 /// A tiled TMA tensor map over a launch argument's memory
 /// (cuTensorMapEncodeTiled): dimensions innermost first, zero fill outside
 /// the tensor, element strides 1, no interleave.
@@ -78,6 +89,7 @@ struct TensorMapInfo {
 
 struct LaunchArg {
   int buffer = kArena; ///< index into FunctionInfo::buffers, or kArena
+  int constant = -1;   ///< index into Manifest::constants (then `buffer` is unused)
   uint64_t offset = 0;
   /// The parameter is the address of a tensor map of the memory at
   /// buffer + offset (made once at open) rather than that address.
@@ -120,6 +132,7 @@ struct Manifest {
   std::vector<ModuleInfo> modules;
   std::string emulatorLibrary; ///< "" when the artifact has no emulator build
   std::vector<KernelInfo> kernels;
+  std::vector<ConstantInfo> constants;
   std::string entry;
   std::vector<FunctionInfo> functions;
   /// The rank a tensor-parallel artifact was compiled for (-1: any rank).
