@@ -64,6 +64,8 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     split.wgmma = options.splitKVWgmma;
     pm.addPass(mir::createMIRSplitKV(split));
   }
+  // Kernels that tile a contraction or reduced axis need one element of it.
+  pm.addPass(mir::createMIRFillEmptyAxes());
   if (options.lir) {
     pm.addPass(createConvertRLXMIRToLIR());
     pm.addPass(lir::createLIRBufferize());

@@ -93,14 +93,48 @@ func.func @f(%x: tensor<65xf32> {{rlx.input = "x"}}) -> (tensor<65xf32> {{rlx.ou
     np.testing.assert_allclose(y, x * c + r, rtol=1e-6, atol=1e-6)
 
 
+ZERO_SIZE = {
+    # name: (body, inputs {name: shape}, output shape, numpy reference)
+    "matmul K=0": ("%y = rlx_mir.matmul %a, %b : tensor<3x0xf32>, tensor<0x5xf32>",
+                   {"a": (3, 0), "b": (0, 5)}, (3, 5), lambda a, b: a @ b),
+    "linear K=0 + bias": (
+        "%m = rlx_mir.matmul %a, %b transpose_b : tensor<3x0xf32>, tensor<5x0xf32>\n"
+        "  %y = rlx_mir.add %m, %c : tensor<3x5xf32>, tensor<5xf32>",
+        {"a": (3, 0), "b": (5, 0), "c": (5,)}, (3, 5), lambda a, b, c: a @ b.T + c),
+    "matmul M=0": ("%y = rlx_mir.matmul %a, %b : tensor<0x4xf32>, tensor<4x5xf32>",
+                   {"a": (0, 4), "b": (4, 5)}, (0, 5), lambda a, b: a @ b),
+    "sum over an empty axis": ("%y = rlx_mir.reduce sum %a axes = [1] : tensor<3x0xf32>",
+                               {"a": (3, 0)}, (3,), lambda a: a.sum(1)),
+    "mean over an empty axis": ("%y = rlx_mir.reduce mean %a axes = [1] : tensor<3x0xf32>",
+                                {"a": (3, 0)}, (3,), lambda a: np.full(3, np.nan, np.float32)),
+    "rms_norm of 0 rows": ("%y = rlx_mir.rms_norm %a, %g eps = 1.0e-05 : tensor<0x8xf32>, tensor<8xf32>",
+                           {"a": (0, 8), "g": (8,)}, (0, 8), lambda a, g: a * g),
+    "elementwise": ("%y = rlx_mir.add %a, %b : tensor<0x4xf32>, tensor<0x4xf32>",
+                    {"a": (0, 4), "b": (0, 4)}, (0, 4), lambda a, b: a + b),
+    "attention of 0 query rows": (
+        "%y = rlx_mir.attention %q, %k, %v heads = 2, kv_heads = 1, head_dim = 8 causal"
+        " : tensor<1x0x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>",
+        {"q": (1, 0, 16), "k": (1, 4, 8), "v": (1, 4, 8)}, (1, 0, 16), lambda q, k, v: q),
+}
+
+
+@pytest.mark.parametrize("case", ZERO_SIZE)
 @pytest.mark.parametrize("device", DEVICES)
-def test_zero_size_matmul_contraction(device):
-    """K = 0: every output element is the empty sum, 0."""
-    text = """
-func.func @f(%a: tensor<3x0xf32> {rlx.input = "a"}, %b: tensor<0x5xf32> {rlx.input = "b"})
-    -> (tensor<3x5xf32> {rlx.output = "y"}) {
-  %y = rlx_mir.matmul %a, %b : tensor<3x0xf32>, tensor<0x5xf32>
-  return %y : tensor<3x5xf32>
-}"""
-    y = run(text, {"a": np.zeros((3, 0), np.float32), "b": np.zeros((0, 5), np.float32)}, device)["y"]
-    np.testing.assert_array_equal(y, np.zeros((3, 5), np.float32))
+def test_zero_size_dims(device, case):
+    """Zero-size dims (valid per docs/design.md): an empty contraction is the
+    empty sum, an empty output launches nothing; same as numpy."""
+    body, shapes, out, ref = ZERO_SIZE[case]
+    args = ", ".join(f'%{n}: tensor<{"x".join(map(str, s)) + "x" if s else ""}f32> {{rlx.input = "{n}"}}'
+                     for n, s in shapes.items())
+    ty = f'tensor<{"x".join(map(str, out))}xf32>'
+    text = f"""
+func.func @f({args}) -> ({ty} {{rlx.output = "y"}}) {{
+  {body}
+  return %y : {ty}
+}}"""
+    rng = np.random.default_rng(0)
+    inputs = {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+    y = run(text, inputs, device)["y"]
+    want = ref(*inputs.values()).astype(np.float32)
+    assert y.shape == want.shape
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)

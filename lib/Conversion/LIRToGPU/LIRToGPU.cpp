@@ -203,6 +203,11 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
         return signalPassFailure();
   }
 
+  static bool isEmptyBuffer(Value v) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    return t && t.hasStaticShape() && t.getNumElements() == 0;
+  }
+
   LogicalResult convertFunction(func::FuncOp fn, const nvvm::NVVMTarget &target) {
     OpBuilder b(fn);
     b.setInsertionPointAfter(fn);
@@ -217,11 +222,21 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
             return failure();
           continue;
         }
+        // A kernel that writes nothing (every output has a size-0 dim)
+        // launches nothing.
+        if (!kernel.getOutputs().empty() && llvm::all_of(kernel.getOutputs(), isEmptyBuffer)) {
+          kernel.erase();
+          continue;
+        }
         if (failed(convertKernel(b, kernel, fn, gm, index++, target)))
           return failure();
         continue;
       }
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        if (isEmptyBuffer(copy.getTarget())) {
+          copy.erase();
+          continue;
+        }
         SmallVector<Value> args{copy.getSource(), copy.getTarget()};
         gpu::GPUFuncOp k = createKernelFunc(b, copy.getLoc(), gm, kernelName(fn, index++, "copy"),
                                             ValueRange(args).getTypes());

@@ -175,6 +175,21 @@ def MIRSpecialize : Pass<"rlx-mir-specialize", "::mlir::ModuleOp"> {
   ];
 }
 
+def MIRFillEmptyAxes : Pass<"rlx-mir-fill-empty-axes"> {
+  let summary = "Contractions and reductions over an empty axis, as one element of their identity";
+  let description = [{
+    A `matmul` or `fused_matmul` whose contraction size K is 0 (static) and
+    whose result is not empty computes `epilogue(0)`; a `reduce` `sum`,
+    `prod` or `mean` over an axis of size 0 gives 0, 1 or NaN (as torch).
+    Kernels that tile K or a reduced axis need at least one element, so the
+    empty operands become splat constants of the same shape with each size-0
+    dim set to 1: zeros for the matmul operands and `norm_bias`, ones for
+    `norm_weight`, and 0, 1 or NaN for the reduction's input; the results are
+    unchanged. NVFP4 weights are left alone. Every backend's front end runs it
+    after specialization, before kernels are chosen.
+  }];
+}
+
 def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
   let summary = "Split-KV (Flash-Decoding): attention over few query rows and many keys "
                 "as attention_partial + attention_combine";
