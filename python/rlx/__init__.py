@@ -243,7 +243,8 @@ def export_torch(module, *example_args, output: str = "tosa", weights: str = "ar
 
 def from_torch(module, *example_args, output: str = "tosa", weights: str = "args",
                **compile_kwargs):
-    """A ``torch.nn.Module`` exported and compiled for this CPU, callable on
-    numpy arrays or torch tensors. See :func:`rlx.frontend.from_torch`."""
+    """A ``torch.nn.Module`` exported and compiled for this CPU (or, with
+    ``device="emu"|"cuda"``, for the GPU path), callable on numpy arrays or
+    torch tensors. See :func:`rlx.frontend.from_torch`."""
     from .frontend import from_torch as impl
     return impl(module, *example_args, output=output, weights=weights, **compile_kwargs)

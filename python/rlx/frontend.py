@@ -319,16 +319,23 @@ class TorchModel:
 
 
 def from_torch(module, *example_args, output: str = "tosa", weights: str = "args",
-               func_name: str = "forward", **compile_kwargs) -> TorchModel:
+               func_name: str = "forward", device: str = "cpu", **compile_kwargs) -> TorchModel:
     """Exports `module` (:func:`export_torch`), parses the text and compiles
-    it for this CPU (:func:`rlx.compile_cpu`, which takes `compile_kwargs`:
-    fusion_policy, fuse, blas, opt_level, ...). Returns a callable
-    :class:`TorchModel` with ``.compiled`` (the CompiledModel), ``.mlir`` (the
-    exported text) and ``.param_names``."""
+    it: for this CPU with ``device="cpu"`` (:func:`rlx.compile_cpu`, which
+    takes `compile_kwargs`: fusion_policy, fuse, blas, opt_level, ...), or
+    for the GPU path with ``device="emu"``, ``"cuda"`` or ``"auto"``
+    (:func:`rlx.gpu.compile`: chip, features, ...). Returns a callable
+    :class:`TorchModel` with ``.compiled`` (the CompiledModel or GpuModel),
+    ``.mlir`` (the exported text) and ``.param_names``."""
     from . import compile_cpu, parse
 
     text, input_names, param_names = export_torch(module, *example_args, output=output,
                                                   weights=weights, func_name=func_name)
-    compiled = compile_cpu(parse(text, name=f"<torch {type(module).__name__}>"),
-                           entry=func_name, **compile_kwargs)
+    parsed = parse(text, name=f"<torch {type(module).__name__}>")
+    if device == "cpu":
+        compiled = compile_cpu(parsed, entry=func_name, **compile_kwargs)
+    else:
+        from . import gpu
+
+        compiled = gpu.compile(parsed, device=device, **compile_kwargs)
     return TorchModel(module, compiled, text, input_names, param_names)

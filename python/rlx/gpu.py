@@ -184,6 +184,11 @@ class GpuModel:
 
     __call__ = run
 
+    def invalidate_packed_params(self) -> None:
+        """Forgets the packed parameters; the next run packs them again (as
+        CompiledModel's, for parameters that changed)."""
+        self._packed = False
+
     def time(self, warmup: int = 3, iters: int = 20) -> dict:
         """Median and minimum milliseconds of the entry (CUDA events on a GPU,
         wall clock on the emulator), after one :meth:`run`."""

@@ -6,7 +6,8 @@ block), built from configs by transformers with eager and SDPA attention,
 are exported by torch-mlir's FX importer as TOSA and as linalg on tensors,
 with the weights frozen into the module and as arguments (``rlx.param`` with
 the state_dict names); RLX imports (rlx-import-to-mir), fuses and compiles
-each on the CPU, and its output must match the PyTorch module's own
+each on the CPU and on the GPU path's emulator (`device="emu"`, the
+code `device="cuda"` runs), and its output must match the PyTorch module's own
 element-wise. The kernel count after fusion (compute ops, rlx-mir-fuse's
 report) must equal that of RLX's own HIR of the layer (OWN_HIR_KERNELS). A
 whole LlamaForCausalLM goes through from_torch on input_ids alone (logits
@@ -128,13 +129,14 @@ def kernels_after_fusion(text: str) -> int:
     return int(m.group(2))
 
 
+@pytest.mark.parametrize("device", ["cpu", "emu"])
 @pytest.mark.parametrize("weights", WEIGHTS)
 @pytest.mark.parametrize("attn", ATTNS)
 @pytest.mark.parametrize("output", OUTPUTS)
 @pytest.mark.parametrize("layer", LAYERS)
-def test_layer_matches_pytorch(layer, output, attn, weights):
+def test_layer_matches_pytorch(layer, output, attn, weights, device):
     module, args = build(layer, attn)
-    model = rlx.from_torch(module, *args, output=output, weights=weights)
+    model = rlx.from_torch(module, *args, output=output, weights=weights, device=device)
     with torch.no_grad():
         want = module(*args).numpy()
     got = model(*[a.numpy() for a in args])
