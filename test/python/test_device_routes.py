@@ -138,3 +138,87 @@ func.func @f({args}) -> ({ty} {{rlx.output = "y"}}) {{
     want = ref(*inputs.values()).astype(np.float32)
     assert y.shape == want.shape
     np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+
+
+# Every rlx-run flag, with a value to try it with ({tmp}: a scratch
+# directory; {x}: an input file), and the devices it is for. A flag not for
+# a device must be an error naming the device; one for it must run and give
+# the same output as without it where it does not change the numbers.
+FLAGS = {
+    "-O": ("-O2", "all"), "--blas-min-flops": ("--blas-min-flops=0", "cpu"),
+    "--blas-threads": ("--blas-threads=1", "cpu"), "--chip": ("--chip=sm_80", "gpu"),
+    "--cpu": ("--cpu=host", "cpu"), "--device": (None, "all"),
+    "--dims": ("--dims=seq=4", "all"), "--dump-ir": ("--dump-ir={tmp}/ir", "cpu"),
+    "--emit-artifact": ("--emit-artifact={tmp}/art", "gpu"), "--entry": ("--entry=f", "all"),
+    "--features": ("--features=+ptx80", "gpu"), "--fusion-policy": ("--fusion-policy=fusable", "cpu"),
+    "--gpu-report": ("--gpu-report", "gpu"), "--input": ("--input=x={x}", "all"),
+    "--mattr": ("--mattr=-avx512bf16", "cpu"), "--no-blas": ("--no-blas", "cpu"),
+    "--no-fuse": ("--no-fuse", "all"), "--no-lir": ("--no-lir", "cpu"),
+    "--output-dir": (None, "all"), "--plan-dir": ("--plan-dir={tmp}/plan", "cpu"),
+    "--repeat": ("--repeat=2", "all"), "--row-tile": ("--row-tile=2", "cpu"),
+    "--runtime-dir": ("--runtime-dir={runtime}", "cpu"), "--seed": ("--seed=3", "all"),
+    "--serve": ("--serve", "cpu"), "--tp": ("--tp=1", "all"), "-v": ("-v", "all"),
+    "--warmup": ("--warmup=1", "all"), "--weights": ("--weights={ckpt}", "all"),
+    "--matmul-kernel": ("--matmul-kernel=simt", "gpu"), "--split-k": ("--split-k=2", "gpu"),
+    "--attention-kernel": ("--attention-kernel=simt", "gpu"),
+    "--kv-splits": ("--kv-splits=1", "gpu"), "--no-tensor-cores": ("--no-tensor-cores", "gpu"),
+}
+
+
+def help_flags():
+    import re
+    import subprocess
+
+    from harness import RLX_RUN
+    text = subprocess.run([str(RLX_RUN), "--help"], capture_output=True, text=True).stdout
+    section = text.split("rlx-run options:")[1]
+    return sorted(set(re.findall(r"^\s+(-{1,2}[\w-]+)", section, re.M)))
+
+
+def test_every_flag_is_classified():
+    assert sorted(FLAGS) == help_flags()
+
+
+@pytest.mark.parametrize("flag", [f for f, (v, _) in FLAGS.items() if v])
+@pytest.mark.parametrize("device", DEVICES)
+def test_each_flag_works_or_names_the_device(device, flag, tmp_path):
+    import subprocess
+
+    from harness import BUILD, RLX_RUN
+    value, where = FLAGS[flag]
+    text = """
+func.func @f(%x: tensor<?x8xf32> {rlx.input = "x", rlx.dim_names = ["seq", ""]},
+             %w: tensor<8x8xf32> {rlx.param = "w"}) -> (tensor<?x8xf32> {rlx.output = "y"}) {
+  %y = rlx_mir.matmul %x, %w : tensor<?x8xf32>, tensor<8x8xf32>
+  return %y : tensor<?x8xf32>
+}"""
+    (tmp_path / "m.mlir").write_text(text)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 8)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "w.npy", w)
+    from test_checkpoints import write_safetensors
+    write_safetensors(tmp_path / "ckpt.safetensors", {"w": w})
+    arg = value.format(tmp=tmp_path, x=tmp_path / "x.npy", ckpt=tmp_path / "ckpt.safetensors",
+                       runtime=BUILD / "lib")
+    base = [str(RLX_RUN), str(tmp_path / "m.mlir"), "--device", device, "--dims=seq=4",
+            "--output-dir", str(tmp_path / "out")]
+    base += [] if flag in ("--input", "--dims") else ["--input", f"x={tmp_path / 'x.npy'}"]
+    base += [] if flag == "--weights" else ["--input", f"w={tmp_path / 'w.npy'}"]
+    if flag == "--dims":
+        base.remove("--dims=seq=4")
+        base += ["--input", f"x={tmp_path / 'x.npy'}"]
+    proc = subprocess.run(base + [arg], capture_output=True, text=True, timeout=300,
+                          input="run\nquit\n")
+    applies = where == "all" or (where == "cpu") == (device == "cpu")
+    if not applies:
+        assert proc.returncode == 1, (flag, proc.stdout)
+        assert flag in proc.stderr and "--device=" in proc.stderr, proc.stderr
+        return
+    assert proc.returncode == 0, (flag, proc.stderr)
+    if flag == "--serve":
+        assert "ms " in proc.stdout
+        return
+    y = np.load(tmp_path / "out" / "y.npy")
+    np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-5)

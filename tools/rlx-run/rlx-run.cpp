@@ -85,7 +85,9 @@ static cl::opt<int64_t> blasMinFlops("blas-min-flops",
 static cl::opt<int> threads("blas-threads", cl::desc("BLAS threads (default: OPENBLAS_NUM_THREADS)"),
                             cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"), cl::cat(runCat));
-static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level of the JIT (0-3)"),
+static cl::opt<unsigned> optLevel("O",
+                                  cl::desc("optimization level (0-3) of the JIT, or of LLVM and "
+                                           "ptxas on GPU devices"),
                                   cl::init(3), cl::Prefix, cl::cat(runCat));
 static cl::opt<std::string> device("device",
                                    cl::desc("cpu (JIT, default), cuda (the CUDA driver), emu (the "
@@ -101,6 +103,22 @@ static cl::opt<bool> gpuReport("gpu-report",
 static cl::opt<std::string> chip("chip", cl::desc("GPU devices: the NVIDIA chip"),
                                  cl::init("sm_90a"), cl::cat(runCat));
 static cl::opt<std::string> features("features", cl::desc("GPU devices: +ptxNN"), cl::cat(runCat));
+static cl::opt<std::string> matmulKernel(
+    "matmul-kernel",
+    cl::desc("GPU devices: auto | gemv | simt | tensor-cores | wgmma | tcgen05 (as rlx-compile)"),
+    cl::init("auto"), cl::cat(runCat));
+static cl::opt<int64_t> splitK("split-k",
+                               cl::desc("GPU devices: K splits of the gemv kernel (0: heuristic)"),
+                               cl::init(0), cl::cat(runCat));
+static cl::opt<std::string> attentionKernel(
+    "attention-kernel", cl::desc("GPU devices: auto | simt | flash | wgmma (as rlx-compile)"),
+    cl::init("auto"), cl::cat(runCat));
+static cl::opt<int64_t> kvSplits(
+    "kv-splits", cl::desc("GPU devices: split-KV attention: 0 heuristic, 1 never, N forced"),
+    cl::init(0), cl::cat(runCat));
+static cl::opt<bool> noTensorCores("no-tensor-cores",
+                                   cl::desc("GPU devices: SIMT kernels only (no mma.sync)"),
+                                   cl::cat(runCat));
 static cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("CPU the JIT compiles for: host (default; $RLX_CPU), or an LLVM name such as "
@@ -272,21 +290,48 @@ int main(int argc, char **argv) {
   };
   bool printer = !world || world->rank == 0;
 
+  if (device != "cpu" && device != "cuda" && device != "emu" && device != "auto") {
+    llvm::errs() << "rlx-run: --device must be cpu, cuda, emu or auto, got '" << device << "'\n";
+    return 1;
+  }
+  // Flags of one path given for the other: an error naming the device (the
+  // rest work the same on every device).
+  {
+    bool gpuDevice = device != "cpu";
+    const cl::Option *cpuOnly[] = {&noLir,  &planDir, &noBlas,     &rowTile, &blasMinFlops,
+                                   &threads, &cpuName, &mattr,     &runtimeDir, &serve,
+                                   &dumpDir};
+    const cl::Option *gpuOnly[] = {&emitArtifact, &gpuReport,       &chip,     &features,
+                                   &matmulKernel, &attentionKernel, &kvSplits, &splitK,
+                                   &noTensorCores};
+    for (const cl::Option *o : gpuDevice ? ArrayRef(cpuOnly) : ArrayRef(gpuOnly))
+      if (o->getNumOccurrences()) {
+        llvm::errs() << "rlx-run: --" << o->ArgStr << " is for "
+                     << (gpuDevice ? "--device=cpu (the CPU path's JIT code)"
+                                   : "--device=emu|cuda|auto (the GPU path)")
+                     << ", not --device=" << device << "\n";
+        return 1;
+      }
+    if (gpuDevice && policy != "direct") {
+      llvm::errs() << "rlx-run: --fusion-policy=" << policy
+                   << " is for --device=cpu; the GPU path fuses with the direct policy\n";
+      return 1;
+    }
+  }
+
   if (device != "cpu") {
-    if (device != "cuda" && device != "emu" && device != "auto") {
-      llvm::errs() << "rlx-run: --device must be cpu, cuda, emu or auto, got '" << device << "'\n";
-      return 1;
-    }
-    if (!cpuName.empty() || !mattr.empty()) {
-      llvm::errs() << "rlx-run: --cpu and --mattr choose the CPU path's code (--device=cpu); "
-                      "the emulator's kernels are built for the x86-64 baseline\n";
-      return 1;
-    }
     GpuRunOptions gpu;
     gpu.device = device;
     gpu.artifactDir = emitArtifact;
     gpu.artifact.chip = chip;
     gpu.artifact.features = features;
+    gpu.artifact.optLevel = static_cast<int>(std::min(3u, optLevel.getValue()));
+    gpu.artifact.fuse = !noFuse;
+    gpu.artifact.tensorCores = !noTensorCores;
+    gpu.artifact.matmulKernel = matmulKernel;
+    gpu.artifact.splitK = splitK;
+    gpu.artifact.attentionKernel = attentionKernel;
+    gpu.artifact.kvSplits = kvSplits;
     for (auto &[name, size] : options.dims)
       gpu.artifact.dims.push_back(name + "=" + std::to_string(size));
     // Dims bound by the given inputs' shapes are left to the front end's

@@ -45,19 +45,10 @@ struct CpuPrepareMPIPass : rlx::impl::CpuPrepareMPIBase<CpuPrepareMPIPass> {
         usesMPI = true;
       return usesMPI ? WalkResult::interrupt() : WalkResult::advance();
     });
-    if (!usesMPI)
-      return;
-    if (implementation != "OpenMPI" && implementation != "MPICH") {
-      module.emitError() << "rlx-cpu-prepare-mpi: implementation must be OpenMPI or MPICH, got '"
-                         << implementation << "'";
+    if (usesMPI && failed(prepareMPI(module)))
       return signalPassFailure();
-    }
-    MLIRContext *ctx = &getContext();
-    if (!module->hasAttr("dlti.map")) {
-      auto entry = DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
-                                            StringAttr::get(ctx, implementation));
-      module->setAttr("dlti.map", MapAttr::get(ctx, {entry}));
-    }
+    // The device grids go (a program of one rank, --tp 1, has no collective
+    // but still its grid).
     for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>())) {
       std::optional<SymbolTable::UseRange> uses =
           SymbolTable::getSymbolUses(grid.getSymNameAttr(), module);
@@ -70,6 +61,20 @@ struct CpuPrepareMPIPass : rlx::impl::CpuPrepareMPIBase<CpuPrepareMPIPass> {
       }
       grid.erase();
     }
+  }
+
+  LogicalResult prepareMPI(ModuleOp module) {
+    if (implementation != "OpenMPI" && implementation != "MPICH") {
+      return module.emitError() << "rlx-cpu-prepare-mpi: implementation must be OpenMPI or MPICH, got '"
+                                << implementation << "'";
+    }
+    MLIRContext *ctx = &getContext();
+    if (!module->hasAttr("dlti.map")) {
+      auto entry = DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
+                                            StringAttr::get(ctx, implementation));
+      module->setAttr("dlti.map", MapAttr::get(ctx, {entry}));
+    }
+    return success();
   }
 };
 

@@ -386,6 +386,7 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.dims = ArrayRef<std::string>(options.dims);
   pipe.assemble = options.cubin;
   pipe.tensorCores = options.tensorCores;
+  pipe.fuse = options.fuse;
   pipe.matmulKernel = options.matmulKernel;
   pipe.splitK = options.splitK;
   pipe.attentionKernel = options.attentionKernel;

@@ -87,10 +87,11 @@ def CpuPrepareMPI : Pass<"rlx-cpu-prepare-mpi", "::mlir::ModuleOp"> {
     module holding `mpi` ops it sets the DLTI entry
     `"MPI:Implementation" = <implementation>` that upstream's MPI → LLVM
     lowering reads for the ABI (`OpenMPI`, the MPI that Debian ships and
-    `mpirun` runs, or `MPICH`), unless the module names one already, and
-    erases the `shard.grid` symbols, which nothing references once the
-    collectives are MPI calls (a grid still referenced is an error naming
-    its user). Without `mpi` ops it does nothing.
+    `mpirun` runs, or `MPICH`), unless the module names one already. In
+    every module it erases the `shard.grid` symbols, which nothing
+    references once the collectives are MPI calls (a grid still referenced
+    is an error naming its user); a program of one rank (`--tp 1`) has a
+    grid and no `mpi` op.
   }];
   let options = [
     Option<"implementation", "implementation", "std::string", /*default=*/"\"OpenMPI\"",

@@ -31,6 +31,8 @@ struct GPUArtifactOptions {
   bool emulator = true;
   /// Build cubins (needs ptxas).
   bool cubin = true;
+  /// rlx-mir-fuse (false: every primitive op its own kernel).
+  bool fuse = true;
   /// Tensor-core kernels where they apply (false: the SIMT fallback).
   bool tensorCores = true;
   /// matmul-kernel and split-k of convert-rlx-lir-to-gpu.
