@@ -222,3 +222,20 @@ func.func @f(%x: tensor<?x8xf32> {rlx.input = "x", rlx.dim_names = ["seq", ""]},
         return
     y = np.load(tmp_path / "out" / "y.npy")
     np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("form", ["float32", "ml_dtypes", "uint16 bits"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_bf16_inputs_in_every_npy_form(device, form):
+    """A bf16 argument from float32 (rounded to nearest even), ml_dtypes
+    bfloat16, or uint16 bit patterns (what rlx-gpu-run writes): one value."""
+    text = """
+func.func @f(%x: tensor<2x8xbf16> {rlx.input = "x"}) -> (tensor<2x8xbf16> {rlx.output = "y"}) {
+  %y = rlx_mir.add %x, %x : tensor<2x8xbf16>, tensor<2x8xbf16>
+  return %y : tensor<2x8xbf16>
+}"""
+    x = np.random.default_rng(2).standard_normal((2, 8)).astype(ml_dtypes.bfloat16)
+    given = {"float32": x.astype(np.float32), "ml_dtypes": x,
+             "uint16 bits": x.view(np.uint16)}[form]
+    y = run(text, {"x": given}, device)["y"]
+    np.testing.assert_array_equal(np.asarray(y, np.float32), 2 * x.astype(np.float32))

@@ -367,7 +367,10 @@ FailureOr<HostTensor> mlir::rlx::readNpy(StringRef path, std::string &error) {
       {"i1", "i8"},  {"b1", "i1"},  {"u1", "u8"},
       // ml_dtypes arrays have no numpy type code: bfloat16 is saved as a
       // two-byte void, float8_e4m3fn as a one-byte void.
-      {"V2", "bf16"}, {"V1", "f8e4m3fn"}};
+      {"V2", "bf16"}, {"V1", "f8e4m3fn"},
+      // uint16: bf16 bit patterns, as rlx-gpu-run writes bf16 outputs (RLX
+      // has no 16-bit unsigned integer type).
+      {"u2", "bf16"}};
   StringRef descr = h->descr;
   if (descr.size() >= 2 && (descr[0] == '>' && descr.substr(1) != "i1" &&
                             descr.substr(1) != "u1" && descr.substr(1) != "b1" &&

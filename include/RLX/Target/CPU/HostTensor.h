@@ -47,7 +47,9 @@ std::string dtypeOf(Type elementType);
 /// artifact's manifest: "f32", "f8E4M3FN"), or "" when it has none.
 std::string dtypeOf(StringRef elementType, MLIRContext *context);
 
-/// Reads a .npy file (C order; dtypes f4, f8, f2, i8, i4, i1, b1, u1).
+/// Reads a .npy file (C order; dtypes f4, f8, f2, i8, i4, i1, b1, u1; V2
+/// (ml_dtypes bfloat16) and u2 (bf16 bit patterns, as rlx-gpu-run writes
+/// them) as bf16, V1 (ml_dtypes float8_e4m3fn) as f8e4m3fn).
 FailureOr<HostTensor> readNpy(StringRef path, std::string &error);
 /// Writes a .npy file; bf16 is written as f4 (exactly).
 LogicalResult writeNpy(StringRef path, const HostTensor &t, std::string &error);
