@@ -2,6 +2,7 @@
 """Greedy generation from a Hugging Face checkpoint with RLX's KV-cache step.
 
     python examples/python/generate.py CHECKPOINT_DIR --prompt 1,2,3 [--new-tokens 32]
+                                       [--device cpu|emu|cuda|auto]
 
 CHECKPOINT_DIR is what ``save_pretrained`` writes: ``config.json`` and the
 safetensors weights (one file or shards). The model is built from the config
@@ -10,7 +11,9 @@ name (``rlx.load_weights``); the prompt runs once as a prefill (an empty
 history, ``past_seq = 0``), then one decode step per new token feeds the
 previous step's present K/V back as the history. Token ids in, token ids out
 (no tokenizer); greedy: the arg-max of the last position's logits, as
-``transformers``' ``generate(do_sample=False)``.
+``transformers``' ``generate(do_sample=False)``. ``--device`` compiles each
+step for this CPU (``rlx.compile_cpu``, the default) or for the GPU path
+(``rlx.gpu.compile``: ``emu`` runs the GPU kernels on the emulator).
 
 RLX specializes symbolic dims at compile time, so every decode step (a new
 history length) is a compilation: about a second for the small models of
@@ -34,8 +37,9 @@ from rlx.models import from_hf_config
 class Generator:
     """Prefill and decode steps of one checkpoint, compiled on demand."""
 
-    def __init__(self, checkpoint: str | pathlib.Path):
+    def __init__(self, checkpoint: str | pathlib.Path, device: str = "cpu"):
         checkpoint = pathlib.Path(checkpoint)
+        self.device = device
         self.config = json.loads((checkpoint / "config.json").read_text())
         self.module = from_hf_config(self.config, kv_cache=True)
         self.checkpoint = checkpoint
@@ -52,7 +56,13 @@ class Generator:
         if self.current is None or self.current[0] != key:
             self.current = None  # the previous step's model (and packed weights) go first
             t0 = time.perf_counter()
-            model = rlx.compile_cpu(self.module, dims={"seq": ids.shape[1], "past_seq": past})
+            dims = {"seq": ids.shape[1], "past_seq": past}
+            if self.device == "cpu":
+                model = rlx.compile_cpu(self.module, dims=dims)
+            else:
+                from rlx import gpu
+
+                model = gpu.compile(self.module, device=self.device, dims=dims)
             self.compile_s += time.perf_counter() - t0
             self.compiled += 1
             if self.weights is None:
@@ -94,8 +104,9 @@ def main() -> None:
     ap.add_argument("checkpoint", type=pathlib.Path)
     ap.add_argument("--prompt", required=True, help="comma-separated token ids")
     ap.add_argument("--new-tokens", type=int, default=32)
+    ap.add_argument("--device", default="cpu", help="cpu (default), emu, cuda or auto")
     a = ap.parse_args()
-    gen = Generator(a.checkpoint)
+    gen = Generator(a.checkpoint, a.device)
     t0 = time.perf_counter()
     tokens = gen.generate([int(t) for t in a.prompt.split(",")], a.new_tokens)
     total = time.perf_counter() - t0

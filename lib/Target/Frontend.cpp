@@ -38,6 +38,17 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     fpm.addPass(createTosaToArithPass());
     fpm.addPass(createTosaToTensorPass());
   }
+  auto specialize = [&] {
+    mir::MIRSpecializeOptions spec;
+    spec.dims.assign(options.dims.begin(), options.dims.end());
+    spec.requireStatic = true;
+    pm.addPass(mir::createMIRSpecialize(spec));
+  };
+  // The GPU path's collectives are planned on static shapes: with --tp,
+  // dims are bound before the program is split.
+  bool specializeFirst = options.tp > 0 && options.gpuCollectives && !options.dims.empty();
+  if (specializeFirst)
+    specialize();
   if (options.tp > 0) {
     addTensorParallelPasses(pm, options.tp);
     if (options.gpuCollectives) {
@@ -51,12 +62,8 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     pm.addPass(mir::createMIRBlockNvfp4Scales());
   if (options.fuse)
     pm.addPass(mir::createMIRFuse());
-  if (!options.dims.empty()) {
-    mir::MIRSpecializeOptions spec;
-    spec.dims.assign(options.dims.begin(), options.dims.end());
-    spec.requireStatic = true;
-    pm.addPass(mir::createMIRSpecialize(spec));
-  }
+  if (!options.dims.empty() && !specializeFirst)
+    specialize();
   if (options.splitKVSMs > 0) {
     mir::MIRSplitKVOptions split;
     split.smCount = options.splitKVSMs;

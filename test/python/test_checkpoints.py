@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import struct
 import subprocess
 
@@ -30,12 +31,12 @@ CASES = {c.name: c for c in hfm.CASES}
 NAMES = [n for n in ("llama-3.2-1b", "qwen3-0.6b", "gpt2") if n in CASES]
 
 
-def logits_with_weights(text, ckpt, ids, tmp_path, extra=()):
+def logits_with_weights(text, ckpt, ids, tmp_path, extra=(), launcher=()):
     np.save(tmp_path / "ids.npy", ids)
     pos = np.arange(ids.shape[1], dtype=np.int64)
     np.save(tmp_path / "pos.npy", pos)
     (tmp_path / "m.mlir").write_text(text)
-    proc = subprocess.run([str(RLX_RUN), str(tmp_path / "m.mlir"), "--weights", str(ckpt),
+    proc = subprocess.run([*launcher, str(RLX_RUN), str(tmp_path / "m.mlir"), "--weights", str(ckpt),
                            "--input", f"input_ids={tmp_path / 'ids.npy'}",
                            "--input", f"position_ids={tmp_path / 'pos.npy'}",
                            "--dims", f"seq={ids.shape[1]}", "--output-dir", str(tmp_path / "out"),
@@ -72,6 +73,28 @@ def test_checkpoint_logits_match_transformers(name, shards, dtype, device, tmp_p
     with torch.no_grad():
         want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
     hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, f"{name} {dtype} {shards} {device}")
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI's mpirun is not installed")
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_checkpoint_at_tp2_matches_transformers(device, tmp_path):
+    """`mpirun -np 2 rlx-run --tp 2 --weights CKPT`: each rank keeps its
+    block of the checkpoint's whole tensors; rank 0's logits are
+    transformers'."""
+    hf = hfm.HFModel(CASES["llama-3.2-1b"])
+    model = hf.models["eager"]
+    model.save_pretrained(tmp_path / "ckpt")
+    ids = hfm.token_ids(hfm.PREFILL)
+    text = gen_model(hf.case.config, *hf.case.sets())
+    proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path,
+                               ("--device", device, "--tp", "2"),
+                               launcher=(shutil.which("mpirun"), "--allow-run-as-root",
+                                         "--oversubscribe", "-np", "2"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "tensor parallel: 2 ranks" in proc.stdout, proc.stdout
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, f"tp 2 {device}")
 
 
 @pytest.fixture(scope="module")

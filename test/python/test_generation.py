@@ -6,7 +6,8 @@ is saved with save_pretrained; the example's Generator builds the model from
 its config.json, binds the checkpoint by name (rlx.load_weights), prefills
 the prompt once and then runs one decode step per token on the present K/V
 of the step before. The 32 tokens must be the ones transformers generates,
-and the prefill logits must match its logits element-wise.
+and the prefill logits must match its logits element-wise: on the CPU path
+and on the GPU path's emulator (every step a GPU artifact).
 """
 from __future__ import annotations
 
@@ -27,9 +28,10 @@ spec.loader.exec_module(generate)
 NEW_TOKENS = 32
 
 
+@pytest.mark.parametrize("device", ["cpu", "emu"])
 @pytest.mark.parametrize("name", [n for n in ("llama-3.2-1b", "qwen3-0.6b") if n in
                                   {c.name for c in hfm.CASES}])
-def test_greedy_generation_matches_transformers(name, tmp_path):
+def test_greedy_generation_matches_transformers(name, device, tmp_path):
     case = next(c for c in hfm.CASES if c.name == name)
     hf = hfm.HFModel(case)
     model = hf.models["sdpa"]
@@ -40,11 +42,11 @@ def test_greedy_generation_matches_transformers(name, tmp_path):
                               do_sample=False, pad_token_id=0, eos_token_id=None)
         want_logits = model(input_ids=torch.from_numpy(prompt)).logits[0, -1].numpy()
     want = want[0, prompt.shape[1]:].tolist()
-    gen = generate.Generator(tmp_path)
+    gen = generate.Generator(tmp_path, device)
     # The prefill's last logits first (a wrong step would show here before a token flips).
     logits, _ = gen.step(prompt, 0, {f"present.{i}.{k}": np.zeros((1, 0, gen._kv_width()), np.float32)
                                      for i in range(gen.layers) for k in ("key", "value")})
-    hfm.close(logits, want_logits, f"{name} prefill logits")
+    hfm.close(logits, want_logits, f"{name} {device} prefill logits")
     got = gen.generate(prompt[0].tolist(), NEW_TOKENS)
     assert got == want, f"RLX {got}\nHF  {want}"
     assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
