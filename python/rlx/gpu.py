@@ -156,22 +156,22 @@ class GpuModel:
         unknown = sorted(set(values) - known)
         if unknown:
             raise RlxError(f"not arguments of the model: {unknown} (arguments: {sorted(known)})")
+        # Every argument by name on the entry: the runtime sets the originals
+        # of packed parameters on their packing functions and packs before
+        # the run (rlx_gpu_set_buffer); they are uploaded once.
         entry = self._buffers(self.entry)
-        if not self._packed:
-            for p in dict.fromkeys(b["packed_by"]["function"] for b in entry if "packed_by" in b):
-                pbufs = self._buffers(p)
-                for b in pbufs:
-                    if b["role"] != "output":
-                        self._set(p, b, values[b["name"]])
-                self._check(_lib().rlx_gpu_run(self._h, p.encode()))
-                outs = {b["name"]: b for b in pbufs if b["role"] == "output"}
-                for b in entry:
-                    if b.get("packed_by", {}).get("function") == p:
-                        self._set(self.entry, b, self._get(p, outs[b["packed_by"]["output"]]))
-            self._packed = True
-        for b in entry:
-            if b["role"] != "output" and "packed_by" not in b and b["name"] in values:
-                self._set(self.entry, b, values[b["name"]])
+        bufs = {b["name"]: b for b in entry if b["role"] != "output" and "packed_by" not in b}
+        originals = {}
+        for p in dict.fromkeys(b["packed_by"]["function"] for b in entry if "packed_by" in b):
+            for b in self._buffers(p):
+                if b["role"] != "output":
+                    originals.setdefault(b["name"], b)
+        for name, value in values.items():
+            if name in bufs:
+                self._set(self.entry, bufs[name], value)
+            elif not self._packed:
+                self._set(self.entry, originals[name], value)
+        self._packed = True
         self._check(_lib().rlx_gpu_run(self._h, self.entry.encode()))
         out = {}
         for b in entry:

@@ -205,3 +205,34 @@ def test_python_load_weights(llama, tmp_path):
     (tmp_path / "bad.safetensors").write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00{oops")
     with pytest.raises(rlx.RlxError, match="bad JSON header"):
         rlx.load_weights(tmp_path / "bad.safetensors")
+
+
+def test_rlx_gpu_run_takes_checkpoint_names_and_packs(tmp_path):
+    """An artifact of a model with merged q/k/v and gate|up (packed
+    parameters): rlx-gpu-run takes the checkpoint's tensors by their names
+    (--inputs-dir of NAME.npy) and the runtime packs them before the run;
+    the logits are transformers'."""
+    from harness import BUILD
+    hf = hfm.HFModel(CASES["llama-3.2-1b"])
+    model = hf.models["eager"]
+    ids = hfm.token_ids(hfm.PREFILL)
+    (tmp_path / "m.mlir").write_text(gen_model(hf.case.config, *hf.case.sets()))
+    art = tmp_path / "artifact"
+    subprocess.run([str(BUILD / "bin" / "rlx-compile"), str(tmp_path / "m.mlir"), "-o", str(art),
+                    "--dims", f"seq={ids.shape[1]}", "--no-cubin"], check=True, timeout=600)
+    manifest = json.loads((art / "manifest.json").read_text())
+    entry = next(f for f in manifest["functions"] if f["name"] == manifest["entry"])
+    assert any("packed_by" in b for b in entry["buffers"])  # the case this is about
+    data = tmp_path / "data"
+    data.mkdir()
+    for name, value in hf.params.items():
+        np.save(data / f"{name}.npy", value)
+    np.save(data / "input_ids.npy", ids)
+    np.save(data / "position_ids.npy", np.arange(ids.shape[1], dtype=np.int64))
+    proc = subprocess.run([str(BUILD / "bin" / "rlx-gpu-run"), str(art), "--device", "emu",
+                           "--inputs-dir", str(data), "--output-dir", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, "rlx-gpu-run")

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -214,19 +215,45 @@ int main(int argc, char **argv) {
     die("--function: no function '" + function + "' in the artifact (entry '" + m.entry + "')");
   const FunctionInfo &fn = m.functions[size_t(fi)];
 
-  for (const auto &[name, file] : inputs) {
-    int b = fn.findBuffer(name, FunctionInfo::Lookup::Source);
-    if (b < 0)
-      b = fn.findBuffer(name);
-    if (b < 0)
-      die("--input " + name + ": function '" + fn.name + "' has no buffer '" + name + "'");
-    if (fn.buffers[size_t(b)].role == Role::Output)
-      die("--input " + name + ": '" + name + "' is an output of function '" + fn.name + "'");
-  }
-  std::string missing;
+  // The arguments: the function's inputs and params, and for its packed
+  // params the originals their packing functions take (the runtime packs
+  // before the first run); a packed param given directly is used as it is.
+  std::vector<const BufferInfo *> arguments;
+  std::map<std::string, std::vector<const BufferInfo *>> packedBy; // packer -> its packed params
+  std::set<std::string> seen;
   for (const BufferInfo &b : fn.buffers) {
     if (b.role == Role::Output)
       continue;
+    if (!b.packedBy.empty()) {
+      packedBy[b.packedBy].push_back(&b);
+      continue;
+    }
+    if (seen.insert(b.name).second)
+      arguments.push_back(&b);
+  }
+  for (const auto &[packer, packed] : packedBy) {
+    bool direct = std::all_of(packed.begin(), packed.end(), [&](const BufferInfo *b) {
+      return inputs.count(b->name) ||
+             (!inputsDir.empty() && isFile(inputsDir + "/" + b->name + ".npy"));
+    });
+    const std::vector<BufferInfo> &pb = m.functions[size_t(m.findFunction(packer))].buffers;
+    for (const BufferInfo *b : direct ? packed : std::vector<const BufferInfo *>{})
+      if (seen.insert(b->name).second)
+        arguments.push_back(b);
+    for (const BufferInfo &b : pb)
+      if (!direct && b.role != Role::Output && seen.insert(b.name).second)
+        arguments.push_back(&b);
+  }
+  for (const auto &[name, file] : inputs)
+    if (!seen.count(name)) {
+      int b = fn.findBuffer(name);
+      if (b >= 0 && fn.buffers[size_t(b)].role == Role::Output)
+        die("--input " + name + ": '" + name + "' is an output of function '" + fn.name + "'");
+      die("--input " + name + ": function '" + fn.name + "' has no argument '" + name + "'");
+    }
+  std::string missing;
+  for (const BufferInfo *bp : arguments) {
+    const BufferInfo &b = *bp;
     std::string file;
     if (auto it = inputs.find(b.name); it != inputs.end())
       file = it->second;

@@ -187,46 +187,29 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
     return fail(error);
   unsigned generated = *bound;
 
-  auto setAll = [&](const std::string &fn, const std::vector<Buffer> &bs) -> bool {
-    for (const Buffer &b : bs) {
-      if (b.role == "output" || !values.count(b.tensor.name))
-        continue;
-      HostTensor t = convert(values[b.tensor.name], b.tensor.dtype);
-      if (t.shape != b.tensor.shape || static_cast<int64_t>(t.data.size()) != b.bytes) {
-        fail("input '" + b.tensor.name + "' does not have the argument's shape");
-        return false;
-      }
-      if (rlx_gpu_set_buffer(h, fn.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size())) {
-        fail(rlx_gpu_last_error(h));
-        return false;
-      }
-    }
-    return true;
-  };
-  // Packing, once: each packing function's outputs become the entry's params.
-  auto p0 = std::chrono::steady_clock::now();
-  for (const std::string &p : packers) {
-    std::vector<Buffer> pb = buffersOf(module.getContext(), h, p.c_str(), manifestFn(p));
-    if (!setAll(p, pb))
-      return 1;
-    if (rlx_gpu_run(h, p.c_str()))
+  // Every argument by name on the entry: the runtime sets the originals of
+  // packed parameters on their packing functions and packs before the
+  // first run (rlx_gpu_set_buffer).
+  std::vector<Buffer> all = buffers;
+  for (const std::string &p : packers)
+    for (Buffer &b : buffersOf(module.getContext(), h, p.c_str(), manifestFn(p)))
+      all.push_back(std::move(b));
+  std::set<std::string> uploaded;
+  for (const Buffer &b : all) {
+    if (b.role == "output" || !b.packedBy.empty() || !values.count(b.tensor.name) ||
+        !uploaded.insert(b.tensor.name).second)
+      continue;
+    HostTensor t = convert(values[b.tensor.name], b.tensor.dtype);
+    if (t.shape != b.tensor.shape || static_cast<int64_t>(t.data.size()) != b.bytes)
+      return fail("input '" + b.tensor.name + "' does not have the argument's shape");
+    if (rlx_gpu_set_buffer(h, entry.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size()))
       return fail(rlx_gpu_last_error(h));
-    for (const Buffer &b : buffers) {
-      if (b.packedBy != p)
-        continue;
-      auto out = llvm::find_if(pb, [&](const Buffer &o) { return o.tensor.name == b.packedOutput; });
-      if (out == pb.end())
-        return fail("packing function '" + p + "' has no output '" + b.packedOutput + "'");
-      HostTensor t = HostTensor::zeros(out->tensor.dtype, out->tensor.shape);
-      if (rlx_gpu_get_buffer(h, p.c_str(), out->tensor.name.c_str(), t.data.data(), t.data.size()) ||
-          rlx_gpu_set_buffer(h, entry.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size()))
-        return fail(rlx_gpu_last_error(h));
-    }
   }
+  auto p0 = std::chrono::steady_clock::now();
+  if (rlx_gpu_pack(h, entry.c_str()))
+    return fail(rlx_gpu_last_error(h));
   double packMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
-  if (!setAll(entry, buffers))
-    return 1;
   std::vector<double> times;
   for (unsigned i = 0; i < options.warmup + std::max(1u, options.repeat); ++i) {
     auto r0 = std::chrono::steady_clock::now();

@@ -56,8 +56,16 @@ int rlx_gpu_num_buffers(rlx_gpu_artifact *h, const char *function);
 int rlx_gpu_buffer_info(rlx_gpu_artifact *h, const char *function, int index, const char **name, const char **role,
                         const char **dtype, int *rank, const int64_t **shape, uint64_t *bytes);
 
-/** Uploads `bytes` bytes (exactly the buffer's size) to buffer `name`. */
+/** Uploads `bytes` bytes (exactly the buffer's size) to buffer `name`. A
+ * name may also be (or only be) an original parameter that a packing
+ * function of `function` takes (manifest `packed_by`): it is set there, and
+ * the next run (or rlx_gpu_pack) of `function` runs that packing function
+ * first and copies its outputs into the packed parameters. So a model's
+ * parameters are set by their checkpoint names on the entry alone. */
 int rlx_gpu_set_buffer(rlx_gpu_artifact *h, const char *function, const char *name, const void *data, size_t bytes);
+/** Runs the packing functions of `function` whose inputs were set since
+ * they last ran (what rlx_gpu_run does first), for timing them apart. */
+int rlx_gpu_pack(rlx_gpu_artifact *h, const char *function);
 /** Runs the function once; fails naming the inputs/params never set. */
 int rlx_gpu_run(rlx_gpu_artifact *h, const char *function);
 /** Copies buffer `name` (bytes = its size) back to the host. */

@@ -283,6 +283,11 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
     for (size_t d = 0; d < shape.size(); ++d)
       bi.shape.push_back(int64_t(unsignedInt(shape[d], idx(sp, d))));
     bi.bytes = unsignedInt(field(b, q, "bytes"), sub(q, "bytes"));
+    if (const json *pb = optField(b, "packed_by")) {
+      object(*pb, sub(q, "packed_by"));
+      bi.packedBy = string(field(*pb, sub(q, "packed_by"), "function"), sub(sub(q, "packed_by"), "function"));
+      bi.packedOutput = string(field(*pb, sub(q, "packed_by"), "output"), sub(sub(q, "packed_by"), "output"));
+    }
     uint64_t need = minimumBytes(bi, q);
     if (bi.bytes < need)
       fail(sub(q, "bytes"), std::to_string(bi.bytes) + " is less than the " + std::to_string(need) +
@@ -496,6 +501,24 @@ void parse(const json &root, Manifest &m) {
     fail("functions", "no functions");
   for (size_t i = 0; i < fns.size(); ++i)
     parseFunction(fns[i], idx("functions", i), m, names);
+
+  // A packed parameter names a function of the artifact and one of its
+  // outputs of the parameter's size.
+  for (size_t f = 0; f < m.functions.size(); ++f)
+    for (size_t b = 0; b < m.functions[f].buffers.size(); ++b) {
+      const BufferInfo &bi = m.functions[f].buffers[b];
+      if (bi.packedBy.empty())
+        continue;
+      std::string q = sub(idx(sub(idx("functions", f), "buffers"), b), "packed_by");
+      int p = m.findFunction(bi.packedBy);
+      if (p < 0 || size_t(p) == f)
+        fail(sub(q, "function"), "'" + bi.packedBy + "' is not another function of the artifact");
+      int o = m.functions[size_t(p)].findBuffer(bi.packedOutput, FunctionInfo::Lookup::Output);
+      if (o < 0 || m.functions[size_t(p)].buffers[size_t(o)].role != Role::Output ||
+          m.functions[size_t(p)].buffers[size_t(o)].bytes != bi.bytes)
+        fail(sub(q, "output"), "'" + bi.packedOutput + "' is not an output of '" + bi.packedBy +
+                                   "' of " + std::to_string(bi.bytes) + " bytes");
+    }
 
   m.entry = string(field(root, "", "entry"), "entry");
   if (m.findFunction(m.entry) < 0)

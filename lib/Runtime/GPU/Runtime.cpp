@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 #include <new>
+#include <set>
 
 using namespace rlx::gpu;
 
@@ -29,6 +30,11 @@ struct FunctionState {
   std::vector<DevicePtr> buffers;
   std::vector<bool> allocated;
   std::vector<bool> set;
+  /// A packing function's inputs were set since it last ran; its runs.
+  bool dirty = false;
+  uint64_t runs = 0;
+  /// Per packed parameter: the run of its packer it holds (0: none).
+  std::vector<uint64_t> packedRun;
   std::vector<std::vector<DevicePtr>> argValues; ///< per launch
   std::vector<std::vector<void *>> argPointers;  ///< per launch, into argValues
   /// The tensor maps of launch arguments: device copies and their host
@@ -107,6 +113,7 @@ struct rlx_gpu_artifact {
       s.buffers.assign(f.buffers.size(), 0);
       s.allocated.assign(f.buffers.size(), false);
       s.set.assign(f.buffers.size(), false);
+      s.packedRun.assign(f.buffers.size(), 0);
       for (size_t b = 0; b < f.buffers.size(); ++b) {
         if (!backend->alloc(f.buffers[b].bytes, f.name + "/" + f.buffers[b].name, s.buffers[b], err))
           return false;
@@ -195,12 +202,48 @@ struct rlx_gpu_artifact {
     return true;
   }
 
+  // Runs the packing functions of f's packed parameters whose inputs were
+  // set since they last ran, and copies their outputs into f's parameters.
+  bool pack(int f) {
+    const FunctionInfo &fn = manifest.functions[size_t(f)];
+    FunctionState &s = functions[size_t(f)];
+    std::string err;
+    for (size_t b = 0; b < fn.buffers.size(); ++b) {
+      const BufferInfo &bi = fn.buffers[b];
+      int p = bi.packedBy.empty() ? -1 : manifest.findFunction(bi.packedBy);
+      if (p < 0)
+        continue;
+      if (functions[size_t(p)].dirty) {
+        if (!run(p))
+          return false;
+        functions[size_t(p)].dirty = false;
+      }
+      // Each run of the packer copied once (a parameter set directly and no
+      // packer run: nothing to copy).
+      uint64_t runs = functions[size_t(p)].runs;
+      if (runs == 0 || s.packedRun[b] == runs)
+        continue;
+      s.packedRun[b] = runs;
+      const FunctionInfo &pf = manifest.functions[size_t(p)];
+      int o = pf.findBuffer(bi.packedOutput, FunctionInfo::Lookup::Output);
+      std::vector<unsigned char> bytes(bi.bytes);
+      if (!backend->copyToHost(bytes.data(), functions[size_t(p)].buffers[size_t(o)], bi.bytes, err) ||
+          !backend->copyToDevice(s.buffers[b], bytes.data(), bi.bytes, err) || !backend->synchronize(err))
+        return fail("packing '" + bi.name + "' with '" + pf.name + "': " + err);
+      s.set[b] = true;
+    }
+    return true;
+  }
+
   bool run(int f) {
     std::string err;
+    if (!pack(f))
+      return false;
     if (!launchAll(f))
       return false;
     if (!backend->synchronize(err))
       return fail("function '" + manifest.functions[size_t(f)].name + "': " + err);
+    ++functions[size_t(f)].runs;
     return true;
   }
 
@@ -356,18 +399,50 @@ int rlx_gpu_set_buffer(rlx_gpu_artifact *h, const char *function, const char *na
     int f = h->function(function);
     if (f < 0)
       return false;
-    int b = h->buffer(f, name, bytes, FunctionInfo::Lookup::Source);
-    if (b < 0)
-      return false;
+    // The function's own buffer, and the inputs of the same name of the
+    // functions that pack its parameters (which run before it when set).
+    std::vector<std::pair<int, int>> targets;
+    const FunctionInfo &fn = h->manifest.functions[size_t(f)];
+    if (name && fn.findBuffer(name) >= 0) {
+      int b = h->buffer(f, name, bytes, FunctionInfo::Lookup::Source);
+      if (b < 0)
+        return false;
+      targets.push_back({f, b});
+    }
+    std::set<int> packers;
+    for (const BufferInfo &bi : fn.buffers)
+      if (!bi.packedBy.empty())
+        packers.insert(h->manifest.findFunction(bi.packedBy));
+    for (int p : packers) {
+      int b = name ? h->manifest.functions[size_t(p)].findBuffer(name, FunctionInfo::Lookup::Source) : -1;
+      if (b < 0 || h->manifest.functions[size_t(p)].buffers[size_t(b)].role == Role::Output)
+        continue;
+      if (h->buffer(p, name, bytes, FunctionInfo::Lookup::Source) < 0)
+        return false;
+      targets.push_back({p, b});
+    }
+    if (targets.empty())
+      return h->buffer(f, name, bytes, FunctionInfo::Lookup::Source) >= 0; // its error
     if (!data && bytes)
       return h->fail("rlx_gpu_set_buffer: NULL data for buffer '" + std::string(name) + "'");
     std::string err;
-    FunctionState &s = h->functions[size_t(f)];
-    // Synchronous: the caller may free `data` as soon as this returns.
-    if (!h->backend->copyToDevice(s.buffers[size_t(b)], data, bytes, err) || !h->backend->synchronize(err))
-      return h->fail("uploading buffer '" + std::string(name) + "': " + err);
-    s.set[size_t(b)] = true;
+    for (auto [tf, b] : targets) {
+      FunctionState &s = h->functions[size_t(tf)];
+      // Synchronous: the caller may free `data` as soon as this returns.
+      if (!h->backend->copyToDevice(s.buffers[size_t(b)], data, bytes, err) || !h->backend->synchronize(err))
+        return h->fail("uploading buffer '" + std::string(name) + "': " + err);
+      s.set[size_t(b)] = true;
+      if (tf != f)
+        s.dirty = true;
+    }
     return true;
+  });
+}
+
+int rlx_gpu_pack(rlx_gpu_artifact *h, const char *function) {
+  return guarded(h, [&] {
+    int f = h->function(function);
+    return f >= 0 && h->pack(f);
   });
 }
 

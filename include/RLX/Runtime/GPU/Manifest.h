@@ -58,6 +58,9 @@ struct BufferInfo {
   std::string dtype;
   std::vector<int64_t> shape;
   uint64_t bytes = 0;
+  /// A packed parameter: the function that makes it from the original
+  /// parameters, and which of its outputs it is ("" when not packed).
+  std::string packedBy, packedOutput;
 };
 
 /// Index of the arena in LaunchArg::buffer.
