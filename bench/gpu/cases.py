@@ -5,6 +5,9 @@ reference). Shared by prepare.py (builds the artifacts here) and
 device_check.py (runs them there)."""
 from __future__ import annotations
 
+import json
+import pathlib
+
 import numpy as np
 
 
@@ -371,6 +374,51 @@ def tensor_parallel_mlp_case(M, H, I, name):
     return dict(name=name, text=text, inputs=inputs, reference=reference, bench=False,
                 bytes=0, dims={}, flags=["--tp", "1"], cuda_run_flags=["--nccl"], tolerance=1e-4)
 
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def read_safetensors(path):
+    """The tensors of a .safetensors file by name (the format: an 8-byte
+    little-endian header length, a JSON header, the data), as numpy arrays;
+    BF16 as float32 (exactly)."""
+    raw = pathlib.Path(path).read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    dtypes = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I64": np.int64,
+              "I32": np.int32, "I8": np.int8, "U8": np.uint8}
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        lo, hi = t["data_offsets"]
+        a = np.frombuffer(raw[8 + n + lo:8 + n + hi], dtypes[t["dtype"]]).reshape(t["shape"])
+        out[name] = (a.astype(np.uint32) << 16).view(np.float32) if t["dtype"] == "BF16" else a
+    return out
+
+
+def prepared_case(route, name, tolerance=1e-4):
+    """A model case prepare.py makes here (model_cases.py: transformers'
+    model and logits); on the device only its files are read: the inputs,
+    the checkpoint's tensors by name (route "checkpoint") and the logits."""
+    data = HERE / "artifacts" / f"{name}.data"
+
+    def inputs():
+        v = dict(np.load(data / "inputs.npz"))
+        if route == "checkpoint":
+            v.update(read_safetensors(data / "model.safetensors"))
+        return v
+
+    def reference(v):
+        ref = {k: a.astype(np.float64) for k, a in np.load(data / "reference.npz").items()}
+        names = data / "outputs.json"
+        rename = json.loads(names.read_text()) if names.exists() else {}
+        return {out: ref[key] for out, key in rename.items()} if rename else ref
+
+    return dict(name=name, route=route, text=None, inputs=inputs, reference=reference,
+                bench=False, dims={}, tolerance=tolerance,
+                flags=["--dims", "seq=9"] if route == "checkpoint" else [])
+
+
 # Llama-3.1-8B sizes: hidden 4096, 4096 tokens.
 CASES = [
     rms_norm_case(7, 1, "rms_norm_g6_h1"),
@@ -381,6 +429,10 @@ CASES = [
     attention_case(37, "attention_gqa_s37"),
     attention_case(100, "attention_gqa_s100"),
     matmul_case(37, 45, 29, "matmul_bias_37x45x29"),
+    # What users bring: a checkpoint by name (packed on the device) and a
+    # torch export with its constants (model_cases.py).
+    prepared_case("checkpoint", "llama_checkpoint_by_name"),
+    prepared_case("from_torch", "llama_from_torch_frozen"),
     tensor_parallel_mlp_case(5, 64, 96, "tensor_parallel_mlp_nccl"),
     rms_norm_case(4096, 4096, "bench_rms_norm_llama8b", bench=True),
     add_case(4096, 4096, "bench_add_llama8b", bench=True),

@@ -1,5 +1,6 @@
 """Builds the device check's bundle here (needs the RLX build: rlx-compile,
-ptxas): one artifact per case (cubin + PTX + emulator library + manifest),
+ptxas; for the model cases torch and transformers): one artifact per case
+(cubin + PTX + emulator library + manifest, and a model case's data),
 the runner (rlx-gpu-run + libRLXGPURuntime.so, no LLVM), and the scripts.
 
     python bench/gpu/prepare.py --build build --out build/device-check [--chip sm_90a]
@@ -30,7 +31,12 @@ def main():
     (out / "artifacts").mkdir()
     for c in CASES:
         src = out / "artifacts" / f"{c['name']}.mlir"
-        src.write_text(c["text"])
+        if c.get("route"):
+            # A model case: its module and data from transformers, here.
+            import model_cases
+            model_cases.make(c["route"], c["name"], out / "artifacts", build)
+        else:
+            src.write_text(c["text"])
         cmd = [str(build / "bin" / "rlx-compile"), str(src), "-o", str(out / "artifacts" / c["name"]),
                "--chip", a.chip, "--spills", "error", *c.get("flags", [])]
         subprocess.run(cmd, check=True)

@@ -239,3 +239,57 @@ func.func @f(%x: tensor<2x8xbf16> {rlx.input = "x"}) -> (tensor<2x8xbf16> {rlx.o
              "uint16 bits": x.view(np.uint16)}[form]
     y = run(text, {"x": given}, device)["y"]
     np.testing.assert_array_equal(np.asarray(y, np.float32), 2 * x.astype(np.float32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_ops_an_import_leaves_to_upstream_linalg(device):
+    """What torch-mlir's TOSA leaves as linalg after import (an embedding's
+    i64 -> i32 index cast, a causal mask's compare and select) runs on every
+    device: on the GPU path each is a kernel of its own (it was silently
+    dropped from the plan, and the gather read stale memory)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch_mlir")
+    import rlx
+
+    class Embed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e = torch.nn.Embedding(16, 8)
+
+        def forward(self, ids):
+            return self.e(ids)
+
+    class CausalWhere(torch.nn.Module):
+        def forward(self, x):
+            n = x.shape[-1]
+            keep = torch.arange(n)[None, :] <= torch.arange(n)[:, None]
+            return torch.where(keep, x, torch.zeros_like(x))
+
+    torch.manual_seed(0)
+    ids = np.array([[3, 0, 15, 7, 7]], np.int64)
+    x = np.random.default_rng(1).standard_normal((5, 5)).astype(np.float32)
+    for module, a in ((Embed(), ids), (CausalWhere(), x)):
+        with torch.no_grad():
+            want = module(torch.from_numpy(a)).numpy()
+        got = rlx.from_torch(module, torch.from_numpy(a), device=device)(a)
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rope_epilogue_past_48k_of_shared_memory(device):
+    """A Llama layer of head_dim 8 and 32 rows: the q/k/v fused_matmul with
+    its RoPE epilogue takes 51,712 bytes of shared memory on the GPU path,
+    past the 48 KiB of static shared memory: dynamic shared memory there
+    (rlx-gpu-dynamic-shared), the CPU path's numbers."""
+    from harness import gen_model, shared_dir
+    if shared_dir() is None:
+        pytest.skip("the shared model configs are not here")
+    text = gen_model(shared_dir() / "models" / "llama-3.2-1b.json", "--layer-only", "--seq=32",
+                     "--set=num_attention_heads=4", "--set=num_key_value_heads=2",
+                     "--set=hidden_size=32", "--set=head_dim=8", "--set=intermediate_size=64")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 32, 32)).astype(np.float32)
+    inputs = {"hidden_states": x, "position_ids": np.arange(32, dtype=np.int64)}
+    want = run(text, inputs, "cpu")["hidden_states"]
+    got = run(text, inputs, device)["hidden_states"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

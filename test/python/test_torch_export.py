@@ -242,16 +242,17 @@ def llama_for_causal_lm(tie: bool):
     return model.eval()
 
 
+@pytest.mark.parametrize("device", ["cpu", "emu"])
 @pytest.mark.parametrize("weights", WEIGHTS)
 @pytest.mark.parametrize("output", OUTPUTS)
-def test_whole_llama_for_causal_lm(output, weights):
+def test_whole_llama_for_causal_lm(output, weights, device):
     """from_torch on the model itself, with input_ids only: RoPE's
     non-persistent inv_freq buffer is frozen, use_cache=False and the causal
     4-D attention_mask are passed (no DynamicCache output, no packed-sequence
     cumsum, which linalg would keep as tm_tensor.scan)."""
     model = llama_for_causal_lm(tie=False)
     ids = torch.randint(0, 64, (1, S), generator=torch.Generator().manual_seed(1))
-    rlx_model = rlx.from_torch(model, ids, output=output, weights=weights)
+    rlx_model = rlx.from_torch(model, ids, output=output, weights=weights, device=device)
     assert "tm_tensor" not in rlx_model.mlir
     with torch.no_grad():
         want = model(input_ids=ids).logits.numpy()
@@ -260,13 +261,14 @@ def test_whole_llama_for_causal_lm(output, weights):
     assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_whole_llama_tied_embeddings_and_padding_mask():
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_whole_llama_tied_embeddings_and_padding_mask(device):
     """A tied LM head is one parameter; an attention_mask given as an input is
     used as transformers uses it (left padding)."""
     model = llama_for_causal_lm(tie=True)
     ids = torch.randint(0, 64, (1, S), generator=torch.Generator().manual_seed(1))
     mask = torch.tensor([[0, 0, 1, 1, 1, 1]])
-    rlx_model = rlx.from_torch(model, ids, mask)
+    rlx_model = rlx.from_torch(model, ids, mask, device=device)
     assert rlx_model.input_names == ["input_ids", "attention_mask"]
     assert "lm_head.weight" not in rlx_model.param_names
     assert "model.embed_tokens.weight" in rlx_model.param_names

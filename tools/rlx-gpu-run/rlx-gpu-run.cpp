@@ -249,7 +249,7 @@ int main(int argc, char **argv) {
       int b = fn.findBuffer(name);
       if (b >= 0 && fn.buffers[size_t(b)].role == Role::Output)
         die("--input " + name + ": '" + name + "' is an output of function '" + fn.name + "'");
-      die("--input " + name + ": function '" + fn.name + "' has no argument '" + name + "'");
+      die("--input " + name + ": function '" + fn.name + "' has no buffer '" + name + "' (nor a packing function's argument of that name)");
     }
   std::string missing;
   for (const BufferInfo *bp : arguments) {

@@ -16,6 +16,7 @@
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -230,6 +231,30 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
         }
         if (failed(convertKernel(b, kernel, fn, gm, index++, target)))
           return failure();
+        continue;
+      }
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+        // Upstream linalg an import left on the host (tosa.cast, compares,
+        // selects): an element-wise kernel, or a located error; never
+        // dropped from the plan.
+        if (llvm::all_of(linalgOp.getDpsInits(), isEmptyBuffer)) {
+          op.erase();
+          continue;
+        }
+        SmallVector<Value> args(op.getOperands());
+        gpu::GPUFuncOp k = createKernelFunc(b, op.getLoc(), gm, kernelName(fn, index++, "linalg"),
+                                            ValueRange(args).getTypes());
+        b.setInsertionPointToStart(&k.getBody().front());
+        FailureOr<LaunchConfig> launch =
+            buildLinalgElementwiseKernel(k, b, &op, k.getArguments());
+        if (failed(launch))
+          return op.emitError("convert-rlx-lir-to-gpu: no GPU kernel for this '")
+                 << op.getName()
+                 << "' (the GPU path runs element-wise linalg ops: all iterators parallel, "
+                    "static shapes, indexing maps of dims and constants)";
+        if (failed(finishAndLaunch(b, k, *launch, &op, args)))
+          return failure();
+        op.erase();
         continue;
       }
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {

@@ -209,6 +209,14 @@ FailureOr<std::string> constantBytes(memref::GlobalOp g) {
   }
   auto dense = dyn_cast_or_null<DenseElementsAttr>(init);
   unsigned bits = type.getElementTypeBitWidth();
+  if (dense && bytes && type.getElementType().isInteger(1)) {
+    // i1: a byte per element, 0 or 1 (as the buffers store them).
+    std::string out;
+    for (bool v : dense.getValues<bool>())
+      out.push_back(v ? 1 : 0);
+    if (static_cast<int64_t>(out.size()) == *bytes)
+      return out;
+  }
   if (!dense || !bytes || bits % 8 != 0)
     return g.emitError("GPU artifact: the host plan reads '")
            << g.getSymName() << "' of type " << type

@@ -72,6 +72,8 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   toGpu.splitK = options.splitK;
   toGpu.attentionKernel = options.attentionKernel;
   pm.addPass(createConvertRLXLIRToGPU(toGpu));
+  // Workgroup buffers past 48 KiB as dynamic shared memory (R1).
+  pm.addPass(createGPUDynamicShared());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // f8/f4 conversions as integer arithmetic (case L1), narrow math in f32.
   kernels.addPass(createExpandLowPrecisionFloats());

@@ -112,6 +112,15 @@ void addNvfp4Templates(std::vector<std::unique_ptr<KernelTemplate>> &out);
 FailureOr<LaunchConfig> buildCopyKernel(gpu::GPUFuncOp fn, OpBuilder &b, Value src, Value dst,
                                         const nvvm::NVVMTarget &target);
 
+/// Builds an element-wise kernel for a host-side linalg op on buffers (what
+/// upstream's TOSA/linalg lowering leaves of an import: casts, compares,
+/// selects, fills, transposes) whose iterators are all parallel and whose indexing
+/// maps pick dims or constants: one thread per element of its iteration
+/// space, the body cloned. `args` are the kernel's arguments for the op's
+/// operands, in order. Fails (the caller's located error) otherwise.
+FailureOr<LaunchConfig> buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilder &b,
+                                                     Operation *generic, ValueRange args);
+
 } // namespace mlir::rlx::gpu_kernels
 
 #endif // RLX_CONVERSION_LIRTOGPU_LIRTOGPU_H

@@ -42,6 +42,23 @@ def NVVMCheckTarget : Pass<"rlx-nvvm-check-target", "::mlir::ModuleOp"> {
   ];
 }
 
+def GPUDynamicShared : Pass<"rlx-gpu-dynamic-shared", "::mlir::ModuleOp"> {
+  let summary = "Workgroup buffers past 48 KiB become views of dynamic shared memory";
+  let description = [{
+    Static shared memory (a `gpu.func`'s workgroup attributions) is limited
+    to 48 KiB on every chip; beyond that a kernel must take dynamic shared
+    memory, which its launch sizes and the runtime opts into
+    (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`, rule R1 of
+    docs/gpu.md). For each kernel whose attributions need more, every
+    attribution becomes a `memref.view` of `gpu.dynamic_shared_memory` at a
+    128-byte aligned offset (after the dynamic shared memory the kernel
+    already takes, if any), and every `gpu.launch_func` of it asks for the
+    sum. Kernels within 48 KiB are left alone. A kernel launched with a
+    dynamic size that is not a constant, or an attribution with a layout,
+    is an error naming it.
+  }];
+}
+
 def NVVMAssemble : Pass<"rlx-nvvm-assemble", "::mlir::ModuleOp"> {
   let summary = "Assemble each gpu.binary's PTX with ptxas; attach cubin, PTX and resources";
   let description = [{

@@ -3,6 +3,7 @@
 #include "RLX/Dialect/Common/IR/IONames.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
 
@@ -24,11 +25,14 @@ void mlir::rlx::nameUnnamedIO(ModuleOp module) {
   for (auto fn : module.getOps<FunctionOpInterface>()) {
     if (fn.isExternal() || fn.isPrivate())
       continue;
+    // Tensors only: a bufferized (LIR) function's memref arguments are
+    // outputs and the arena too, named where they are.
     for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-      if (!fn.getArgAttr(i, "rlx.param") && !fn.getArgAttr(i, "rlx.input"))
+      if (isa<TensorType>(fn.getArgumentTypes()[i]) && !fn.getArgAttr(i, "rlx.param") &&
+          !fn.getArgAttr(i, "rlx.input") && !fn.getArgAttr(i, "rlx.output"))
         fn.setArgAttr(i, "rlx.input", b.getStringAttr(argumentName(fn, i)));
     for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
-      if (!fn.getResultAttr(i, "rlx.output"))
+      if (isa<TensorType>(fn.getResultTypes()[i]) && !fn.getResultAttr(i, "rlx.output"))
         fn.setResultAttr(i, "rlx.output", b.getStringAttr(resultName(fn, i)));
   }
 }

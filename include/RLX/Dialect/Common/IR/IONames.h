@@ -25,7 +25,8 @@ std::string argumentName(FunctionOpInterface fn, unsigned i);
 /// rlx.output of result `i`, else "result<i>".
 std::string resultName(FunctionOpInterface fn, unsigned i);
 /// Writes the default names as rlx.input / rlx.output on the unnamed
-/// arguments and results of the module's public function definitions.
+/// tensor arguments and results of the module's public function
+/// definitions.
 void nameUnnamedIO(ModuleOp module);
 
 } // namespace mlir::rlx

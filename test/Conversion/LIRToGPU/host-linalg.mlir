@@ -1,0 +1,52 @@
+// convert-rlx-lir-to-gpu: upstream linalg an import leaves on the host (an
+// embedding's i64 -> i32 index cast from tosa-to-linalg) is a kernel of its
+// own, launched before the gather that reads it (it was dropped from the
+// plan), as is a fill; a kernel that writes nothing launches nothing; a
+// linalg op that is not element-wise (a row sum) is a located error.
+// RUN: rlx-opt %s --split-input-file --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu --verify-diagnostics | FileCheck %s
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @embed(
+// CHECK:   gpu.launch_func @embed_kernels::@embed_0_linalg {{.*}} args(%arg1 : memref<1x4xi64>, %[[IDS:.*]] : memref<1x4xi32>)
+// CHECK:   gpu.launch_func @embed_kernels::@embed_1_gather {{.*}} args(%arg2 : memref<16x8xf32>, %[[IDS]] : memref<1x4xi32>
+// CHECK: gpu.func @embed_0_linalg
+// CHECK:   arith.trunci %{{.*}} : i64 to i32
+func.func @embed(%ids: tensor<1x4xi64>, %table: tensor<16x8xf32>) -> tensor<1x4x8xf32> {
+  %e = tensor.empty() : tensor<1x4xi32>
+  %i = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<1x4xi64>) outs(%e : tensor<1x4xi32>) {
+  ^bb0(%in: i64, %out: i32):
+    %t = arith.trunci %in : i64 to i32
+    linalg.yield %t : i32
+  } -> tensor<1x4xi32>
+  %y = rlx_mir.gather %table[%i] : tensor<16x8xf32>, tensor<1x4xi32>
+  return %y : tensor<1x4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @empty(
+// CHECK-NOT: gpu.launch_func
+// CHECK: return
+func.func @empty(%a: tensor<0x4xf32>, %b: tensor<0x4xf32>) -> tensor<0x4xf32> {
+  %y = rlx_mir.add %a, %b : tensor<0x4xf32>, tensor<0x4xf32>
+  return %y : tensor<0x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_sum(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{no GPU kernel for this 'linalg.generic' (the GPU path runs element-wise linalg ops}}
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %in, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
