@@ -200,12 +200,19 @@ class GpuModel:
 
 def compile(module: Module, *, device: str = "emu", chip: str = "sm_90a", features: str = "",
             dims: Mapping[str, int] | None = None, artifact_dir: str | os.PathLike | None = None,
-            cubin: bool | None = None, spills: str = "warn") -> GpuModel:
+            cubin: bool | None = None, spills: str = "warn", matmul_kernel: str = "auto",
+            attention_kernel: str = "auto", kv_splits: int = 0, split_k: int = 0,
+            strict_kernels: bool = False, tensor_cores: bool = True, fuse: bool = True) -> GpuModel:
     """Compiles `module` (HIR, MIR or LIR; not modified) for `chip` into a
     GPU artifact and opens it on `device` ("emu", "cuda" or "auto"). The
     artifact is kept in `artifact_dir` when given (deployable with
     rlx-gpu-run), else in a temporary directory. Cubins need ptxas; by
     default they are built unless the device is the emulator.
+    `matmul_kernel` (auto, gemv, simt, tensor-cores, wgmma, tcgen05),
+    `attention_kernel` (auto, simt, flash, wgmma), `kv_splits`, `split_k`
+    and `tensor_cores` are rlx-compile's options: a kernel named is used
+    where it applies, elsewhere the heuristic's with a remark
+    (`strict_kernels=True`: an error).
     Raises RlxError with the compiler's diagnostics."""
     owned = None
     if artifact_dir is None:
@@ -214,5 +221,7 @@ def compile(module: Module, *, device: str = "emu", chip: str = "sm_90a", featur
     if cubin is None:
         cubin = device != "emu"
     _rlx.write_gpu_artifact(module, str(artifact_dir), chip, features,
-                            {k: int(v) for k, v in (dims or {}).items()}, True, cubin, spills)
+                            {k: int(v) for k, v in (dims or {}).items()}, True, cubin, spills,
+                            matmul_kernel, attention_kernel, int(kv_splits), int(split_k),
+                            bool(strict_kernels), bool(tensor_cores), bool(fuse))
     return GpuModel(pathlib.Path(artifact_dir), device, owned)

@@ -89,6 +89,9 @@ public:
     rlx::registerEverything(registry);
     ctx = std::make_unique<MLIRContext>(registry);
     ctx->loadAllAvailableDialects();
+    // Errors name the op and the reason; the IR around them is not part of
+    // the message (it can run to hundreds of lines).
+    ctx->printOpOnDiagnostic(false);
   }
   MLIRContext *get() { return ctx.get(); }
 
@@ -334,7 +337,9 @@ std::vector<std::pair<int64_t, int64_t>> tensorParallelRunsPy(const std::string 
 void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
                       const std::string &chip, const std::string &features,
                       const std::map<std::string, int64_t> &dims, bool emulator, bool cubin,
-                      const std::string &spills) {
+                      const std::string &spills, const std::string &matmulKernel,
+                      const std::string &attentionKernel, int64_t kvSplits, int64_t splitK,
+                      bool strictKernels, bool tensorCores, bool fuse) {
   OwningOpRef<ModuleOp> copy(module->module->clone());
   Diagnostics diags(copy->getContext());
   rlx::GPUArtifactOptions options;
@@ -345,6 +350,13 @@ void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
   options.emulator = emulator;
   options.cubin = cubin;
   options.spills = spills;
+  options.matmulKernel = matmulKernel;
+  options.attentionKernel = attentionKernel;
+  options.kvSplits = kvSplits;
+  options.splitK = splitK;
+  options.strictKernels = strictKernels;
+  options.tensorCores = tensorCores;
+  options.fuse = fuse;
   if (failed(rlx::writeGPUArtifact(*copy, options, dir)))
     diags.raise("GPU compilation failed");
 }
@@ -448,7 +460,9 @@ NB_MODULE(_rlx, m) {
         nb::arg("op"));
   m.def("write_gpu_artifact", &writeGpuArtifact, nb::arg("module"), nb::arg("dir"),
         nb::arg("chip"), nb::arg("features"), nb::arg("dims"), nb::arg("emulator"),
-        nb::arg("cubin"), nb::arg("spills"));
+        nb::arg("cubin"), nb::arg("spills"), nb::arg("matmul_kernel") = "auto",
+        nb::arg("attention_kernel") = "auto", nb::arg("kv_splits") = 0, nb::arg("split_k") = 0,
+        nb::arg("strict_kernels") = false, nb::arg("tensor_cores") = true, nb::arg("fuse") = true);
   m.def("generate_model", &generateModel, nb::arg("context"), nb::arg("config_json"),
         nb::arg("overrides"), nb::arg("layers").none(), nb::arg("dtype"),
         nb::arg("seq").none(), nb::arg("kv_cache"), nb::arg("past").none(),

@@ -162,6 +162,7 @@ FLAGS = {
     "--matmul-kernel": ("--matmul-kernel=simt", "gpu"), "--split-k": ("--split-k=2", "gpu"),
     "--attention-kernel": ("--attention-kernel=simt", "gpu"),
     "--kv-splits": ("--kv-splits=1", "gpu"), "--no-tensor-cores": ("--no-tensor-cores", "gpu"),
+    "--strict-kernels": ("--strict-kernels", "gpu"),
 }
 
 
@@ -293,3 +294,36 @@ def test_rope_epilogue_past_48k_of_shared_memory(device):
     want = run(text, inputs, "cpu")["hidden_states"]
     got = run(text, inputs, device)["hidden_states"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_kernel_preference_falls_back_with_a_remark(strict, tmp_path):
+    """--matmul-kernel=wgmma on an f32 matmul (wgmma takes bf16/f16): the
+    heuristic's kernel there, a remark naming the op and why; with
+    --strict-kernels an error naming the same, and no IR dump."""
+    import subprocess
+
+    from harness import RLX_RUN
+    text = """
+func.func @f(%x: tensor<40x32xf32> {rlx.input = "x"}, %w: tensor<32x32xf32> {rlx.input = "w"})
+    -> (tensor<40x32xf32> {rlx.output = "y"}) {
+  %y = rlx_mir.matmul %x, %w : tensor<40x32xf32>, tensor<32x32xf32>
+  return %y : tensor<40x32xf32>
+}"""
+    (tmp_path / "m.mlir").write_text(text)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((40, 32)).astype(np.float32), rng.standard_normal((32, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "w.npy", w)
+    proc = subprocess.run([str(RLX_RUN), str(tmp_path / "m.mlir"), "--device=emu",
+                           "--matmul-kernel=wgmma", *(["--strict-kernels"] if strict else []),
+                           f"--input=x={tmp_path / 'x.npy'}", f"--input=w={tmp_path / 'w.npy'}",
+                           "--output-dir", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300)
+    why = "matmul-kernel=wgmma: its operands are not both bf16 or both f16" if strict else \
+        "'rlx_mir.matmul': matmul-kernel=wgmma does not apply: its operands are not both bf16 or both f16"
+    assert why in proc.stderr, proc.stderr
+    assert "see current operation" not in proc.stderr and len(proc.stderr.splitlines()) < 8
+    assert proc.returncode == (1 if strict else 0), proc.stderr
+    if not strict:
+        np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), x @ w, rtol=1e-5, atol=1e-4)

@@ -232,7 +232,7 @@ def test_forced_kernel_errors_are_located(flags, dtype, D, message):
     text = attention_module(dtype, (1, 4, 2 * D), (1, 4, D), (1, 4, D), 2, 1, D)
     with pytest.raises(RuntimeError, match=re.escape(message)):
         with tempfile.TemporaryDirectory() as tmp:
-            compile_artifact(text, pathlib.Path(tmp) / "art", flags=flags)
+            compile_artifact(text, pathlib.Path(tmp) / "art", flags=[*flags, "--strict-kernels"])
 
 
 def test_auto_picks_wgmma_then_flash_then_simt():

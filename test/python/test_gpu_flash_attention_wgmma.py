@@ -172,7 +172,8 @@ def test_forced_kernel_errors_are_located(flags, dtype, D, chip, message):
     text = attention_module(dtype, (1, 4, 2 * D), (1, 4, D), (1, 4, D), 2, 1, D)
     with pytest.raises(RuntimeError, match=re.escape(message)):
         with tempfile.TemporaryDirectory() as tmp:
-            compile_artifact(text, pathlib.Path(tmp) / "art", chip=chip, flags=list(flags))
+            compile_artifact(text, pathlib.Path(tmp) / "art", chip=chip,
+                             flags=[*flags, "--strict-kernels"])
 
 
 def test_decode_reads_the_kv_cache_the_layer_appends_to():

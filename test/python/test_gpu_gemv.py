@@ -215,7 +215,8 @@ def test_forced_kernel_that_cannot_apply_is_a_located_error(tmp_path, flags, mes
 }}"""
     (tmp_path / "m.mlir").write_text(text)
     proc = subprocess.run([str(RLX_COMPILE), str(tmp_path / "m.mlir"), "-o", str(tmp_path / "a"),
-                           "--no-cubin", *flags], capture_output=True, text=True, timeout=120)
+                           "--no-cubin", "--strict-kernels", *flags], capture_output=True,
+                          text=True, timeout=120)
     assert proc.returncode == 1
     assert message in proc.stderr
     assert "m.mlir:" in proc.stderr
@@ -252,7 +253,7 @@ def test_g5c_full_bias_after_a_batch_reduce(where):
               "bias": np.full((32, 16), 100, np.float32)}
     if where == "gemv-rejected":
         with pytest.raises(RuntimeError, match="matmul-kernel=gemv on 32 rows"):
-            run_gpu(G5C, inputs, flags=["--matmul-kernel", "gemv"])
+            run_gpu(G5C, inputs, flags=["--matmul-kernel", "gemv", "--strict-kernels"])
         return
     y = run_mlir(G5C, inputs) if where == "cpu" else run_gpu(
         G5C, inputs, flags=["--matmul-kernel", where])

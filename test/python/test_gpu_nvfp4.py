@@ -311,7 +311,8 @@ def test_sm100a_block_scaled_fp4_kernels_build_clean(stage, tmp_path):
         with pytest.raises(RuntimeError, match=re.escape("matmul-kernel=tcgen05: ") + ".*" +
                            re.escape(why)):
             compile_artifact(text, tmp_path / "bad", chip=chip,
-                             flags=[*features, "--matmul-kernel", "tcgen05", "--no-emulator"])
+                             flags=[*features, "--matmul-kernel", "tcgen05", "--strict-kernels",
+                                    "--no-emulator"])
     assert json.loads((art / "manifest.json").read_text())["kernels"]
 
 

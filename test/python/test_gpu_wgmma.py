@@ -279,7 +279,8 @@ def test_auto_picks_wgmma_on_sm90a_and_mma_sync_elsewhere():
 def test_forced_wgmma_that_cannot_apply_is_a_located_error(tmp_path, text, chip, message):
     (tmp_path / "m.mlir").write_text(text)
     proc = subprocess.run([str(RLX_COMPILE), str(tmp_path / "m.mlir"), "-o", str(tmp_path / "a"),
-                           "--chip", chip, "--no-cubin", "--matmul-kernel", "wgmma"],
+                           "--chip", chip, "--no-cubin", "--matmul-kernel", "wgmma",
+                           "--strict-kernels"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert message in proc.stderr and "m.mlir:" in proc.stderr

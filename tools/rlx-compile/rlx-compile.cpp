@@ -42,13 +42,20 @@ static cl::opt<bool> noEmulator("no-emulator", cl::desc("skip kernels.emu.so"), 
 static cl::opt<bool> noTensorCores("no-tensor-cores",
                                    cl::desc("SIMT kernels only (no mma.sync)"), cl::cat(cat));
 static cl::opt<std::string> matmulKernel(
-    "matmul-kernel", cl::desc("auto | gemv | simt | tensor-cores | wgmma | tcgen05: force one matmul kernel"),
+    "matmul-kernel",
+    cl::desc("auto | gemv | simt | tensor-cores | wgmma | tcgen05: the matmul kernel to use where "
+             "it applies (elsewhere the heuristic's, with a remark)"),
     cl::init("auto"), cl::cat(cat));
 static cl::opt<int64_t> splitK("split-k", cl::desc("K splits of the gemv kernel (0: heuristic)"),
                                cl::init(0), cl::cat(cat));
 static cl::opt<std::string> attentionKernel(
-    "attention-kernel", cl::desc("auto | simt | flash | wgmma: force one attention kernel"),
+    "attention-kernel",
+    cl::desc("auto | simt | flash | wgmma: the attention kernel to use where it applies"),
     cl::init("auto"), cl::cat(cat));
+static cl::opt<bool> strictKernels(
+    "strict-kernels",
+    cl::desc("a --matmul-kernel / --attention-kernel that cannot take an op is an error"),
+    cl::cat(cat));
 static cl::opt<int64_t> kvSplits("kv-splits",
                                  cl::desc("split-KV attention: 0 heuristic, 1 never, N forced"),
                                  cl::init(0), cl::cat(cat));
@@ -70,6 +77,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   rlx::registerEverything(registry);
   MLIRContext ctx(registry);
+  // Errors name the op and the reason, without the IR around it (--dump-ir
+  // or rlx-opt show the IR).
+  ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
   OwningOpRef<ModuleOp> module = rlx::parseModuleFile(inputFile, ctx, sourceMgr, "rlx-compile");
@@ -86,6 +96,7 @@ int main(int argc, char **argv) {
   options.matmulKernel = matmulKernel;
   options.splitK = splitK;
   options.attentionKernel = attentionKernel;
+  options.strictKernels = strictKernels;
   options.kvSplits = kvSplits;
   if (tp < 0 || (rank >= 0 && rank >= tp) || rank < -1) {
     llvm::errs() << "rlx-compile: --tp must be >= 0 and --rank (with --tp) in [0, tp)\n";

@@ -113,6 +113,11 @@ static cl::opt<int64_t> splitK("split-k",
 static cl::opt<std::string> attentionKernel(
     "attention-kernel", cl::desc("GPU devices: auto | simt | flash | wgmma (as rlx-compile)"),
     cl::init("auto"), cl::cat(runCat));
+static cl::opt<bool> strictKernels(
+    "strict-kernels",
+    cl::desc("GPU devices: a --matmul-kernel / --attention-kernel that cannot take an op is an "
+             "error (else the heuristic's kernel there, with a remark)"),
+    cl::cat(runCat));
 static cl::opt<int64_t> kvSplits(
     "kv-splits", cl::desc("GPU devices: split-KV attention: 0 heuristic, 1 never, N forced"),
     cl::init(0), cl::cat(runCat));
@@ -200,6 +205,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerEverything(registry);
   MLIRContext ctx(registry);
+  // Errors name the op and the reason, without the IR around it (--dump-ir
+  // or rlx-opt show the IR).
+  ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
   std::string error;
@@ -303,7 +311,7 @@ int main(int argc, char **argv) {
                                    &dumpDir};
     const cl::Option *gpuOnly[] = {&emitArtifact, &gpuReport,       &chip,     &features,
                                    &matmulKernel, &attentionKernel, &kvSplits, &splitK,
-                                   &noTensorCores};
+                                   &noTensorCores, &strictKernels};
     for (const cl::Option *o : gpuDevice ? ArrayRef(cpuOnly) : ArrayRef(gpuOnly))
       if (o->getNumOccurrences()) {
         llvm::errs() << "rlx-run: --" << o->ArgStr << " is for "
@@ -332,6 +340,7 @@ int main(int argc, char **argv) {
     gpu.artifact.splitK = splitK;
     gpu.artifact.attentionKernel = attentionKernel;
     gpu.artifact.kvSplits = kvSplits;
+    gpu.artifact.strictKernels = strictKernels;
     for (auto &[name, size] : options.dims)
       gpu.artifact.dims.push_back(name + "=" + std::to_string(size));
     // Dims bound by the given inputs' shapes are left to the front end's

@@ -173,8 +173,10 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
            "matmul / fused_matmul kernel: auto (the tile heuristic of docs/gpu.md), gemv "
            "(at most 16 rows), simt (tiled SIMT), tensor-cores (mma.sync), wgmma (sm_90a: "
            "TMA + mbarrier pipeline + warpgroup MMA) or tcgen05 (sm_100a with +ptx88: "
-           "block-scaled FP4 MMA for NVFP4 weights, activations quantized to NVFP4); a forced "
-           "kernel that cannot compute a matmul is an error">,
+           "block-scaled FP4 MMA for NVFP4 weights, activations quantized to NVFP4): a "
+           "preference, used where the kernel can compute a matmul; elsewhere the "
+           "heuristic's kernel, with a remark naming the op and why (an error with "
+           "strict-kernels)">,
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "K splits of the gemv kernel (warps of a block summing disjoint K ranges, "
            "combined in a fixed order before the epilogue runs once); 0: the heuristic">,
@@ -182,7 +184,10 @@ def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
            "attention kernel: auto (on sm_90a the wgmma kernel where it applies: bf16/f16, "
            "head dims multiples of 16 from 64 to 256; else flash attention on mma.sync where "
            "it applies: bf16/f16, head dims multiples of 16 up to 128, sm_80+; else SIMT), "
-           "simt, flash or wgmma (an error where the kernel does not apply)">
+           "simt, flash or wgmma: a preference, as matmul-kernel's">,
+    Option<"strictKernels", "strict-kernels", "bool", /*default=*/"false",
+           "a matmul-kernel or attention-kernel that cannot take an op is an error naming "
+           "the op and why (default: the heuristic's kernel there, with a remark)">
   ];
 }
 

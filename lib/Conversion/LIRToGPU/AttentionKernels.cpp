@@ -117,12 +117,21 @@ struct AttentionTemplate : KernelTemplate {
     Value q = a.q, k = a.k, v = a.v, mask = a.mask, out = a.out;
     int64_t batch = a.shape.batch, d = a.shape.headDim, sq = a.shape.sq, sk = a.shape.sk,
             dv = a.shape.valueDim, group = a.shape.group, splits = std::max<int64_t>(a.splits, 1);
-    const std::string &forced = ctx.attentionKernel;
+    // attention-kernel names a preference: the kernel where it applies,
+    // else the heuristic's with a remark saying why; with strict-kernels a
+    // kernel that does not apply is an error.
+    std::string forced = ctx.attentionKernel;
     std::string whyWgmma = whyNoWgmmaAttention(ctx, a), why = whyNoFlashAttention(ctx, a);
-    if (forced == "wgmma" && !whyWgmma.empty())
-      return unsupported(ctx, "attention-kernel=wgmma: " + whyWgmma);
-    if (forced == "flash" && !why.empty())
-      return unsupported(ctx, "attention-kernel=flash: " + why);
+    std::string whyNot = forced == "wgmma" ? whyWgmma : forced == "flash" ? why : "";
+    if (!whyNot.empty()) {
+      if (ctx.strictKernels)
+        return unsupported(ctx, "attention-kernel=" + forced + ": " + whyNot);
+      ctx.root->emitRemark("'")
+          << ctx.root->getName() << "': attention-kernel=" << forced << " does not apply: " << whyNot << "; "
+          << (whyWgmma.empty() ? "wgmma" : why.empty() ? "flash" : "simt")
+          << " instead (strict-kernels makes this an error)";
+      forced = "auto";
+    }
     const bool nonEmpty = sq > 0 && batch > 0 && dv > 0;
     if ((forced == "auto" || forced == "wgmma") && whyWgmma.empty() && nonEmpty)
       return buildWgmmaAttention(ctx, a);

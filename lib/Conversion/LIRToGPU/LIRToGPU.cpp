@@ -355,7 +355,8 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
                          ValueRange(args).getTypes());
     b.setInsertionPointToStart(&k.getBody().front());
     KernelContext ctx{kernel, root,        k,           b,      target,
-                      {},     {},          tensorCores, matmulKernel, splitK, attentionKernel};
+                      {},     {},          tensorCores, matmulKernel, splitK, attentionKernel,
+                      strictKernels};
     unsigned nIn = kernel.getInputs().size();
     for (unsigned i = 0; i < args.size(); ++i)
       (i < nIn ? ctx.inputs : ctx.outputs).push_back(k.getArgument(i));

@@ -767,42 +767,51 @@ void GemmBuilder::epilogue() {
 
 /// The kernel for this matmul (docs/gpu.md, "Matmul kernels"): GEMV for at
 /// most 16 rows (decode: bound by reading the weights once), else tensor
-/// cores where they apply, else tiled SIMT; matmul-kernel forces one, and a
-/// forced kernel that cannot compute the matmul is an error.
+/// cores where they apply, else tiled SIMT. matmul-kernel names a
+/// preference: the kernel where it can compute the matmul, else the
+/// heuristic's with a remark saying why; with strict-kernels a kernel that
+/// cannot is an error.
 LogicalResult GemmBuilder::chooseKernel() {
   StringRef forced = ctx.matmulKernel;
   constexpr int64_t kGemvRows = 16;
+  std::string why;
   if (forced == "gemv") {
-    if (p.rows <= kGemvRows && !gemvTileFits())
-      return unsupported(ctx, "matmul-kernel=gemv: " + Twine(p.rows) + " rows of head_dim " +
-                                  Twine(p.headDim) + " exceed its shared memory");
     if (p.rows > kGemvRows)
-      return unsupported(ctx, "matmul-kernel=gemv on " + Twine(p.rows) +
-                                  " rows (the gemv kernel takes at most " + Twine(kGemvRows) +
-                                  ")");
-    gemv = true;
+      why = "on " + std::to_string(p.rows) + " rows (the gemv kernel takes at most " +
+            std::to_string(kGemvRows) + ")";
+    else if (!gemvTileFits())
+      why = ": " + std::to_string(p.rows) + " rows of head_dim " + std::to_string(p.headDim) +
+            " exceed its shared memory";
+    gemv = why.empty();
   } else if (forced == "wgmma") {
-    std::string why = whyNoWgmma();
-    if (!why.empty())
-      return unsupported(ctx, "matmul-kernel=wgmma: " + why);
-    wgmma = true;
+    if (std::string w = whyNoWgmma(); !w.empty())
+      why = ": " + w;
+    wgmma = why.empty();
   } else if (forced == "tcgen05") {
-    std::string why = whyNoTcgen05();
-    if (!why.empty())
-      return unsupported(ctx, "matmul-kernel=tcgen05: " + why);
-    tcgen05 = true;
+    if (std::string w = whyNoTcgen05(); !w.empty())
+      why = ": " + w;
+    tcgen05 = why.empty();
   } else if (forced == "tensor-cores") {
-    std::string why = whyNoTensorCores();
-    if (!why.empty())
-      return unsupported(ctx, "matmul-kernel=tensor-cores: " + why);
-    tensorCores = true;
-  } else if (forced != "simt") {
+    if (std::string w = whyNoTensorCores(); !w.empty())
+      why = ": " + w;
+    tensorCores = why.empty();
+  } else if (forced == "simt") {
+    return success();
+  }
+  if (!why.empty() && ctx.strictKernels)
+    return unsupported(ctx, "matmul-kernel=" + forced + (why[0] == ':' ? "" : " ") + why);
+  if (forced == "auto" || !why.empty()) {
     // tcgen05 (W4A4: it quantizes the activations) changes the numbers, so
     // only matmul-kernel=tcgen05 picks it.
     gemv = p.rows <= kGemvRows && gemvTileFits();
     wgmma = !gemv && whyNoWgmma().empty();
     tensorCores = !gemv && !wgmma && canUseTensorCores();
   }
+  if (!why.empty())
+    ctx.root->emitRemark("'")
+        << ctx.root->getName() << "': matmul-kernel=" << forced << " does not apply" << (why[0] == ':' ? "" : " ") << why << "; "
+        << (gemv ? "gemv" : wgmma ? "wgmma" : tensorCores ? "tensor-cores" : "simt")
+        << " instead (strict-kernels makes this an error)";
   return success();
 }
 

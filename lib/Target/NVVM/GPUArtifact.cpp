@@ -398,6 +398,7 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.matmulKernel = options.matmulKernel;
   pipe.splitK = options.splitK;
   pipe.attentionKernel = options.attentionKernel;
+  pipe.strictKernels = options.strictKernels;
   pipe.kvSplits = options.kvSplits;
   pipe.tp = options.tp;
   pipe.rank = options.rank;

@@ -71,6 +71,7 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   toGpu.matmulKernel = options.matmulKernel;
   toGpu.splitK = options.splitK;
   toGpu.attentionKernel = options.attentionKernel;
+  toGpu.strictKernels = options.strictKernels;
   pm.addPass(createConvertRLXLIRToGPU(toGpu));
   // Workgroup buffers past 48 KiB as dynamic shared memory (R1).
   pm.addPass(createGPUDynamicShared());

@@ -14,8 +14,8 @@
 // RUN: rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu | FileCheck %s
 // RUN: rlx-opt %s --rlx-lower-to-nvvm="chip=sm_90a assemble=0" | FileCheck %s --check-prefix=PTX
 // RUN: rlx-opt %s --rlx-lower-to-nvvm="chip=sm_90a spills=error" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS --allow-empty
-// RUN: not rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu=attention-kernel=wgmma 2>&1 | FileCheck %s --check-prefix=FORCED
-// RUN: not rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu="chip=sm_80 attention-kernel=wgmma" 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: not rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu="attention-kernel=wgmma strict-kernels=1" 2>&1 | FileCheck %s --check-prefix=FORCED
+// RUN: not rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu="chip=sm_80 attention-kernel=wgmma strict-kernels=1" 2>&1 | FileCheck %s --check-prefix=SM80
 
 // CHECK-LABEL: func.func @f(
 // CHECK: %[[Q4:.*]] = memref.expand_shape %arg1 {{\[\[}}0], [1], [2, 3]] output_shape [2, 1000, 32, 128] : memref<2x1000x4096xbf16> into memref<2x1000x32x128xbf16>

@@ -11,7 +11,7 @@
 // RUN: rlx-opt %s --rlx-lower-to-nvvm="chip=sm_80 spills=error" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS --allow-empty
 // RUN: rlx-opt %s --rlx-lower-to-nvvm="chip=sm_89 spills=error" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS --allow-empty
 // RUN: rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu=attention-kernel=simt | FileCheck %s --check-prefix=SIMT
-// RUN: not rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu=attention-kernel=flash 2>&1 | FileCheck %s --check-prefix=FORCED
+// RUN: not rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu="attention-kernel=flash strict-kernels=1" 2>&1 | FileCheck %s --check-prefix=FORCED
 
 // CHECK-LABEL: func.func @f(
 // CHECK: gpu.launch_func @f_kernels::@f_0_attention blocks in (%c7, %c2, %c1) threads in (%c128, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c27776_i32

@@ -72,6 +72,9 @@ struct KernelContext {
   int64_t splitK = 0;
   /// attention-kernel: "auto", "simt", "flash" (mma.sync) or "wgmma" (sm_90a).
   std::string attentionKernel = "auto";
+  /// A matmul-kernel / attention-kernel that cannot take an op is an error
+  /// (else the heuristic's kernel, with a remark).
+  bool strictKernels = false;
   /// Appends an `!llvm.ptr` parameter to `fn` for the tensor map `param`
   /// (recorded in `launch`) and returns it.
   Value addTensorMapParam(LaunchConfig &launch, const TensorMapParam &param);

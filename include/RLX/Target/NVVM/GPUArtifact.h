@@ -40,6 +40,9 @@ struct GPUArtifactOptions {
   int64_t splitK = 0;
   /// attention-kernel of convert-rlx-lir-to-gpu.
   std::string attentionKernel = "auto";
+  /// A matmul/attention kernel that cannot take an op is an error (else a
+  /// remark and the heuristic's kernel).
+  bool strictKernels = false;
   /// kv-splits of rlx-mir-split-kv (0: the heuristic, 1: never).
   int64_t kvSplits = 0;
   /// Tensor-parallel ranks (0: none): the artifact is the per-rank program,

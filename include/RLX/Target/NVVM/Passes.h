@@ -49,6 +49,10 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
   Option<std::string> attentionKernel{
       *this, "attention-kernel",
       llvm::cl::desc("auto | simt | flash | wgmma (convert-rlx-lir-to-gpu)"), llvm::cl::init("auto")};
+  Option<bool> strictKernels{
+      *this, "strict-kernels",
+      llvm::cl::desc("a matmul-kernel / attention-kernel that cannot take an op is an error"),
+      llvm::cl::init(false)};
   Option<int64_t> kvSplits{
       *this, "kv-splits",
       llvm::cl::desc("split-KV attention (rlx-mir-split-kv): 0 the heuristic, 1 never, N forced"),
