@@ -12,6 +12,7 @@
 
 #include "RLX/InitAll.h"
 #include "RLX/Target/NVVM/GPUArtifact.h"
+#include "RLX/Target/NVVM/NVVMTarget.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -69,6 +70,8 @@ static cl::opt<int64_t> rank("rank",
                                       "embedding)"),
                              cl::init(-1), cl::cat(cat));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("skip ptxas (no cubins)"), cl::cat(cat));
+static cl::opt<bool> verbose("v", cl::desc("print the target: chip, PTX ISA and the ptxas used"),
+                             cl::cat(cat));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -108,6 +111,21 @@ int main(int argc, char **argv) {
   StringRef(dims).split(parts, ',', -1, false);
   for (StringRef p : parts)
     options.dims.push_back(p.trim().str());
+  if (verbose) {
+    // The PTX ISA: +ptxNN, else the newest the chip, LLVM and ptxas take.
+    std::string error, ptxas = rlx::nvvm::findPtxas();
+    FailureOr<rlx::nvvm::NVVMTarget> target = rlx::nvvm::parseTarget(chip, features, error);
+    if (succeeded(target)) {
+      std::optional<int> max = rlx::nvvm::maxPtxVersionOfPtxas();
+      llvm::outs() << "target: " << target->chip << ", PTX ISA " << target->ptxString()
+                   << (features.empty() ? " (the newest the chip, LLVM 22 and ptxas take)"
+                                        : " (" + features + ")")
+                   << "\nptxas: " << (ptxas.empty() ? std::string("none found") : ptxas);
+      if (max)
+        llvm::outs() << " (PTX ISA up to " << max.value() / 10 << "." << max.value() % 10 << ")";
+      llvm::outs() << "\n";
+    }
+  }
   if (failed(rlx::writeGPUArtifact(*module, options, outputDir)))
     return 1;
   return 0;

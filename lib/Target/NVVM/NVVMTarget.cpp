@@ -35,6 +35,9 @@ const ChipInfo *lookup(StringRef chip) {
   return nullptr;
 }
 
+/// The newest PTX ISA LLVM 22's NVPTX backend writes (+ptx90).
+constexpr int kNewestLlvmPtx = 90;
+
 std::string ptxText(int v) { return llvm::formatv("{0}.{1}", v / 10, v % 10).str(); }
 } // namespace
 
@@ -66,9 +69,16 @@ int NVVMTarget::smCount() const {
 }
 
 std::optional<int> mlir::rlx::nvvm::defaultPtxVersion(StringRef chip) {
-  if (const ChipInfo *c = lookup(chip))
-    return c->defaultPtx;
-  return std::nullopt;
+  // The newest PTX ISA the chip, LLVM's NVPTX backend and the installed
+  // ptxas all take (case L3), so that what needs a newer ISA (sm_100a's
+  // block-scaled FP4 MMA: 8.8) is there when the toolkit is; without
+  // ptxas, the chip's first.
+  const ChipInfo *c = lookup(chip);
+  if (!c)
+    return std::nullopt;
+  if (std::optional<int> max = maxPtxVersionOfPtxas())
+    return std::max(c->defaultPtx, std::min(*max, kNewestLlvmPtx));
+  return c->defaultPtx;
 }
 
 std::optional<int> mlir::rlx::nvvm::minimumPtxVersion(StringRef chip) {
@@ -102,7 +112,7 @@ FailureOr<NVVMTarget> mlir::rlx::nvvm::parseTarget(StringRef chip, StringRef fea
     digits = digits.drop_back();
   }
   digits.getAsInteger(10, t.sm);
-  t.ptx = info->defaultPtx;
+  t.ptx = *defaultPtxVersion(chip);
   SmallVector<StringRef> parts;
   features.split(parts, ',', -1, false);
   for (StringRef f : parts) {

@@ -1,7 +1,7 @@
 // rlx-nvvm-check-target: (op, chip, PTX ISA) combinations that LLVM's NVPTX
 // backend would abort on are located errors naming the op and the target it
 // needs (case L2); supported ones pass unchanged.
-// RUN: rlx-opt %s --split-input-file --verify-diagnostics --rlx-nvvm-check-target=chip=sm_90
+// RUN: rlx-opt %s --split-input-file --verify-diagnostics --rlx-nvvm-check-target="chip=sm_90 features=+ptx78"
 // On sm_90a wgmma passes; FP4 conversions still need sm_100a; on sm_100a
 // (PTX 8.6) they pass.
 // RUN: not rlx-opt %s --split-input-file --rlx-nvvm-check-target=chip=sm_90a 2>&1 | FileCheck %s --check-prefix=SM90A

@@ -15,7 +15,7 @@
 // CHECK: gpu.launch_func @f_kernels::@f_0_rms_norm
 // CHECK: gpu.binary @f_kernels {{.*}}rlx.kernels = {f_0_rms_norm = {barriers = {{[0-9]+}} : i64, registers = {{[0-9]+}} : i64, shared_bytes = {{[0-9]+}} : i64, spill_bytes = 0 : i64, stack_bytes = 0 : i64}
 // CHECK-SAME: rlx.ptx = "
-// CHECK-SAME: [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, {{.*}}bin = "
+// CHECK-SAME: [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx{{[0-9]+}}">, {{.*}}bin = "
 // PTX: .target sm_90a
 // PTX: .entry f_0_rms_norm
 // PTX: ld.global.v4.b32

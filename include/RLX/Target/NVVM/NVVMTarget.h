@@ -60,9 +60,11 @@ struct NVVMTarget {
   static constexpr int64_t kDefaultSharedMemoryLimit = 48 * 1024;
 };
 
-/// The PTX ISA LLVM 22 emits by default for `chip`, and the lowest it
-/// accepts (older ISAs do not know the chip: `LLVM ERROR: PTX version 6.0 does
-/// not support target 'sm_90a'`).
+/// The PTX ISA a target of `chip` without +ptxNN gets: the newest that the
+/// chip, LLVM 22's NVPTX backend (9.0) and the installed ptxas all take,
+/// else the chip's first; and the lowest LLVM accepts for the chip (older
+/// ISAs do not know it: `LLVM ERROR: PTX version 6.0 does not support
+/// target 'sm_90a'`).
 std::optional<int> defaultPtxVersion(StringRef chip);
 std::optional<int> minimumPtxVersion(StringRef chip);
 /// The chips RLX compiles for, comma-separated (for diagnostics).
