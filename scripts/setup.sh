@@ -4,7 +4,9 @@
 #      OpenBLAS (the CPU runtime calls its sgemm), Open MPI (mpirun and
 #      libmpi for tensor parallelism: rlx-run --tp);
 #   2. a Python virtual environment .venv made from the `python3` on PATH,
-#      with the packages of python/requirements-dev.txt from PyPI;
+#      with the packages of python/requirements-dev.txt from PyPI, and,
+#      where no CUDA toolkit is installed, ptxas/libdevice/cuobjdump from
+#      NVIDIA's PyPI wheels (the toolkit found is printed);
 #   3. configure (build/) and build everything with ninja.
 # Re-running it is cheap: installed packages are skipped and ccache/ninja
 # rebuild only what changed.
@@ -40,6 +42,23 @@ if [ ! -x "$ROOT/.venv/bin/python" ]; then
 fi
 "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check \
   -r "$ROOT/python/requirements-dev.txt"
+
+# ptxas (cubins, the kernels' resource reports) and libdevice: the CUDA
+# toolkit where one is installed, else NVIDIA's PyPI wheels in .venv (with
+# cuobjdump), which the build finds at configure time.
+ptxas=$(command -v ptxas || true)
+for d in "${RLX_PTXAS:-}" "${CUDA_ROOT:-}/bin/ptxas" "${CUDA_HOME:-}/bin/ptxas" /usr/local/cuda/bin/ptxas; do
+  if [ -z "$ptxas" ] && [ -x "$d" ]; then ptxas=$d; fi
+done
+wheel() { ls "$ROOT"/.venv/lib/python3*/site-packages/nvidia/cu*/bin/ptxas 2>/dev/null | head -1; }
+if [ -z "$ptxas" ] && [ -z "$(wheel)" ]; then
+  echo "== no CUDA toolkit: ptxas, libdevice and cuobjdump from PyPI into .venv"
+  "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check \
+    nvidia-cuda-nvcc==13.5.37 nvidia-nvvm==13.5.37 nvidia-cuda-cuobjdump==13.5.37
+  rm -f "$BUILD/CMakeCache.txt" "$BUILD/build.ninja"  # configure again: it records ptxas
+fi
+ptxas=${ptxas:-$(wheel)}
+echo "== ptxas: $ptxas ($("$ptxas" --version | tail -1))"
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \

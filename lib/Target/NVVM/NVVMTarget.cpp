@@ -155,6 +155,11 @@ std::string mlir::rlx::nvvm::findPtxas() {
     return "/usr/local/cuda/bin/ptxas";
   if (auto p = llvm::sys::findProgramByName("ptxas"))
     return *p;
+#ifdef RLX_WHEEL_PTXAS
+  // NVIDIA's PyPI wheel in .venv (scripts/setup.sh, where no toolkit is).
+  if (llvm::sys::fs::can_execute(RLX_WHEEL_PTXAS))
+    return RLX_WHEEL_PTXAS;
+#endif
   return "";
 }
 

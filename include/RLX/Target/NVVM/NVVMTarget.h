@@ -77,7 +77,9 @@ StringRef supportedChips();
 FailureOr<NVVMTarget> parseTarget(StringRef chip, StringRef features, std::string &error);
 
 /// The ptxas RLX runs: $RLX_PTXAS, then $CUDA_ROOT/bin, $CUDA_HOME/bin,
-/// /usr/local/cuda/bin, then PATH. Empty when there is none.
+/// /usr/local/cuda/bin, then PATH, then the PyPI wheel's in .venv that
+/// scripts/setup.sh installs where no toolkit is (found at configure time).
+/// Empty when there is none.
 std::string findPtxas();
 /// The CUDA toolkit that ptxas belongs to (the directory above its bin/),
 /// where gpu-module-to-binary finds libdevice; empty without ptxas.
