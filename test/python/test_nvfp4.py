@@ -344,6 +344,30 @@ def test_modelopt_nvfp4_checkpoint_binds_by_name(tmp_path):
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "hidden_states.npy"), want)
 
+    # The GPU path (the emulator, the code --device=cuda runs): the checkpoint
+    # by name, and every tensor by --input with the block scales as raw bytes
+    # and as ml_dtypes float8 and a global scale per projection: the CPU
+    # path's numbers (to the f32 summation order).
+    for form in ("checkpoint", "uint8", "ml_dtypes"):
+        args = ["--device", "emu", "--input", f"hidden_states={tmp_path / 'x.npy'}",
+                "--input", f"position_ids={tmp_path / 'pos.npy'}",
+                "--output-dir", str(tmp_path / form)]
+        if form == "checkpoint":
+            args += ["--weights", str(path)]
+        for name, value in ({} if form == "checkpoint" else direct).items():
+            if name.endswith(".weight_scale"):
+                value = value.view(np.uint8) if form == "uint8" else \
+                    value.view(np.uint8).view(ml_dtypes.float8_e4m3fn)
+            np.save(tmp_path / f"{name}.npy", value)
+            args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
+        proc = subprocess.run([str(RLX_RUN), str(tmp_path / "layer.mlir"), *args],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert "generated" not in proc.stdout, proc.stdout
+        got = np.load(tmp_path / form / "hidden_states.npy")
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max(),
+                                   err_msg=form)
+
     # Without its NVFP4 linear, an input_scale is an unknown tensor.
     stored["model.layers.0.mlp.extra.input_scale"] = torch.tensor(1.0)
     safetensors_torch.save_file(stored, str(tmp_path / "extra.safetensors"))
