@@ -15,17 +15,8 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
                                              std::string &error) {
   // An --input that names no argument would be ignored and the argument
   // seeded instead: an error, with the names there are.
-  for (auto &value : values) {
-    const std::string &name = value.first;
-    if (llvm::any_of(arguments, [&](const ModelTensor &a) { return a.name == name; }))
-      continue;
-    std::string known;
-    for (const ModelTensor &a : arguments)
-      known += (known.empty() ? "" : ", ") + a.name;
-    error = "--input '" + name + "' is not an argument of the model (" +
-            (known.empty() ? "it has none" : "arguments: " + known) + ")";
+  if (failed(checkArgumentNames(values, arguments, "--input ", error)))
     return failure();
-  }
   auto wholeShape = [&](const ModelTensor &a) {
     return sources.world ? globalShape(a.name, a.shape, sources.tp, sources.whole) : a.shape;
   };

@@ -525,20 +525,27 @@ LogicalResult CpuModel::invoke(const Signature &sig, std::vector<const HostTenso
   return success();
 }
 
-LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
-                            std::vector<HostTensor> &outputs, std::string &error) {
-  // A value for no argument is a misspelled name, not something to ignore.
-  for (auto &input : inputs) {
-    const std::string &name = input.first;
-    if (llvm::any_of(args, [&](const ModelTensor &a) { return a.name == name; }))
+LogicalResult mlir::rlx::checkArgumentNames(const std::map<std::string, HostTensor> &values,
+                                            ArrayRef<ModelTensor> arguments, StringRef what,
+                                            std::string &error) {
+  for (auto &value : values) {
+    const std::string &name = value.first;
+    if (llvm::any_of(arguments, [&](const ModelTensor &a) { return a.name == name; }))
       continue;
     std::string known;
-    for (const ModelTensor &a : args)
+    for (const ModelTensor &a : arguments)
       known += (known.empty() ? "" : ", ") + a.name;
-    error = "'" + name + "' is not an argument of the model (" +
+    error = what.str() + "'" + name + "' is not an argument of the model (" +
             (known.empty() ? std::string("it has none") : "arguments: " + known) + ")";
     return failure();
   }
+  return success();
+}
+
+LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
+                            std::vector<HostTensor> &outputs, std::string &error) {
+  if (failed(checkArgumentNames(inputs, args, "", error)))
+    return failure();
   // Holds converted copies of inputs whose dtype differs from the model's.
   std::vector<std::unique_ptr<HostTensor>> converted;
   auto lookup = [&](const std::string &name, const std::vector<int64_t> &shape,

@@ -70,6 +70,12 @@ struct ModelTensor {
   std::vector<std::string> dimNames;
 };
 
+/// A value for no argument is a misspelled name, not something to ignore:
+/// fails naming it (`what` before it, e.g. "--input ") and the arguments.
+LogicalResult checkArgumentNames(const std::map<std::string, HostTensor> &values,
+                                 ArrayRef<ModelTensor> arguments, StringRef what,
+                                 std::string &error);
+
 class CpuModel {
 public:
   ~CpuModel();
