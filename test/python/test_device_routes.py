@@ -327,3 +327,28 @@ func.func @f(%x: tensor<40x32xf32> {rlx.input = "x"}, %w: tensor<32x32xf32> {rlx
     assert proc.returncode == (1 if strict else 0), proc.stderr
     if not strict:
         np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), x @ w, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("chip", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_rope_at_head_dim_256(device, chip):
+    """rlx_hir.rope at head_dim 256 (Gemma's): its 128-entry inv_freq table
+    is a constant the GPU artifact carries (it did not compile there);
+    against HF's rotate_half formula in numpy."""
+    text = """
+func.func @f(%x: tensor<1x3x512xf32> {rlx.input = "x"}, %p: tensor<3xi64> {rlx.input = "p"})
+    -> (tensor<1x3x512xf32> {rlx.output = "y"}) {
+  %y = rlx_hir.rope %x positions(%p : tensor<3xi64>) head_dim = 256 theta = 1.0e+04 : tensor<1x3x512xf32>
+  return %y : tensor<1x3x512xf32>
+}"""
+    x = np.random.default_rng(8).standard_normal((1, 3, 512)).astype(np.float32)
+    p = np.array([0, 5, 1000], np.int64)
+    extra = () if device == "cpu" else ("--chip", chip)
+    y = run_mlir(text, {"x": x, "p": p}, extra=("--device", device, *extra))["y"]
+    inv = 1e4 ** (-np.arange(0, 256, 2, dtype=np.float64) / 256)
+    ang = p[:, None] * inv[None]                           # [S, 128]
+    cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
+    h = x.reshape(3, 2, 256).astype(np.float64)
+    rot = np.concatenate([-h[..., 128:], h[..., :128]], -1)
+    want = (h * cos[:, None] + rot * sin[:, None]).reshape(1, 3, 512)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)

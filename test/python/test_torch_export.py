@@ -129,14 +129,16 @@ def kernels_after_fusion(text: str) -> int:
     return int(m.group(2))
 
 
-@pytest.mark.parametrize("device", ["cpu", "emu"])
+@pytest.mark.parametrize("device", ["cpu", "emu", "emu-sm_80"])
 @pytest.mark.parametrize("weights", WEIGHTS)
 @pytest.mark.parametrize("attn", ATTNS)
 @pytest.mark.parametrize("output", OUTPUTS)
 @pytest.mark.parametrize("layer", LAYERS)
 def test_layer_matches_pytorch(layer, output, attn, weights, device):
     module, args = build(layer, attn)
-    model = rlx.from_torch(module, *args, output=output, weights=weights, device=device)
+    device, _, chip = device.partition("-")
+    model = rlx.from_torch(module, *args, output=output, weights=weights, device=device,
+                           **({"chip": chip} if chip else {}))
     with torch.no_grad():
         want = module(*args).numpy()
     got = model(*[a.numpy() for a in args])
