@@ -75,6 +75,28 @@ def test_checkpoint_logits_match_transformers(name, shards, dtype, device, tmp_p
     hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, f"{name} {dtype} {shards} {device}")
 
 
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_bf16_model_from_a_bf16_checkpoint(device, tmp_path):
+    """A bf16 model (rlx-gen --dtype bf16: bf16 weights and activations) on
+    its bf16 checkpoint, on both paths: transformers' logits on the same
+    bf16-rounded weights in f32, within bf16's 2e-2 of their largest."""
+    hf = hfm.HFModel(CASES["llama-3.2-1b"])
+    model = hf.models["eager"]
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.to(torch.bfloat16).to(torch.float32))
+    copy.deepcopy(model).to(torch.bfloat16).save_pretrained(tmp_path / "ckpt")
+    ids = hfm.token_ids(hfm.PREFILL)
+    text = gen_model(hf.case.config, *hf.case.sets(), "--dtype", "bf16")
+    proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path, ("--device", device))
+    assert proc.returncode == 0, proc.stderr
+    assert "generated" not in proc.stdout, proc.stdout
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+    got = np.load(tmp_path / "out" / "logits.npy").astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-2 * np.abs(want).max())
+
+
 @pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI's mpirun is not installed")
 @pytest.mark.parametrize("device", ["cpu", "emu"])
 def test_checkpoint_at_tp2_matches_transformers(device, tmp_path):
