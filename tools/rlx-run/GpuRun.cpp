@@ -298,27 +298,8 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   for (const Buffer &b : buffers) {
     if (b.role != "output")
       continue;
-    HostTensor t = std::move(outputs[nextOutput++]);
-    double sumAbs = 0, maxAbs = 0;
-    for (int64_t k = 0; k < t.numElements(); ++k) {
-      double v = std::fabs(t.at(k));
-      sumAbs += v;
-      maxAbs = std::max(maxAbs, v);
-    }
-    std::string shape;
-    for (int64_t d : t.shape)
-      shape += std::to_string(d) + "x";
-    llvm::outs() << "output " << b.tensor.name << ": " << shape << t.dtype
-                 << llvm::format(", mean |x| %.6g, max |x| %.6g",
-                                 sumAbs / std::max<int64_t>(1, t.numElements()), maxAbs)
-                 << "\n";
-    if (!options.outputDir.empty()) {
-      llvm::sys::fs::create_directories(options.outputDir);
-      std::string name = b.tensor.name, error;
-      std::replace(name.begin(), name.end(), '/', '_');
-      if (failed(writeNpy(options.outputDir + "/" + name + ".npy", t, error)))
-        return fail(error);
-    }
+    if (failed(reportOutput(b.tensor.name, outputs[nextOutput++], options.outputDir, error)))
+      return fail(error);
   }
   return 0;
 }

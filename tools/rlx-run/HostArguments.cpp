@@ -5,9 +5,38 @@
 #include "RLX/Target/CPU/Safetensors.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::rlx;
+
+LogicalResult mlir::rlx::reportOutput(StringRef name, const HostTensor &t, StringRef outputDir,
+                                      std::string &error) {
+  double sumAbs = 0, maxAbs = 0;
+  for (int64_t k = 0; k < t.numElements(); ++k) {
+    double v = std::fabs(t.at(k));
+    sumAbs += v;
+    maxAbs = std::max(maxAbs, v);
+  }
+  std::string shape;
+  for (int64_t d : t.shape)
+    shape += std::to_string(d) + "x";
+  llvm::outs() << "output " << name << ": " << shape << t.dtype
+               << llvm::format(", mean |x| %.6g, max |x| %.6g",
+                               sumAbs / std::max<int64_t>(1, t.numElements()), maxAbs)
+               << "\n";
+  if (outputDir.empty())
+    return success();
+  llvm::sys::fs::create_directories(outputDir);
+  std::string file = name.str();
+  std::replace(file.begin(), file.end(), '/', '_');
+  return writeNpy((outputDir + "/" + file + ".npy").str(), t, error);
+}
 
 FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
                                              const ArgumentSources &sources,

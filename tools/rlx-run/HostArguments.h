@@ -44,6 +44,12 @@ struct ArgumentSources {
 FailureOr<unsigned> bindArguments(ArrayRef<ModelTensor> arguments, const ArgumentSources &sources,
                                   std::map<std::string, HostTensor> &values, std::string &error);
 
+/// Prints "output NAME: SHAPExDTYPE, mean |x| .., max |x| .." and, with an
+/// output directory, writes NAME.npy there ('/' in names as '_'): every
+/// device's outputs the same way.
+LogicalResult reportOutput(StringRef name, const HostTensor &t, StringRef outputDir,
+                           std::string &error);
+
 } // namespace mlir::rlx
 
 #endif // RLX_TOOLS_RLX_RUN_HOSTARGUMENTS_H

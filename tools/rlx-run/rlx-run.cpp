@@ -191,13 +191,6 @@ static std::string hostCpuModel() {
   return "?";
 }
 
-static std::string shapeText(const std::vector<int64_t> &shape, StringRef dtype) {
-  std::string s;
-  for (int64_t d : shape)
-    s += std::to_string(d) + "x";
-  return s + dtype.str();
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(runCat);
@@ -527,27 +520,11 @@ int main(int argc, char **argv) {
   if (generated)
     llvm::outs() << "inputs: " << generated << " of " << m.arguments().size()
                  << " generated with seed " << seed << "\n";
-  for (auto [i, out] : llvm::enumerate(m.results())) {
-    const HostTensor &t = outputs[i];
-    double sumAbs = 0, maxAbs = 0;
-    for (int64_t k = 0; k < t.numElements(); ++k) {
-      double v = std::fabs(t.at(k));
-      sumAbs += v;
-      maxAbs = std::max(maxAbs, v);
+  for (auto [i, out] : llvm::enumerate(m.results()))
+    if (failed(reportOutput(out.name, outputs[i], outputDir, error))) {
+      llvm::errs() << "rlx-run: " << error << "\n";
+      return fail();
     }
-    llvm::outs() << "output " << out.name << ": " << shapeText(t.shape, t.dtype)
-                 << llvm::format(", mean |x| %.6g, max |x| %.6g", sumAbs / std::max<int64_t>(1, t.numElements()), maxAbs)
-                 << "\n";
-    if (!outputDir.empty()) {
-      llvm::sys::fs::create_directories(outputDir);
-      std::string name = out.name;
-      std::replace(name.begin(), name.end(), '/', '_');
-      if (failed(writeNpy(outputDir + "/" + name + ".npy", t, error))) {
-        llvm::errs() << "rlx-run: " << error << "\n";
-        return fail();
-      }
-    }
-  }
   if (world) {
     llvm::outs() << "tensor parallel: " << world->size << " ranks (Open MPI)\n";
     int64_t total = 0;
