@@ -10,6 +10,7 @@
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -23,6 +24,11 @@ void mlir::rlx::addTensorParallelPasses(OpPassManager &pm, int64_t tp) {
   fpm.addPass(shard::createPartition());
 }
 
+void mlir::rlx::addImportPasses(OpPassManager &pm) {
+  pm.nest<func::FuncOp>().addPass(tosa::createTosaInferShapesPass());
+  pm.addPass(createRLXImportToMIR());
+}
+
 void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options) {
   ConvertRLXHIRToMIROptions hir;
   // Sharding runs on primitive MIR (fusion follows on each rank).
@@ -31,7 +37,7 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
   // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
   // lowered by upstream's TOSA passes and compiled as it is.
   if (options.importUpstream) {
-    pm.addPass(createRLXImportToMIR());
+    addImportPasses(pm);
     OpPassManager &fpm = pm.nest<func::FuncOp>();
     fpm.addPass(tosa::createTosaToLinalgNamed());
     fpm.addPass(tosa::createTosaToLinalg());

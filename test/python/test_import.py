@@ -6,6 +6,7 @@ numpy computes and what upstream's own lowering of the original IR computes
 from __future__ import annotations
 
 import os
+import pathlib
 import re
 import subprocess
 
@@ -14,7 +15,7 @@ import pytest
 
 import rlx
 from exported_forms import dense, linalg_llama_layer, numpy_llama_layer, tosa_llama_layer, ty
-from harness import BUILD, assert_close, run_mlir
+from harness import BUILD, assert_close, run_mlir, run_single
 
 RLX_OPT = BUILD / "bin" / "rlx-opt"
 LLVM_BIN = "/usr/lib/llvm-22/bin"
@@ -133,3 +134,30 @@ def test_layer_matches_upstream_lowering_of_the_original(form):
     ours = run_mlir(text, {"hidden_states": x, "position_ids": pos, **w})["output"]
     upstream = upstream_run(text, x, pos, w)
     assert_close(ours, upstream, rtol=1e-5)
+
+def _softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_tosa_reductions_with_a_dynamic_result_dim_run(device):
+    """Reproducers feb2740d and 74eff4b7 (stack overflows in upstream's
+    tosa-to-linalg) run and compute numpy's values."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "Conversion" / "ImportToMIR" / \
+        "tosa-dynamic-reduce.mlir"
+    softmax, guard = [c for c in path.read_text().split("// -----")]
+    rng = np.random.default_rng(3)
+    s = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    got = run_single(softmax, {"arg0": s}, extra=("--device", device))
+    assert_close(got, _softmax(s), rtol=1e-5, atol=1e-6)
+    s = rng.standard_normal((1, 2, 3, 3)).astype(np.float32)
+    s[0, 1, 2, :] = -np.inf  # the one row the guard keeps
+    got = run_single(guard, {"arg0": s}, extra=("--device", device))
+    # The raised softmax is rlx_mir.softmax: a row of -inf gives 0 where the
+    # TOSA arithmetic gives NaN (torch's _safe_softmax, which this guard is
+    # the export of with its select arms swapped by the mutation).
+    with np.errstate(invalid="ignore"):
+        want = np.where(np.all(s == -np.inf, axis=-1, keepdims=True),
+                        np.nan_to_num(_softmax(s), nan=0.0), 0.0)
+    assert_close(got, want, rtol=1e-5, atol=1e-6)

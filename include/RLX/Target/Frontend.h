@@ -54,6 +54,11 @@ void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);
 /// upstream's sharding-propagation and shard-partition on each function.
 void addTensorParallelPasses(OpPassManager &pm, int64_t tp);
 
+/// Raises TOSA / linalg from exporters to MIR blocks. TOSA result types are
+/// refined from their operands first (tosa-infer-shapes): a reduction whose
+/// result spells a static dim as `?` otherwise crashes upstream's lowering.
+void addImportPasses(OpPassManager &pm);
+
 } // namespace mlir::rlx
 
 #endif // RLX_TARGET_FRONTEND_H

@@ -53,4 +53,16 @@ def MathApproximations : Pass<"rlx-math-approximations"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def VerifyShardGrids : Pass<"rlx-verify-shard-grids"> {
+  let summary = "Reject device grids that upstream's sharding passes divide by";
+  let description = [{
+    Upstream's `shard.grid` verifier accepts a grid axis of size 0, and
+    `sharding-propagation` / `shard-partition` then divide by it (SIGFPE).
+    This pass checks every `shard.grid` under the op it runs on: each static axis size
+    must be at least 1 (`?` is kept). It changes nothing. `rlx-opt` runs it
+    first whenever its pipeline contains `sharding-propagation` or
+    `shard-partition`, so the fault is a located error instead of a crash.
+  }];
+}
+
 #endif // RLX_TRANSFORMS_PASSES_TD

@@ -241,7 +241,12 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
           op.erase();
           continue;
         }
-        SmallVector<Value> args(op.getOperands());
+        // Buffers are kernel arguments; scalar operands (a fill's value) are
+        // constants the kernel builds itself.
+        SmallVector<Value> args;
+        for (Value v : op.getOperands())
+          if (isa<MemRefType>(v.getType()))
+            args.push_back(v);
         gpu::GPUFuncOp k = createKernelFunc(b, op.getLoc(), gm, kernelName(fn, index++, "linalg"),
                                             ValueRange(args).getTypes());
         b.setInsertionPointToStart(&k.getBody().front());
@@ -250,8 +255,8 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
         if (failed(launch))
           return op.emitError("convert-rlx-lir-to-gpu: no GPU kernel for this '")
                  << op.getName()
-                 << "' (the GPU path runs element-wise linalg ops: all iterators parallel, "
-                    "static shapes, indexing maps of dims and constants)";
+                 << "' (the GPU path runs linalg ops with static shapes, indexing maps of dims "
+                    "and constants, and a body without regions)";
         if (failed(finishAndLaunch(b, k, *launch, &op, args)))
           return failure();
         op.erase();

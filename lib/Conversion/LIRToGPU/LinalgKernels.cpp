@@ -1,10 +1,11 @@
 //===- LinalgKernels.cpp - host linalg.generic as an element-wise kernel --===//
 //
 // What an import leaves as upstream linalg on buffers (tosa.cast, compares,
-// selects, fills, ... through tosa-to-linalg) is a GPU kernel too, never dropped:
-// one thread per point of the op's (all-parallel) iteration space, each
-// operand read at its indexing map's position, the op's body cloned, each
-// yielded value stored at its output's position.
+// selects, fills, reductions, ... through tosa-to-linalg) is a GPU kernel
+// too, never dropped: one thread per point of the op's parallel loops, its
+// reduced loops run in order in that thread, each operand read at its
+// indexing map's position, the op's body cloned, each yielded value carried
+// and finally stored at its output's position.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,14 +19,45 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::gpu_kernels;
 
+/// Whether `generic`'s body can be cloned into a kernel: no nested regions,
+/// and what it captures from the host function is constant.
+static bool clonableBody(linalg::LinalgOp generic) {
+  for (Operation &inner : generic.getBlock()->without_terminator()) {
+    if (inner.getNumRegions())
+      return false;
+    for (Value v : inner.getOperands()) {
+      if (generic->isAncestor(v.getParentRegion()->getParentOp()))
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+        return false;
+    }
+  }
+  return true;
+}
+
 FailureOr<LaunchConfig>
 mlir::rlx::gpu_kernels::buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilder &b,
                                                      Operation *op, ValueRange args) {
   auto generic = dyn_cast<linalg::LinalgOp>(op);
-  if (!generic || !generic.hasPureBufferSemantics() ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      args.size() != generic->getNumOperands())
+  if (!generic || !generic.hasPureBufferSemantics() || !clonableBody(generic))
     return failure();
+  // The kernel argument of each buffer operand; scalar operands must be
+  // constants, cloned into the kernel.
+  SmallVector<Value> operandArgs;
+  size_t nextArg = 0;
+  for (Value v : op->getOperands()) {
+    if (isa<MemRefType>(v.getType())) {
+      if (nextArg == args.size())
+        return failure();
+      operandArgs.push_back(args[nextArg++]);
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+      return failure();
+    operandArgs.push_back(b.clone(*def)->getResult(0));
+  }
   SmallVector<int64_t> domain = generic.getStaticLoopRanges();
   if (llvm::any_of(domain, ShapedType::isDynamic))
     return failure();
@@ -33,9 +65,25 @@ mlir::rlx::gpu_kernels::buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilde
     for (AffineExpr e : map.getResults())
       if (!isa<AffineDimExpr, AffineConstantExpr>(e))
         return failure();
+  // Threads over the parallel loops; the reduced loops run in each thread.
+  SmallVector<unsigned> parallel, reduced;
+  SmallVector<int64_t> threads, reducedSizes;
+  for (auto [d, kind] : llvm::enumerate(generic.getIteratorTypesArray())) {
+    bool isParallel = kind == utils::IteratorType::parallel;
+    (isParallel ? parallel : reduced).push_back(d);
+    (isParallel ? threads : reducedSizes).push_back(domain[d]);
+  }
+  int64_t reducedCount = 1;
+  for (int64_t n : reducedSizes)
+    reducedCount *= n;
+  auto inits = cast<DestinationStyleOpInterface>(op).getDpsInitsMutable();
+  Block &body = *generic.getBlock();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
   KernelBuilder kb(b, fn.getLoc());
-  bool bad = false;
-  LaunchConfig launch = forEachElementGroup(kb, domain, 1, [&](ArrayRef<Value> pos) {
+  return forEachElementGroup(kb, threads, 1, [&](ArrayRef<Value> threadPos) {
+    SmallVector<Value> pos(domain.size());
+    for (auto [k, d] : llvm::enumerate(parallel))
+      pos[d] = threadPos[k];
     auto at = [&](AffineMap map) {
       SmallVector<Value> p;
       for (AffineExpr e : map.getResults())
@@ -43,43 +91,49 @@ mlir::rlx::gpu_kernels::buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilde
                                           : kb.idx(cast<AffineConstantExpr>(e).getValue()));
       return p;
     };
-    IRMapping map;
-    Block &body = *generic.getBlock();
-    for (OpOperand &o : generic->getOpOperands()) {
-      unsigned i = o.getOperandNumber();
-      if (isa<MemRefType>(o.get().getType()))
-        map.map(body.getArgument(i), kb.load(args[i], at(generic.getMatchingIndexingMap(&o))));
-      else
-        map.map(body.getArgument(i), args[i]); // a scalar operand
-    }
-    for (Operation &inner : body.without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-        map.map(index.getResult(), pos[index.getDim()]);
-        continue;
+    // One point of the iteration space: the body on the inputs there and
+    // the outputs' running values; returns what it yields.
+    auto point = [&](ValueRange outs) {
+      IRMapping map;
+      for (OpOperand &o : generic->getOpOperands()) {
+        unsigned i = o.getOperandNumber();
+        if (generic.isDpsInit(&o))
+          map.map(body.getArgument(i), outs[i - generic.getNumDpsInputs()]);
+        else if (isa<MemRefType>(o.get().getType()))
+          map.map(body.getArgument(i), kb.load(operandArgs[i], at(generic.getMatchingIndexingMap(&o))));
+        else
+          map.map(body.getArgument(i), operandArgs[i]); // a scalar operand
       }
-      if (inner.getNumRegions()) {
-        bad = true;
-        return;
-      }
-      // Constants the body captures from the host function come along.
-      for (Value v : inner.getOperands()) {
-        if (map.contains(v) || generic->isAncestor(v.getParentRegion()->getParentOp()))
+      for (Operation &inner : body.without_terminator()) {
+        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+          map.map(index.getResult(), pos[index.getDim()]);
           continue;
-        Operation *def = v.getDefiningOp();
-        if (!def || !def->hasTrait<OpTrait::ConstantLike>()) {
-          bad = true;
-          return;
         }
-        b.clone(*def, map);
+        // Constants the body captures from the host function come along.
+        for (Value v : inner.getOperands())
+          if (!map.contains(v) && !generic->isAncestor(v.getParentRegion()->getParentOp()))
+            b.clone(*v.getDefiningOp(), map);
+        b.clone(inner, map);
       }
-      b.clone(inner, map);
+      SmallVector<Value> next;
+      for (Value v : yield.getOperands())
+        next.push_back(map.lookupOrDefault(v));
+      return next;
+    };
+    SmallVector<Value> outs;
+    for (OpOperand &out : inits)
+      outs.push_back(kb.load(operandArgs[out.getOperandNumber()], at(generic.getMatchingIndexingMap(&out))));
+    if (reduced.empty()) {
+      outs = point(outs);
+    } else {
+      outs = kb.forLoop(kb.idx(0), kb.idx(reducedCount), kb.idx(1), outs,
+                        [&](Value iv, ValueRange carried) {
+                          for (auto [k, v] : llvm::enumerate(kb.delinearize(iv, reducedSizes)))
+                            pos[reduced[k]] = v;
+                          return point(carried);
+                        });
     }
-    auto yield = cast<linalg::YieldOp>(body.getTerminator());
-    for (auto [k, out] : llvm::enumerate(cast<DestinationStyleOpInterface>(op).getDpsInitsMutable()))
-      kb.store(map.lookupOrDefault(yield.getOperand(k)), args[out.getOperandNumber()],
-               at(generic.getMatchingIndexingMap(&out)));
+    for (auto [k, out] : llvm::enumerate(inits))
+      kb.store(outs[k], operandArgs[out.getOperandNumber()], at(generic.getMatchingIndexingMap(&out)));
   });
-  if (bad)
-    return failure();
-  return launch;
 }

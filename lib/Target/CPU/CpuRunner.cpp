@@ -186,7 +186,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
         pm.addPass(createConvertRLXHIRToMIR(hir));
         // TOSA / linalg input is raised to MIR blocks before fusion counts
         // and fuses them.
-        pm.addPass(createRLXImportToMIR());
+        addImportPasses(pm);
         if (options.tp > 0) {
           addTensorParallelPasses(pm, options.tp);
           if (options.rank >= 0) {

@@ -1,8 +1,8 @@
 // convert-rlx-lir-to-gpu: upstream linalg an import leaves on the host (an
 // embedding's i64 -> i32 index cast from tosa-to-linalg) is a kernel of its
 // own, launched before the gather that reads it (it was dropped from the
-// plan), as is a fill; a kernel that writes nothing launches nothing; a
-// linalg op that is not element-wise (a row sum) is a located error.
+// plan), as are a fill and a reduction; a kernel that writes nothing
+// launches nothing; an indexing map the kernel cannot read is a located error.
 // RUN: rlx-opt %s --split-input-file --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu --verify-diagnostics | FileCheck %s
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
@@ -35,13 +35,22 @@ func.func @empty(%a: tensor<0x4xf32>, %b: tensor<0x4xf32>) -> tensor<0x4xf32> {
 
 // -----
 
+// A reduction: one thread per row, the row summed in order; the fill's
+// value is a constant of the kernel, not an argument.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @row_sum(
+// CHECK:   gpu.launch_func @row_sum_kernels::@row_sum_0_linalg {{.*}} args(%{{.*}} : memref<4xf32>)
+// CHECK:   gpu.launch_func @row_sum_kernels::@row_sum_1_linalg {{.*}} args(%arg1 : memref<4x8xf32>, %{{.*}} : memref<4xf32>)
+// CHECK: gpu.func @row_sum_0_linalg
+// CHECK:   arith.constant 0.000000e+00 : f32
+// CHECK: gpu.func @row_sum_1_linalg
+// CHECK:   scf.for {{.*}} iter_args
+// CHECK:     arith.addf
 func.func @row_sum(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  // expected-error @+1 {{no GPU kernel for this 'linalg.generic' (the GPU path runs element-wise linalg ops}}
   %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) {
   ^bb0(%in: f32, %acc: f32):
@@ -49,4 +58,20 @@ func.func @row_sum(%x: tensor<4x8xf32>) -> tensor<4xf32> {
     linalg.yield %a : f32
   } -> tensor<4xf32>
   return %s : tensor<4xf32>
+}
+
+// -----
+
+// An indexing map that is not dims and constants is a located error.
+#sum = affine_map<(d0, d1) -> (d0 + d1)>
+#out = affine_map<(d0, d1) -> (d0, d1)>
+func.func @window(%x: tensor<8xf32>) -> tensor<4x5xf32> {
+  %e = tensor.empty() : tensor<4x5xf32>
+  // expected-error @+1 {{no GPU kernel for this 'linalg.generic' (the GPU path runs linalg ops with static shapes, indexing maps of dims and constants, and a body without regions)}}
+  %s = linalg.generic {indexing_maps = [#sum, #out], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x5xf32>
+  return %s : tensor<4x5xf32>
 }

@@ -14,3 +14,14 @@ func.func @bad_size(%x: tensor<?xf32> {rlx.dim_names = ["seq"]}) -> tensor<?x8xf
   return %0 : tensor<?x8xf32>
 }
 
+
+// -----
+
+// Unstructured control flow is not followed (the cf.br was cast to a
+// func.return: an abort with assertions, a wrong message without).
+// expected-error @+1 {{rlx-mir-specialize: @branches has 2 blocks; only single-block functions are specialized}}
+func.func @branches(%x: tensor<?xf32> {rlx.dim_names = ["seq"]}) -> tensor<?xf32> {
+  cf.br ^bb1(%x : tensor<?xf32>)
+^bb1(%y: tensor<?xf32>):
+  return %y : tensor<?xf32>
+}

@@ -117,10 +117,12 @@ FailureOr<LaunchConfig> buildCopyKernel(gpu::GPUFuncOp fn, OpBuilder &b, Value s
 
 /// Builds an element-wise kernel for a host-side linalg op on buffers (what
 /// upstream's TOSA/linalg lowering leaves of an import: casts, compares,
-/// selects, fills, transposes) whose iterators are all parallel and whose indexing
-/// maps pick dims or constants: one thread per element of its iteration
-/// space, the body cloned. `args` are the kernel's arguments for the op's
-/// operands, in order. Fails (the caller's located error) otherwise.
+/// selects, fills, transposes, reductions) whose indexing maps pick dims or
+/// constants: one thread per point of its parallel loops, the reduced loops
+/// in order within it (not a fast reduction: what imports leave is small),
+/// the body cloned. `args` are the kernel's arguments for the op's buffer
+/// operands, in order (scalar operands must be constants). Fails (the
+/// caller's located error) otherwise.
 FailureOr<LaunchConfig> buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilder &b,
                                                      Operation *generic, ValueRange args);
 

@@ -150,6 +150,13 @@ struct MIRSpecializePass : mir::impl::MIRSpecializeBase<MIRSpecializePass> {
   LogicalResult specialize(func::FuncOp fn, const llvm::StringMap<int64_t> &bindings) {
     if (fn.isExternal())
       return success();
+    // Types are refined along one block and its nested regions; unstructured
+    // control flow (cf.br / cf.cond_br between blocks) is not followed.
+    if (!fn.getBody().hasOneBlock())
+      return fn.emitError() << "rlx-mir-specialize: @" << fn.getSymName() << " has "
+                            << llvm::range_size(fn.getBody())
+                            << " blocks; only single-block functions are specialized "
+                               "(lift the control flow to scf first, e.g. --lift-cf-to-scf)";
     Block &entry = fn.getBody().front();
     // Every value's type before binding, to tell which operands changed.
     DenseMap<Value, Type> oldTypes;
