@@ -306,6 +306,46 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
     error = "num_attention_heads must be a multiple of num_key_value_heads";
     return failure();
   }
+  // Sizes no machine holds are errors here, not hours of IR or an abort
+  // when a runner allocates them: every weight's f32 bytes, and the model's,
+  // below 2^48 (256 TiB; Llama-3.1-405B is under 2^41), layers <= 4096.
+  if (c.numLayers > 4096) {
+    error = "num_hidden_layers = " + std::to_string(c.numLayers) +
+            " is more than 4096 (the largest released models have under 200)";
+    return failure();
+  }
+  constexpr uint64_t kMaxBytes = uint64_t(1) << 48;
+  auto product = [](std::initializer_list<int64_t> dims) -> uint64_t {
+    uint64_t n = 4; // f32 bytes
+    for (int64_t d : dims)
+      if (__builtin_mul_overflow(n, uint64_t(d), &n) || n > kMaxBytes)
+        return kMaxBytes + 1;
+    return n;
+  };
+  struct Weight {
+    const char *name;
+    uint64_t bytes;
+  } weights[] = {
+      {"the embedding (vocab_size x hidden_size)", product({c.vocabSize, c.hiddenSize})},
+      {"q_proj (num_attention_heads x head_dim x hidden_size)",
+       product({c.numHeads, c.headDim, c.hiddenSize})},
+      {"the MLP (intermediate_size x hidden_size)", product({c.intermediateSize, c.hiddenSize})},
+      {"the position tables (max_position_embeddings x head_dim)",
+       product({c.maxPositions, c.headDim})},
+  };
+  uint64_t total = 0;
+  for (const Weight &w : weights) {
+    if (w.bytes > kMaxBytes) {
+      error = std::string(w.name) + " would take more than 2^48 bytes (256 TiB) in f32";
+      return failure();
+    }
+    total += w.bytes;
+  }
+  if (product({int64_t(total), c.numLayers}) / 4 > kMaxBytes) {
+    error = "the model (" + std::to_string(c.numLayers) +
+            " layers) would take more than 2^48 bytes (256 TiB) in f32";
+    return failure();
+  }
   if (c.slidingWindow && *c.slidingWindow <= 0) {
     error = "sliding_window must be positive";
     return failure();

@@ -36,8 +36,11 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
   pm.addPass(createConvertRLXHIRToMIR(hir));
   // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
   // lowered by upstream's TOSA passes and compiled as it is.
-  if (options.importUpstream) {
+  if (options.importUpstream)
     addImportPasses(pm);
+  // Before tensor parallelism splits the tables.
+  pm.addPass(mir::createMIRIndexBounds());
+  if (options.importUpstream) {
     OpPassManager &fpm = pm.nest<func::FuncOp>();
     fpm.addPass(tosa::createTosaToLinalgNamed());
     fpm.addPass(tosa::createTosaToLinalg());

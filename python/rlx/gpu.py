@@ -69,8 +69,26 @@ def _to_buffer(value: np.ndarray, buf: dict) -> np.ndarray:
         u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
         return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
     if dt in _NUMPY:
-        return np.ascontiguousarray(a, _NUMPY[dt])
+        return _exactly(a, _NUMPY[dt], buf)
     return np.ascontiguousarray(a).view(np.uint8)  # f8 / f4 codes, one per byte
+
+
+def _exactly(a: np.ndarray, dtype, buf: dict) -> np.ndarray:
+    """`a` as `dtype` when every value converts exactly (the rule of every
+    runner: HostTensor's convertExact); else an error naming the buffer."""
+    out = np.ascontiguousarray(a, dtype)
+    if a.dtype != out.dtype:
+        with np.errstate(invalid="ignore", over="ignore"):
+            back = out.astype(a.dtype)
+        bad = np.flatnonzero(~((back == a) | (np.isnan(back) & np.isnan(a))
+                               if a.dtype.kind == "f" else back == a))
+        if bad.size:
+            i = int(bad[0])
+            raise RlxError(f"argument '{buf['name']}' is {buf['dtype']} but the value given is "
+                           f"{a.dtype}, and its element {i} ({a.reshape(-1)[i]}) is not exactly "
+                           f"a {buf['dtype']} (values convert only when every one converts "
+                           "exactly; convert them first)")
+    return out
 
 
 def _empty(buf: dict) -> np.ndarray:

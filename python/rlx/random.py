@@ -60,13 +60,16 @@ def _is_norm_weight(name: str) -> bool:
 
 
 def argument_values(name: str, shape, dtype=np.float32, is_param: bool = False,
-                    seed: int = 0, position_offset: int = 0) -> np.ndarray:
+                    seed: int = 0, position_offset: int = 0,
+                    index_bound: int = 0) -> np.ndarray:
     """The values rlx-run generates for an argument it was not given.
 
     Parameters: 1-D ``*norm*``/``ln_*`` weights ``1 + 0.1 z``, other 1-D
     ``0.1 z``, matrices ``z / sqrt(shape[-1])``. Float inputs ``z``. Integer
     inputs named ``*position*`` count up from ``position_offset`` along the
-    last axis; other integer inputs are uniform in [0, 1000).
+    last axis; other integer inputs are uniform in [0, 1000), or in
+    [0, min(index_bound, 1000)) when they index a table of ``index_bound``
+    rows (the argument's ``rlx.index_bound``).
     """
     shape = tuple(shape)
     n = int(np.prod(shape)) if shape else 1
@@ -75,7 +78,7 @@ def argument_values(name: str, shape, dtype=np.float32, is_param: bool = False,
             last = shape[-1] if shape else 1
             v = position_offset + (np.arange(n) % last)
         else:
-            v = uniform_int(seed, name, n, 1000)
+            v = uniform_int(seed, name, n, min(index_bound, 1000) if index_bound > 0 else 1000)
         return v.reshape(shape).astype(dtype)
     if not is_param or len(shape) == 0:
         return normal(seed, name, n).reshape(shape).astype(dtype)

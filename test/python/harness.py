@@ -83,6 +83,18 @@ def assert_close(got: np.ndarray, ref: np.ndarray, dtype: str = "f32", *,
                                atol=a if atol is None else atol)
 
 
+def scaled_tolerance(ref: np.ndarray, rel: float) -> dict:
+    """rtol = rel and atol = rel * rms(ref): a tolerance that scales with the
+    output (a fixed atol larger than typical outputs accepts wrong ones)."""
+    ref = np.asarray(ref, np.float64)
+    return dict(rtol=rel, atol=rel * float(np.sqrt(np.mean(ref * ref))) if ref.size else rel)
+
+
+def assert_rejected(wrong: np.ndarray, ref: np.ndarray, tol: dict, what: str) -> None:
+    """The comparison `tol` would catch `wrong` (a plausible bug's output)."""
+    assert not np.allclose(wrong, ref, **tol), f"the tolerance accepts {what}"
+
+
 _NP_TO_MLIR = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.float16): "f16",
                np.dtype(np.int64): "i64", np.dtype(np.int32): "i32", np.dtype(np.bool_): "i1"}
 

@@ -27,6 +27,9 @@ namespace {
 
 struct Buffer {
   ModelTensor tensor;
+  /// A dtype the host cannot hold (rlx-run sets it by bytes only through
+  /// rlx-gpu-run's files).
+  bool unsupported = false;
   std::string role;
   int64_t bytes = 0;
   std::string packedBy, packedOutput; ///< producing function and its output
@@ -52,17 +55,23 @@ std::vector<Buffer> buffersOf(MLIRContext *context, rlx_gpu_artifact *h, const c
       b.tensor.dtype = dtype;
     b.tensor.isParam = StringRef(role) == "param";
     b.tensor.shape.assign(shape, shape + rank);
+    // Bytes the host holds for it must be what the artifact expects.
+    std::optional<uint64_t> hostBytes = tensorBytes(b.tensor.dtype, b.tensor.shape);
+    if (!hostBytes || *hostBytes != bytes)
+      b.unsupported = true;
     b.role = role;
     b.bytes = static_cast<int64_t>(bytes);
     if (manifestFn)
       if (const llvm::json::Array *bs = manifestFn->getArray("buffers"))
         for (const llvm::json::Value &v : *bs)
           if (const llvm::json::Object *o = v.getAsObject();
-              o && o->getString("name") == StringRef(name))
+              o && o->getString("name") == StringRef(name)) {
             if (const llvm::json::Object *p = o->getObject("packed_by")) {
               b.packedBy = p->getString("function").value_or("").str();
               b.packedOutput = p->getString("output").value_or("").str();
             }
+            b.tensor.indexBound = o->getInteger("index_bound").value_or(0);
+          }
     out.push_back(std::move(b));
   }
   return out;
@@ -160,6 +169,10 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   std::vector<ModelTensor> arguments;
   std::set<std::string> packers, seen;
   for (const Buffer &b : buffers) {
+    if (b.unsupported)
+      return fail("buffer '" + b.tensor.name + "' is " + b.tensor.dtype + " of shape " +
+                  std::to_string(b.tensor.shape.size()) + "-D, whose bytes the host does not lay out as the artifact does "
+                  "(rlx-gpu-run takes its raw bytes)");
     if (b.role == "output")
       continue;
     if (!b.packedBy.empty()) {
@@ -199,7 +212,12 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
     if (b.role == "output" || !b.packedBy.empty() || !values.count(b.tensor.name) ||
         !uploaded.insert(b.tensor.name).second)
       continue;
-    HostTensor t = convert(values[b.tensor.name], b.tensor.dtype);
+    std::string convertError;
+    FailureOr<HostTensor> exact =
+        convertExact(values[b.tensor.name], b.tensor.dtype, b.tensor.name, convertError);
+    if (failed(exact))
+      return fail(convertError);
+    HostTensor &t = *exact;
     if (t.shape != b.tensor.shape || static_cast<int64_t>(t.data.size()) != b.bytes)
       return fail("input '" + b.tensor.name + "' does not have the argument's shape");
     if (rlx_gpu_set_buffer(h, entry.c_str(), b.tensor.name.c_str(), t.data.data(), t.data.size()))

@@ -158,11 +158,13 @@ static HostTensor generate(const ModelTensor &arg, int64_t positionOffset) {
   bool isFloat = arg.dtype[0] == 'f' || arg.dtype == "bf16";
   if (!isFloat) {
     bool positions = StringRef(arg.name).contains("position");
+    // Ids index a table: drawn below its row count (see random.py).
+    uint64_t bound = arg.indexBound > 0 ? std::min<int64_t>(arg.indexBound, 1000) : 1000;
     int64_t last = arg.shape.empty() ? 1 : arg.shape.back();
     SeededStream stream(seed, arg.name);
     for (int64_t i = 0; i < n; ++i)
       t.set(i, positions ? static_cast<double>(positionOffset + i % last)
-                         : static_cast<double>(stream.uniformInt(i, 1000)));
+                         : static_cast<double>(stream.uniformInt(i, bound)));
     return t;
   }
   double scale = 1.0, shift = 0.0;

@@ -288,6 +288,11 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
       bi.packedBy = string(field(*pb, sub(q, "packed_by"), "function"), sub(sub(q, "packed_by"), "function"));
       bi.packedOutput = string(field(*pb, sub(q, "packed_by"), "output"), sub(sub(q, "packed_by"), "output"));
     }
+    if (const json *ib = optField(b, "index_bound")) {
+      bi.indexBound = unsignedInt(*ib, sub(q, "index_bound"));
+      if (bi.indexBound == 0 || bi.dtype.empty() || (bi.dtype[0] != 'i' && bi.dtype[0] != 'u'))
+        fail(sub(q, "index_bound"), "must be a positive row count on an integer buffer");
+    }
     uint64_t need = minimumBytes(bi, q);
     if (bi.bytes < need)
       fail(sub(q, "bytes"), std::to_string(bi.bytes) + " is less than the " + std::to_string(need) +

@@ -8,6 +8,7 @@
 #include "RLX/Runtime/GPURuntime.h"
 #include "RLX/Runtime/GPU/Backend.h"
 #include "RLX/Runtime/GPU/NCCL.h"
+#include "RLX/Runtime/IndexCheck.h"
 
 #include <algorithm>
 #include <cstring>
@@ -425,6 +426,18 @@ int rlx_gpu_set_buffer(rlx_gpu_artifact *h, const char *function, const char *na
       return h->buffer(f, name, bytes, FunctionInfo::Lookup::Source) >= 0; // its error
     if (!data && bytes)
       return h->fail("rlx_gpu_set_buffer: NULL data for buffer '" + std::string(name) + "'");
+    // Ids against the tables they index (the kernels would clamp them).
+    for (auto [tf, b] : targets) {
+      const BufferInfo &bi = h->manifest.functions[size_t(tf)].buffers[size_t(b)];
+      if (bi.indexBound == 0)
+        continue;
+      int width = dtypeBytes(bi.dtype);
+      std::string bad = ::rlx::checkIndices(bi.name, data, width > 0 ? bytes / size_t(width) : 0,
+                                            unsigned(width), bi.dtype[0] == 'u',
+                                            int64_t(bi.indexBound));
+      if (!bad.empty())
+        return h->fail("input " + bad);
+    }
     std::string err;
     for (auto [tf, b] : targets) {
       FunctionState &s = h->functions[size_t(tf)];

@@ -10,6 +10,7 @@
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Target/CPU/CpuPipeline.h"
 #include "RLX/Target/CPU/JitCpu.h"
+#include "RLX/Runtime/IndexCheck.h"
 #include "RLX/Target/Frontend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -187,6 +188,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
         // TOSA / linalg input is raised to MIR blocks before fusion counts
         // and fuses them.
         addImportPasses(pm);
+        pm.addPass(mir::createMIRIndexBounds());
         if (options.tp > 0) {
           addTensorParallelPasses(pm, options.tp);
           if (options.rank >= 0) {
@@ -229,6 +231,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   std::map<std::string, int64_t> dims = options.dims;
   std::vector<std::string> entryArgNames;
   std::vector<bool> entryIsParam;
+  std::map<std::string, int64_t> indexBounds;
   // LIR given as input (buffer form): the arena is the runner's, outputs are
   // out-parameters named by rlx.output, and shapes are static.
   bool bufferForm = llvm::any_of(entry.getArgumentTypes(),
@@ -257,6 +260,8 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     std::string name = argumentName(entry, i);
     entryArgNames.push_back(name);
     entryIsParam.push_back(entry.getArgAttr(i, "rlx.param") != nullptr);
+    if (auto bound = entry.getArgAttrOfType<IntegerAttr>(i, "rlx.index_bound"))
+      indexBounds[name] = bound.getInt();
     auto t = dyn_cast<RankedTensorType>(entry.getArgumentTypes()[i]);
     if (!t) {
       error = "@" + entryName + " argument " + std::to_string(i) + " is not a ranked tensor";
@@ -373,8 +378,8 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     if (model->packedBy.count(name) || StringRef(name).starts_with("__arena:"))
       continue;
     seen.insert(name);
-    model->args.push_back(
-        {name, isParam[name], model->entry.shapes[i], model->entry.dtypes[i], {}});
+    model->args.push_back({name, isParam[name], model->entry.shapes[i], model->entry.dtypes[i],
+                           {}, indexBounds.count(name) ? indexBounds[name] : 0});
   }
   for (const Signature &p : model->packFns)
     for (unsigned i = 0; i < p.numInputs; ++i)
@@ -386,6 +391,17 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
                            false, model->entry.shapes[i], model->entry.dtypes[i], {}});
   }
 
+  // What a run allocates, checked before the JIT and the first run.
+  {
+    std::vector<BudgetItem> items;
+    for (const ModelTensor &a : model->args)
+      items.push_back({"argument '" + a.name + "'", a.dtype, a.shape});
+    for (const ModelTensor &r : model->outs)
+      items.push_back({"result '" + r.name + "'", r.dtype, r.shape});
+    uint64_t arena = model->arenaBytes > 0 ? uint64_t(model->arenaBytes) : 0;
+    if (failed(checkMemoryBudget(items, arena, "the arena of @" + entryName, error)))
+      return failure();
+  }
   // RLX's argument attributes have no meaning in LLVM IR.
   for (auto fn : module.getOps<func::FuncOp>()) {
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
@@ -546,6 +562,20 @@ LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
                             std::vector<HostTensor> &outputs, std::string &error) {
   if (failed(checkArgumentNames(inputs, args, "", error)))
     return failure();
+  // Ids against the tables they index (the kernels would clamp them).
+  for (const ModelTensor &a : args) {
+    auto it = inputs.find(a.name);
+    if (a.indexBound <= 0 || it == inputs.end())
+      continue;
+    FailureOr<HostTensor> ids = convertExact(it->second, a.dtype, a.name, error);
+    if (failed(ids))
+      return failure();
+    error = ::rlx::checkIndices(a.name, ids->data.data(), uint64_t(ids->numElements()),
+                                unsigned(HostTensor::elementBytes(a.dtype)), a.dtype == "u8",
+                                a.indexBound);
+    if (!error.empty())
+      return failure();
+  }
   // Holds converted copies of inputs whose dtype differs from the model's.
   std::vector<std::unique_ptr<HostTensor>> converted;
   auto lookup = [&](const std::string &name, const std::vector<int64_t> &shape,
@@ -583,7 +613,10 @@ LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
                 ": pass its bytes (uint8, int8 or ml_dtypes.float8_e4m3fn), got " + t->dtype;
         return nullptr;
       }
-      converted.push_back(std::make_unique<HostTensor>(convert(*t, dtype)));
+      FailureOr<HostTensor> exact = convertExact(*t, dtype, name, error);
+      if (failed(exact))
+        return nullptr;
+      converted.push_back(std::make_unique<HostTensor>(std::move(*exact)));
       t = converted.back().get();
     }
     return t;

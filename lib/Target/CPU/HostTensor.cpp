@@ -16,6 +16,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <unistd.h>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -25,13 +28,17 @@ using namespace mlir::rlx;
 
 size_t HostTensor::elementBytes(StringRef dtype) {
   // The element's bits, stored as the generated code stores them.
+  // Byte-sized: i8/u8, the E4M3 scale bytes, FP4 codes one per byte (the
+  // manifest's spellings included). An unknown name is 0 bytes: callers
+  // reject it (tensorBytes, GpuRun) instead of guessing its size.
   unsigned bits = llvm::StringSwitch<unsigned>(dtype)
                       .Cases({"f64", "i64"}, 64)
                       .Cases({"f32", "i32"}, 32)
                       .Cases({"f16", "bf16"}, 16)
                       .Case("i1", 1)
-                      .Default(8);
-  return storageBytesForBits(bits);
+                      .Cases({"i8", "u8", "ui8", "f8e4m3fn", "f8E4M3FN", "f4E2M1FN"}, 8)
+                      .Default(0);
+  return bits ? storageBytesForBits(bits) : 0;
 }
 
 int64_t HostTensor::numElements() const {
@@ -146,6 +153,93 @@ HostTensor mlir::rlx::convert(const HostTensor &t, StringRef dtype) {
   }
   for (int64_t i = 0; i < n; ++i)
     out.set(i, t.at(i));
+  return out;
+}
+
+std::optional<uint64_t> mlir::rlx::tensorBytes(StringRef dtype, ArrayRef<int64_t> shape) {
+  uint64_t count = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(count, uint64_t(d), &count))
+      return std::nullopt;
+  // Sub-byte dtypes are stored a byte (or more) per element here.
+  uint64_t bytes, width = HostTensor::elementBytes(dtype);
+  if (width == 0 || __builtin_mul_overflow(count, width, &bytes) ||
+      bytes > uint64_t(INT64_MAX))
+    return std::nullopt;
+  return bytes;
+}
+
+uint64_t mlir::rlx::memoryBudget() {
+  if (const char *env = std::getenv("RLX_MEMORY_BUDGET")) {
+    StringRef s(env);
+    uint64_t scale = 1;
+    if (!s.empty()) {
+      char last = char(std::toupper(static_cast<unsigned char>(s.back())));
+      int shift = last == 'K' ? 10 : last == 'M' ? 20 : last == 'G' ? 30 : last == 'T' ? 40 : 0;
+      if (shift) {
+        scale = uint64_t(1) << shift;
+        s = s.drop_back();
+      }
+    }
+    uint64_t v;
+    if (!s.getAsInteger(10, v) && !__builtin_mul_overflow(v, scale, &v))
+      return v;
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape, StringRef dtype) {
+  std::string s;
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + dtype.str();
+}
+
+LogicalResult mlir::rlx::checkMemoryBudget(ArrayRef<BudgetItem> items, uint64_t extraBytes,
+                                           StringRef extraWhat, std::string &error) {
+  uint64_t budget = memoryBudget(), total = extraBytes;
+  auto tooBig = [&](StringRef what, std::string size) {
+    error = what.str() + " needs " + size + ", more than the memory budget of " +
+            std::to_string(budget) +
+            " bytes (the machine's memory; RLX_MEMORY_BUDGET sets another)";
+    return failure();
+  };
+  if (extraBytes > budget)
+    return tooBig(extraWhat, std::to_string(extraBytes) + " bytes");
+  for (const BudgetItem &item : items) {
+    std::optional<uint64_t> bytes = tensorBytes(item.dtype, item.shape);
+    if (!bytes)
+      return tooBig(item.what + " (" + shapeString(item.shape, item.dtype) + ")",
+                    "more than 2^63 bytes");
+    if (*bytes > budget || __builtin_add_overflow(total, *bytes, &total) || total > budget)
+      return tooBig(item.what + " (" + shapeString(item.shape, item.dtype) + ")",
+                    std::to_string(*bytes) + " bytes" +
+                        (*bytes > budget ? "" : " (with the tensors before it)"));
+  }
+  return success();
+}
+
+FailureOr<HostTensor> mlir::rlx::convertExact(const HostTensor &t, StringRef dtype,
+                                              StringRef name, std::string &error) {
+  HostTensor out = convert(t, dtype);
+  // Bytes stay bytes (see convert).
+  bool bytes = (t.dtype == "u8" || t.dtype == "i8" || t.dtype == "f8e4m3fn") &&
+               (dtype == "i8" || dtype == "f8e4m3fn");
+  if (t.dtype == dtype || bytes)
+    return out;
+  // Round trip: a value that does not come back was changed.
+  HostTensor back = convert(out, t.dtype);
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
+    double a = t.at(i), b = back.at(i);
+    if (a == b || (std::isnan(a) && std::isnan(b)))
+      continue;
+    llvm::raw_string_ostream os(error);
+    os << "argument '" << name << "' is " << dtype << " but the value given is " << t.dtype
+       << ", and its element " << i << " (" << a << ") is not exactly a " << dtype
+       << " (values convert only when every one converts exactly; convert them first)";
+    return failure();
+  }
   return out;
 }
 

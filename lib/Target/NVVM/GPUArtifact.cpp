@@ -252,6 +252,8 @@ FailureOr<json::Object> functionPlan(func::FuncOp fn) {
                    {"dtype", typeString(type.getElementType())},
                    {"shape", json::Array(type.getShape())},
                    {"bytes", *bytes}};
+    if (auto bound = fn.getArgAttrOfType<IntegerAttr>(i, "rlx.index_bound"))
+      b["index_bound"] = bound.getInt();
     if (auto packed = fn.getArgAttrOfType<DictionaryAttr>(i, "rlx.packed_by")) {
       auto packer = packed.getAs<FlatSymbolRefAttr>("fn");
       auto result = packed.getAs<IntegerAttr>("result");

@@ -61,6 +61,9 @@ struct BufferInfo {
   /// A packed parameter: the function that makes it from the original
   /// parameters, and which of its outputs it is ("" when not packed).
   std::string packedBy, packedOutput;
+  /// Rows of the table an integer input indexes ("index_bound"; 0: none):
+  /// rlx_gpu_set_buffer checks the values against it.
+  uint64_t indexBound = 0;
 };
 
 /// Index of the arena in LaunchArg::buffer.

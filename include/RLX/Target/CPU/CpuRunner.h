@@ -68,6 +68,8 @@ struct ModelTensor {
   std::string dtype;
   /// Dynamic dims of the source signature, by name ("" when static).
   std::vector<std::string> dimNames;
+  /// Rows of the table an integer argument indexes (rlx.index_bound; 0: none).
+  int64_t indexBound = 0;
 };
 
 /// A value for no argument is a misspelled name, not something to ignore:

@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,30 @@ LogicalResult writeNpy(StringRef path, const HostTensor &t, std::string &error);
 /// Converts between dtypes (float rounding to nearest even; bf16 supported;
 /// to integers as HostTensor::set stores them).
 HostTensor convert(const HostTensor &t, StringRef dtype);
+/// The conversion of a value given at run time (--input, Python's run(),
+/// rlx-gpu-run) to an argument's dtype: allowed when every value converts
+/// exactly (bf16 -> f32, int32 -> int64, int64 ids that fit in int32, byte
+/// arrays for FP8/FP4 bytes); anything that would round, overflow or change
+/// a value is an error naming `name`, the dtypes and the first such value.
+FailureOr<HostTensor> convertExact(const HostTensor &t, StringRef dtype, StringRef name,
+                                   std::string &error);
+
+/// Bytes of `count` elements of `dtype`, or nullopt when that overflows.
+std::optional<uint64_t> tensorBytes(StringRef dtype, ArrayRef<int64_t> shape);
+/// The bytes a runner may hold: RLX_MEMORY_BUDGET (bytes, or with a K/M/G/T
+/// suffix) when set, else the machine's physical memory.
+uint64_t memoryBudget();
+/// A tensor a runner will allocate: `what` names it ("argument 'x'").
+struct BudgetItem {
+  std::string what;
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+/// Fails naming the first of `items` whose size overflows or does not fit
+/// the memory budget, or their total with `extraBytes` (`extraWhat`, e.g.
+/// the arena): a diagnostic before anything is allocated.
+LogicalResult checkMemoryBudget(ArrayRef<BudgetItem> items, uint64_t extraBytes,
+                                StringRef extraWhat, std::string &error);
 
 /// The RLX seeded generator: standard normal values for tensor `name`,
 /// element i: Box-Muller on two splitmix64 draws from the stream seeded with

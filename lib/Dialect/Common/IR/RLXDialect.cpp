@@ -181,9 +181,17 @@ LogicalResult RLXDialect::verifyRegionArgAttribute(Operation *op, unsigned regio
                              << attr.getValue();
     return success();
   }
+  // rlx-mir-index-bounds: the rows of the tables an integer argument indexes.
+  if (name == "rlx.index_bound") {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 1)
+      return op->emitError() << "rlx.index_bound must be a positive integer, got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown attribute '" << name << "' on " << where
                          << " (the rlx dialect defines rlx.input, rlx.param, rlx.output, "
-                            "rlx.dim_names, rlx.packed_by, rlx.packed_from)";
+                            "rlx.dim_names, rlx.packed_by, rlx.packed_from, rlx.index_bound)";
 }
 
 LogicalResult RLXDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned resultIndex,

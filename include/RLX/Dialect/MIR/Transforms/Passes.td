@@ -190,6 +190,21 @@ def MIRFillEmptyAxes : Pass<"rlx-mir-fill-empty-axes"> {
   }];
 }
 
+def MIRIndexBounds : Pass<"rlx-mir-index-bounds", "::mlir::ModuleOp"> {
+  let summary = "Record on each integer argument the rows of the tables it indexes";
+  let description = [{
+    An integer tensor argument whose values reach the indices of an
+    `rlx_mir.gather` (token ids into an embedding table, positions into
+    GPT-2's learned positions), directly or through `reshape`, `cast`,
+    `transpose`, `broadcast`, `slice` and `concat`, gets
+    `rlx.index_bound = N : i64`, N the smallest row count of those tables.
+    Runners check given values against it (an id outside [0, N) is an error
+    naming the argument, the value and N, where the CPU kernels would clamp
+    it) and draw seeded ids below it. Runs after the import and HIR
+    lowering, before tensor parallelism splits the tables.
+  }];
+}
+
 def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
   let summary = "Split-KV (Flash-Decoding): attention over few query rows and many keys "
                 "as attention_partial + attention_combine";
