@@ -57,18 +57,10 @@ int main(int argc, char **argv) {
     llvm::errs() << configPath << ": error: " << error << "\n";
     return 1;
   }
-  // Sizes given on the command line: negative or zero ones are errors, not
-  // ignored.
-  auto positive = [](const cl::opt<int64_t> &o, int64_t min) {
-    if (!o.getNumOccurrences() || o >= min)
-      return true;
-    llvm::errs() << "rlx-gen: --" << o.ArgStr << " must be >= " << min << ", got " << o << "\n";
-    return false;
-  };
-  if (!positive(layers, 1) || !positive(seq, 1) || !positive(past, 0) || !positive(batch, 1))
-    return 1;
-  if (layers.getNumOccurrences() && layers > 4096) {
-    llvm::errs() << "rlx-gen: --layers " << layers << " is more than 4096\n";
+  // A --layers that is given is used or refused, never ignored (it was when
+  // negative).
+  if (layers.getNumOccurrences() && (layers < 1 || layers > 4096)) {
+    llvm::errs() << "rlx-gen: error: --layers must be in [1, 4096], got " << layers << "\n";
     return 1;
   }
   rlx::ModelGenOptions options;
