@@ -3,6 +3,7 @@
 #include "RLX/Target/CPU/HostTensor.h"
 
 #include "RLX/Dialect/Common/IR/StorageSize.h"
+#include "RLX/Runtime/Npy.h"
 #include "RLX/Runtime/SoftFloat.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -272,253 +273,38 @@ std::string mlir::rlx::dtypeOf(StringRef elementType, MLIRContext *context) {
 }
 
 //===----------------------------------------------------------------------===//
-// .npy
+// .npy (the project's one reader, RLX/Runtime/Npy.h)
 //===----------------------------------------------------------------------===//
 
-static std::string npyDescr(StringRef dtype) {
-  if (dtype == "f32" || dtype == "bf16")
-    return "<f4";
-  if (dtype == "f64")
-    return "<f8";
-  if (dtype == "f16")
-    return "<f2";
-  if (dtype == "i64")
-    return "<i8";
-  if (dtype == "i32")
-    return "<i4";
-  if (dtype == "i8")
-    return "|i1";
-  if (dtype == "u8" || dtype == "f8e4m3fn")
-    return "|u1"; // f8e4m3fn: the E4M3 bytes
-  return "|b1";
-}
-
-namespace {
-/// The Python literal of a .npy header: {'descr': '<f4', 'fortran_order':
-/// False, 'shape': (2, 3), } with keys in any order.
-struct NpyHeader {
-  std::string descr;
-  bool fortran = false;
-  std::vector<int64_t> shape;
-};
-
-/// A tiny reader of the header dictionary; every malformation is an error
-/// naming what was expected.
-class HeaderParser {
-public:
-  explicit HeaderParser(StringRef text) : rest(text) {}
-
-  std::optional<NpyHeader> parse(std::string &why) {
-    NpyHeader h;
-    bool haveDescr = false, haveOrder = false, haveShape = false;
-    if (!eat('{'))
-      return fail(why, "expected '{'");
-    while (!peek('}')) {
-      std::string key;
-      if (!string(key) || !eat(':'))
-        return fail(why, "expected 'key': value");
-      if (key == "descr") {
-        if (!string(h.descr))
-          return fail(why, "'descr' must be a string");
-        haveDescr = true;
-      } else if (key == "fortran_order") {
-        if (word("True"))
-          h.fortran = true;
-        else if (!word("False"))
-          return fail(why, "'fortran_order' must be True or False");
-        haveOrder = true;
-      } else if (key == "shape") {
-        if (!tuple(h.shape, why))
-          return std::nullopt;
-        haveShape = true;
-      } else {
-        return fail(why, "unknown key '" + key + "'");
-      }
-      if (!eat(',') && !peek('}'))
-        return fail(why, "expected ',' or '}'");
-    }
-    eat('}');
-    if (!haveDescr || !haveOrder || !haveShape)
-      return fail(why, "the header needs 'descr', 'fortran_order' and 'shape'");
-    skipSpace();
-    if (!rest.empty())
-      return fail(why, "unexpected text after the header dictionary");
-    return h;
-  }
-
-private:
-  std::optional<NpyHeader> fail(std::string &why, const std::string &msg) {
-    why = msg;
-    return std::nullopt;
-  }
-  void skipSpace() { rest = rest.ltrim(" \t\n"); }
-  bool peek(char c) {
-    skipSpace();
-    return !rest.empty() && rest.front() == c;
-  }
-  bool eat(char c) {
-    if (!peek(c))
-      return false;
-    rest = rest.drop_front();
-    return true;
-  }
-  bool word(StringRef w) {
-    skipSpace();
-    if (!rest.consume_front(w))
-      return false;
-    return true;
-  }
-  bool string(std::string &out) {
-    skipSpace();
-    if (rest.empty() || (rest.front() != '\'' && rest.front() != '"'))
-      return false;
-    char q = rest.front();
-    size_t end = rest.find(q, 1);
-    if (end == StringRef::npos)
-      return false;
-    out = rest.substr(1, end - 1).str();
-    rest = rest.drop_front(end + 1);
-    return true;
-  }
-  bool tuple(std::vector<int64_t> &out, std::string &why) {
-    if (!eat('(')) {
-      why = "'shape' must be a tuple of integers";
-      return false;
-    }
-    while (!peek(')')) {
-      skipSpace();
-      size_t n = 0;
-      while (n < rest.size() && (llvm::isDigit(rest[n]) || (n == 0 && rest[n] == '-')))
-        ++n;
-      int64_t d;
-      if (n == 0 || rest.substr(0, n).getAsInteger(10, d)) {
-        why = "'shape' must be a tuple of integers";
-        return false;
-      }
-      if (d < 0) {
-        why = "shape dim " + std::to_string(out.size()) + " is negative (" + std::to_string(d) +
-              ")";
-        return false;
-      }
-      out.push_back(d);
-      rest = rest.drop_front(n);
-      if (!eat(',') && !peek(')')) {
-        why = "'shape' must be a tuple of integers";
-        return false;
-      }
-    }
-    eat(')');
-    return true;
-  }
-
-  StringRef rest;
-};
-} // namespace
-
 FailureOr<HostTensor> mlir::rlx::readNpy(StringRef path, std::string &error) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf) {
-    error = (path + ": " + buf.getError().message()).str();
+  ::rlx::npy::NpyArray a;
+  if (!::rlx::npy::readNpy(path.str(), a, error))
     return failure();
-  }
-  auto fail = [&](const Twine &msg) {
-    error = (path + ": " + msg).str();
-    return failure();
-  };
-  StringRef bytes = (*buf)->getBuffer();
-  if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
-    return fail("not a .npy file");
-  uint8_t major = bytes[6];
-  size_t headerLen, headerStart;
-  if (major == 1) {
-    headerLen = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
-    headerStart = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
-      return fail("truncated .npy header");
-    headerLen = 0;
-    for (int i = 0; i < 4; ++i)
-      headerLen |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
-    headerStart = 12;
-  } else {
-    return fail("unsupported .npy format version " + Twine(major));
-  }
-  if (headerLen > bytes.size() - headerStart)
-    return fail("truncated .npy header (" + Twine(headerLen) + " header bytes announced, " +
-                Twine(bytes.size() - headerStart) + " in the file)");
-  std::string why;
-  std::optional<NpyHeader> h = HeaderParser(bytes.substr(headerStart, headerLen)).parse(why);
-  if (!h)
-    return fail("bad .npy header: " + why);
-  if (h->fortran)
-    return fail("Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
   HostTensor t;
-  t.dtype.clear();
-  // '|' (not applicable) and '<' (little endian) byte orders; '=' is native,
-  // which is little endian on every machine RLX runs on.
-  static const std::pair<StringRef, StringRef> kinds[] = {
-      {"f4", "f32"}, {"f8", "f64"}, {"f2", "f16"}, {"i8", "i64"}, {"i4", "i32"},
-      {"i1", "i8"},  {"b1", "i1"},  {"u1", "u8"},
-      // ml_dtypes arrays have no numpy type code: bfloat16 is saved as a
-      // two-byte void, float8_e4m3fn as a one-byte void.
-      {"V2", "bf16"}, {"V1", "f8e4m3fn"},
-      // uint16: bf16 bit patterns, as rlx-gpu-run writes bf16 outputs (RLX
-      // has no 16-bit unsigned integer type).
-      {"u2", "bf16"}};
-  StringRef descr = h->descr;
-  if (descr.size() >= 2 && (descr[0] == '>' && descr.substr(1) != "i1" &&
-                            descr.substr(1) != "u1" && descr.substr(1) != "b1" &&
-                            !descr.substr(1).starts_with("V1")))
-    return fail("big-endian arrays ('" + descr + "') are not supported; save with astype('<...')");
-  if (!descr.empty() && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=' || descr[0] == '>'))
-    descr = descr.drop_front();
-  for (auto [d, name] : kinds)
-    if (descr == d)
-      t.dtype = name.str();
-  if (t.dtype.empty())
-    return fail("unsupported dtype '" + h->descr +
-                "' (supported: float32/64/16, int64/32/8, uint8, bool, ml_dtypes bfloat16 and "
-                "float8_e4m3fn)");
-  t.shape = h->shape;
-  // Element count and size without overflow.
-  uint64_t n = HostTensor::elementBytes(t.dtype);
-  for (int64_t d : t.shape)
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
-      return fail("shape too large");
-  size_t start = headerStart + headerLen;
-  size_t available = bytes.size() - start;
-  if (available != n)
-    return fail(Twine(available < n ? "truncated data: " : "trailing data: ") + Twine(available) +
-                " bytes for a " + Twine(n) + "-byte " + t.dtype + " array");
-  t.data.assign(bytes.begin() + start, bytes.end());
+  t.dtype = ::rlx::npy::hostDtypeOf(a.descr);
+  if (t.dtype.empty()) {
+    error = (path + ": unsupported dtype '" + a.descr +
+             "' (supported: float32/64/16, int64/32/8, uint8, bool, ml_dtypes bfloat16 and "
+             "float8_e4m3fn)")
+                .str();
+    return failure();
+  }
+  // The reader checked the data against the descr's item size; the host's
+  // element size is the same for every dtype it reads.
+  t.shape = a.shape;
+  t.data = std::move(a.data);
   return t;
 }
 
 LogicalResult mlir::rlx::writeNpy(StringRef path, const HostTensor &in, std::string &error) {
   HostTensor t = in.dtype == "bf16" ? convert(in, "f32") : in;
-  std::string shape = "(";
-  for (int64_t d : t.shape)
-    shape += std::to_string(d) + ", ";
-  if (t.shape.size() > 1)
-    shape.resize(shape.size() - 2);
-  else if (t.shape.size() == 1)
-    shape.resize(shape.size() - 1);
-  shape += ")";
-  std::string header = "{'descr': '" + npyDescr(t.dtype) + "', 'fortran_order': False, 'shape': " +
-                       shape + ", }";
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec) {
-    error = (path + ": " + ec.message()).str();
+  std::string descr = ::rlx::npy::descrOf(t.dtype);
+  if (descr.empty()) {
+    error = (path + ": no .npy dtype for '" + t.dtype + "'").str();
     return failure();
   }
-  os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xFF)
-     << char((header.size() >> 8) & 0xFF) << header;
-  os.write(reinterpret_cast<const char *>(t.data.data()), t.data.size());
-  return success();
+  return success(::rlx::npy::writeNpy(path.str(), descr, t.shape, t.data.data(), t.data.size(),
+                                      error));
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,8 +1,8 @@
-//===- Npy.h - Minimal .npy reading and writing ----------------*- C++ -*-===//
+//===- Npy.h - GPU buffers as .npy files ------------------------*- C++ -*-===//
 //
-// rlx-gpu-run takes inputs and writes outputs as NumPy .npy files (format
-// versions 1.0, 2.0 and 3.0, C order, little endian). Element types NumPy does
-// not have travel as raw bytes of an integer type of the same size:
+// rlx-gpu-run takes inputs and writes outputs as NumPy .npy files, read and
+// written by the project's one reader (RLX/Runtime/Npy.h). Element types
+// NumPy does not have travel as raw bytes of an integer type of the same size:
 //
 //   manifest dtype   .npy descr written   also accepted when reading
 //   f32 f16 f64      <f4 <f2 <f8
@@ -14,14 +14,12 @@
 //   f4E2M1FN         |u1, the packed bytes (element 2i in the low nibble);
 //                    shape = the buffer's with the last dim halved (rounded
 //                    up), or [bytes] when that does not give `bytes`
-//
-// Malformed files (bad magic, truncated or oversized headers, a header that is
-// not a dict, Fortran order, big endian, trailing or missing data) are errors.
 //===----------------------------------------------------------------------===//
 #ifndef RLX_RUNTIME_GPU_NPY_H
 #define RLX_RUNTIME_GPU_NPY_H
 
 #include "RLX/Runtime/GPU/Manifest.h"
+#include "RLX/Runtime/Npy.h"
 
 #include <cstdint>
 #include <string>
@@ -29,22 +27,11 @@
 
 namespace rlx::gpu {
 
-struct NpyArray {
-  std::string descr; ///< as in the header, e.g. "<f4"
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> data;
-  uint64_t count() const;
-};
-
-/// Parses the bytes of a whole .npy file.
-bool parseNpy(const std::string &bytes, NpyArray &out, std::string &error);
-bool readNpy(const std::string &path, NpyArray &out, std::string &error);
-
-/// The bytes of a version 1.0 (2.0 when the header needs it) .npy file.
-std::string formatNpy(const std::string &descr, const std::vector<int64_t> &shape,
-                      const void *data, uint64_t bytes);
-bool writeNpy(const std::string &path, const std::string &descr, const std::vector<int64_t> &shape,
-              const void *data, uint64_t bytes, std::string &error);
+using npy::formatNpy;
+using npy::NpyArray;
+using npy::parseNpy;
+using npy::readNpy;
+using npy::writeNpy;
 
 /// The descr written for a manifest dtype ("" for an unknown one).
 std::string npyDescr(const std::string &dtype);
