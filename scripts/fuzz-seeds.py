@@ -2,7 +2,7 @@
 """Seed corpora (and, with --dicts, the dictionaries) for the libFuzzer
 targets of tools/rlx-fuzz, made from the repository's own tests.
 
-  fuzz-seeds.py --build BUILD --out DIR [--targets mlir,json,npy,hfconfig]
+  fuzz-seeds.py --build BUILD --out DIR [--targets mlir,json,npy,hfconfig,...]
   fuzz-seeds.py --dicts          (rewrites tools/rlx-fuzz/dicts/*.dict)
 
 Seeds, one file per input, named by content hash, in DIR/<target>:
@@ -23,6 +23,12 @@ Seeds, one file per input, named by content hash, in DIR/<target>:
   hfconfig  ../shared/models/*.json and test/Models/Inputs/*.json with the
             options byte of rlx-fuzz-hfconfig.cpp prepended in several
             variants
+  safetensors  checkpoints of every dtype rlx-run reads, with metadata, empty,
+            and truncated / trailing / oversized ones
+  manifest  manifest.json of rlx-compile artifacts (an add, the example layer)
+  gpu-npy   the dtype selector of rlx-fuzz-gpu-npy.cpp + .npy files
+  gen-sizes the options byte + eight int64 sizes, small, Llama-3.2-1B's and
+            the audit's (2^40 layers, a vocabulary of 1e15, negative)
 The tools come from BUILD/bin (any build; the sanitizer build works).
 """
 from __future__ import annotations
@@ -296,6 +302,87 @@ def seeds_npy(corpus: Corpus):
 
 
 # --------------------------------------------------------------------------
+# safetensors, manifest, gpu-npy, gen-sizes
+
+
+def _safetensors(tensors: dict, metadata: dict | None = None) -> bytes:
+    import numpy as np
+    codes = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64",
+             np.dtype(np.float16): "F16", np.dtype(np.int64): "I64", np.dtype(np.int32): "I32",
+             np.dtype(np.int8): "I8", np.dtype(np.uint8): "U8", np.dtype(np.bool_): "BOOL",
+             np.dtype(np.uint16): "BF16"}
+    header, data = {}, b""
+    if metadata:
+        header["__metadata__"] = metadata
+    for name, a in tensors.items():
+        raw = np.ascontiguousarray(a).tobytes()
+        header[name] = {"dtype": codes[a.dtype], "shape": list(a.shape),
+                        "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    return len(h).to_bytes(8, "little") + h + data
+
+
+def seeds_safetensors(corpus: Corpus):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    corpus.add(_safetensors({"w": rng.standard_normal((2, 3)).astype(np.float32)}))
+    corpus.add(_safetensors({"model.norm.weight": np.ones(4, np.float32),
+                             "model.embed_tokens.weight": np.zeros((8, 4), np.uint16),
+                             "ids": np.arange(3, dtype=np.int64)}, {"format": "pt"}))
+    for dt in (np.float64, np.float16, np.int32, np.int8, np.uint8, np.bool_):
+        corpus.add(_safetensors({"t": np.zeros((3,), dt), "s": np.ones((), dt)}))
+    corpus.add(_safetensors({}))
+    good = _safetensors({"a": np.ones(2, np.float32)})
+    corpus.add(good[:12])                       # truncated header
+    corpus.add(good + b"\x00" * 4)              # trailing data
+    corpus.add((2**63).to_bytes(8, "little") + good[8:])  # header length beyond the file
+
+
+def seeds_manifest(build: pathlib.Path, corpus: Corpus):
+    modules = [
+        'func.func @f(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {\n'
+        '  %c = rlx_mir.add %a, %b : tensor<4x8xf32>, tensor<8xf32>\n'
+        '  return %c : tensor<4x8xf32>\n}\n',
+        (ROOT / "examples" / "llama-3.2-1b-layer.mlir").read_text(),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, text in enumerate(modules):
+            src = pathlib.Path(tmp) / f"m{i}.mlir"
+            src.write_text(text)
+            out = pathlib.Path(tmp) / f"a{i}"
+            run([str(build / "bin" / "rlx-compile"), str(src), "-o", str(out), "--chip",
+                 "sm_90a", "--no-cubin", "--no-emulator", "--dims", "seq=4"], timeout=600)
+            m = out / "manifest.json"
+            if m.exists():
+                corpus.add(m.read_bytes())
+                doc = json.loads(m.read_text())
+                doc["functions"] = doc.get("functions", [])[:1]
+                corpus.add(json.dumps(doc))
+
+
+def seeds_gpu_npy(corpus: Corpus):
+    import numpy as np
+    dtypes = [np.float32, np.float16, np.float64, np.uint16, np.int64, np.int32, np.int16,
+              np.int8, np.uint8, np.bool_, np.uint8, np.uint8, np.uint8]
+    for sel, dt in enumerate(dtypes):
+        for shape in [(3,), (2, 4), (0,)]:
+            buf = io.BytesIO()
+            np.save(buf, np.zeros(shape, dt), allow_pickle=False)
+            corpus.add(bytes([sel]) + buf.getvalue())
+
+
+def seeds_gen_sizes(corpus: Corpus):
+    import struct
+    for opt in (0, 1, 2, 4):
+        for sizes in [(64, 2, 4, 2, 16, 128, 256, 128), (2048, 16, 32, 8, 64, 8192, 128256, 131072),
+                      (64, 1 << 40, 4, 2, 16, 128, 256, 128), (64, 2, 4, 2, 16, 128, 10**15, 128),
+                      (-3, 2, 4, 2, 16, 128, 256, 128), (64, 2, 3, 2, 16, 128, 256, 128)]:
+            corpus.add(bytes([opt]) + struct.pack("<8q", *sizes))
+
+
+# --------------------------------------------------------------------------
 # hfconfig
 
 
@@ -398,13 +485,34 @@ def make_dicts():
               "'|V1'", "'>f4'", "'=f4'", "'<u2'", "'<c8'", "'|O'", "[('a', '<f4')]", "\n",
               "0", "1", "-1", "4294967296", "9223372036854775807", "18446744073709551615"]
     write_dict("npy.dict", nwords, "rlx-fuzz-npy: .npy magic and header syntax")
+    write_dict("gpu-npy.dict", nwords, "rlx-fuzz-gpu-npy: .npy magic and header syntax")
+
+    swords = ['"dtype"', '"shape"', '"data_offsets"', '"__metadata__"', '"format"', '"pt"',
+              '"F64"', '"F32"', '"F16"', '"BF16"', '"I64"', '"I32"', '"I8"', '"U8"', '"BOOL"',
+              '"F8_E4M3"', '"I16"', "{", "}", "[", "]", ": ", ", ", "0", "1", "-1",
+              "4294967296", "18446744073709551615", "\x00\x00\x00\x00\x00\x00\x00"]
+    write_dict("safetensors.dict", swords,
+               "rlx-fuzz-safetensors: safetensors header keys and dtypes")
+
+    mwords = string_literals([ROOT / "lib" / "Runtime" / "GPU" / "Manifest.cpp"])
+    mwords = {f'"{w}"' for w in mwords} | mwords
+    mwords.update(["null", "true", "false", "[]", "{}", ": ", ", ", "-1", "0", "1",
+                   "4294967296", "281474976710656", "18446744073709551615", '"f32"', '"bf16"',
+                   '"f4E2M1FN"', '"input"', '"param"', '"output"', '{"buffer": 0}',
+                   '{"constant": "c"}'])
+    write_dict("manifest.dict", mwords, "rlx-fuzz-manifest: GPU manifest.json keys and values")
+
+    gwords = ["\x00" * 8, "\x01" + "\x00" * 7, "\x00\x10" + "\x00" * 6, "\x7f" * 8,
+              "\x00" * 7 + "\x40"]
+    write_dict("gen-sizes.dict", gwords, "rlx-fuzz-gen-sizes: int64 sizes at the edges")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=str(ROOT / "build-fuzz"))
     ap.add_argument("--out")
-    ap.add_argument("--targets", default="mlir,json,npy,hfconfig")
+    ap.add_argument("--targets",
+                    default="mlir,json,npy,hfconfig,safetensors,manifest,gpu-npy,gen-sizes")
     ap.add_argument("--dicts", action="store_true")
     args = ap.parse_args()
     if args.dicts:
@@ -418,7 +526,11 @@ def main():
     for t in args.targets.split(","):
         corpus = Corpus(out / t)
         {"mlir": lambda: seeds_mlir(build, corpus), "json": lambda: seeds_json(build, corpus),
-         "npy": lambda: seeds_npy(corpus), "hfconfig": lambda: seeds_hfconfig(corpus)}[t]()
+         "npy": lambda: seeds_npy(corpus), "hfconfig": lambda: seeds_hfconfig(corpus),
+         "safetensors": lambda: seeds_safetensors(corpus),
+         "manifest": lambda: seeds_manifest(build, corpus),
+         "gpu-npy": lambda: seeds_gpu_npy(corpus),
+         "gen-sizes": lambda: seeds_gen_sizes(corpus)}[t]()
         total = len(list(corpus.out.iterdir()))
         print(f"{t}: {total} seeds in {corpus.out} ({corpus.count} new)")
     return 0

@@ -2,7 +2,7 @@
 # Runs one libFuzzer target of tools/rlx-fuzz for a bounded time.
 #
 #   scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
-#   TARGET: mlir | json | npy | hfconfig
+#   TARGET: mlir | json | npy | hfconfig | safetensors | manifest | gpu-npy | gen-sizes
 #
 # Builds build-fuzz when needed (scripts/build-fuzz.sh; ninja is a no-op when
 # it is up to date), makes the seed corpus once (scripts/fuzz-seeds.py), then
@@ -28,7 +28,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${RLX_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 export RLX_FUZZ_BUILD_DIR=$BUILD
 if [ $# -lt 2 ]; then
-  echo "usage: $0 TARGET SECONDS [libFuzzer flags...]   (TARGET: mlir json npy hfconfig)" >&2
+  echo "usage: $0 TARGET SECONDS [libFuzzer flags...]   (TARGET: mlir json npy hfconfig safetensors manifest gpu-npy gen-sizes)" >&2
   exit 2
 fi
 TARGET=$1
@@ -39,7 +39,11 @@ case "$TARGET" in
   json)     MAX_LEN=32768; RSS=2048; TIMEOUT=10 ;;
   npy)      MAX_LEN=1024;  RSS=2048; TIMEOUT=10 ;;
   hfconfig) MAX_LEN=4096;  RSS=2048; TIMEOUT=10 ;;
-  *) echo "unknown target '$TARGET' (mlir json npy hfconfig)" >&2; exit 2 ;;
+  safetensors) MAX_LEN=4096; RSS=2048; TIMEOUT=10 ;;
+  manifest) MAX_LEN=32768; RSS=2048; TIMEOUT=10 ;;
+  gpu-npy)  MAX_LEN=1024;  RSS=2048; TIMEOUT=10 ;;
+  gen-sizes) MAX_LEN=128;  RSS=2048; TIMEOUT=10 ;;
+  *) echo "unknown target '$TARGET' (mlir json npy hfconfig safetensors manifest gpu-npy gen-sizes)" >&2; exit 2 ;;
 esac
 PY="$ROOT/.venv/bin/python"
 [ -x "$PY" ] || PY=python3
@@ -52,7 +56,7 @@ LOG="$FUZZ/logs/$TARGET-$(date +%Y%m%d-%H%M%S).log"
 mkdir -p "$CORPUS" "$CRASHES" "$FUZZ/logs"
 
 # Build (the seed generator needs the tools too).
-bash "$ROOT/scripts/build-fuzz.sh" "rlx-fuzz-$TARGET" rlx-opt rlx-gen rlx-translate >/dev/null
+bash "$ROOT/scripts/build-fuzz.sh" "rlx-fuzz-$TARGET" rlx-opt rlx-gen rlx-translate rlx-compile >/dev/null
 if [ ! -d "$SEEDS" ] || [ -z "$(ls -A "$SEEDS" 2>/dev/null)" ]; then
   echo "== making the $TARGET seed corpus"
   "$PY" "$ROOT/scripts/fuzz-seeds.py" --build "$BUILD" --out "$BUILD/fuzz/seeds" --targets "$TARGET"

@@ -15,6 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
 
 using namespace mlir;
 
@@ -92,4 +95,25 @@ void rlx_fuzz::checkFailed(const char *id, const llvm::Twine &what) {
   llvm::errs() << "RLX-FUZZ CHECK FAILED [" << id << "]: " << what << "\n";
   llvm::errs().flush();
   std::abort();
+}
+
+std::string rlx_fuzz::tempPath(const char *tag, const char *ext) {
+  const char *dir = std::getenv("TMPDIR");
+  std::string d = dir && *dir ? dir : (access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+  std::string path = d + "/rlx-fuzz-" + tag + "-" + std::to_string(getpid()) + ext;
+  static std::vector<std::string> *made = new std::vector<std::string>;
+  if (made->empty())
+    std::atexit([] {
+      for (const std::string &p : *made)
+        std::remove(p.c_str());
+    });
+  made->push_back(path);
+  return path;
+}
+
+void rlx_fuzz::writeFile(const std::string &path, const uint8_t *data, size_t size) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f || (size && std::fwrite(data, 1, size, f) != size))
+    std::abort();
+  std::fclose(f);
 }

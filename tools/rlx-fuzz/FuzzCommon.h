@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace rlx_fuzz {
 
@@ -55,6 +56,13 @@ bool strict();
 /// and aborts (the fuzzer records the input as a crash). A no-op when not
 /// strict() or when `id` is in RLX_FUZZ_SKIP.
 void checkFailed(const char *id, const llvm::Twine &what);
+
+/// A per-process temporary file for readers that take a path ($TMPDIR, else
+/// /dev/shm when writable, else /tmp), removed at exit: "<dir>/rlx-fuzz-
+/// <tag>-<pid><ext>".
+std::string tempPath(const char *tag, const char *ext);
+/// Writes `size` bytes to `path` (aborts when it cannot: not a finding).
+void writeFile(const std::string &path, const uint8_t *data, size_t size);
 
 } // namespace rlx_fuzz
 

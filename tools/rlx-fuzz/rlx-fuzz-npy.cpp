@@ -18,36 +18,20 @@
 
 #include "llvm/ADT/Twine.h"
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <unistd.h>
 
 using namespace mlir;
 
 static std::string inPath, outPath;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  const char *dir = std::getenv("TMPDIR");
-  std::string d = dir && *dir ? dir : (access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-  std::string base = d + "/rlx-fuzz-npy-" + std::to_string(getpid());
-  inPath = base + ".in.npy";
-  outPath = base + ".out.npy";
-  std::atexit([] {
-    std::remove(inPath.c_str());
-    std::remove(outPath.c_str());
-  });
+  inPath = rlx_fuzz::tempPath("npy", ".in.npy");
+  outPath = rlx_fuzz::tempPath("npy", ".out.npy");
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  FILE *f = std::fopen(inPath.c_str(), "wb");
-  if (!f)
-    std::abort();
-  if (size && std::fwrite(data, 1, size, f) != size)
-    std::abort();
-  std::fclose(f);
-
+  rlx_fuzz::writeFile(inPath, data, size);
   std::string error;
   FailureOr<rlx::HostTensor> t = rlx::readNpy(inPath, error);
   if (failed(t))
