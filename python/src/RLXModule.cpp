@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/Common/IR/DiagnosticCollector.h"
 #include "RLX/Dialect/MIR/Transforms/Sharding.h"
 #include "RLX/InitAll.h"
 #include "RLX/ModelGen/ModelGen.h"
@@ -51,35 +52,13 @@ struct RlxError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Collects every diagnostic as "loc: severity: message" lines while alive.
-class Diagnostics {
+/// The project's diagnostic text (DiagnosticCollector), raised as RlxError.
+class Diagnostics : public rlx::DiagnosticCollector {
 public:
-  explicit Diagnostics(MLIRContext *ctx)
-      : handler(ctx, [this](Diagnostic &d) {
-          llvm::raw_string_ostream os(text);
-          if (auto flc = dyn_cast<FileLineColLoc>(d.getLocation()))
-            os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
-               << flc.getColumn() << ": ";
-          else if (!isa<UnknownLoc>(d.getLocation()))
-            os << d.getLocation() << ": ";
-          switch (d.getSeverity()) {
-          case DiagnosticSeverity::Error: os << "error: "; break;
-          case DiagnosticSeverity::Warning: os << "warning: "; break;
-          case DiagnosticSeverity::Note: os << "note: "; break;
-          case DiagnosticSeverity::Remark: os << "remark: "; break;
-          }
-          os << d << "\n";
-          for (Diagnostic &note : d.getNotes())
-            os << "  note: " << note << "\n";
-          return success();
-        }) {}
+  using DiagnosticCollector::DiagnosticCollector;
   [[noreturn]] void raise(const std::string &what) {
     throw RlxError(text.empty() ? what : what + ":\n" + text);
   }
-  std::string text;
-
-private:
-  ScopedDiagnosticHandler handler;
 };
 
 class RlxContext {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
@@ -110,17 +111,6 @@ struct ConstantToArith : OpConversionPattern<mir::ConstantOp> {
   }
 };
 
-/// "seq, past_seq" from the rlx.dim_names of the function's arguments.
-std::string symbolicDims(func::FuncOp fn) {
-  std::string names;
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (auto dims = fn.getArgAttrOfType<ArrayAttr>(i, "rlx.dim_names"))
-      for (Attribute a : dims)
-        if (auto s = dyn_cast<StringAttr>(a); s && !s.getValue().empty() &&
-                                              !StringRef(names).contains(s.getValue()))
-          names += (names.empty() ? "" : ", ") + s.getValue().str();
-  return names;
-}
 
 struct ConvertRLXMIRToLIRPass : rlx::impl::ConvertRLXMIRToLIRBase<ConvertRLXMIRToLIRPass> {
   using ConvertRLXMIRToLIRBase::ConvertRLXMIRToLIRBase;
@@ -135,7 +125,7 @@ struct ConvertRLXMIRToLIRPass : rlx::impl::ConvertRLXMIRToLIRBase<ConvertRLXMIRT
           return;
         for (Type t : op->getResultTypes())
           if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
-            std::string dims = symbolicDims(fn);
+            std::string dims = rlx::joinedDimNames(fn);
             InFlightDiagnostic d = op->emitError()
                                    << "MIR → LIR needs static shapes, got " << rt << "; bind ";
             if (dims.empty())

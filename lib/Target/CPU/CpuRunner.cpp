@@ -1,5 +1,6 @@
 //===- CpuRunner.cpp - JIT-compile and run RLX models on the CPU ----------===//
 
+#include "RLX/Dialect/Common/IR/DiagnosticCollector.h"
 #include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Target/CPU/CpuRunner.h"
 
@@ -43,49 +44,6 @@ std::string typeToStr(Type t) {
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
-
-std::pair<unsigned, unsigned> countOps(func::FuncOp fn) {
-  unsigned all = 0, compute = 0;
-  fn.walk([&](Operation *op) {
-    if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) || op->getParentOfType<mir::FusedElementwiseOp>() ||
-        isa<mir::YieldOp>(op))
-      return;
-    ++all;
-    compute += mir::isKernelOp(op);
-  });
-  return {all, compute};
-}
-
-/// Collects diagnostics as "file:line:col: error: message" lines.
-struct DiagnosticCollector {
-  std::string text;
-  ScopedDiagnosticHandler handler;
-  explicit DiagnosticCollector(MLIRContext *ctx)
-      : handler(ctx, [this](Diagnostic &d) {
-          llvm::raw_string_ostream os(text);
-          if (auto flc = dyn_cast<FileLineColLoc>(d.getLocation()))
-            os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
-               << flc.getColumn();
-          else
-            os << d.getLocation();
-          switch (d.getSeverity()) {
-          case DiagnosticSeverity::Error:
-            os << ": error: ";
-            break;
-          case DiagnosticSeverity::Warning:
-            os << ": warning: ";
-            break;
-          case DiagnosticSeverity::Note:
-            os << ": note: ";
-            break;
-          case DiagnosticSeverity::Remark:
-            os << ": remark: ";
-            break;
-          }
-          os << d << "\n";
-          return success();
-        }) {}
-};
 
 LogicalResult runPasses(ModuleOp module, function_ref<void(OpPassManager &)> build,
                         std::string &error) {
@@ -200,7 +158,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
       }, error)))
     return failure();
   entry = module.lookupSymbol<func::FuncOp>(entryName);
-  std::tie(model->opsBeforeFusion, model->computeOpsBefore) = countOps(entry);
+  std::tie(model->opsBeforeFusion, model->computeOpsBefore) = mir::countOps(entry);
   // The runtime (loaded now; the JIT reuses it) says which weight layout its
   // GEMM library reads fastest (lib/Runtime/CPU/Blas.h).
   std::string runtime = runtimePath(options);
@@ -220,7 +178,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
       }, error)))
     return failure();
   entry = module.lookupSymbol<func::FuncOp>(entryName);
-  std::tie(model->opsAfterFusion, model->computeOpsAfter) = countOps(entry);
+  std::tie(model->opsAfterFusion, model->computeOpsAfter) = mir::countOps(entry);
   model->kernels = model->computeOpsAfter;
   model->fuseMs = msSince(t0);
   if (options.onStage)

@@ -2,7 +2,10 @@
 
 #include "RLX/Dialect/Common/IR/IONames.h"
 
+#include "RLX/Dialect/Common/IR/RLXDialect.h"
+
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -35,4 +38,19 @@ void mlir::rlx::nameUnnamedIO(ModuleOp module) {
       if (isa<TensorType>(fn.getResultTypes()[i]) && !fn.getResultAttr(i, "rlx.output"))
         fn.setResultAttr(i, "rlx.output", b.getStringAttr(resultName(fn, i)));
   }
+}
+
+std::vector<std::string> mlir::rlx::dimNames(FunctionOpInterface fn) {
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (auto dims = fn.getArgAttrOfType<ArrayAttr>(i, RLXDialect::kDimNamesAttr))
+      for (Attribute a : dims)
+        if (auto s = dyn_cast<StringAttr>(a);
+            s && !s.getValue().empty() && !llvm::is_contained(names, s.getValue()))
+          names.push_back(s.getValue().str());
+  return names;
+}
+
+std::string mlir::rlx::joinedDimNames(FunctionOpInterface fn) {
+  return llvm::join(dimNames(fn), ", ");
 }

@@ -8,6 +8,7 @@
 
 #include "PlanReport.h"
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Dialect/Common/IR/StorageSize.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/LIR/Transforms/BufferPlan.h"
@@ -43,17 +44,6 @@ Value viewSource(Operation *op) {
 /// checked that every planned buffer has one.
 int64_t byteSize(MemRefType t) { return *getStorageBytes(t); }
 
-/// Symbolic dims named by the function's arguments ("seq, past_seq").
-std::string symbolicDims(func::FuncOp fn) {
-  std::string names;
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (auto dims = fn.getArgAttrOfType<ArrayAttr>(i, "rlx.dim_names"))
-      for (Attribute a : dims)
-        if (auto s = dyn_cast<StringAttr>(a);
-            s && !s.getValue().empty() && !StringRef(names).contains(s.getValue()))
-          names += (names.empty() ? "" : ", ") + s.getValue().str();
-  return names;
-}
 
 struct FunctionPlanner {
   func::FuncOp fn;
@@ -81,7 +71,7 @@ struct FunctionPlanner {
     for (auto alloc : entry.getOps<memref::AllocOp>()) {
       MemRefType t = alloc.getType();
       if (!t.hasStaticShape()) {
-        std::string dims = symbolicDims(fn);
+        std::string dims = rlx::joinedDimNames(fn);
         alloc.emitError() << "rlx-lir-plan-buffers needs static buffer sizes, got " << t
                           << "; bind " << (dims.empty() ? "the dynamic dims" : "the symbolic dims (" + dims + ")")
                           << " with rlx-mir-specialize{dims=<name>=<size>,...} before MIR → LIR";

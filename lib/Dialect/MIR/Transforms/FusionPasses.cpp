@@ -94,26 +94,6 @@ struct MIRPackWeightsPass : mir::impl::MIRPackWeightsBase<MIRPackWeightsPass> {
   }
 };
 
-/// (all MIR ops, compute ops) in `fn`; compute ops include the kernels of
-/// other dialects (imported ops nothing raised), counted in `foreign` by name.
-std::pair<unsigned, unsigned> countOps(func::FuncOp fn,
-                                       llvm::StringMap<unsigned> *foreign = nullptr) {
-  unsigned all = 0, compute = 0;
-  fn.walk([&](Operation *op) {
-    if (isForeignKernelOp(op)) {
-      ++compute;
-      if (foreign)
-        ++(*foreign)[op->getName().getStringRef()];
-      return;
-    }
-    if (!isa_and_nonnull<MIRDialect>(op->getDialect()) || op->getParentOfType<FusedElementwiseOp>() ||
-        isa<YieldOp>(op))
-      return;
-    ++all;
-    compute += isKernelOp(op);
-  });
-  return {all, compute};
-}
 
 struct MIRFusePass : mir::impl::MIRFuseBase<MIRFusePass> {
   using MIRFuseBase::MIRFuseBase;
@@ -191,3 +171,24 @@ struct MIRFusePass : mir::impl::MIRFuseBase<MIRFusePass> {
 };
 
 } // namespace
+
+/// (all MIR ops, compute ops) in `fn`; compute ops include the kernels of
+/// other dialects (imported ops nothing raised), counted in `foreign` by name.
+std::pair<unsigned, unsigned> mlir::rlx::mir::countOps(func::FuncOp fn,
+                                                      llvm::StringMap<unsigned> *foreign) {
+  unsigned all = 0, compute = 0;
+  fn.walk([&](Operation *op) {
+    if (isForeignKernelOp(op)) {
+      ++compute;
+      if (foreign)
+        ++(*foreign)[op->getName().getStringRef()];
+      return;
+    }
+    if (!isa_and_nonnull<MIRDialect>(op->getDialect()) || op->getParentOfType<FusedElementwiseOp>() ||
+        isa<YieldOp>(op))
+      return;
+    ++all;
+    compute += isKernelOp(op);
+  });
+  return {all, compute};
+}

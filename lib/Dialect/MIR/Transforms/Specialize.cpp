@@ -1,5 +1,6 @@
 //===- Specialize.cpp - Bind symbolic dims and re-infer every type --------===//
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
@@ -128,11 +129,8 @@ struct MIRSpecializePass : mir::impl::MIRSpecializeBase<MIRSpecializePass> {
     // A binding no function's dims are named by is a typo, not a no-op.
     std::set<std::string> known;
     for (auto fn : getOperation().getOps<func::FuncOp>())
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-        if (auto names = fn.getArgAttrOfType<ArrayAttr>(i, RLXDialect::kDimNamesAttr))
-          for (auto n : names.getAsValueRange<StringAttr>())
-            if (!n.empty())
-              known.insert(n.str());
+      for (std::string &n : dimNames(fn))
+        known.insert(std::move(n));
     for (auto &binding : bindings)
       if (!known.count(binding.getKey().str())) {
         emitError(getOperation().getLoc())

@@ -17,6 +17,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::rlx {
 
@@ -24,6 +25,12 @@ namespace mlir::rlx {
 std::string argumentName(FunctionOpInterface fn, unsigned i);
 /// rlx.output of result `i`, else "result<i>".
 std::string resultName(FunctionOpInterface fn, unsigned i);
+/// The symbolic dims the function's arguments name (rlx.dim_names), each
+/// once, in order of appearance ("seq", "past_seq").
+std::vector<std::string> dimNames(FunctionOpInterface fn);
+/// The same joined with ", " ("" when none).
+std::string joinedDimNames(FunctionOpInterface fn);
+
 /// Writes the default names as rlx.input / rlx.output on the unnamed
 /// tensor arguments and results of the module's public function
 /// definitions.

@@ -13,7 +13,9 @@
 #define RLX_DIALECT_MIR_TRANSFORMS_FUSION_H
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
 #include <string>
 
 namespace mlir::rlx::mir {
@@ -72,6 +74,12 @@ unsigned fuseElementwiseChains(Operation *root, RewriterBase &rewriter,
 /// transposed, [K, N], by the pack function (see its `kn-weights` option).
 LogicalResult packWeights(Operation *module, bool knWeights = false);
 
+
+/// (all MIR ops, compute ops) in `fn`, the counts rlx-mir-fuse{report} and
+/// rlx-run print: compute ops are MIR kernels and the kernels of other
+/// dialects (imported ops nothing raised), those counted in `foreign` by name.
+std::pair<unsigned, unsigned> countOps(func::FuncOp fn,
+                                       llvm::StringMap<unsigned> *foreign = nullptr);
 
 } // namespace mlir::rlx::mir
 
