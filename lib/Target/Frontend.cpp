@@ -9,6 +9,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 
@@ -25,7 +26,12 @@ void mlir::rlx::addTensorParallelPasses(OpPassManager &pm, int64_t tp) {
 }
 
 void mlir::rlx::addImportPasses(OpPassManager &pm) {
-  pm.nest<func::FuncOp>().addPass(tosa::createTosaInferShapesPass());
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(tosa::createTosaInferShapesPass());
+  // arith/math ops on whole tensors (math.exp of a tensor) as linalg.generic,
+  // which the import raises or the linalg path compiles (they reached
+  // bufferization as they were: "op was not bufferized").
+  fpm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createRLXImportToMIR());
 }
 

@@ -182,3 +182,20 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
                              "--rlx-mir-fuse=report=true", "-o", os.devnull],
                             capture_output=True, text=True)
     assert "compute ops 2 -> 2 (not rlx_mir: 'tosa.reverse' x1)" in report.stderr
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_math_on_whole_tensors_runs(device):
+    """math.exp / math.cos / arith.addf applied to whole tensors (as
+    buddy-mlir's kernels write them) stopped the CPU path with "op was not
+    bufferized"; the import runs convert-elementwise-to-linalg first."""
+    text = """
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = math.exp %x : tensor<4x8xf32>
+  %c = math.cos %e : tensor<4x8xf32>
+  %s = arith.addf %c, %x : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}"""
+    x = np.random.default_rng(5).standard_normal((4, 8)).astype(np.float32)
+    got = run_single(text, {"arg0": x}, extra=("--device", device))
+    assert_close(got, np.cos(np.exp(x)) + x, rtol=1e-5, atol=1e-5)

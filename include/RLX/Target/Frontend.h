@@ -56,7 +56,9 @@ void addTensorParallelPasses(OpPassManager &pm, int64_t tp);
 
 /// Raises TOSA / linalg from exporters to MIR blocks. TOSA result types are
 /// refined from their operands first (tosa-infer-shapes): a reduction whose
-/// result spells a static dim as `?` otherwise crashes upstream's lowering.
+/// result spells a static dim as `?` otherwise crashes upstream's lowering;
+/// arith/math ops on whole tensors become linalg.generic
+/// (convert-elementwise-to-linalg).
 void addImportPasses(OpPassManager &pm);
 
 } // namespace mlir::rlx
