@@ -92,18 +92,24 @@ void mlir::rlx::buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions
   ExpandLowPrecisionFloatsOptions floats;
   floats.includeBf16 = true;
   pm.addPass(createExpandLowPrecisionFloats(floats));
+  // Vector ops a module brings (vector.transfer_read, vector.print in an
+  // @main that prints its result).
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCpuCheckLLVM());
 }
 
 void mlir::rlx::registerCpuPipelines() {

@@ -112,4 +112,14 @@ def CpuOpenMPISymbols : Pass<"rlx-cpu-open-mpi-symbols", "::mlir::ModuleOp"> {
   }];
 }
 
+def CpuCheckLLVM : Pass<"rlx-cpu-check-llvm", "::mlir::ModuleOp"> {
+  let summary = "Fail on any op the CPU pipeline left outside the LLVM dialect";
+  let description = [{
+    The last step of `rlx-lower-to-cpu`: an op that is not in the `llvm`
+    dialect (or `builtin.module`) is a located error naming it, instead of a
+    module that exits 0 here and that mlir-runner or the JIT then rejects
+    (an unlowered `vector.print` did).
+  }];
+}
+
 #endif // RLX_TARGET_CPU_PASSES_TD
