@@ -199,3 +199,26 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
     x = np.random.default_rng(5).standard_normal((4, 8)).astype(np.float32)
     got = run_single(text, {"arg0": x}, extra=("--device", device))
     assert_close(got, np.cos(np.exp(x)) + x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_bool_casts_are_one_not_minus_one(device):
+    """tosa.cast of i1 true is 1 (upstream's folder makes a constant one
+    -1.0: it read the 1-bit integer as signed). Constant and computed
+    booleans, to float and to int."""
+    text = """
+func.func @f(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>) {
+  %t = "tosa.const"() <{values = dense<[[true, false, true], [false, true, true]]> : tensor<2x3xi1>}> : () -> tensor<2x3xi1>
+  %cf = tosa.cast %t : (tensor<2x3xi1>) -> tensor<2x3xf32>
+  %ci = tosa.cast %t : (tensor<2x3xi1>) -> tensor<2x3xi32>
+  %z = "tosa.const"() <{values = dense<0.0> : tensor<2x3xf32>}> : () -> tensor<2x3xf32>
+  %m = tosa.greater %x, %z : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %cm = tosa.cast %m : (tensor<2x3xi1>) -> tensor<2x3xf32>
+  return %cf, %ci, %cm : tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>
+}"""
+    x = np.array([[1, -1, 2], [-3, 0, 5]], np.float32)
+    out = run_mlir(text, {"arg0": x}, extra=("--device", device))
+    t = np.array([[1, 0, 1], [0, 1, 1]])
+    np.testing.assert_array_equal(out["result0"], t.astype(np.float32))
+    np.testing.assert_array_equal(out["result1"], t.astype(np.int32))
+    np.testing.assert_array_equal(out["result2"], (x > 0).astype(np.float32))

@@ -8,6 +8,7 @@
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::rlx {
@@ -19,10 +20,36 @@ using namespace mlir;
 using namespace mlir::rlx;
 
 namespace {
+/// Upstream's tosa.cast folder reads an i1 true as the signed 1-bit integer
+/// -1 (tosa.cast of dense<true> to f32 folds to -1.0, a silent wrong
+/// answer). Casts from i1 become selects of 1 and 0 before any rewrite
+/// driver, which folds as it goes, sees them.
+void castsFromBoolAsSelects(Operation *root) {
+  root->walk([](tosa::CastOp op) {
+    auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+    auto out = dyn_cast<RankedTensorType>(op.getType());
+    if (!in || !out || !in.getElementType().isInteger(1) || out.getElementType().isInteger(1))
+      return;
+    Type et = out.getElementType();
+    OpBuilder b(op);
+    auto splat = RankedTensorType::get(SmallVector<int64_t>(out.getRank(), 1), et);
+    auto constant = [&](double v) -> Value {
+      Attribute a = isa<FloatType>(et) ? Attribute(b.getFloatAttr(et, v))
+                                       : Attribute(b.getIntegerAttr(et, int64_t(v)));
+      return tosa::ConstOp::create(b, op.getLoc(), splat, DenseElementsAttr::get(splat, a));
+    };
+    Value one = constant(1.0), zero = constant(0.0);
+    op.replaceAllUsesWith(
+        tosa::SelectOp::create(b, op.getLoc(), out, op.getInput(), one, zero).getResult());
+    op.erase();
+  });
+}
+
 struct RLXImportToMIRPass : rlx::impl::RLXImportToMIRBase<RLXImportToMIRPass> {
   using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    castsFromBoolAsSelects(getOperation());
     // Raise first (so recognition sees whole primitive chains), then
     // recognize blocks.
     RewritePatternSet raise(ctx);

@@ -144,7 +144,9 @@ struct LIRPlanBuffersPass : mlir::rlx::lir::impl::LIRPlanBuffersBase<LIRPlanBuff
       if (fn.getNumArguments() + fn.getNumResults() != 0 && hasCallers(fn)) {
         fn.emitError() << "rlx-lir-plan-buffers plans entry points, and @" << fn.getSymName()
                        << " has callers (its arena argument would not match them); inline "
-                          "the calls first (--inline before MIR → LIR)";
+                          "the calls first, before MIR → LIR, without the inliner's "
+                          "canonicalization (--inline=\"default-pipeline=\": its folds "
+                          "include an upstream TOSA cast fold that turns i1 true into -1.0)";
         return signalPassFailure();
       }
       if (failed(planFunction(fn)))
