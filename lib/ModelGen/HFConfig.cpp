@@ -141,6 +141,11 @@ void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   }
   Reader s{*rs, r.error};
   c.ropeTheta = s.number("rope_theta", c.ropeTheta);
+  // Rotation of part of each head (Phi-3's partial_rotary_factor) is not
+  // built: refused rather than rotating every dim.
+  if (s.number("partial_rotary_factor", 1.0) != 1.0)
+    r.fail("partial_rotary_factor " + std::to_string(s.number("partial_rotary_factor", 1.0)) +
+           " is not supported (every dim of a head is rotated)");
   std::string type = s.string("rope_type", s.string("type", "default"));
   if (type == "default")
     return;
@@ -233,9 +238,19 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
     c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
     readQwenWindow(r, root, c);
     break;
+  case ModelFamily::Phi3:
+    // Phi3Attention: packed qkv_proj, Phi3MLP: packed gate_up_proj (gate
+    // first), no biases; a window only when sliding_window is given.
+    if (const llvm::json::Value *w = root.get("sliding_window");
+        w && w->kind() != llvm::json::Value::Null)
+      c.slidingWindow = r.integer("sliding_window");
+    break;
   case ModelFamily::GPT2:
     break;
   }
+  if (r.number("partial_rotary_factor", 1.0) != 1.0)
+    r.fail("partial_rotary_factor " + std::to_string(r.number("partial_rotary_factor", 1.0)) +
+           " is not supported (every dim of a head is rotated)");
 }
 
 /// `key=value` overrides on top of the JSON.

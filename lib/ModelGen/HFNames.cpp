@@ -17,6 +17,7 @@ const hf::Architecture kArchitectures[] = {
     {"MistralForCausalLM", "mistral", ModelFamily::Mistral},
     {"Qwen2ForCausalLM", "qwen2", ModelFamily::Qwen2},
     {"Qwen3ForCausalLM", "qwen3", ModelFamily::Qwen3},
+    {"Phi3ForCausalLM", "phi3", ModelFamily::Phi3},
     {"GPT2LMHeadModel", "gpt2", ModelFamily::GPT2},
 };
 

@@ -134,6 +134,23 @@ private:
     Value dense, codes, scales, global;
     WeightLayout layout = WeightLayout::OutIn;
   };
+  /// Dense [out, in] weights stored one after another in the rows of the
+  /// checkpoint tensor `name`.weight.
+  SmallVector<Weight> packedRows(const Twine &name, ArrayRef<int64_t> outs, int64_t in) {
+    int64_t total = 0;
+    for (int64_t o : outs)
+      total += o;
+    Value all = param(name + ".weight", {total, in});
+    SmallVector<Weight> parts;
+    int64_t offset = 0;
+    for (int64_t o : outs) {
+      Weight w;
+      w.dense = mb.slice(all, {offset, 0}, {o, in}, {1, 1});
+      parts.push_back(w);
+      offset += o;
+    }
+    return parts;
+  }
   Weight weight(const Twine &name, int64_t out, int64_t in,
                 WeightLayout layout = WeightLayout::OutIn) {
     bool outIn = layout == WeightLayout::OutIn;
@@ -196,9 +213,16 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   int64_t inter = c.intermediateSize;
   auto [pastK, pastV] = pastKv(i);
   Value inNorm = param(p + "input_layernorm.weight", {h});
-  Weight wq = weight(p + "self_attn.q_proj", q, h);
-  Weight wk = weight(p + "self_attn.k_proj", kv, h);
-  Weight wv = weight(p + "self_attn.v_proj", kv, h);
+  // Phi-3 packs q|k|v into qkv_proj and gate|up into gate_up_proj: the
+  // parts are row slices of the checkpoint's tensors (parameter-only, so
+  // packing computes them once).
+  bool packed = c.family == ModelFamily::Phi3;
+  SmallVector<Weight> qkv =
+      packed ? packedRows(p + "self_attn.qkv_proj", {q, kv, kv}, h)
+             : SmallVector<Weight>{weight(p + "self_attn.q_proj", q, h),
+                                   weight(p + "self_attn.k_proj", kv, h),
+                                   weight(p + "self_attn.v_proj", kv, h)};
+  Weight wq = qkv[0], wk = qkv[1], wv = qkv[2];
   auto bias = [&](bool present, const Twine &name, int64_t n) {
     return present ? param(p + name + ".bias", {n}) : Value();
   };
@@ -213,8 +237,11 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   Weight wo = weight(p + "self_attn.o_proj", h, q);
   Value bo = bias(c.oProjBias, "self_attn.o_proj", h);
   Value postNorm = param(p + "post_attention_layernorm.weight", {h});
-  Weight wg = weight(p + "mlp.gate_proj", inter, h);
-  Weight wu = weight(p + "mlp.up_proj", inter, h);
+  SmallVector<Weight> gateUp =
+      packed ? packedRows(p + "mlp.gate_up_proj", {inter, inter}, h)
+             : SmallVector<Weight>{weight(p + "mlp.gate_proj", inter, h),
+                                   weight(p + "mlp.up_proj", inter, h)};
+  Weight wg = gateUp[0], wu = gateUp[1];
   Weight wd = weight(p + "mlp.down_proj", h, inter);
   Value bg = bias(c.mlpBias, "mlp.gate_proj", inter);
   Value bu = bias(c.mlpBias, "mlp.up_proj", inter);
@@ -400,6 +427,11 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
   ctx->loadDialect<hir::HIRDialect, mir::MIRDialect, func::FuncDialect>();
   if (options.dtype != "f32" && options.dtype != "bf16" && options.dtype != "f16") {
     emitError(UnknownLoc::get(ctx)) << "dtype must be f32, f16 or bf16, got " << options.dtype;
+    return nullptr;
+  }
+  if (options.nvfp4Weights && config.family == ModelFamily::Phi3) {
+    emitError(UnknownLoc::get(ctx))
+        << "--nvfp4-weights is not supported for Phi-3 (its packed qkv_proj / gate_up_proj)";
     return nullptr;
   }
   // parseHFConfig only produces these; a ModelConfig filled by hand may not.

@@ -28,7 +28,7 @@ torch = pytest.importorskip("torch")
 import test_hf_models as hfm  # noqa: E402  (its config shrinking and seeded weights)
 
 CASES = {c.name: c for c in hfm.CASES}
-NAMES = [n for n in ("llama-3.2-1b", "qwen3-0.6b", "gpt2") if n in CASES]
+NAMES = [n for n in ("llama-3.2-1b", "qwen3-0.6b", "gpt2", "phi3-mini") if n in CASES]
 
 
 def logits_with_weights(text, ckpt, ids, tmp_path, extra=(), launcher=()):

@@ -126,6 +126,12 @@ def cases() -> list[Case]:
         # Qwen3 sliding window: only layers >= max_window_layers, only when enabled.
         Case("qwen3-sliding-layer-1", m("qwen3-0.6b"),
              {"use_sliding_window": True, "sliding_window": 4, "max_window_layers": 1}, layer_test=False),
+        # Phi-3: packed qkv_proj and gate_up_proj bound by the checkpoint's
+        # names, a sliding window; with GQA too.
+        Case("phi3-mini", ROOT / "test" / "Models" / "Inputs" / "phi3-mini-4k.json", {},
+             layer_test=False),
+        Case("phi3-gqa", ROOT / "test" / "Models" / "Inputs" / "phi3-mini-4k.json",
+             {"num_key_value_heads": 1, "sliding_window": None}, layer_test=False),
         Case("gpt2-gelu-erf-untied", m("gpt2"),
              {"activation_function": "gelu", "tie_word_embeddings": False, "n_inner": 80},
              layer_test=False),

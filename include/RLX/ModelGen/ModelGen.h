@@ -25,7 +25,7 @@ namespace mlir::rlx {
 /// The architectures the generator builds (transformers' LlamaForCausalLM,
 /// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel).
 /// Anything else is an error, never a Llama look-alike.
-enum class ModelFamily { Llama, Mistral, Qwen2, Qwen3, GPT2 };
+enum class ModelFamily { Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2 };
 
 /// What the generator needs from a config.json, after transformers' defaults
 /// for the architecture (its config class) and its modeling code (which
