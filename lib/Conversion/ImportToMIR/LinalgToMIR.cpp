@@ -38,15 +38,21 @@ bool allRankedTensors(Operation *op) {
   return llvm::all_of(op->getOperandTypes(), ranked) && llvm::all_of(op->getResultTypes(), ranked);
 }
 
-/// The splat value `v` is filled with (linalg.fill of a constant).
+/// The splat value `v` holds: linalg.fill of a constant, or a splat
+/// constant tensor (`arith.constant dense<0.0>`, as torch exports through
+/// buddy-mlir and tpp-mlir write a matmul's init).
 std::optional<double> fillValue(Value v) {
-  auto fill = v.getDefiningOp<linalg::FillOp>();
-  if (!fill)
-    return std::nullopt;
-  FloatAttr f;
-  if (!matchPattern(fill.getInputs()[0], m_Constant(&f)))
-    return std::nullopt;
-  return f.getValueAsDouble();
+  if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
+    FloatAttr f;
+    if (!matchPattern(fill.getInputs()[0], m_Constant(&f)))
+      return std::nullopt;
+    return f.getValueAsDouble();
+  }
+  DenseElementsAttr dense;
+  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat() &&
+      isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  return std::nullopt;
 }
 
 /// matmul / batch_matmul with their default or transposed maps, accumulating
@@ -221,9 +227,33 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     return elementwise(op, rw);
   }
 
+  /// select(cmpf ugt a b, a, b) is maximumf(a, b) and select(cmpf ult a b,
+  /// a, b) minimumf(a, b), NaN included (an unordered compare picks a, the
+  /// NaN); ReLU as torch.compile writes it (tpp-mlir's MLP). The ordered
+  /// predicates map NaN to b, which no MIR op does: left alone.
+  static void selectsAsMinMax(Block &body, PatternRewriter &rw) {
+    for (Operation &inner : llvm::make_early_inc_range(body)) {
+      auto sel = dyn_cast<arith::SelectOp>(inner);
+      auto cmp = sel ? sel.getCondition().getDefiningOp<arith::CmpFOp>() : nullptr;
+      if (!cmp || cmp.getLhs() != sel.getTrueValue() || cmp.getRhs() != sel.getFalseValue())
+        continue;
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPoint(sel);
+      if (cmp.getPredicate() == arith::CmpFPredicate::UGT)
+        rw.replaceOpWithNewOp<arith::MaximumFOp>(sel, cmp.getLhs(), cmp.getRhs());
+      else if (cmp.getPredicate() == arith::CmpFPredicate::ULT)
+        rw.replaceOpWithNewOp<arith::MinimumFOp>(sel, cmp.getLhs(), cmp.getRhs());
+      else
+        continue;
+      if (cmp->use_empty())
+        rw.eraseOp(cmp);
+    }
+  }
+
   /// out = body(broadcast inputs); the init is only a shape.
   static LogicalResult elementwise(linalg::GenericOp op, PatternRewriter &rw) {
     Block &body = op.getRegion().front();
+    selectsAsMinMax(body, rw);
     if (!body.getArgument(body.getNumArguments() - 1).use_empty())
       return failure();
     for (Operation &inner : body.without_terminator())
@@ -333,21 +363,22 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     return success();
   }
 
-  /// One input read through a permutation, yielded as it is.
+  /// One input read through a permutation, yielded as it is; the
+  /// permutation on the input's map or on the output's (tpp-mlir's weight
+  /// transposes put it there).
   static LogicalResult transpose(linalg::GenericOp op, PatternRewriter &rw) {
     Block &body = op.getRegion().front();
     if (op.getNumDpsInputs() != 1 || body.getOperations().size() != 1 ||
         body.getTerminator()->getOperand(0) != body.getArgument(0))
       return failure();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    if (!maps[0].isPermutation() || !maps[1].isIdentity() || maps[0].isIdentity())
+    if (!maps[0].isPermutation() || !maps[1].isPermutation() || maps[0] == maps[1])
       return failure();
-    // out[d] = in[perm⁻¹...]: input dim i is loop dim maps[0](i); the result's
-    // dim d is input dim perm[d] with perm = inverse of maps[0].
-    AffineMap inv = inversePermutation(maps[0]);
+    // out[maps[1](d)] = in[maps[0](d)]: the result's dim j is loop dim
+    // maps[1](j), which is the input's dim i with maps[0](i) = maps[1](j).
     SmallVector<int64_t> perm;
-    for (AffineExpr e : inv.getResults())
-      perm.push_back(cast<AffineDimExpr>(e).getPosition());
+    for (AffineExpr e : maps[1].getResults())
+      perm.push_back(*maps[0].getResultPosition(e));
     return replaceIfSameType(rw, op, tryCreate<TransposeOp>(rw, op.getLoc(), /*diagnose=*/false, op.getDpsInputs()[0], perm));
   }
 

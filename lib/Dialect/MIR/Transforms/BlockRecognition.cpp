@@ -382,6 +382,23 @@ struct SiluFromSigmoid : OpRewritePattern<MulOp> {
   }
 };
 
+/// max(x, 0) → relu(x) (NaN-propagating both; torch.relu as exporters write
+/// it, tpp-mlir's MLP), so it fuses as a matmul's activation.
+struct ReluFromMax : OpRewritePattern<MaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MaxOp op, PatternRewriter &rw) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      double c;
+      if (matchSplat(op->getOperand(1 - i), c) && c == 0.0 &&
+          op->getOperand(i).getType() == op.getType()) {
+        rw.replaceOpWithNewOp<ReluOp>(op, op->getOperand(i));
+        return success();
+      }
+    }
+    return failure();
+  }
+};
+
 /// scores + C, C a constant that hides future keys (bottom-right causal,
 /// optionally a sliding window) with −inf (or the dtype's lowest value)
 /// → causal_mask(scores).
@@ -894,7 +911,8 @@ void mlir::rlx::mir::populateBlockRecognitionPatterns(RewritePatternSet &pattern
   MLIRContext *ctx = patterns.getContext();
   patterns.add<RmsNormFromPrimitives, RmsNormWeight, LayerNormFromPrimitives,
                LayerNormAffine<MulOp>, LayerNormAffine<AddOp>, GeluTanhFromPrimitives, Softmax<DivOp>, Softmax<MulOp>,
-               SigmoidFromDiv, SigmoidFromReciprocal, SiluFromSigmoid, CausalMaskFromConstant,
+               SigmoidFromDiv, SigmoidFromReciprocal, SiluFromSigmoid, ReluFromMax,
+               CausalMaskFromConstant,
                RopeFromPrimitives, MatmulOperands, MatmulScaledOperands, MergeScalarMuls, MatmulBatchDims, MatmulRowDims,
                SinkReshapeBelowUnary, SinkReshapeBelowBinary, SinkRowsReshapeBelowBias,
                HoistReshapeAboveCast>(ctx);
