@@ -352,3 +352,22 @@ func.func @f(%x: tensor<1x3x512xf32> {rlx.input = "x"}, %p: tensor<3xi64> {rlx.i
     rot = np.concatenate([-h[..., 128:], h[..., :128]], -1)
     want = (h * cos[:, None] + rot * sin[:, None]).reshape(1, 3, 512)
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+
+
+def test_host_calls_are_an_error_on_the_gpu_path_not_dropped():
+    """A host op with effects that the GPU plan cannot run (a call to an
+    external @rtclock and a vector.print, as buddy-mlir's kernels time
+    themselves) was dropped without a word on --device=emu; it is a located
+    error there."""
+    text = """
+func.func private @clock() -> f64
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %t = call @clock() : () -> f64
+  %c = rlx_mir.add %a, %a : tensor<4xf32>, tensor<4xf32>
+  vector.print %t : f64
+  return %c : tensor<4xf32>
+}"""
+    with pytest.raises(RuntimeError) as e:
+        run(text, {"arg0": np.ones(4, np.float32)}, "emu")
+    assert "host op 'func.call' would not run there" in str(e.value)
+    assert ":4:8: error" in str(e.value)

@@ -16,6 +16,7 @@
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Target/NVVM/NVVMTarget.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -298,8 +299,16 @@ FailureOr<json::Object> functionPlan(func::FuncOp fn) {
       continue;
     }
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
-    if (!launch)
-      continue;
+    if (!launch) {
+      // Views, constants and the return are the plan's bookkeeping; any
+      // other host op (a call to @rtclock, a vector.print) would not run
+      // on the device: an error, not a silent drop.
+      if (isa<func::ReturnOp>(op) || isMemoryEffectFree(&op))
+        continue;
+      return op.emitError("GPU artifact: the GPU path runs kernels and collectives, and this "
+                          "host op '")
+             << op.getName() << "' would not run there (run it with --device=cpu)";
+    }
     json::Object l;
     l["kernel"] = launch.getKernelName().str();
     json::Array grid, block;
