@@ -114,6 +114,14 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
     so `rlx-mir-fuse` then finds attention (GQA repeats included), SwiGLU and
     embedding gathers as in RLX's own HIR.
 
+    Forms other exporters write are raised too: a matmul whose init is a
+    splat constant (`arith.constant dense<0.0>`), a transpose whose
+    permutation is on the output's map, ReLU as `arith.cmpf ugt` +
+    `arith.select` (and max(x, 0) as relu); `tosa.cast` from i1 becomes a
+    select of 1 and 0 first (upstream's folder turns a constant true into
+    -1.0). The frontends run `tosa-infer-shapes` and
+    `convert-elementwise-to-linalg` before this pass (`addImportPasses`).
+
     Ops it does not know stay as they are, between raised ones; the CPU
     pipeline lowers leftover TOSA with upstream's TOSA-to-linalg passes.
 
