@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import subprocess
 import tempfile
 
@@ -163,3 +164,30 @@ def signature(text: str) -> list[dict]:
                      "shape": [int(d) if isinstance(d, str) and d.isdigit() else d for d in shape],
                      "dtype": dtype})
     return args
+
+
+LLVM_BIN = "/usr/lib/llvm-22/bin"
+UPSTREAM_LOWERING = (
+    "builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),"
+    "one-shot-bufferize{bufferize-function-boundaries},func.func(convert-linalg-to-loops),"
+    "convert-scf-to-cf,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+    "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,convert-cf-to-llvm,"
+    "convert-func-to-llvm,reconcile-unrealized-casts)")
+
+
+def run_upstream(module: str) -> np.ndarray:
+    """Upstream's own lowering of `module` (mlir-opt-22, no RLX) run by
+    mlir-runner: its @main prints one memref (printMemrefF32); returns the
+    printed values, flat, in float64."""
+    opt = subprocess.run([f"{LLVM_BIN}/mlir-opt", f"--pass-pipeline={UPSTREAM_LOWERING}"],
+                         input=module, capture_output=True, text=True)
+    assert opt.returncode == 0, opt.stderr
+    libs = ",".join(f"{LLVM_BIN}/../lib/{n}" for n in
+                    ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"])
+    run = subprocess.run([f"{LLVM_BIN}/mlir-runner", "-e", "main", "-entry-point-result=void",
+                          f"-shared-libs={libs}"], input=opt.stdout, capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    body = run.stdout[run.stdout.index("data =") + len("data ="):]
+    return np.array([float(v) for v in re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", body)],
+                    np.float64)

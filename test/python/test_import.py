@@ -15,10 +15,9 @@ import pytest
 
 import rlx
 from exported_forms import dense, linalg_llama_layer, numpy_llama_layer, tosa_llama_layer, ty
-from harness import BUILD, assert_close, run_mlir, run_single
+from harness import BUILD, assert_close, run_mlir, run_single, run_upstream
 
 RLX_OPT = BUILD / "bin" / "rlx-opt"
-LLVM_BIN = "/usr/lib/llvm-22/bin"
 S, D, H, KV, HD, F = 6, 32, 4, 2, 8, 48
 NAMES = ["input_layernorm.weight", "self_attn.q_proj.weight", "self_attn.k_proj.weight",
          "self_attn.v_proj.weight", "self_attn.o_proj.weight", "post_attention_layernorm.weight",
@@ -106,24 +105,7 @@ def upstream_run(layer_text: str, x, pos, w) -> np.ndarray:
             f"  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()\n  return\n}}\n")
     # Upstream knows nothing of rlx.* argument attributes: drop them.
     plain = re.sub(r" \{rlx\.[a-z]+ = \"[^\"]*\"\}", "", layer_text)
-    pipeline = ("builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
-                "tosa-to-tensor),one-shot-bufferize{bufferize-function-boundaries},"
-                "func.func(convert-linalg-to-loops),convert-scf-to-cf,expand-strided-metadata,"
-                "lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
-                "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-                "reconcile-unrealized-casts)")
-    opt = subprocess.run([f"{LLVM_BIN}/mlir-opt", f"--pass-pipeline={pipeline}"],
-                         input=plain + main, capture_output=True, text=True)
-    assert opt.returncode == 0, opt.stderr
-    libs = ",".join(f"{LLVM_BIN}/../lib/{n}" for n in
-                    ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"])
-    run = subprocess.run([f"{LLVM_BIN}/mlir-runner", "-e", "main", "-entry-point-result=void",
-                          f"-shared-libs={libs}"], input=opt.stdout, capture_output=True,
-                         text=True)
-    assert run.returncode == 0, run.stderr
-    body = run.stdout[run.stdout.index("data ="):]
-    vals = [float(v) for v in re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", body[len("data ="):])]
-    return np.array(vals, np.float64).reshape(1, S, D)
+    return run_upstream(plain + main).reshape(1, S, D)
 
 
 @pytest.mark.parametrize("form", list(FORMS))

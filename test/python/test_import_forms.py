@@ -11,16 +11,13 @@ own lowering (mlir-opt-22 + mlir-runner, without RLX) compute, on the CPU
 path and on the emulator."""
 from __future__ import annotations
 
-import os
-import re
 import subprocess
 
 import numpy as np
 import pytest
 
-from harness import BUILD, assert_close, run_single
+from harness import BUILD, assert_close, run_single, run_upstream
 
-LLVM_BIN = "/usr/lib/llvm-22/bin"
 B, D = 4, 8  # rows, width of every layer
 
 
@@ -98,23 +95,7 @@ def upstream_mlp(text: str, x: np.ndarray) -> np.ndarray:
             f"  %y = call @forward(%x) : ({t}) -> {t}\n"
             f"  %u = tensor.cast %y : {t} to tensor<*xf32>\n"
             f"  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()\n  return\n}}\n")
-    pipeline = ("builtin.module(one-shot-bufferize{bufferize-function-boundaries},"
-                "func.func(convert-linalg-to-loops),convert-scf-to-cf,expand-strided-metadata,"
-                "lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,"
-                "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-                "reconcile-unrealized-casts)")
-    opt = subprocess.run([f"{LLVM_BIN}/mlir-opt", f"--pass-pipeline={pipeline}"],
-                         input=text + main, capture_output=True, text=True)
-    assert opt.returncode == 0, opt.stderr
-    libs = ",".join(f"{LLVM_BIN}/../lib/{n}" for n in
-                    ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"])
-    run = subprocess.run([f"{LLVM_BIN}/mlir-runner", "-e", "main", "-entry-point-result=void",
-                          f"-shared-libs={libs}"], input=opt.stdout, capture_output=True,
-                         text=True)
-    assert run.returncode == 0, run.stderr
-    body = run.stdout[run.stdout.index("data =") + len("data ="):]
-    vals = [float(v) for v in re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", body)]
-    return np.array(vals, np.float64).reshape(B, D)
+    return run_upstream(text + main).reshape(B, D)
 
 
 def test_mlp_forms_are_raised_and_fuse_to_one_kernel_per_layer():
