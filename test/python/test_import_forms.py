@@ -145,3 +145,57 @@ func.func @f(%x: {t}) -> {t} {{
         raised = subprocess.run([str(BUILD / "bin" / "rlx-opt"), "-", "--rlx-import-to-mir",
                                  "-o", "-"], input=text, capture_output=True, text=True)
         assert ("linalg.generic" in raised.stdout) == (pred == "ogt"), raised.stdout
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_lse_softmax_and_gqa_repeat_compute_numpy(device):
+    """Decode attention in buddy-mlir's BuddyNext form, small: K/V heads
+    repeated by an add of zeros, Q·Kᵀ·scale + mask, softmax through
+    log-sum-exp (math.exp on whole tensors), ·V; raised (softmax and
+    broadcast recognized) and equal to numpy."""
+    kv, rep, s, d = 2, 3, 16, 8
+    h = kv * rep
+    text = f"""
+func.func @f(%q: tensor<{h}x1x{d}xf32>, %k: tensor<1x{kv}x1x{s}x{d}xf32>,
+             %v: tensor<1x{kv}x1x{s}x{d}xf32>, %mask: tensor<1x1x{s}xf32>) -> tensor<{h}x1x{d}xf32> {{
+  %z = "tosa.const"() <{{values = dense<0.0> : tensor<1x{kv}x{rep}x{s}x{d}xf32>}}> : () -> tensor<1x{kv}x{rep}x{s}x{d}xf32>
+  %kr = tosa.add %k, %z : (tensor<1x{kv}x1x{s}x{d}xf32>, tensor<1x{kv}x{rep}x{s}x{d}xf32>) -> tensor<1x{kv}x{rep}x{s}x{d}xf32>
+  %vr = tosa.add %v, %z : (tensor<1x{kv}x1x{s}x{d}xf32>, tensor<1x{kv}x{rep}x{s}x{d}xf32>) -> tensor<1x{kv}x{rep}x{s}x{d}xf32>
+  %ks = tensor.collapse_shape %kr [[0, 1, 2], [3], [4]] : tensor<1x{kv}x{rep}x{s}x{d}xf32> into tensor<{h}x{s}x{d}xf32>
+  %vs = tensor.collapse_shape %vr [[0, 1, 2], [3], [4]] : tensor<1x{kv}x{rep}x{s}x{d}xf32> into tensor<{h}x{s}x{d}xf32>
+  %acc = arith.constant dense<0.0> : tensor<{h}x1x{s}xf32>
+  %qk = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>] ins(%q, %ks : tensor<{h}x1x{d}xf32>, tensor<{h}x{s}x{d}xf32>) outs(%acc : tensor<{h}x1x{s}xf32>) -> tensor<{h}x1x{s}xf32>
+  %sc = "tosa.const"() <{{values = dense<0.353553385> : tensor<{h}x1x{s}xf32>}}> : () -> tensor<{h}x1x{s}xf32>
+  %shift = "tosa.const"() <{{values = dense<0> : tensor<1xi8>}}> : () -> tensor<1xi8>
+  %scaled = tosa.mul %qk, %sc, %shift : (tensor<{h}x1x{s}xf32>, tensor<{h}x1x{s}xf32>, tensor<1xi8>) -> tensor<{h}x1x{s}xf32>
+  %sm = tosa.add %scaled, %mask : (tensor<{h}x1x{s}xf32>, tensor<1x1x{s}xf32>) -> tensor<{h}x1x{s}xf32>
+  %m = tosa.reduce_max %sm {{axis = 2 : i32}} : (tensor<{h}x1x{s}xf32>) -> tensor<{h}x1x1xf32>
+  %dd = tosa.sub %sm, %m : (tensor<{h}x1x{s}xf32>, tensor<{h}x1x1xf32>) -> tensor<{h}x1x{s}xf32>
+  %e = math.exp %dd : tensor<{h}x1x{s}xf32>
+  %sum = tosa.reduce_sum %e {{axis = 2 : i32}} : (tensor<{h}x1x{s}xf32>) -> tensor<{h}x1x1xf32>
+  %l = tosa.log %sum : (tensor<{h}x1x1xf32>) -> tensor<{h}x1x1xf32>
+  %lse = tosa.add %m, %l : (tensor<{h}x1x1xf32>, tensor<{h}x1x1xf32>) -> tensor<{h}x1x1xf32>
+  %x = tosa.sub %sm, %lse : (tensor<{h}x1x{s}xf32>, tensor<{h}x1x1xf32>) -> tensor<{h}x1x{s}xf32>
+  %p = math.exp %x : tensor<{h}x1x{s}xf32>
+  %acc2 = arith.constant dense<0.0> : tensor<{h}x1x{d}xf32>
+  %o = linalg.batch_matmul ins(%p, %vs : tensor<{h}x1x{s}xf32>, tensor<{h}x{s}x{d}xf32>) outs(%acc2 : tensor<{h}x1x{d}xf32>) -> tensor<{h}x1x{d}xf32>
+  return %o : tensor<{h}x1x{d}xf32>
+}}"""
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal((h, 1, d)).astype(np.float32)
+    k = rng.standard_normal((1, kv, 1, s, d)).astype(np.float32)
+    v = rng.standard_normal((1, kv, 1, s, d)).astype(np.float32)
+    mask = np.where(np.arange(s) < s - 3, 0.0, -1e9).astype(np.float32)[None, None]
+    raised = subprocess.run([str(BUILD / "bin" / "rlx-opt"), "-", "--convert-elementwise-to-linalg",
+                             "--rlx-import-to-mir", "-o", "-"], input=text, capture_output=True,
+                            text=True)
+    assert raised.returncode == 0, raised.stderr
+    assert "rlx_mir.softmax" in raised.stdout and "rlx_mir.broadcast" in raised.stdout
+    got = run_single(text, {"arg0": q, "arg1": k, "arg2": v, "arg3": mask},
+                     extra=("--device", device))
+    kk = np.repeat(k[0, :, 0], rep, axis=0).astype(np.float64)  # [h, s, d]
+    vv = np.repeat(v[0, :, 0], rep, axis=0).astype(np.float64)
+    sc = q.astype(np.float64) @ kk.transpose(0, 2, 1) * np.float32(0.353553385) + mask
+    p = np.exp(sc - sc.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    assert_close(got, p @ vv, rtol=1e-5, atol=1e-5)

@@ -15,6 +15,7 @@
 
 #include "RLX/Conversion/ImportToMIR/ImportToMIR.h"
 
+#include "ImportUtils.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,6 +28,7 @@
 using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::mir;
+using namespace mlir::rlx::import_detail;
 
 namespace {
 
@@ -198,8 +200,63 @@ struct DropSoftmaxGuard : OpRewritePattern<SoftmaxOp> {
   }
 };
 
+/// The log-sum-exp spelling of softmax (buddy-mlir's attention kernels):
+///   m = max(s, a, keep);  l = m + log(sum(exp(s - m), a, keep));  exp(s - l)
+/// is softmax(s, a); on a row of -inf it gives 0 where this arithmetic gives
+/// NaN (rlx_mir.softmax's contract, as for SDPA's guard).
+struct SoftmaxFromLogSumExp : OpRewritePattern<ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static ReduceOp keptReduce(Value v, ReduceKind kind) {
+    auto r = v.getDefiningOp<ReduceOp>();
+    return r && r.getKind() == kind && r.getKeepDims() && r.getAxes().size() == 1 ? r : nullptr;
+  }
+  LogicalResult matchAndRewrite(ExpOp op, PatternRewriter &rw) const override {
+    auto outer = op.getInput().getDefiningOp<SubOp>();
+    auto lse = outer ? outer.getRhs().getDefiningOp<AddOp>() : nullptr;
+    if (!lse)
+      return failure();
+    Value s = outer.getLhs();
+    for (unsigned i = 0; i < 2; ++i) {
+      ReduceOp max = keptReduce(lse->getOperand(i), ReduceKind::Max);
+      auto log = lse->getOperand(1 - i).getDefiningOp<LogOp>();
+      ReduceOp sum = log ? keptReduce(log.getInput(), ReduceKind::Sum) : nullptr;
+      auto e = sum ? sum.getInput().getDefiningOp<ExpOp>() : nullptr;
+      auto inner = e ? e.getInput().getDefiningOp<SubOp>() : nullptr;
+      if (!max || !inner || max.getInput() != s || inner.getLhs() != s ||
+          inner.getRhs() != max.getResult() || max.getAxes() != sum.getAxes() ||
+          op.getType() != s.getType())
+        continue;
+      return replaceIfSameType(rw, op, tryCreate<SoftmaxOp>(rw, op.getLoc(), /*diagnose=*/false,
+                                                            s, max.getAxes()[0]));
+    }
+    return failure();
+  }
+};
+
+/// x + zeros of a larger shape is x broadcast to it (exactly, but for the
+/// sign of a zero): how buddy-mlir repeats GQA's key/value heads, which
+/// attention recognition then sees as the usual repeat.
+struct BroadcastFromAddOfZeros : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op, PatternRewriter &rw) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      Value x = op->getOperand(i);
+      if (x.getType() == op.getType() || !isSplatFloat(op->getOperand(1 - i), 0.0) ||
+          op->getOperand(1 - i).getType() != op.getType())
+        continue;
+      auto t = cast<RankedTensorType>(op.getType());
+      if (!t.hasStaticShape())
+        continue;
+      return replaceIfSameType(rw, op, tryCreate<BroadcastOp>(rw, op.getLoc(), /*diagnose=*/false,
+                                                              x, t.getShape()));
+    }
+    return failure();
+  }
+};
+
 } // namespace
 
 void mlir::rlx::populateSoftmaxGuardPatterns(RewritePatternSet &patterns) {
-  patterns.add<DropSoftmaxGuard>(patterns.getContext());
+  patterns.add<DropSoftmaxGuard, SoftmaxFromLogSumExp, BroadcastFromAddOfZeros>(
+      patterns.getContext());
 }

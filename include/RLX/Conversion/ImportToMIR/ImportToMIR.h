@@ -28,8 +28,10 @@ void populateTosaToRLXMIRPatterns(RewritePatternSet &patterns);
 /// → rlx_mir.
 void populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns);
 
-/// Drops SDPA's all-masked-row guard around rlx_mir.softmax (TOSA and
-/// linalg-on-tensors forms): the softmax already gives 0 on such rows.
+/// Softmax and attention forms exporters write: drops SDPA's all-masked-row
+/// guard around rlx_mir.softmax (TOSA and linalg-on-tensors forms: the
+/// softmax already gives 0 on such rows), raises the log-sum-exp spelling of
+/// softmax, and GQA's repeat written as an add of zeros (a broadcast).
 void populateSoftmaxGuardPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::rlx
