@@ -1,4 +1,4 @@
-//===- SoftmaxGuard.cpp - SDPA's all-masked-row guard around softmax -------===//
+//===- SoftmaxGuard.cpp - Softmax forms: SDPA's guard, log-sum-exp --------===//
 //
 // PyTorch's SDPA decomposition (what torch-mlir's FX importer writes for HF
 // `sdpa` attention) guards rows whose scores are all -inf:
@@ -10,6 +10,9 @@
 // then sees the plain chain. Only this exact form matches: the compared value
 // is the softmax input (or its exact widening), the constant is -inf, the
 // reduction runs over the softmax axis, and the selected value is zero.
+//
+// Also here, the other attention spellings exporters write: softmax through
+// log-sum-exp, and GQA's repeat of key/value heads as an add of zeros.
 //
 //===----------------------------------------------------------------------===//
 
