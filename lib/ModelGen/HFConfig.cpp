@@ -356,7 +356,8 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
     }
     total += w.bytes;
   }
-  if (product({int64_t(total), c.numLayers}) / 4 > kMaxBytes) {
+  uint64_t model;
+  if (__builtin_mul_overflow(total, uint64_t(c.numLayers), &model) || model > kMaxBytes) {
     error = "the model (" + std::to_string(c.numLayers) +
             " layers) would take more than 2^48 bytes (256 TiB) in f32";
     return failure();

@@ -57,8 +57,10 @@ _NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int
 
 
 def _to_buffer(value: np.ndarray, buf: dict) -> np.ndarray:
-    """`value` in the buffer's storage (bf16 from float arrays, rounded to
-    nearest even; f8/f4 as their bytes)."""
+    """`value` in the buffer's storage, converted only when every element
+    converts exactly (the rule of every runner: HostTensor's convertExact):
+    bf16 from bfloat16 arrays, its bit patterns (uint16) or floats that are
+    bf16 values; f8/f4 and packed FP4 codes as their bytes."""
     a = np.asarray(value)
     if tuple(a.shape) != tuple(buf["shape"]):
         raise RlxError(f"'{buf['name']}' has shape {list(a.shape)}, the model takes {buf['shape']}")
@@ -66,28 +68,38 @@ def _to_buffer(value: np.ndarray, buf: dict) -> np.ndarray:
     if dt == "bf16":
         if a.dtype == np.uint16:
             return np.ascontiguousarray(a)
-        u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
-        return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+        if a.dtype.name == "bfloat16":
+            return np.ascontiguousarray(a).view(np.uint16)
+        f = _exactly(a, np.float32, buf)
+        bits = (f.view(np.uint32) >> 16).astype(np.uint16)  # exact values: no rounding
+        _check_exact(f, (bits.astype(np.uint32) << 16).view(np.float32), buf)
+        return bits
+    if dt == "i8" and a.dtype == np.uint8:
+        return np.ascontiguousarray(a).view(np.int8)  # bytes stay bytes (FP4 codes)
     if dt in _NUMPY:
         return _exactly(a, _NUMPY[dt], buf)
     return np.ascontiguousarray(a).view(np.uint8)  # f8 / f4 codes, one per byte
 
 
+def _check_exact(a: np.ndarray, back: np.ndarray, buf: dict) -> None:
+    """Raises naming the first element of `a` that `back` (its round trip
+    through the buffer's dtype) does not give back."""
+    same = (back == a) | (np.isnan(back) & np.isnan(a)) if a.dtype.kind == "f" else back == a
+    bad = np.flatnonzero(~same)
+    if bad.size:
+        i = int(bad[0])
+        raise RlxError(f"argument '{buf['name']}' is {buf['dtype']} but the value given is "
+                       f"{a.dtype}, and its element {i} ({a.reshape(-1)[i]}) is not exactly "
+                       f"a {buf['dtype']} (values convert only when every one converts "
+                       "exactly; convert them first)")
+
+
 def _exactly(a: np.ndarray, dtype, buf: dict) -> np.ndarray:
-    """`a` as `dtype` when every value converts exactly (the rule of every
-    runner: HostTensor's convertExact); else an error naming the buffer."""
+    """`a` as `dtype` when every value converts exactly; else an error."""
     out = np.ascontiguousarray(a, dtype)
     if a.dtype != out.dtype:
         with np.errstate(invalid="ignore", over="ignore"):
-            back = out.astype(a.dtype)
-        bad = np.flatnonzero(~((back == a) | (np.isnan(back) & np.isnan(a))
-                               if a.dtype.kind == "f" else back == a))
-        if bad.size:
-            i = int(bad[0])
-            raise RlxError(f"argument '{buf['name']}' is {buf['dtype']} but the value given is "
-                           f"{a.dtype}, and its element {i} ({a.reshape(-1)[i]}) is not exactly "
-                           f"a {buf['dtype']} (values convert only when every one converts "
-                           "exactly; convert them first)")
+            _check_exact(a, out.astype(a.dtype), buf)
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -28,11 +29,17 @@ def test_compile_and_run_on_the_emulator():
     assert model.results == [{"name": "result0", "shape": [3, 37], "dtype": "bf16"}]
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 37)).astype(np.float32)
-    g = (1 + 0.1 * rng.standard_normal(37)).astype(np.float32)
+    g32 = (1 + 0.1 * rng.standard_normal(37)).astype(np.float32)
+    # A bf16 argument takes bf16 values (ml_dtypes, or f32 arrays holding
+    # bf16 values); rounding f32 is the caller's choice, not the runner's.
+    with pytest.raises(rlx.RlxError, match="'g' is bf16 but the value given is float32"):
+        model.run(x=x, g=g32)
+    g = g32.astype(ml_dtypes.bfloat16)
     y = model.run(x=x, g=g)["result0"]
     assert y.dtype == np.float32
+    np.testing.assert_array_equal(model.run(x=x, g=g.astype(np.float32))["result0"], y)
     xb = x.astype(np.float64)
-    ref = xb / np.sqrt((xb ** 2).mean(1, keepdims=True) + 1e-5) * g
+    ref = xb / np.sqrt((xb ** 2).mean(1, keepdims=True) + 1e-5) * g.astype(np.float64)
     assert_close(y, ref, "bf16")
     with pytest.raises(rlx.RlxError, match="shape"):
         model.run(x=x[:2], g=g)

@@ -62,7 +62,9 @@ int main(int argc, char **argv) {
     StringRef anchor = pm.getOpAnchorName();
     if (inner.consume_front(anchor) && inner.consume_front("(") && inner.consume_back(")"))
       return parsePassPipeline(inner, pm);
-    return failure();
+    return emitError(UnknownLoc::get(pm.getContext()))
+           << "rlx-opt: cannot put rlx-verify-shard-grids in front of the pipeline '"
+           << *sharding << "'; run it as the first pass yourself";
   });
   // What MlirOptMain(argc, argv, ...) does, with this config.
   std::string errorMessage;

@@ -168,11 +168,15 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   // parameters replaced by the originals their packing functions take.
   std::vector<ModelTensor> arguments;
   std::set<std::string> packers, seen;
+  auto unsupported = [&](const Buffer &b) {
+    return fail("buffer '" + b.tensor.name + "' is " + b.tensor.dtype + " of shape " +
+                std::to_string(b.tensor.shape.size()) +
+                "-D, whose bytes the host does not lay out as the artifact does (rlx-gpu-run "
+                "takes its raw bytes)");
+  };
   for (const Buffer &b : buffers) {
     if (b.unsupported)
-      return fail("buffer '" + b.tensor.name + "' is " + b.tensor.dtype + " of shape " +
-                  std::to_string(b.tensor.shape.size()) + "-D, whose bytes the host does not lay out as the artifact does "
-                  "(rlx-gpu-run takes its raw bytes)");
+      return unsupported(b);
     if (b.role == "output")
       continue;
     if (!b.packedBy.empty()) {
@@ -183,9 +187,12 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
       arguments.push_back(b.tensor);
   }
   for (const std::string &p : packers)
-    for (const Buffer &b : buffersOf(module.getContext(), h, p.c_str(), manifestFn(p)))
+    for (const Buffer &b : buffersOf(module.getContext(), h, p.c_str(), manifestFn(p))) {
+      if (b.unsupported)
+        return unsupported(b);
       if (b.role != "output" && seen.insert(b.tensor.name).second)
         arguments.push_back(b.tensor);
+    }
   ArgumentSources sources;
   sources.weights = options.weights;
   if (world) {

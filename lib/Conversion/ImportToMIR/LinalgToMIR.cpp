@@ -208,6 +208,30 @@ std::optional<SmallVector<int64_t>> broadcastShape(AffineMap map, RankedTensorTy
   return shape;
 }
 
+/// select(cmpf ugt a c, a, c) is maximumf(a, c) and select(cmpf ult a c,
+/// a, c) minimumf(a, c) when c is a constant that is not NaN (a NaN `a`
+/// gives NaN both ways): ReLU as torch.compile writes it inside a
+/// linalg.generic (tpp-mlir's MLP). Ordered predicates map a NaN `a` to c,
+/// which no MIR op does: left alone.
+struct SelectAsMinMax : OpRewritePattern<arith::SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::SelectOp sel, PatternRewriter &rw) const override {
+    auto cmp = sel.getCondition().getDefiningOp<arith::CmpFOp>();
+    FloatAttr c;
+    if (!cmp || !sel->getParentOfType<linalg::GenericOp>() ||
+        cmp.getLhs() != sel.getTrueValue() || cmp.getRhs() != sel.getFalseValue() ||
+        !matchPattern(cmp.getRhs(), m_Constant(&c)) || c.getValue().isNaN())
+      return failure();
+    if (cmp.getPredicate() == arith::CmpFPredicate::UGT)
+      rw.replaceOpWithNewOp<arith::MaximumFOp>(sel, cmp.getLhs(), cmp.getRhs());
+    else if (cmp.getPredicate() == arith::CmpFPredicate::ULT)
+      rw.replaceOpWithNewOp<arith::MinimumFOp>(sel, cmp.getLhs(), cmp.getRhs());
+    else
+      return failure();
+    return success();
+  }
+};
+
 struct Generic : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -227,33 +251,9 @@ struct Generic : OpRewritePattern<linalg::GenericOp> {
     return elementwise(op, rw);
   }
 
-  /// select(cmpf ugt a b, a, b) is maximumf(a, b) and select(cmpf ult a b,
-  /// a, b) minimumf(a, b), NaN included (an unordered compare picks a, the
-  /// NaN); ReLU as torch.compile writes it (tpp-mlir's MLP). The ordered
-  /// predicates map NaN to b, which no MIR op does: left alone.
-  static void selectsAsMinMax(Block &body, PatternRewriter &rw) {
-    for (Operation &inner : llvm::make_early_inc_range(body)) {
-      auto sel = dyn_cast<arith::SelectOp>(inner);
-      auto cmp = sel ? sel.getCondition().getDefiningOp<arith::CmpFOp>() : nullptr;
-      if (!cmp || cmp.getLhs() != sel.getTrueValue() || cmp.getRhs() != sel.getFalseValue())
-        continue;
-      OpBuilder::InsertionGuard guard(rw);
-      rw.setInsertionPoint(sel);
-      if (cmp.getPredicate() == arith::CmpFPredicate::UGT)
-        rw.replaceOpWithNewOp<arith::MaximumFOp>(sel, cmp.getLhs(), cmp.getRhs());
-      else if (cmp.getPredicate() == arith::CmpFPredicate::ULT)
-        rw.replaceOpWithNewOp<arith::MinimumFOp>(sel, cmp.getLhs(), cmp.getRhs());
-      else
-        continue;
-      if (cmp->use_empty())
-        rw.eraseOp(cmp);
-    }
-  }
-
   /// out = body(broadcast inputs); the init is only a shape.
   static LogicalResult elementwise(linalg::GenericOp op, PatternRewriter &rw) {
     Block &body = op.getRegion().front();
-    selectsAsMinMax(body, rw);
     if (!body.getArgument(body.getNumArguments() - 1).use_empty())
       return failure();
     for (Operation &inner : body.without_terminator())
@@ -450,7 +450,7 @@ struct Constant : OpRewritePattern<arith::ConstantOp> {
 
 void mlir::rlx::populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<Matmul>(ctx);
+  patterns.add<Matmul, SelectAsMinMax>(ctx);
   patterns.add<Transpose, Softmax, Broadcast, Reduce, Generic, Reshape<tensor::ExpandShapeOp>,
                Reshape<tensor::CollapseShapeOp>, ExtractSlice, Concat, Constant>(ctx);
 }

@@ -321,6 +321,8 @@ constexpr DtypeRow kDtypes[] = {
 } // namespace
 
 std::string descrOf(const std::string &dtype) {
+  if (dtype.empty())
+    return "";
   for (const DtypeRow &r : kDtypes)
     if (dtype == r.host || dtype == r.mlir)
       return r.descr;

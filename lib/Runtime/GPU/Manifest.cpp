@@ -290,7 +290,8 @@ void parseFunction(const json &f, const std::string &p, Manifest &m, std::set<st
     }
     if (const json *ib = optField(b, "index_bound")) {
       bi.indexBound = unsignedInt(*ib, sub(q, "index_bound"));
-      if (bi.indexBound == 0 || bi.dtype.empty() || (bi.dtype[0] != 'i' && bi.dtype[0] != 'u'))
+      if (bi.indexBound == 0 || bi.indexBound > uint64_t(INT64_MAX) || bi.dtype.empty() ||
+          (bi.dtype[0] != 'i' && bi.dtype[0] != 'u'))
         fail(sub(q, "index_bound"), "must be a positive row count on an integer buffer");
     }
     uint64_t need = minimumBytes(bi, q);

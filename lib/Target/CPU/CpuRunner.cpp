@@ -564,13 +564,6 @@ LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
       return nullptr;
     }
     if (t->dtype != dtype) {
-      // FP8 scales are bytes: only byte arrays feed them.
-      bool byteArg = dtype == "f8e4m3fn";
-      if (byteArg && t->dtype != "u8" && t->dtype != "i8" && t->dtype != "f8e4m3fn") {
-        error = "argument '" + name + "' is " + dtype +
-                ": pass its bytes (uint8, int8 or ml_dtypes.float8_e4m3fn), got " + t->dtype;
-        return nullptr;
-      }
       FailureOr<HostTensor> exact = convertExact(*t, dtype, name, error);
       if (failed(exact))
         return nullptr;

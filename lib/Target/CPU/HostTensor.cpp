@@ -171,6 +171,11 @@ std::optional<uint64_t> mlir::rlx::tensorBytes(StringRef dtype, ArrayRef<int64_t
 }
 
 uint64_t mlir::rlx::memoryBudget() {
+  std::string ignored;
+  return memoryBudget(ignored);
+}
+
+uint64_t mlir::rlx::memoryBudget(std::string &error) {
   if (const char *env = std::getenv("RLX_MEMORY_BUDGET")) {
     StringRef s(env);
     uint64_t scale = 1;
@@ -185,6 +190,8 @@ uint64_t mlir::rlx::memoryBudget() {
     uint64_t v;
     if (!s.getAsInteger(10, v) && !__builtin_mul_overflow(v, scale, &v))
       return v;
+    error = std::string("RLX_MEMORY_BUDGET='") + env +
+            "' is not a byte count (digits, optionally with K, M, G or T)";
   }
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
@@ -199,7 +206,9 @@ static std::string shapeString(ArrayRef<int64_t> shape, StringRef dtype) {
 
 LogicalResult mlir::rlx::checkMemoryBudget(ArrayRef<BudgetItem> items, uint64_t extraBytes,
                                            StringRef extraWhat, std::string &error) {
-  uint64_t budget = memoryBudget(), total = extraBytes;
+  uint64_t budget = memoryBudget(error), total = extraBytes;
+  if (!error.empty())
+    return failure();
   auto tooBig = [&](StringRef what, std::string size) {
     error = what.str() + " needs " + size + ", more than the memory budget of " +
             std::to_string(budget) +
@@ -223,11 +232,24 @@ LogicalResult mlir::rlx::checkMemoryBudget(ArrayRef<BudgetItem> items, uint64_t 
 
 FailureOr<HostTensor> mlir::rlx::convertExact(const HostTensor &t, StringRef dtype,
                                               StringRef name, std::string &error) {
+  if (t.dtype == dtype)
+    return t;
+  auto isByte = [](StringRef d) { return d == "i8" || d == "u8" || d == "f8e4m3fn"; };
+  // FP8 scales are bytes: only byte arrays feed them (their values are no
+  // numbers to convert).
+  if (dtype == "f8e4m3fn" && !isByte(t.dtype)) {
+    error = ("argument '" + name + "' is " + dtype +
+             ": pass its bytes (uint8, int8 or ml_dtypes.float8_e4m3fn), got " + t.dtype)
+                .str();
+    return failure();
+  }
+  if (HostTensor::elementBytes(dtype) == 0) {
+    error = ("argument '" + name + "' has dtype '" + dtype + "', which the host cannot hold").str();
+    return failure();
+  }
   HostTensor out = convert(t, dtype);
-  // Bytes stay bytes (see convert).
-  bool bytes = (t.dtype == "u8" || t.dtype == "i8" || t.dtype == "f8e4m3fn") &&
-               (dtype == "i8" || dtype == "f8e4m3fn");
-  if (t.dtype == dtype || bytes)
+  // Bytes stay bytes (see convert): uint8 arrays feed packed FP4 codes (i8).
+  if (isByte(t.dtype) && (dtype == "i8" || dtype == "f8e4m3fn"))
     return out;
   // Round trip: a value that does not come back was changed.
   HostTensor back = convert(out, t.dtype);

@@ -70,6 +70,9 @@ std::optional<uint64_t> tensorBytes(StringRef dtype, ArrayRef<int64_t> shape);
 /// The bytes a runner may hold: RLX_MEMORY_BUDGET (bytes, or with a K/M/G/T
 /// suffix) when set, else the machine's physical memory.
 uint64_t memoryBudget();
+/// The same; a malformed RLX_MEMORY_BUDGET sets `error` (and the machine's
+/// memory is returned).
+uint64_t memoryBudget(std::string &error);
 /// A tensor a runner will allocate: `what` names it ("argument 'x'").
 struct BudgetItem {
   std::string what;
