@@ -47,25 +47,27 @@ def test_bf16_from_ml_dtypes(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "result0.npy"), x.astype(np.float32))
 
 
+# The messages of the project's one .npy reader (RLX/Runtime/Npy.h), also
+# rlx-gpu-run's.
 BAD = {
     "negative dim": (npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", b""),
-                     "shape dim 1 is negative (-3)"),
+                     "'shape' holds something other than non-negative integers"),
     "missing shape": (npy_bytes("{'descr': '<f4', 'fortran_order': False, }", b""),
-                      "the header needs 'descr', 'fortran_order' and 'shape'"),
+                      "header lacks 'shape'"),
     "bad tuple": (npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", b""),
-                  "'shape' must be a tuple of integers"),
+                  "'shape' holds something other than non-negative integers"),
     "truncated": (npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", b"\0" * 20),
-                  "truncated data: 20 bytes for a 24-byte f32 array"),
+                  "data is 20 bytes, but shape (2,3) of '<f4' needs 24 (truncated)"),
     "trailing": (npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", b"\0" * 28),
-                 "trailing data: 28 bytes for a 24-byte f32 array"),
+                 "data is 28 bytes, but shape (2,3) of '<f4' needs 24 (trailing data)"),
     "unsupported dtype": (npy_bytes("{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3), }", b""),
                           "unsupported dtype '<c8'"),
     "big endian": (npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", b"\0" * 24),
-                   "big-endian arrays ('>f4') are not supported"),
+                   "big-endian dtype '>f4' is not supported"),
     "fortran": (npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", b"\0" * 24),
-                "Fortran-ordered arrays are not supported"),
+                "Fortran-order arrays are not supported"),
     "huge shape": (npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': "
-                             "(4294967296, 4294967296, 4294967296), }", b""), "shape too large"),
+                             "(4294967296, 4294967296, 4294967296), }", b""), "is too large"),
     "header past the end": (b"\x93NUMPY\x01\x00\xff\x7f{'descr'", "truncated .npy header"),
     "not npy": (b"hello world, not numpy", "not a .npy file"),
 }
