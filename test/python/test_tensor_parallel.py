@@ -167,11 +167,19 @@ def test_tp_not_dividing_heads_is_a_diagnostic(tmp_path):
 def test_vocab_parallel_embedding_and_tied_head(tmp_path, tp):
     """Tied embeddings: the table is split by vocabulary rows for the lookup
     (masked local gather and an all-reduce) and for the LM head (logits
-    gathered). An id past the vocabulary is clamped, as without tp."""
+    gathered). Ids at both ends of the vocabulary; one past it is an error
+    naming it under tp as without (it was clamped)."""
     model = generate(tmp_path, "tied", "--layers=2", "--seq=5",
                      *SMALL[:-2], "--set", "tie_word_embeddings=true")
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.array([[3, 95, 120, 0, 50]], dtype=np.int64))
+    proc = subprocess.run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(tp),
+                           str(RLX_RUN), str(model), "--tp", str(tp), "--input", f"input_ids={bad}"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "'input_ids' element 2 is 120, outside [0, 96)" in proc.stderr + proc.stdout
     ids = tmp_path / "ids.npy"
-    np.save(ids, np.array([[3, 95, 120, 0, 50]], dtype=np.int64))
+    np.save(ids, np.array([[3, 95, 17, 0, 50]], dtype=np.int64))
     extra = ("--input", f"input_ids={ids}")
     ref, _ = rlx_run(model, tmp_path / "ref", extra=extra)
     got, stdout = rlx_run(model, tmp_path / "out", tp, extra=extra)

@@ -303,7 +303,8 @@ FailureOr<json::Object> functionPlan(func::FuncOp fn) {
       // Views, constants and the return are the plan's bookkeeping; any
       // other host op (a call to @rtclock, a vector.print) would not run
       // on the device: an error, not a silent drop.
-      if (isa<func::ReturnOp>(op) || isMemoryEffectFree(&op))
+      // (TMA descriptors are made on the host: tensorMapArg reads them.)
+      if (isa<func::ReturnOp, nvgpu::TmaCreateDescriptorOp>(op) || isMemoryEffectFree(&op))
         continue;
       return op.emitError("GPU artifact: the GPU path runs kernels and collectives, and this "
                           "host op '")
