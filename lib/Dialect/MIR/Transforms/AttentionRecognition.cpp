@@ -13,6 +13,12 @@
 // The output side undoes the layout change the same way. Every intermediate
 // must have one use.
 //
+// The head-batched form (buddy-mlir's BuddyNext decode attention, and what
+// TOSA exporters write when heads fold into the batch of a rank-3 matmul):
+// q, k, v are [B·H, S, D] reshapes of [B, H, S, D] (k/v possibly repeat_kv'd
+// straight into [B·Hkv·G, S, D]), the mask is [1, Sq, Sk] (or [Sq, Sk]) and
+// the output is reshaped back to [B, H, Sq, D]. It is raised as BHSD.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FusionUtils.h"
@@ -38,7 +44,9 @@ struct MatchedScores {
 
 /// Undoes HF repeat_kv: [B, Hkv·G, S, D] built by reshape(broadcast(reshape
 /// (x → [B, Hkv, 1, S, D]) → [B, Hkv, G, S, D]) → [B, Hkv·G, S, D]).
-static Value unrepeat(Value x, int64_t &group, SmallVectorImpl<Operation *> &chain) {
+/// With `headBatched`, the merge is into [B·Hkv·G, S, D] instead.
+static Value unrepeat(Value x, int64_t &group, SmallVectorImpl<Operation *> &chain,
+                      bool headBatched = false) {
   group = 1;
   auto merge = x.getDefiningOp<ReshapeOp>();
   if (!merge)
@@ -52,7 +60,7 @@ static Value unrepeat(Value x, int64_t &group, SmallVectorImpl<Operation *> &cha
   auto s5 = split.getType(), b5 = bcast.getType();
   auto src = MIRBuilder::typeOf(split.getInput());
   auto out = merge.getType();
-  if (s5.getRank() != 5 || src.getRank() != 4 || out.getRank() != 4 ||
+  if (s5.getRank() != 5 || src.getRank() != 4 || out.getRank() != (headBatched ? 3 : 4) ||
       s5.getShape()[2] != 1 || b5.getShape()[2] == ShapedType::kDynamic)
     return x;
   // Exactly repeat_kv: the split only inserts the unit axis, the broadcast
@@ -63,12 +71,37 @@ static Value unrepeat(Value x, int64_t &group, SmallVectorImpl<Operation *> &cha
   // (Dims compare as written: a dynamic seq stays the same dynamic dim
   // through the chain; the heads and the group are static.)
   if (s[0] != sd[0] || s[1] != sd[1] || s[3] != sd[2] || s[4] != sd[3] || b[0] != s[0] ||
-      b[1] != s[1] || b[3] != s[3] || b[4] != s[4] || ShapedType::isDynamic(b[1]) ||
-      o[0] != b[0] || o[1] != b[1] * b[2] || o[2] != b[3] || o[3] != b[4])
+      b[1] != s[1] || b[3] != s[3] || b[4] != s[4] || ShapedType::isDynamic(b[1]))
+    return x;
+  bool merged = headBatched ? !ShapedType::isDynamic(b[0]) && o[0] == b[0] * b[1] * b[2] &&
+                                  o[1] == b[3] && o[2] == b[4]
+                            : o[0] == b[0] && o[1] == b[1] * b[2] && o[2] == b[3] && o[3] == b[4];
+  if (!merged)
     return x;
   group = b5.getShape()[2];
   chain.append({merge, bcast, split});
   return split.getInput();
+}
+
+/// [B, H, S, D] behind a head-batched [B·H, S, D] operand (a reshape that
+/// only merges the leading two axes), or null.
+static Value unmergeHeads(Value x, SmallVectorImpl<Operation *> &chain) {
+  auto rs = x.getDefiningOp<ReshapeOp>();
+  if (!rs)
+    return {};
+  auto src = MIRBuilder::typeOf(rs.getInput());
+  ArrayRef<int64_t> s = src.getShape(), o = rs.getType().getShape();
+  if (src.getRank() != 4 || o.size() != 3 || ShapedType::isDynamic(s[0]) ||
+      ShapedType::isDynamic(s[1]) || o[0] != s[0] * s[1] || o[1] != s[2] || o[2] != s[3])
+    return {};
+  chain.push_back(rs);
+  return rs.getInput();
+}
+
+/// K or V of the head-batched form as BHSD: repeat_kv'd or only merged.
+static Value headBatchedKV(Value x, int64_t &group, SmallVectorImpl<Operation *> &chain) {
+  Value r = unrepeat(x, group, chain, /*headBatched=*/true);
+  return r != x ? r : unmergeHeads(x, chain);
 }
 
 /// [B, H, S, D] from `x` in the operand's layout; reports the layout.
@@ -168,11 +201,12 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
   }
 
   LogicalResult matchAndRewrite(MatmulOp pv, PatternRewriter &rw) const override {
-    if (pv.getTransposeA() || pv.getTransposeB() || pv.getType().getRank() != 4)
+    int64_t rank = pv.getType().getRank();
+    if (pv.getTransposeA() || pv.getTransposeB() || (rank != 4 && rank != 3))
       return failure();
     auto sm = pv.getLhs().getDefiningOp<SoftmaxOp>();
     auto axis = sm ? static_cast<int64_t>(sm.getAxis()) : 0;
-    if (!sm || (axis != -1 && axis != 3))
+    if (!sm || (axis != -1 && axis != rank - 1))
       return failure();
     MatchedScores m;
     m.chain.push_back(sm);
@@ -185,20 +219,53 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
       }
     int64_t gk, gv;
     SmallVector<Operation *> views;
-    Value kh = unrepeat(m.qk.getRhs(), gk, views);
-    Value vh = unrepeat(pv.getRhs(), gv, views);
     AttnLayout lq, lk, lv;
-    Value q = fromBHSD(m.qk.getLhs(), lq, views);
-    Value k = fromBHSD(kh, lk, views);
-    Value v = fromBHSD(vh, lv, views);
+    Value q, k, v;
+    Operation *root = pv;
+    SmallVector<Operation *> outViews;
+    if (rank == 3) {
+      // Head-batched: every operand a [B·H, S, D] view of BHSD, the output
+      // reshaped back to [B, H, Sq, D].
+      lq = lk = lv = AttnLayout::BHSD;
+      q = unmergeHeads(m.qk.getLhs(), views);
+      k = headBatchedKV(m.qk.getRhs(), gk, views);
+      v = headBatchedKV(pv.getRhs(), gv, views);
+      if (!q || !k || !v || !pv->hasOneUse()) {
+        miss(pv, "head-batched attention: q, k or v is not a [B*H, S, D] view of [B, H, S, D]");
+        return failure();
+      }
+      auto back = dyn_cast<ReshapeOp>(*pv->user_begin());
+      if (!back || back.getType().getRank() != 4) {
+        miss(pv, "head-batched attention: the output is not reshaped back to [B, H, Sq, D]");
+        return failure();
+      }
+      root = back;
+      // [1, Sq, Sk] broadcasts over B·H as over B; a per-head mask must be
+      // a view of [B, H, Sq, Sk].
+      if (m.mask) {
+        auto mt = MIRBuilder::typeOf(m.mask);
+        if (mt.getRank() == 3 && mt.getShape()[0] != 1) {
+          Value m4 = unmergeHeads(m.mask, views);
+          if (!m4) {
+            miss(pv, "head-batched attention: a per-head mask that is not a view of [B, H, Sq, Sk]");
+            return failure();
+          }
+          m.mask = m4;
+        }
+      }
+    } else {
+      Value kh = unrepeat(m.qk.getRhs(), gk, views);
+      Value vh = unrepeat(pv.getRhs(), gv, views);
+      q = fromBHSD(m.qk.getLhs(), lq, views);
+      k = fromBHSD(kh, lk, views);
+      v = fromBHSD(vh, lv, views);
+    }
     if (gk != gv || lq != lk || lq != lv) {
       miss(pv, "shape mismatch: q, k and v layouts or head repetition differ");
       return failure();
     }
     // The output side returns to the query's layout.
-    Operation *root = pv;
-    SmallVector<Operation *> outViews;
-    if (lq != AttnLayout::BHSD) {
+    if (rank == 4 && lq != AttnLayout::BHSD) {
       if (!pv->hasOneUse())
         return failure();
       auto tr = dyn_cast<TransposeOp>(*pv->user_begin());
@@ -216,14 +283,15 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
       }
     }
     // Restore a rank-3 [B, Sq, Sk] mask that the lowering gave a head axis.
-    if (m.mask) {
+    if (m.mask && rank == 4) {
       if (auto rs = m.mask.getDefiningOp<ReshapeOp>()) {
         auto src = MIRBuilder::typeOf(rs.getInput());
         if (src.getRank() == 3 && rs.getType().getRank() == 4 && rs.getType().getShape()[1] == 1)
           m.mask = rs.getInput();
       }
     }
-    auto qT = MIRBuilder::typeOf(m.qk.getLhs());
+    // The query as [B, H, S, D] (for the head-batched form, its source).
+    auto qT = MIRBuilder::typeOf(rank == 3 ? q : m.qk.getLhs());
     int64_t heads = qT.getShape()[1], headDim = qT.getShape()[3];
     if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim) || heads % gk != 0)
       return failure();
