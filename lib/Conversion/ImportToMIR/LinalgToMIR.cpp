@@ -433,6 +433,65 @@ struct Concat : OpRewritePattern<tensor::ConcatOp> {
   }
 };
 
+/// Slices inserted into a tensor.empty that together cover it along one
+/// axis (rotate_half written as two insert_slice ops, buddy-mlir's RoPE):
+/// the concat of the slices in offset order. Rooted at the last insert.
+struct InsertSlicesAsConcat : OpRewritePattern<tensor::InsertSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::InsertSliceOp op, PatternRewriter &rw) const override {
+    auto full = op.getDestType();
+    if (!full.hasStaticShape() ||
+        llvm::any_of(op->getUsers(), [](Operation *u) { return isa<tensor::InsertSliceOp>(u); }))
+      return failure();
+    SmallVector<tensor::InsertSliceOp> chain;
+    Value cur = op.getResult();
+    while (auto ins = cur.getDefiningOp<tensor::InsertSliceOp>()) {
+      if (ins != op && !ins->hasOneUse())
+        return failure();
+      chain.push_back(ins);
+      cur = ins.getDest();
+    }
+    if (!cur.getDefiningOp<tensor::EmptyOp>() || chain.size() < 2)
+      return failure();
+    // One axis along which the slices differ from the whole.
+    std::optional<int64_t> axis;
+    SmallVector<std::pair<int64_t, Value>> parts;
+    for (tensor::InsertSliceOp ins : chain) {
+      if (ins.getSourceType().getRank() != full.getRank() || !ins.getOffsets().empty() ||
+          !ins.getSizes().empty() || !ins.getStrides().empty() ||
+          llvm::any_of(ins.getStaticStrides(), [](int64_t s) { return s != 1; }))
+        return failure();
+      for (int64_t d = 0; d < full.getRank(); ++d) {
+        if (ins.getStaticOffsets()[d] == 0 && ins.getStaticSizes()[d] == full.getDimSize(d))
+          continue;
+        if (axis && *axis != d)
+          return failure();
+        axis = d;
+      }
+      parts.push_back({0, ins.getSource()});
+    }
+    if (!axis)
+      return failure();
+    for (auto [part, ins] : llvm::zip(parts, chain))
+      part.first = ins.getStaticOffsets()[*axis];
+    llvm::stable_sort(parts, [](auto &a, auto &b) { return a.first < b.first; });
+    // Contiguous and covering: no gap (a gap keeps tensor.empty's undefined
+    // values) and no overlap (a later insert overwrites).
+    int64_t next = 0;
+    SmallVector<Value> inputs;
+    for (auto &[offset, src] : parts) {
+      if (offset != next)
+        return failure();
+      next += cast<RankedTensorType>(src.getType()).getDimSize(*axis);
+      inputs.push_back(src);
+    }
+    if (next != full.getDimSize(*axis))
+      return failure();
+    return replaceIfSameType(rw, op, tryCreate<ConcatOp>(rw, op.getLoc(), /*diagnose=*/false,
+                                                         inputs, *axis));
+  }
+};
+
 /// Dense tensor constants (weights, masks, scalars) become rlx_mir.constant.
 struct Constant : OpRewritePattern<arith::ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -452,5 +511,6 @@ void mlir::rlx::populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<Matmul, SelectAsMinMax>(ctx);
   patterns.add<Transpose, Softmax, Broadcast, Reduce, Generic, Reshape<tensor::ExpandShapeOp>,
-               Reshape<tensor::CollapseShapeOp>, ExtractSlice, Concat, Constant>(ctx);
+               Reshape<tensor::CollapseShapeOp>, ExtractSlice, Concat, InsertSlicesAsConcat,
+               Constant>(ctx);
 }

@@ -143,10 +143,14 @@ struct Clamp : TosaPattern<tosa::ClampOp> {
 struct Cast : TosaPattern<tosa::CastOp> {
   using TosaPattern::TosaPattern;
   LogicalResult raise(tosa::CastOp op, PatternRewriter &rw) const override {
-    // TOSA rounds float → int to nearest even, MIR's cast truncates: only
-    // casts to float are raised.
+    // TOSA rounds float → int to nearest even, MIR's cast truncates: casts
+    // to float are raised, and int → int (both wrap/sign-extend, e.g. the
+    // i64 → i32 token ids of buddy-mlir's embedding) except to i1, which
+    // TOSA computes as x != 0.
     auto t = cast<RankedTensorType>(op.getType());
-    if (!isa<FloatType>(t.getElementType()))
+    Type from = getElementTypeOrSelf(op.getInput().getType()), to = t.getElementType();
+    bool intToInt = isa<IntegerType>(from) && isa<IntegerType>(to) && !to.isInteger(1);
+    if (!isa<FloatType>(to) && !intToInt)
       return failure();
     return replaceIfSameType(rw, op, CastOp::create(rw, op.getLoc(), op.getInput(),
                                                     t.getElementType()));

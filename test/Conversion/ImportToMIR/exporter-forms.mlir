@@ -29,3 +29,37 @@ func.func @gqa_repeat(%k: tensor<1x2x1x16x8xf32>) -> tensor<1x2x3x16x8xf32> {
   %r = tosa.add %k, %z : (tensor<1x2x1x16x8xf32>, tensor<1x2x3x16x8xf32>) -> tensor<1x2x3x16x8xf32>
   return %r : tensor<1x2x3x16x8xf32>
 }
+
+// -----
+
+// rotate_half as buddy-mlir's next-rope.mlir writes it: the two halves
+// inserted into a tensor.empty (they cover it along the last axis) are
+// their concat.
+// CHECK-LABEL: func.func @rotate_half_by_inserts(
+// CHECK:         %[[N:.*]] = rlx_mir.neg
+// CHECK:         rlx_mir.concat %[[N]], %{{.*}} axis = 2
+// CHECK-NOT:     tensor.insert_slice
+func.func @rotate_half_by_inserts(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
+  %lo = tensor.extract_slice %x[0, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x8xf32> to tensor<2x3x4xf32>
+  %hi = tensor.extract_slice %x[0, 0, 4] [2, 3, 4] [1, 1, 1] : tensor<2x3x8xf32> to tensor<2x3x4xf32>
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %n = tosa.negate %hi, %zp, %zp : (tensor<2x3x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x3x4xf32>
+  %e = tensor.empty() : tensor<2x3x8xf32>
+  %a = tensor.insert_slice %n into %e[0, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<2x3x8xf32>
+  %b = tensor.insert_slice %lo into %a[0, 0, 4] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<2x3x8xf32>
+  return %b : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Inserts that leave a gap (tensor.empty's values stay there) are not a
+// concat.
+// CHECK-LABEL: func.func @inserts_with_a_gap(
+// CHECK-COUNT-2: tensor.insert_slice
+// CHECK-NOT:     rlx_mir.concat
+func.func @inserts_with_a_gap(%x: tensor<2x3xf32>) -> tensor<2x8xf32> {
+  %e = tensor.empty() : tensor<2x8xf32>
+  %a = tensor.insert_slice %x into %e[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x8xf32>
+  %b = tensor.insert_slice %x into %a[0, 4] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x8xf32>
+  return %b : tensor<2x8xf32>
+}
