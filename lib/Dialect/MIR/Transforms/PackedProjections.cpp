@@ -156,11 +156,19 @@ struct GluOnPackedHalves : FusionPattern<MulOp> {
       auto g = columnRange(gate), u = columnRange(up);
       int64_t n = MIRBuilder::shapeOf(mm).back();
       if (!g || !u || g->first != 0 || u->first != g->second || 2 * g->second != n ||
-          u->second != g->second)
+          u->second != g->second) {
+        miss(mul, "shape mismatch: the gate and up slices are not the first and second "
+                  "halves of one projection's columns");
         continue;
+      }
       auto spec = FusedMatmulSpec::of(mm.getDefiningOp());
-      if (failed(spec) || spec->hasEpilogue() || spec->isNvfp4())
+      if (failed(spec))
+        continue; // Not a matmul: nothing a report could name.
+      if (spec->hasEpilogue() || spec->isNvfp4()) {
+        miss(mul, "unsupported epilogue: the packed projection already has an epilogue "
+                  "or NVFP4 weights");
         continue;
+      }
       if (!mm.hasNUses(2)) {
         missMultiUse(mul, mm);
         continue;
