@@ -199,3 +199,21 @@ func.func @f(%q: tensor<{h}x1x{d}xf32>, %k: tensor<1x{kv}x1x{s}x{d}xf32>,
     p = np.exp(sc - sc.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     assert_close(got, p @ vv, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_rms_norm_with_a_dropped_then_expanded_reduce(device):
+    """The lit case exporter-forms.mlir @rms_norm_reduce_then_expand (a
+    linalg reduction drops the axis, expand_shape restores it): recognized
+    as rms_norm, and equal to numpy."""
+    import pathlib
+    text = (pathlib.Path(__file__).parents[1] / "Conversion" / "ImportToMIR" /
+            "exporter-forms.mlir").read_text()
+    text = next(c for c in text.split("// -----") if "@rms_norm_reduce_then_expand" in c)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 4, 16)).astype(np.float32)
+    w = (1 + 0.1 * rng.standard_normal(16)).astype(np.float32)
+    got = run_single(text, {"arg0": x, "arg1": w}, extra=("--device", device))
+    xd = x.astype(np.float64)
+    assert_close(got, xd / np.sqrt(np.mean(xd * xd, -1, keepdims=True) + 1e-6) * w,
+                 rtol=1e-5, atol=1e-5)

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
@@ -433,6 +434,21 @@ struct Concat : OpRewritePattern<tensor::ConcatOp> {
   }
 };
 
+/// Elementwise named ops (linalg.negf, linalg.exp, linalg.add, ...; what
+/// torch exporters and buddy-mlir write for aten.neg) as the generic they
+/// stand for, which `Generic` raises. Matmuls, fills and the like stay.
+struct ElementwiseNamed : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(linalg::LinalgOp op, PatternRewriter &rw) const override {
+    if (isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp, linalg::BroadcastOp,
+            linalg::TransposeOp>(op.getOperation()) ||
+        !linalg::isElementwise(op) || !op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+        op->getNumRegions() != 1)
+      return failure();
+    return linalg::generalizeNamedOp(rw, op);
+  }
+};
+
 /// Slices inserted into a tensor.empty that together cover it along one
 /// axis (rotate_half written as two insert_slice ops, buddy-mlir's RoPE):
 /// the concat of the slices in offset order. Rooted at the last insert.
@@ -512,5 +528,5 @@ void mlir::rlx::populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns) {
   patterns.add<Matmul, SelectAsMinMax>(ctx);
   patterns.add<Transpose, Softmax, Broadcast, Reduce, Generic, Reshape<tensor::ExpandShapeOp>,
                Reshape<tensor::CollapseShapeOp>, ExtractSlice, Concat, InsertSlicesAsConcat,
-               Constant>(ctx);
+               Constant, ElementwiseNamed>(ctx);
 }

@@ -254,6 +254,17 @@ struct Gather : TosaPattern<tosa::GatherOp> {
   }
 };
 
+/// tosa.identity is its operand.
+struct Identity : OpRewritePattern<tosa::IdentityOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::IdentityOp op, PatternRewriter &rw) const override {
+    if (op.getInput1().getType() != op.getType())
+      return failure();
+    rw.replaceOp(op, op.getInput1());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::rlx::populateTosaToRLXMIRPatterns(RewritePatternSet &patterns) {
@@ -271,5 +282,5 @@ void mlir::rlx::populateTosaToRLXMIRPatterns(RewritePatternSet &patterns) {
                Reduce<tosa::ReduceMinOp, ReduceKind::Min>,
                Reduce<tosa::ReduceProductOp, ReduceKind::Prod>>(ctx);
   patterns.add<Const, Mul, Negate, Clamp, Cast, Select, Reshape, Transpose, Slice, Concat, Tile,
-               Matmul, Gather>(ctx);
+               Matmul, Gather, Identity>(ctx);
 }

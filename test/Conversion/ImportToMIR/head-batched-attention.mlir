@@ -73,3 +73,33 @@ func.func @per_head_mask(%q: tensor<1x4x1x4xf32>, %k: tensor<1x4x8x4xf32>, %v: t
   %o4 = tosa.reshape %o, %s4 : (tensor<4x1x4xf32>, !tosa.shape<4>) -> tensor<1x4x1x4xf32>
   return %o4 : tensor<1x4x1x4xf32>
 }
+
+// -----
+
+// Prefill with Kᵀ written as its own transpose ([B, H, D, S] merged to
+// [B·H, D, S]) and a plain matmul, as buddy-mlir's DeepSeek-R1 import writes
+// it.
+// CHECK-LABEL: func.func @k_transposed(
+// CHECK:         rlx_mir.attention %arg0, %arg1, %arg2 {{.*}}heads = 2, kv_heads = 2, head_dim = 4
+// CHECK-NOT:     rlx_mir.matmul
+func.func @k_transposed(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %kt = tosa.transpose %k {perms = array<i32: 0, 1, 3, 2>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x4x3xf32>
+  %s3 = tosa.const_shape {values = dense<[2, 3, 4]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %sk = tosa.const_shape {values = dense<[2, 4, 3]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %q3 = tosa.reshape %q, %s3 : (tensor<1x2x3x4xf32>, !tosa.shape<3>) -> tensor<2x3x4xf32>
+  %k3 = tosa.reshape %kt, %sk : (tensor<1x2x4x3xf32>, !tosa.shape<3>) -> tensor<2x4x3xf32>
+  %v3 = tosa.reshape %v, %s3 : (tensor<1x2x3x4xf32>, !tosa.shape<3>) -> tensor<2x3x4xf32>
+  %z = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %s = tosa.matmul %q3, %k3, %z, %z : (tensor<2x3x4xf32>, tensor<2x4x3xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x3x3xf32>
+  %mx = tosa.reduce_max %s {axis = 2 : i32} : (tensor<2x3x3xf32>) -> tensor<2x3x1xf32>
+  %d = tosa.sub %s, %mx : (tensor<2x3x3xf32>, tensor<2x3x1xf32>) -> tensor<2x3x3xf32>
+  %e = tosa.exp %d : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+  %sum = tosa.reduce_sum %e {axis = 2 : i32} : (tensor<2x3x3xf32>) -> tensor<2x3x1xf32>
+  %r = tosa.reciprocal %sum : (tensor<2x3x1xf32>) -> tensor<2x3x1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %p = tosa.mul %e, %r, %shift : (tensor<2x3x3xf32>, tensor<2x3x1xf32>, tensor<1xi8>) -> tensor<2x3x3xf32>
+  %o = tosa.matmul %p, %v3, %z, %z : (tensor<2x3x3xf32>, tensor<2x3x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x3x4xf32>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 3, 4]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %o4 = tosa.reshape %o, %s4 : (tensor<2x3x4xf32>, !tosa.shape<4>) -> tensor<1x2x3x4xf32>
+  return %o4 : tensor<1x2x3x4xf32>
+}

@@ -326,6 +326,29 @@ struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
   }
 };
 
+/// reshape(reduce(x) without keep_dims) that only puts the reduced axes
+/// back with size 1 -> reduce(x) keep_dims (linalg reductions drop the axis
+/// and exporters expand it again; norms and softmax are recognized on the
+/// keep_dims form).
+struct KeepDimsOfReduce : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
+    auto red = op.getInput().getDefiningOp<ReduceOp>();
+    if (!red || red.getKeepDims())
+      return failure();
+    auto in = cast<RankedTensorType>(red.getInput().getType());
+    SmallVector<int64_t> kept(in.getShape());
+    for (int64_t a : red.getAxes())
+      kept[(a + in.getRank()) % in.getRank()] = 1;
+    if (op.getType().getShape() != ArrayRef<int64_t>(kept) ||
+        llvm::any_of(kept, ShapedType::isDynamic))
+      return failure();
+    rewriter.replaceOpWithNewOp<ReduceOp>(op, op.getType(), red.getInput(), red.getKindAttr(),
+                                          red.getAxesAttr(), rewriter.getUnitAttr());
+    return success();
+  }
+};
+
 /// transpose(transpose(x)) -> transpose(x) with the composed permutation (or x).
 struct ComposeTransposes : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -345,7 +368,7 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
 } // namespace
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *ctx) {
-  results.add<ComposeReshapes>(ctx);
+  results.add<ComposeReshapes, KeepDimsOfReduce>(ctx);
 }
 
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,

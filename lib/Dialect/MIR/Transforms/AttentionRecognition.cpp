@@ -25,6 +25,7 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -102,6 +103,24 @@ static Value unmergeHeads(Value x, SmallVectorImpl<Operation *> &chain) {
 static Value headBatchedKV(Value x, int64_t &group, SmallVectorImpl<Operation *> &chain) {
   Value r = unrepeat(x, group, chain, /*headBatched=*/true);
   return r != x ? r : unmergeHeads(x, chain);
+}
+
+/// The keys of the head-batched form as BHSD: the right operand of a
+/// transpose_b matmul (headBatchedKV), or of a plain one when it is the
+/// [B·H, D, S] view of transpose(k, [0, 1, 3, 2]) with k [B, H, S, D]
+/// (possibly repeat_kv'd; buddy's DeepSeek-R1 prefill writes Kᵀ that way).
+static Value headBatchedKeys(MatmulOp qk, int64_t &group, SmallVectorImpl<Operation *> &chain) {
+  if (qk.getTransposeB())
+    return headBatchedKV(qk.getRhs(), group, chain);
+  group = 1;
+  SmallVector<Operation *> mine;
+  Value kt = unmergeHeads(qk.getRhs(), mine);
+  auto tr = kt ? kt.getDefiningOp<TransposeOp>() : TransposeOp();
+  if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 1, 3, 2})
+    return {};
+  mine.push_back(tr);
+  chain.append(mine);
+  return unrepeat(tr.getInput(), group, chain);
 }
 
 /// [B, H, S, D] from `x` in the operand's layout; reports the layout.
@@ -192,7 +211,10 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
       }
     }
     m.qk = cur.getDefiningOp<MatmulOp>();
-    if (!m.qk || m.qk.getTransposeA() || !m.qk.getTransposeB())
+    // Kᵀ as the operand's own transpose is taken in the head-batched form
+    // only (headBatchedKeys undoes it).
+    if (!m.qk || m.qk.getTransposeA() ||
+        (!m.qk.getTransposeB() && m.qk.getType().getRank() != 3))
       return false;
     m.chain.push_back(m.qk);
     if (!m.scale)
@@ -221,25 +243,34 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
     SmallVector<Operation *> views;
     AttnLayout lq, lk, lv;
     Value q, k, v;
+    std::array<Value, 3> bhsd;
     Operation *root = pv;
     SmallVector<Operation *> outViews;
+    // The query as [B, H, S, D] (for the head-batched form, its source).
+    Value qBHSD = m.qk.getLhs();
+    // What returns to the query's layout (pv, or the reshape back).
+    Operation *out = pv;
     if (rank == 3) {
-      // Head-batched: every operand a [B·H, S, D] view of BHSD, the output
-      // reshaped back to [B, H, Sq, D].
-      lq = lk = lv = AttnLayout::BHSD;
-      q = unmergeHeads(m.qk.getLhs(), views);
-      k = headBatchedKV(m.qk.getRhs(), gk, views);
-      v = headBatchedKV(pv.getRhs(), gv, views);
-      if (!q || !k || !v || !pv->hasOneUse()) {
+      // Head-batched: every operand a [B·H, S, D] view of [B, H, S, D]
+      // (itself possibly a view of packed heads), the output reshaped back
+      // to [B, H, Sq, D].
+      qBHSD = unmergeHeads(m.qk.getLhs(), views);
+      Value kh = headBatchedKeys(m.qk, gk, views);
+      Value vh = headBatchedKV(pv.getRhs(), gv, views);
+      if (!qBHSD || !kh || !vh || !pv->hasOneUse()) {
         miss(pv, "head-batched attention: q, k or v is not a [B*H, S, D] view of [B, H, S, D]");
         return failure();
       }
+      q = fromBHSD(qBHSD, lq, views);
+      k = fromBHSD(kh, lk, views);
+      v = fromBHSD(vh, lv, views);
+      bhsd = {qBHSD, kh, vh};
       auto back = dyn_cast<ReshapeOp>(*pv->user_begin());
       if (!back || back.getType().getRank() != 4) {
         miss(pv, "head-batched attention: the output is not reshaped back to [B, H, Sq, D]");
         return failure();
       }
-      root = back;
+      root = out = back;
       // [1, Sq, Sk] broadcasts over B·H as over B; a per-head mask must be
       // a view of [B, H, Sq, Sk].
       if (m.mask) {
@@ -259,18 +290,27 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
       q = fromBHSD(m.qk.getLhs(), lq, views);
       k = fromBHSD(kh, lk, views);
       v = fromBHSD(vh, lv, views);
+      bhsd = {m.qk.getLhs(), kh, vh};
     }
-    if (gk != gv || lq != lk || lq != lv) {
-      miss(pv, "shape mismatch: q, k and v layouts or head repetition differ");
+    // Operands whose packed layouts differ (v still packed, q and k roped
+    // per head) are all taken as their [B, H, S, D] views.
+    if (lq != lk || lq != lv) {
+      q = bhsd[0], k = bhsd[1], v = bhsd[2];
+      lq = lk = lv = AttnLayout::BHSD;
+    }
+    if (gk != gv) {
+      miss(pv, "shape mismatch: k and v are repeated across query heads differently");
       return failure();
     }
     // The output side returns to the query's layout.
-    if (rank == 4 && lq != AttnLayout::BHSD) {
-      if (!pv->hasOneUse())
+    if (lq != AttnLayout::BHSD) {
+      if (!out->hasOneUse())
         return failure();
-      auto tr = dyn_cast<TransposeOp>(*pv->user_begin());
+      auto tr = dyn_cast<TransposeOp>(*out->user_begin());
       if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3})
         return failure();
+      if (out != pv)
+        outViews.push_back(out);
       root = tr;
       if (lq == AttnLayout::BSD) {
         if (!tr->hasOneUse())
@@ -290,8 +330,7 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
           m.mask = rs.getInput();
       }
     }
-    // The query as [B, H, S, D] (for the head-batched form, its source).
-    auto qT = MIRBuilder::typeOf(rank == 3 ? q : m.qk.getLhs());
+    auto qT = MIRBuilder::typeOf(qBHSD);
     int64_t heads = qT.getShape()[1], headDim = qT.getShape()[3];
     if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim) || heads % gk != 0)
       return failure();

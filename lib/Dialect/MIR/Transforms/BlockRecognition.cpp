@@ -481,13 +481,43 @@ struct CausalMaskFromConstant : OpRewritePattern<AddOp> {
   }
 };
 
-/// f when `v` is cos(concat(f, f)) (or sin), seen through reshapes.
+/// f when `x` is f [..., h] repeated twice along a new axis before the last:
+/// broadcast(reshape(f → [..., 1, h]) → [..., 2, h]), which a reshape to
+/// [..., 2h] makes concat(f, f) (buddy-mlir's DeepSeek-R1 import writes the
+/// RoPE tables so).
+static Value twiceAlongNewAxis(Value x) {
+  auto bc = x.getDefiningOp<BroadcastOp>();
+  auto rs = bc ? bc.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!rs)
+    return Value();
+  ArrayRef<int64_t> out = bc.getType().getShape(), in = rs.getType().getShape(),
+                    f = MIRBuilder::shapeOf(rs.getInput());
+  int64_t r = out.size();
+  if (r < 2 || in.size() != out.size() || f.size() + 1 != in.size() || in[r - 2] != 1 ||
+      out[r - 2] != 2 || ShapedType::isDynamic(in[r - 1]))
+    return Value();
+  for (int64_t a = 0; a < r; ++a)
+    if (a != r - 2 && in[a] != out[a])
+      return Value();
+  for (int64_t a = 0; a < r - 2; ++a)
+    if (f[a] != in[a])
+      return Value();
+  return f.back() == in[r - 1] ? rs.getInput() : Value();
+}
+
+/// f when `v` is cos(concat(f, f)) (or sin), seen through reshapes; or
+/// cos of f repeated along a new axis (twiceAlongNewAxis) that the reshapes
+/// merge back.
 Value tableSource(Value v, bool wantCos) {
   while (auto r = v.getDefiningOp<ReshapeOp>())
     v = r.getInput();
   Operation *def = v.getDefiningOp();
   if (!def || !(wantCos ? isa<CosOp>(def) : isa<SinOp>(def)))
     return Value();
+  // (The caller checks that the table it reads is [..., S, 2h] for f
+  // [..., S, h]: the reshapes then merged exactly the [2, h] axes.)
+  if (Value f = twiceAlongNewAxis(def->getOperand(0)))
+    return f;
   auto cat = def->getOperand(0).getDefiningOp<ConcatOp>();
   if (!cat || cat.getInputs().size() != 2 || cat.getInputs()[0] != cat.getInputs()[1])
     return Value();
