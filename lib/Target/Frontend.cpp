@@ -25,14 +25,16 @@ void mlir::rlx::addTensorParallelPasses(OpPassManager &pm, int64_t tp) {
   fpm.addPass(shard::createPartition());
 }
 
-void mlir::rlx::addImportPasses(OpPassManager &pm) {
+void mlir::rlx::addImportPasses(OpPassManager &pm, ArrayRef<std::string> weightArgs) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   fpm.addPass(tosa::createTosaInferShapesPass());
   // arith/math ops on whole tensors (math.exp of a tensor) as linalg.generic,
   // which the import raises or the linalg path compiles (they reached
   // bufferization as they were: "op was not bufferized").
   fpm.addPass(createConvertElementwiseToLinalgPass());
-  pm.addPass(createRLXImportToMIR());
+  RLXImportToMIROptions import;
+  import.weights.assign(weightArgs.begin(), weightArgs.end());
+  pm.addPass(createRLXImportToMIR(import));
 }
 
 void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options) {
@@ -43,7 +45,7 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
   // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
   // lowered by upstream's TOSA passes and compiled as it is.
   if (options.importUpstream)
-    addImportPasses(pm);
+    addImportPasses(pm, options.weightArgs);
   // Before tensor parallelism splits the tables.
   pm.addPass(mir::createMIRIndexBounds());
   if (options.importUpstream) {

@@ -168,7 +168,8 @@ def signature(text: str) -> list[dict]:
 
 LLVM_BIN = "/usr/lib/llvm-22/bin"
 UPSTREAM_LOWERING = (
-    "builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),"
+    "builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor,"
+    "convert-elementwise-to-linalg),"
     "one-shot-bufferize{bufferize-function-boundaries},func.func(convert-linalg-to-loops),"
     "convert-scf-to-cf,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
     "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,convert-cf-to-llvm,"
@@ -179,6 +180,12 @@ def run_upstream(module: str) -> np.ndarray:
     """Upstream's own lowering of `module` (mlir-opt-22, no RLX) run by
     mlir-runner: its @main prints one memref (printMemrefF32); returns the
     printed values, flat, in float64."""
+    return run_upstream_all(module)[0]
+
+
+def run_upstream_all(module: str) -> list[np.ndarray]:
+    """run_upstream for a @main that prints several memrefs: each one's
+    values, flat, in the order printed."""
     opt = subprocess.run([f"{LLVM_BIN}/mlir-opt", f"--pass-pipeline={UPSTREAM_LOWERING}"],
                          input=module, capture_output=True, text=True)
     assert opt.returncode == 0, opt.stderr
@@ -188,6 +195,8 @@ def run_upstream(module: str) -> np.ndarray:
                           f"-shared-libs={libs}"], input=opt.stdout, capture_output=True,
                          text=True)
     assert run.returncode == 0, run.stderr
-    body = run.stdout[run.stdout.index("data =") + len("data ="):]
-    return np.array([float(v) for v in re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", body)],
-                    np.float64)
+    printed = run.stdout.split("data =")[1:]
+    assert printed, run.stdout
+    return [np.array([float(v) for v in re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?",
+                                                   body.split("Unranked Memref")[0])],
+                     np.float64) for body in printed]

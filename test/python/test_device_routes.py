@@ -163,6 +163,7 @@ FLAGS = {
     "--attention-kernel": ("--attention-kernel=simt", "gpu"),
     "--kv-splits": ("--kv-splits=1", "gpu"), "--no-tensor-cores": ("--no-tensor-cores", "gpu"),
     "--strict-kernels": ("--strict-kernels", "gpu"),
+    "--weight-args": ("--weight-args=none", "all"),
 }
 
 

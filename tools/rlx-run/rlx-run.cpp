@@ -63,6 +63,12 @@ static cl::opt<std::string> weights(
     cl::desc("bind every parameter from a safetensors checkpoint (a file, or a directory with "
              "model.safetensors.index.json or .safetensors files), by name"),
     cl::cat(runCat));
+static cl::list<std::string> weightArgs(
+    "weight-args",
+    cl::desc("which arguments without rlx.param are weights, packed once: auto (default: 2-D "
+             "arguments read only as matmul weights), none, or positions and name patterns "
+             "(1,3,w_*)"),
+    cl::CommaSeparated, cl::cat(runCat));
 static cl::list<std::string> dimArgs("dims", cl::desc("name=size bindings"), cl::CommaSeparated, cl::cat(runCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"), cl::cat(runCat));
@@ -229,6 +235,7 @@ int main(int argc, char **argv) {
   CpuRunnerOptions options;
   options.entry = entry;
   options.fusionPolicy = policy;
+  options.weightArgs.assign(weightArgs.begin(), weightArgs.end());
   options.fuse = !noFuse;
   options.blas = !noBlas;
   options.lir = !noLir;
@@ -336,6 +343,7 @@ int main(int argc, char **argv) {
     gpu.artifact.attentionKernel = attentionKernel;
     gpu.artifact.kvSplits = kvSplits;
     gpu.artifact.strictKernels = strictKernels;
+    gpu.artifact.weightArgs = options.weightArgs;
     for (auto &[name, size] : options.dims)
       gpu.artifact.dims.push_back(name + "=" + std::to_string(size));
     // Dims bound by the given inputs' shapes are left to the front end's

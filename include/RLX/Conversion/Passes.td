@@ -125,6 +125,19 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
     Ops it does not know stay as they are, between raised ones; the CPU
     pipeline lowers leftover TOSA with upstream's TOSA-to-linalg passes.
 
+    Arguments marked neither `rlx.input` nor `rlx.param` (or named only
+    `rlx.input = "argN"`, the default name the runners give; exported kernels
+    that take their weights as plain arguments) are sorted by `weights`: by
+    default (`auto`), a static 2-D float argument read only as the right
+    operand of a 2-D matmul (directly or through transposes and reshapes),
+    or a 1-D one only added to matmul results (a bias), is a weight, marked `rlx.param = "argN"` with a remark naming it, so
+    `rlx-mir-pack-weights` computes what depends on it alone (the q|k|v and
+    gate|up concatenations, transposes) once instead of per call;
+    `weights=none` keeps every such argument an input; a list of argument
+    positions and glob patterns over argument names (`weights=1,3,4`,
+    `weights=w_*`) names them. Functions that other functions call keep
+    their arguments as they are (the caller passes them).
+
     With `report`, a remark names every op that stayed outside rlx_mir (it
     runs as its own kernel) and every primitive that is usually part of a
     block (exp, rsqrt, reductions, tanh, erf, sigmoid, pow, reciprocal) but
@@ -132,7 +145,10 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
   }];
   let options = [
     Option<"report", "report", "bool", "false",
-           "emit a remark for each op left outside rlx_mir or outside a recognized block">
+           "emit a remark for each op left outside rlx_mir or outside a recognized block">,
+    ListOption<"weights", "weights", "std::string",
+           "which unmarked arguments are weights (rlx.param): auto (default), none, "
+           "or argument positions and name patterns (1,3,w_*)">
   ];
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }

@@ -46,6 +46,8 @@ struct FrontendOptions {
   /// rank (-1: not given).
   bool gpuCollectives = false;
   int64_t rank = -1;
+  /// Which unmarked arguments are weights (rlx-import-to-mir's `weights`).
+  std::vector<std::string> weightArgs;
 };
 
 void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);
@@ -59,7 +61,8 @@ void addTensorParallelPasses(OpPassManager &pm, int64_t tp);
 /// result spells a static dim as `?` otherwise crashes upstream's lowering;
 /// arith/math ops on whole tensors become linalg.generic
 /// (convert-elementwise-to-linalg).
-void addImportPasses(OpPassManager &pm);
+/// `weightArgs`: rlx-import-to-mir's `weights` option (empty: auto).
+void addImportPasses(OpPassManager &pm, ArrayRef<std::string> weightArgs = {});
 
 } // namespace mlir::rlx
 

@@ -62,6 +62,8 @@ struct RLXImportToMIRPass : rlx::impl::RLXImportToMIRBase<RLXImportToMIRPass> {
     populateSoftmaxGuardPatterns(blocks);
     if (failed(applyPatternsGreedily(getOperation(), std::move(blocks))))
       return signalPassFailure();
+    if (failed(markWeightArguments(getOperation(), weights)))
+      return signalPassFailure();
     if (report)
       reportLeftovers();
   }

@@ -145,7 +145,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
         pm.addPass(createConvertRLXHIRToMIR(hir));
         // TOSA / linalg input is raised to MIR blocks before fusion counts
         // and fuses them.
-        addImportPasses(pm);
+        addImportPasses(pm, options.weightArgs);
         pm.addPass(mir::createMIRIndexBounds());
         if (options.tp > 0) {
           addTensorParallelPasses(pm, options.tp);

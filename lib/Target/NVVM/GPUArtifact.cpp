@@ -404,6 +404,7 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.optLevel = options.optLevel;
   pipe.spills = options.spills;
   pipe.dims = ArrayRef<std::string>(options.dims);
+  pipe.weightArgs = ArrayRef<std::string>(options.weightArgs);
   pipe.assemble = options.cubin;
   pipe.tensorCores = options.tensorCores;
   pipe.fuse = options.fuse;

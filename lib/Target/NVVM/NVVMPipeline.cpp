@@ -50,6 +50,7 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   FrontendOptions front;
   front.fuse = options.fuse;
   front.dims.assign(options.dims.begin(), options.dims.end());
+  front.weightArgs.assign(options.weightArgs.begin(), options.weightArgs.end());
   front.tp = options.tp;
   front.gpuCollectives = true;
   front.rank = options.rank;

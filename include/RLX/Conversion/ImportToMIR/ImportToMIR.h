@@ -34,6 +34,16 @@ void populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns);
 /// softmax, and GQA's repeat written as an add of zeros (a broadcast).
 void populateSoftmaxGuardPatterns(RewritePatternSet &patterns);
 
+/// Marks which arguments without `rlx.param` or a chosen `rlx.input` name
+/// (argN, the runners' default, is not one) are weights
+/// (`rlx.param = "<their name>"`), in every function nothing calls. `spec`:
+/// empty or {"auto"}, static 2-D float arguments read only as a matmul's
+/// right operand (directly or through transposes/reshapes) and 1-D ones
+/// only added to matmul results (biases), with a remark
+/// naming them; {"none"}, none; otherwise argument positions and glob
+/// patterns over argument names (`arg3`, `w_*`). Errors on a bad entry.
+LogicalResult markWeightArguments(Operation *root, ArrayRef<std::string> spec);
+
 } // namespace mlir::rlx
 
 #endif // RLX_CONVERSION_IMPORTTOMIR_IMPORTTOMIR_H

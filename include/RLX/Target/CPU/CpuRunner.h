@@ -40,6 +40,9 @@ struct CpuRunnerOptions {
   int64_t alignment = 64;       ///< Arena buffer alignment.
   std::string planReportDir;    ///< Where to write the plan's JSON and SVG.
   std::map<std::string, int64_t> dims; ///< Explicit dim bindings.
+  /// Which unmarked arguments are weights (rlx-import-to-mir's weights;
+  /// empty: auto).
+  std::vector<std::string> weightArgs;
   /// Tensor parallelism: > 0 compiles rank-local programs for a grid of tp
   /// ranks (rlx-mir-shard, then upstream sharding-propagation and
   /// shard-partition on the fusable MIR, before fusion); the argument and

@@ -25,6 +25,8 @@ struct GPUArtifactOptions {
   std::string features;
   int optLevel = 3;
   std::vector<std::string> dims;
+  /// Which unmarked arguments are weights (rlx-import-to-mir's weights).
+  std::vector<std::string> weightArgs;
   /// error | warn | ignore (rlx-nvvm-assemble).
   std::string spills = "warn";
   /// Build kernels.emu.so (needs a host C compiler to link it).

@@ -57,6 +57,9 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
       *this, "kv-splits",
       llvm::cl::desc("split-KV attention (rlx-mir-split-kv): 0 the heuristic, 1 never, N forced"),
       llvm::cl::init(0)};
+  ListOption<std::string> weightArgs{
+      *this, "weight-args",
+      llvm::cl::desc("which unmarked arguments are weights (rlx-import-to-mir's weights)")};
   ListOption<std::string> dims{*this, "dims",
                                llvm::cl::desc("symbolic dim bindings name=size")};
   Option<int64_t> tp{*this, "tp",
