@@ -33,11 +33,12 @@ def ty(a: np.ndarray) -> str:
     return "tensor<" + "x".join(map(str, a.shape)) + f"x{et}>"
 
 
-def fused(text: str) -> tuple[str, str]:
-    """rlx-opt's raised and fused module, and its remarks."""
+def fused(text: str, weights: str = "auto") -> tuple[str, str]:
+    """rlx-opt's raised and fused module, and its remarks (weight arguments
+    taken as parameters, as rlx-run does for one run)."""
     proc = subprocess.run([str(BUILD / "bin" / "rlx-opt"), "-", "--convert-elementwise-to-linalg",
-                           "--rlx-import-to-mir", "--rlx-mir-fuse=report=true", "-o", "-"],
-                          input=text, capture_output=True, text=True)
+                           f"--rlx-import-to-mir=weights={weights}", "--rlx-mir-fuse=report=true",
+                           "-o", "-"], input=text, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout, proc.stderr
 
@@ -203,14 +204,20 @@ def test_ffn_swiglu_with_weight_arguments_packed_once(device, shared):
 
 
 def test_weight_arguments_option():
-    """weights=none keeps them inputs (concatenated per call); positions
-    and name patterns name them; a position past the arguments is an error."""
+    """By default the candidates are named in a remark and stay inputs
+    (packing would read the first run's values: wrong for a caller that
+    passes new ones every run); weights=none is silent; positions and name
+    patterns name them; a position past the arguments is an error."""
     text = ffn_kernel(True)
     base = [str(BUILD / "bin" / "rlx-opt"), "-", "-o", "-"]
 
     def opt(weights):
-        return subprocess.run(base + [f"--rlx-import-to-mir=weights={weights}", "--rlx-mir-fuse"],
+        option = f"--rlx-import-to-mir=weights={weights}" if weights else "--rlx-import-to-mir"
+        return subprocess.run(base + [option, "--rlx-mir-fuse"],
                               input=text, capture_output=True, text=True)
+    default = opt(None)
+    assert default.returncode == 0 and "rlx.param" not in default.stdout, default.stdout
+    assert "arg1, arg2, arg3 are read only as matmul weights and biases but are inputs" in default.stderr
     none = opt("none")
     assert none.returncode == 0 and "rlx.param" not in none.stdout, none.stdout
     assert "rlx_mir.concat" in none.stdout and "read only as matmul" not in none.stderr
@@ -219,7 +226,7 @@ def test_weight_arguments_option():
     assert 'rlx.param = "arg1"' in named.stdout and '"arg2"' in named.stdout
     assert 'rlx.param = "arg3"' not in named.stdout
     bad = opt("9")
-    assert bad.returncode != 0 and "names argument 9" in bad.stderr, bad.stderr
+    assert bad.returncode != 0 and "names argument 9, but no function has more than 5" in bad.stderr, bad.stderr
 
 
 # --- next-embedding: ids cast i64 → i32, tosa.gather on the [1, V, D] table ---
@@ -684,3 +691,22 @@ def test_deepseek_layer_computes_qwen2(device):
     args = deepseek_weights(1, np.random.default_rng(6))
     ref = numpy_qwen2(args, 1)
     check(deepseek_layers(1), args, [ref], device, rtol=2e-5)
+
+
+def test_python_runs_with_new_weight_arguments_each_time():
+    """A compiled model keeps weight-like arguments as inputs by default:
+    each run computes with the values it is given (packing them would reuse
+    the first run's)."""
+    import rlx
+    model = rlx.compile_cpu(rlx.parse(ffn_kernel(True)))
+    assert not any(a["is_param"] for a in model.arguments), model.arguments
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, D)).astype(np.float32)
+    res = rng.standard_normal((1, 1, D)).astype(np.float32)
+    for _ in range(2):
+        w1, w3 = ((rng.standard_normal((D, F)) / np.sqrt(D)).astype(np.float32) for _ in range(2))
+        w2 = (rng.standard_normal((F, D)) / np.sqrt(F)).astype(np.float32)
+        got = model.run(arg0=x, arg1=w1, arg2=w3, arg3=w2, arg4=res)["result0"]
+        g = x.astype(np.float64) @ w1
+        ref = ((g / (1 + np.exp(-g))) * (x @ w3.astype(np.float64))) @ w2 + res.reshape(1, D)
+        assert_close(got, ref.reshape(1, 1, D), rtol=1e-5, atol=1e-5)

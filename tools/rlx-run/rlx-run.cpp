@@ -65,8 +65,9 @@ static cl::opt<std::string> weights(
     cl::cat(runCat));
 static cl::list<std::string> weightArgs(
     "weight-args",
-    cl::desc("which arguments without rlx.param are weights, packed once: auto (default: 2-D "
-             "arguments read only as matmul weights), none, or positions and name patterns "
+    cl::desc("which arguments without rlx.param are weights, packed once: auto (2-D arguments "
+             "read only as matmul weights, 1-D ones only added to their results; the default "
+             "for one run without --weights or --serve), none, or positions and name patterns "
              "(1,3,w_*)"),
     cl::CommaSeparated, cl::cat(runCat));
 static cl::list<std::string> dimArgs("dims", cl::desc("name=size bindings"), cl::CommaSeparated, cl::cat(runCat));
@@ -236,6 +237,10 @@ int main(int argc, char **argv) {
   options.entry = entry;
   options.fusionPolicy = policy;
   options.weightArgs.assign(weightArgs.begin(), weightArgs.end());
+  // One run: the values packing reads are the ones every call is given. A
+  // server takes new values per request, a checkpoint names its parameters.
+  if (options.weightArgs.empty() && !serve && weights.empty())
+    options.weightArgs = {"auto"};
   options.fuse = !noFuse;
   options.blas = !noBlas;
   options.lir = !noLir;

@@ -127,16 +127,20 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
 
     Arguments marked neither `rlx.input` nor `rlx.param` (or named only
     `rlx.input = "argN"`, the default name the runners give; exported kernels
-    that take their weights as plain arguments) are sorted by `weights`: by
-    default (`auto`), a static 2-D float argument read only as the right
-    operand of a 2-D matmul (directly or through transposes and reshapes),
-    or a 1-D one only added to matmul results (a bias), is a weight, marked `rlx.param = "argN"` with a remark naming it, so
-    `rlx-mir-pack-weights` computes what depends on it alone (the q|k|v and
-    gate|up concatenations, transposes) once instead of per call;
-    `weights=none` keeps every such argument an input; a list of argument
-    positions and glob patterns over argument names (`weights=1,3,4`,
-    `weights=w_*`) names them. Functions that other functions call keep
-    their arguments as they are (the caller passes them).
+    that take their weights as plain arguments) are sorted by `weights`. The
+    heuristic: a static float argument read only as the right operand of a
+    2-D matmul (directly or through transposes and reshapes), or a 1-D one
+    only added to matmul results (a bias), is a weight. By default a remark
+    names such arguments and nothing changes: what is computed from them
+    alone (the q|k|v and gate|up concatenations fusion builds, transposes)
+    runs on every call. `weights=auto` marks them `rlx.param = "argN"`, with
+    a remark, so `rlx-mir-pack-weights` computes that once, from the values
+    the first run is given (a caller that passes new values on every run
+    must not use it); `weights=none` is silent; a list of argument positions
+    and glob patterns over argument names (`weights=1,3,4`, `weights=w_*`)
+    names them. Functions that other functions call keep their arguments as
+    they are (the caller passes them). `rlx-run` passes `auto` for a single
+    run (`--weight-args`).
 
     With `report`, a remark names every op that stayed outside rlx_mir (it
     runs as its own kernel) and every primitive that is usually part of a
@@ -147,8 +151,8 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
     Option<"report", "report", "bool", "false",
            "emit a remark for each op left outside rlx_mir or outside a recognized block">,
     ListOption<"weights", "weights", "std::string",
-           "which unmarked arguments are weights (rlx.param): auto (default), none, "
-           "or argument positions and name patterns (1,3,w_*)">
+           "which unmarked arguments are weights (rlx.param): auto, none, or argument "
+           "positions and name patterns (1,3,w_*); default: a remark names the candidates">
   ];
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }

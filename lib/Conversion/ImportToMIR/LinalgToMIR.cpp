@@ -456,8 +456,11 @@ struct InsertSlicesAsConcat : OpRewritePattern<tensor::InsertSliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tensor::InsertSliceOp op, PatternRewriter &rw) const override {
     auto full = op.getDestType();
-    if (!full.hasStaticShape() ||
-        llvm::any_of(op->getUsers(), [](Operation *u) { return isa<tensor::InsertSliceOp>(u); }))
+    // Rooted at the last insert of the chain: no insert writes into it.
+    if (!full.hasStaticShape() || llvm::any_of(op->getUses(), [](OpOperand &u) {
+          auto ins = dyn_cast<tensor::InsertSliceOp>(u.getOwner());
+          return ins && &u == &ins.getDestMutable();
+        }))
       return failure();
     SmallVector<tensor::InsertSliceOp> chain;
     Value cur = op.getResult();

@@ -152,8 +152,13 @@ struct Cast : TosaPattern<tosa::CastOp> {
     bool intToInt = isa<IntegerType>(from) && isa<IntegerType>(to) && !to.isInteger(1);
     if (!isa<FloatType>(to) && !intToInt)
       return failure();
-    return replaceIfSameType(rw, op, CastOp::create(rw, op.getLoc(), op.getInput(),
-                                                    t.getElementType()));
+    // Element types rlx_mir.cast does not take (i16, unsigned) stay TOSA.
+    auto c = CastOp::create(rw, op.getLoc(), op.getInput(), t.getElementType());
+    if (failed(verifyBuilt(c, /*diagnose=*/false))) {
+      rw.eraseOp(c);
+      return failure();
+    }
+    return replaceIfSameType(rw, op, c.getResult());
   }
 };
 

@@ -19,6 +19,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/GlobPattern.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::rlx;
 
@@ -72,21 +74,26 @@ static bool looksLikeWeight(BlockArgument arg) {
 }
 
 LogicalResult mlir::rlx::markWeightArguments(Operation *root, ArrayRef<std::string> spec) {
-  bool automatic = spec.empty() || (spec.size() == 1 && spec.front() == "auto");
+  // Empty: advise (the heuristic's candidates in a remark, nothing marked).
+  bool advise = spec.empty();
+  bool automatic = spec.size() == 1 && spec.front() == "auto";
   bool none = spec.size() == 1 && spec.front() == "none";
+  if (none)
+    return success();
   // Positions and name patterns.
   SmallVector<int64_t> positions;
   SmallVector<llvm::GlobPattern> patterns;
-  if (!automatic && !none) {
+  if (!advise && !automatic) {
     for (const std::string &s : spec) {
       int64_t pos;
-      if (!StringRef(s).getAsInteger(10, pos)) {
+      if (!StringRef(s).getAsInteger(10, pos) && pos >= 0) {
         positions.push_back(pos);
         continue;
       }
       auto pat = llvm::GlobPattern::create(s);
-      if (!pat) {
-        llvm::consumeError(pat.takeError());
+      if (!pat || StringRef(s).empty()) {
+        if (!pat)
+          llvm::consumeError(pat.takeError());
         return root->emitError() << "rlx-import-to-mir: weights entry '" << s
                                  << "' is neither an argument position, a name pattern, "
                                     "'auto' nor 'none'";
@@ -94,16 +101,22 @@ LogicalResult mlir::rlx::markWeightArguments(Operation *root, ArrayRef<std::stri
       patterns.push_back(std::move(*pat));
     }
   }
-  if (none)
-    return success();
-  LogicalResult result = success();
+  // The functions whose arguments are sorted: definitions nothing calls (a
+  // called function gets its arguments from the caller).
+  SmallVector<func::FuncOp> fns;
   root->walk([&](func::FuncOp fn) {
-    if (fn.isExternal())
-      return;
-    // A function another one calls gets its arguments from the caller.
-    if (auto module = fn->getParentOfType<ModuleOp>())
-      if (!SymbolTable::symbolKnownUseEmpty(fn, module))
-        return;
+    auto module = fn->getParentOfType<ModuleOp>();
+    if (!fn.isExternal() && (!module || SymbolTable::symbolKnownUseEmpty(fn, module)))
+      fns.push_back(fn);
+  });
+  unsigned most = 0;
+  for (func::FuncOp fn : fns)
+    most = std::max(most, fn.getNumArguments());
+  for (int64_t pos : positions)
+    if (pos >= static_cast<int64_t>(most))
+      return root->emitError() << "rlx-import-to-mir: weights names argument " << pos
+                               << ", but no function has more than " << most;
+  for (func::FuncOp fn : fns) {
     // The runners name unnamed arguments first (nameUnnamedIO): an
     // rlx.input that is the default name argN is no choice of the user's.
     auto marked = [&](unsigned i) {
@@ -116,39 +129,46 @@ LogicalResult mlir::rlx::markWeightArguments(Operation *root, ArrayRef<std::stri
       if (marked(i))
         continue;
       std::string name = argumentName(fn, i);
-      bool take = automatic ? looksLikeWeight(fn.getArgument(i))
-                            : llvm::is_contained(positions, static_cast<int64_t>(i)) ||
-                                  llvm::any_of(patterns, [&](const llvm::GlobPattern &p) {
-                                    return p.match(name);
-                                  });
+      bool take = advise || automatic
+                      ? looksLikeWeight(fn.getArgument(i))
+                      : llvm::is_contained(positions, static_cast<int64_t>(i)) ||
+                            llvm::any_of(patterns, [&](const llvm::GlobPattern &p) {
+                              return p.match(name);
+                            });
       if (take)
         taken.push_back(i);
     }
-    for (int64_t pos : positions)
-      if (pos < 0 || pos >= static_cast<int64_t>(fn.getNumArguments())) {
-        fn.emitError() << "rlx-import-to-mir: weights names argument " << pos << ", but @"
-                       << fn.getSymName() << " has " << fn.getNumArguments();
-        result = failure();
-        return;
-      }
     if (taken.empty())
-      return;
+      continue;
     SmallVector<std::string> names;
+    for (unsigned i : taken)
+      names.push_back(argumentName(fn, i));
+    bool one = names.size() == 1;
+    if (advise) {
+      // Marking them would be wrong for a caller that passes new values on
+      // every run (packing reads the first run's): the user decides.
+      mlir::emitRemark(fn.getLoc())
+          << "rlx-import-to-mir: " << llvm::join(names, ", ")
+          << (one ? " is read only as a matmul weight or bias but is an input"
+                  : " are read only as matmul weights and biases but are inputs")
+          << ": what is computed from them alone (concatenations, transposes) runs on "
+             "every call; weights=auto takes them as parameters, packed once from the "
+             "values of the first run (rlx-run does so by default)";
+      continue;
+    }
     for (unsigned i : taken) {
       // Named as they were (argN): --input and checkpoints keep working.
       std::string name = argumentName(fn, i);
       fn.removeArgAttr(i, "rlx.input");
       fn.setArgAttr(i, "rlx.param", StringAttr::get(fn.getContext(), name));
-      names.push_back(name);
     }
     if (automatic)
-      mlir::emitRemark(fn.getLoc()) << "rlx-import-to-mir: " << llvm::join(names, ", ")
-                      << (names.size() == 1
-                              ? " is read only as a matmul weight or bias: taken as a parameter"
-                              : " are read only as matmul weights and biases: taken as parameters")
-                      << " (rlx.param), so what is computed from weights alone is packed "
-                         "once; the weights option names them instead (weights=1,3 or "
-                         "weights=w_*), weights=none keeps them inputs";
-  });
-  return result;
+      mlir::emitRemark(fn.getLoc())
+          << "rlx-import-to-mir: " << llvm::join(names, ", ")
+          << (one ? " is read only as a matmul weight or bias: taken as a parameter"
+                  : " are read only as matmul weights and biases: taken as parameters")
+          << " (rlx.param), packed once from the values of the first run; "
+             "weights=none keeps them inputs";
+  }
+  return success();
 }

@@ -148,3 +148,16 @@ func.func @rms_norm_reduce_then_expand(%x: tensor<1x4x16xf32>, %w: tensor<16xf32
   } -> tensor<1x4x16xf32>
   return %y : tensor<1x4x16xf32>
 }
+
+// -----
+
+// Integer casts rlx_mir.cast takes are raised (i64 → i32 ids); those it
+// does not (to i16) stay TOSA for upstream's lowering.
+// CHECK-LABEL: func.func @int_casts(
+// CHECK:         rlx_mir.cast %arg0 : tensor<4xi64> to tensor<4xi32>
+// CHECK:         tosa.cast %arg0 : (tensor<4xi64>) -> tensor<4xi16>
+func.func @int_casts(%x: tensor<4xi64>) -> (tensor<4xi32>, tensor<4xi16>) {
+  %a = tosa.cast %x : (tensor<4xi64>) -> tensor<4xi32>
+  %b = tosa.cast %x : (tensor<4xi64>) -> tensor<4xi16>
+  return %a, %b : tensor<4xi32>, tensor<4xi16>
+}

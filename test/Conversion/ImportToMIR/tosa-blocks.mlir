@@ -106,15 +106,10 @@ func.func @attention(%q: tensor<1x5x16xf32>, %k: tensor<1x5x8xf32>, %v: tensor<1
 
 // -----
 
-// Weights given as plain arguments (read only as matmul weights) become
-// parameters: their gate|up concatenation is packed once.
-// CHECK-LABEL: func.func @swiglu_pack_params(
-// CHECK-SAME:    {rlx.param = "arg1"}{{.*}}{rlx.param = "arg2"}
-// CHECK:         rlx_mir.concat %arg0, %arg1 axis = 0
 // CHECK-LABEL: func.func @swiglu(
-// CHECK-SAME:    %arg1: tensor<8x16xf32> {rlx.param = "arg3"}, %arg2: tensor<32x8xf32> {rlx.packed_by
-// CHECK:         %[[H:.*]] = rlx_mir.fused_matmul %arg0, %arg2 transpose_b activation {{ *}}silu glu
-// CHECK:         rlx_mir.matmul %[[H]], %arg1 transpose_b
+// CHECK:         %[[GU:.*]] = rlx_mir.concat %arg1, %arg2 axis = 0
+// CHECK:         %[[H:.*]] = rlx_mir.fused_matmul %arg0, %[[GU]] transpose_b activation {{ *}}silu glu
+// CHECK:         rlx_mir.matmul %[[H]], %arg3 transpose_b
 func.func @swiglu(%x: tensor<1x4x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<16x8xf32>, %wd: tensor<8x16xf32>) -> tensor<1x4x8xf32> {
   %t1 = tosa.transpose %wg {perms = array<i32: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
   %s2 = tosa.const_shape {values = dense<[1, 8, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>

@@ -34,14 +34,16 @@ void populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns);
 /// softmax, and GQA's repeat written as an add of zeros (a broadcast).
 void populateSoftmaxGuardPatterns(RewritePatternSet &patterns);
 
-/// Marks which arguments without `rlx.param` or a chosen `rlx.input` name
-/// (argN, the runners' default, is not one) are weights
-/// (`rlx.param = "<their name>"`), in every function nothing calls. `spec`:
-/// empty or {"auto"}, static 2-D float arguments read only as a matmul's
-/// right operand (directly or through transposes/reshapes) and 1-D ones
-/// only added to matmul results (biases), with a remark
-/// naming them; {"none"}, none; otherwise argument positions and glob
-/// patterns over argument names (`arg3`, `w_*`). Errors on a bad entry.
+/// Sorts the arguments without `rlx.param` or a chosen `rlx.input` name
+/// (argN, the runners' default, is not one) of every function nothing
+/// calls. The heuristic: static float arguments read only as a matmul's
+/// right operand (2-D, directly or through transposes/reshapes) or only
+/// added to matmul results (1-D biases). `spec` empty: a remark names the
+/// heuristic's candidates, nothing is marked (packing would read the first
+/// run's values, wrong for a caller that passes new ones on every run);
+/// {"auto"}: they are marked `rlx.param = "<their name>"`, with a remark;
+/// {"none"}: nothing; otherwise argument positions and glob patterns over
+/// argument names (`arg3`, `w_*`) name them. Errors on a bad entry.
 LogicalResult markWeightArguments(Operation *root, ArrayRef<std::string> spec);
 
 } // namespace mlir::rlx

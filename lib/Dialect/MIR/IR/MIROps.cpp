@@ -334,7 +334,8 @@ struct KeepDimsOfReduce : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
     auto red = op.getInput().getDefiningOp<ReduceOp>();
-    if (!red || red.getKeepDims())
+    // (With other users, a second reduction would be computed.)
+    if (!red || red.getKeepDims() || !red->hasOneUse())
       return failure();
     auto in = cast<RankedTensorType>(red.getInput().getType());
     SmallVector<int64_t> kept(in.getShape());

@@ -331,6 +331,8 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
       }
     }
     auto qT = MIRBuilder::typeOf(qBHSD);
+    if (qT.getRank() != 4)
+      return failure();
     int64_t heads = qT.getShape()[1], headDim = qT.getShape()[3];
     if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim) || heads % gk != 0)
       return failure();
