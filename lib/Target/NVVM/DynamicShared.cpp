@@ -60,7 +60,15 @@ struct GPUDynamicShared : rlx::impl::GPUDynamicSharedBase<GPUDynamicShared> {
       total += llvm::alignTo((type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8,
                              kAlign);
     }
-    if (total <= nvvm::NVVMTarget::kDefaultSharedMemoryLimit)
+    // A kernel that also uses dynamic shared memory gets its workgroup
+    // buffers there too: NVPTX demotes the dynamic-memory symbol to an
+    // ordinary .shared variable of the kernel, which ptxas may place where
+    // the static buffers are, so the dynamic region (larger than its
+    // declared size) overlapped them on the GPU (a race compute-sanitizer
+    // showed in the wgmma norm prologue's row statistics).
+    bool usesDynamic = false;
+    fn.walk([&](gpu::DynamicSharedMemoryOp) { usesDynamic = true; });
+    if (total <= nvvm::NVVMTarget::kDefaultSharedMemoryLimit && !usesDynamic)
       return success();
     for (BlockArgument a : fn.getWorkgroupAttributions())
       if (!cast<MemRefType>(a.getType()).getLayout().isIdentity())

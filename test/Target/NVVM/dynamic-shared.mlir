@@ -64,3 +64,36 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A small workgroup buffer of a kernel that also uses dynamic shared memory
+// moves into it, after the kernel's own bytes: NVPTX demotes the dynamic
+// symbol to an ordinary .shared variable, which ptxas placed over the static
+// buffer on an H200 (the wgmma norm prologue's row statistics raced with
+// its A tile; compute-sanitizer racecheck).
+// CHECK-LABEL: func.func @mixed
+// CHECK: %[[S:.*]] = arith.constant 1280 : i32
+// CHECK: gpu.launch_func @k::@mixed {{.*}} dynamic_shared_memory_size %[[S]]
+// CHECK: gpu.func @mixed(%{{.*}}: memref<4xf32>) kernel
+// CHECK:   memref.view %{{.*}}[%c1024{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module} {
+  func.func @mixed(%x: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %n = arith.constant 1000 : i32
+    gpu.launch_func @k::@mixed blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %n args(%x : memref<4xf32>)
+    return
+  }
+  gpu.module @k {
+    gpu.func @mixed(%x: memref<4xf32>)
+        workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %d = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %v = memref.load %x[%c0] : memref<4xf32>
+      memref.store %v, %a[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      %i = arith.constant 0 : i8
+      memref.store %i, %d[%c0] : memref<?xi8, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
