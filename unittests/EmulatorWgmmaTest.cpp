@@ -62,6 +62,7 @@ void wgmmaKernel(void **params) {
   uint32_t t = static_cast<uint32_t>(__rlx_emu_id(RLX_EMU_THREAD_ID * 4));
   if (t == 0 && __rlx_emu_access(smem, s->image.size(), RLX_EMU_WRITE))
     std::memcpy(smem, s->image.data(), s->image.size());
+  __rlx_emu_fence_proxy_async(); // the generic writes, visible to wgmma
   __rlx_emu_barrier();
   auto addr = [&](uint32_t off) {
     return static_cast<uint64_t>(((reinterpret_cast<uintptr_t>(smem) + off) & 0x3FFFF) >> 4);
@@ -70,6 +71,7 @@ void wgmmaKernel(void **params) {
   const uint32_t n = s->n;
   for (uint32_t i = 0; i < n / 2; ++i)
     c[i] = static_cast<float>(1 + i);
+  __rlx_emu_wgmma_fence();
   if (s->registerA) {
     uint32_t regs[4];
     registersOfA(t, regs);
@@ -77,6 +79,8 @@ void wgmmaKernel(void **params) {
   } else {
     __rlx_emu_wgmma(1, n, s->descA | addr(s->offA), s->descB | addr(s->offB), c, d, s->flags);
   }
+  __rlx_emu_wgmma_commit();
+  __rlx_emu_wgmma_wait(0);
   for (uint32_t i = 0; i < n / 2; ++i)
     out[t * (n / 2) + i] = d[i];
 }

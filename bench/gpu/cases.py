@@ -201,6 +201,28 @@ def from_bf16_bits(u):
     return (np.asarray(u, np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
+def wgmma_matmul_case(M, K, N, name):
+    """Numerics of the plain bf16 matmul on sm_90a's wgmma kernel (TMA ring,
+    producer and consumer warpgroups) against numpy, every edge ragged."""
+    t = lambda *d: "tensor<" + "x".join(map(str, d)) + "xbf16>"
+    text = f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {t(N, K)} {{rlx.input = "w"}}) -> {t(M, N)} {{
+  %y = rlx_mir.matmul %x, %w transpose_b : {t(M, K)}, {t(N, K)}
+  return %y : {t(M, N)}
+}}"""
+
+    def inputs():
+        rng = np.random.default_rng(M + K + N)
+        return {"x": bf16_bits(rng.standard_normal((M, K), np.float32)),
+                "w": bf16_bits(rng.standard_normal((N, K), np.float32) / np.sqrt(K))}
+
+    def reference(v):
+        x, w = (from_bf16_bits(v[k]).astype(np.float64) for k in ("x", "w"))
+        return {"result0": x @ w.T}
+
+    return dict(name=name, text=text, inputs=inputs, reference=reference, bench=False, dims={},
+                tolerance=2e-2, bf16_outputs=True, flags=["--matmul-kernel", "wgmma"])
+
+
 def norm_swiglu_text(M, K, N):
     """The MLP's first half as one fused_matmul: rms_norm prologue, packed
     gate|up weight [2N, K], SwiGLU epilogue; bf16."""
@@ -452,6 +474,7 @@ CASES = [
     # The wgmma kernel with the norm prologue and SwiGLU epilogue: numerics
     # (ragged edges, 9 k-tiles), then Llama-3.1-8B's gate|up at 2048 tokens
     # against the PyTorch sequence it replaces.
+    wgmma_matmul_case(130, 520, 136, "wgmma_matmul_130x520x136"),
     norm_swiglu_case(300, 520, 136, "wgmma_norm_swiglu_300x520x136"),
     norm_swiglu_bench_case(2048, 4096, 14336, "bench_fused_norm_swiglu_m2048"),
     # Flash attention: numerics at Llama-3.1-8B's heads, prefill and a decode

@@ -20,4 +20,4 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 OUT=${OUT:-$HERE}
 export OUT
-exec timeout 360 "$PY" "$HERE/device_check.py" --out "$OUT/device-check.json" "$@"
+exec timeout 560 "$PY" "$HERE/device_check.py" --out "$OUT/device-check.json" "$@"

@@ -36,10 +36,11 @@ RUN = HERE / "bin" / "rlx-gpu-run"
 ENV = dict(os.environ, LD_LIBRARY_PATH=str(HERE / "bin") + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
 
 
-def gpu_run(art, device, inputs, extra=(), timeout=60):
+def gpu_run(art, device, inputs, extra=(), timeout=60, prefix=()):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        cmd = [str(RUN), str(art), "--device", device, "--output-dir", str(tmp / "out"), *extra]
+        cmd = [*prefix, str(RUN), str(art), "--device", device, "--output-dir", str(tmp / "out"),
+               *extra]
         for name, v in inputs.items():
             np.save(tmp / f"{name}.npy", v)
             cmd += ["--input", f"{name}={tmp / f'{name}.npy'}"]
@@ -49,11 +50,14 @@ def gpu_run(art, device, inputs, extra=(), timeout=60):
         return {q.stem: np.load(q) for q in (tmp / "out").glob("*.npy")}, p.stdout
 
 
-def check(case, device, timeout):
+def check(case, device, timeout, art=None):
+    """Runs the case's artifact (`art`, else the bundle's) against its
+    references: {"status": "pass" | "fail", ...}; a failed run raises."""
     t0 = time.time()
     inputs = case["inputs"]()
     extra = case.get("cuda_run_flags", []) if device == "cuda" else []
-    out, _ = gpu_run(HERE / "artifacts" / case["name"], device, inputs, extra, timeout=timeout)
+    out, _ = gpu_run(art or HERE / "artifacts" / case["name"], device, inputs, extra,
+                     timeout=timeout)
     if case.get("bf16_outputs"):
         out = {k: (v.astype(np.uint32) << 16).view(np.float32) for k, v in out.items()}
     ref = case["reference"](inputs)
@@ -198,11 +202,45 @@ def bench(case, timeout, rounds=3):
             "fraction_of_copy": gbps / cgbps, "bytes": case["bytes"]}
 
 
+SANITIZER_TOOLS = ("racecheck", "synccheck", "memcheck")
+
+
+def sanitize(cases, budget_s, timeout):
+    """Every numerics case's kernels under compute-sanitizer's racecheck,
+    synccheck and memcheck (what the emulator does not model: docs/gpu.md),
+    within `budget_s` seconds in all: {case: {tool: {status, ...}}}."""
+    import shutil
+    tool = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    if not os.path.exists(tool):
+        return {"status": "unavailable"}
+    out, t0 = {}, time.time()
+    for case in cases:
+        if case["bench"] or case.get("route") or "--tp" in case.get("flags", []):
+            continue
+        for t in SANITIZER_TOOLS:
+            if time.time() - t0 > budget_s:
+                out.setdefault(case["name"], {})[t] = {"status": "skipped (budget)"}
+                continue
+            try:
+                gpu_run(HERE / "artifacts" / case["name"], "cuda", case["inputs"](),
+                        timeout=timeout, prefix=(tool, "--tool", t, "--error-exitcode", "7"))
+                r = {"status": "clean"}
+            except subprocess.TimeoutExpired:
+                r = {"status": "timeout"}
+            except RuntimeError as e:
+                r = {"status": "errors", "report": str(e)[-1200:]}
+            out.setdefault(case["name"], {})[t] = r
+            print("sanitizer", case["name"], t, r["status"], flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "device-check.json"))
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--sanitizer-budget", type=float, default=150,
+                    help="seconds for compute-sanitizer runs after the checks (0: none)")
     a = ap.parse_args()
     device = "emu" if a.dry_run else "cuda"
     result = {"mode": "dry-run (emulator)" if a.dry_run else "gpu", "host": platform.node(),
@@ -234,9 +272,13 @@ def main():
                 "status": "fail", "error": str(e)[-1500:]}
         print(name, json.dumps((result["bench"] if case["bench"] else result["tests"])[name])[:300],
               flush=True)
+    if not a.dry_run and a.sanitizer_budget > 0:
+        result["sanitizer"] = sanitize(CASES, a.sanitizer_budget, a.timeout)
     pathlib.Path(a.out).write_text(json.dumps(result, indent=2))
     bad = [n for n, r in {**result["tests"], **result["bench"]}.items()
            if r["status"] not in ("pass", "ok", "loaded")]
+    bad += [f"{n}:{t}" for n, tools in result.get("sanitizer", {}).items()
+            if isinstance(tools, dict) for t, r in tools.items() if r["status"] == "errors"]
     print(f"wrote {a.out}: {len(result['tests'])} tests, {len(result['bench'])} benchmarks, "
           f"{len(bad)} failed {bad}")
     sys.exit(1 if bad else 0)

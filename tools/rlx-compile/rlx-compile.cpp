@@ -3,6 +3,7 @@
 //   rlx-compile model.mlir -o DIR [--chip sm_90a] [--features +ptx80]
 //               [--dims seq=37,past_seq=16] [--spills error|warn|ignore]
 //               [--no-emulator] [--no-cubin]
+//               [--emit-kernel-ir FILE] [--from-kernel-ir]
 //
 // Writes DIR/manifest.json, a cubin and the PTX per kernel module and
 // DIR/kernels.emu.so (the same kernels for the CPU GPU emulator). Run it with
@@ -70,6 +71,15 @@ static cl::opt<int64_t> rank("rank",
                                       "embedding)"),
                              cl::init(-1), cl::cat(cat));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("skip ptxas (no cubins)"), cl::cat(cat));
+static cl::opt<std::string> emitKernelIR(
+    "emit-kernel-ir",
+    cl::desc("write the module as it leaves the kernel pipeline (kernels at the NVVM level) to "
+             "this file"),
+    cl::cat(cat));
+static cl::opt<bool> fromKernelIR(
+    "from-kernel-ir",
+    cl::desc("the input comes from --emit-kernel-ir (possibly edited): only code generation runs"),
+    cl::cat(cat));
 static cl::opt<bool> verbose("v", cl::desc("print the target: chip, PTX ISA and the ptxas used"),
                              cl::cat(cat));
 
@@ -107,6 +117,8 @@ int main(int argc, char **argv) {
   }
   options.tp = tp;
   options.rank = rank;
+  options.emitKernelIR = emitKernelIR;
+  options.fromKernelIR = fromKernelIR;
   SmallVector<StringRef> parts;
   StringRef(dims).split(parts, ',', -1, false);
   for (StringRef p : parts)

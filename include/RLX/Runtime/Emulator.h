@@ -78,7 +78,15 @@ uint32_t __rlx_emu_vote_sync(uint32_t mode, uint32_t pred, uint32_t membermask);
 enum rlx_emu_access_flags {
   RLX_EMU_READ = 0,
   RLX_EMU_WRITE = 1,
+  /// By the async proxy (wgmma operands, TMA): a read of shared bytes a
+  /// thread wrote through the generic proxy needs that thread's
+  /// fence.proxy.async in between.
+  RLX_EMU_ASYNC = 2,
 };
+/// Bits 8-15 of the access flags: log2 of the alignment the instruction
+/// requires, plus one (0: none checked); a misaligned address is a finding
+/// (the GPU's "misaligned address" error).
+#define RLX_EMU_ALIGN_SHIFT 8
 /// Called before every load/store of `bytes` bytes at `addr`. Global accesses
 /// must lie inside one registered buffer, shared accesses inside one of the
 /// block's shared buffers; shared accesses are race-checked (two threads
@@ -152,6 +160,27 @@ void __rlx_emu_wgmma(uint32_t type, uint32_t n, uint64_t desc_a, uint64_t desc_b
 void __rlx_emu_wgmma_rs(uint32_t type, uint32_t n, const uint32_t *a, uint64_t desc_b,
                         const float *c, float *d, uint32_t flags);
 
+/// wgmma's asynchrony (PTX ISA, "Asynchronous Warpgroup Level Matrix
+/// Multiply-Accumulate"): a wgmma.mma_async may read its shared operands at
+/// any time until the wgmma.wait_group that retires its group, and its
+/// accumulators are undefined until then. The emulator computes a wgmma at
+/// issue and then holds its shared operand bytes as in flight: a write to
+/// them (generic or TMA) before every thread of the warpgroup retired it is a
+/// finding, as is a register access of its accumulators before the retiring
+/// wait (__rlx_emu_wgmma_read, placed by the outline pass before each such
+/// access, naming the kernel's wgmma op), a wgmma issued without a
+/// wgmma.fence after the thread's last register access, and a thread that
+/// exits with wgmmas uncommitted or in flight.
+void __rlx_emu_wgmma_op(uint32_t op); ///< the kernel's id of the next wgmma
+void __rlx_emu_wgmma_fence(void);
+void __rlx_emu_wgmma_commit(void);
+void __rlx_emu_wgmma_wait(uint32_t n);
+void __rlx_emu_wgmma_read(uint32_t op);
+/// fence.proxy.async: the calling thread's generic shared writes so far
+/// become visible to the async proxy. fence.mbarrier_init: its mbarrier.inits
+/// become visible to TMA's complete_tx (counted as the same fence here).
+void __rlx_emu_fence_proxy_async(void);
+
 /// bar.sync / bar.arrive on named barrier `id` (0-15) with `count` threads
 /// (a multiple of 32, at most the block's; 0: all of the block's, as a
 /// bar.sync without a count): the barrier completes when
@@ -160,7 +189,8 @@ void __rlx_emu_wgmma_rs(uint32_t type, uint32_t n, const uint32_t *a, uint64_t d
 /// the race checker as the block barrier does. A bad id or count, or
 /// arrivals on one barrier with different counts, is a finding. (gpu.barrier
 /// is __rlx_emu_barrier; kernels that use named barrier 0 too mix the two at
-/// their own risk, as on the GPU.)
+/// their own risk, as on the GPU: the block barrier is bar.sync 0 and shares
+/// named barrier 0's state.)
 void __rlx_emu_named_barrier(uint32_t id, uint32_t count, uint32_t sync);
 
 /// The emulator's tensor map (the driver's CUtensorMap is opaque): a tiled

@@ -39,6 +39,15 @@ extern "C" void __rlx_emu_cp_async(void *dst, const void *src, uint32_t size,
     addFinding(*l, &t, "cp.async of " + std::to_string(size) + " bytes (4, 8 or 16)");
     return;
   }
+  // Both addresses aligned to the copy's size (PTX ISA, cp.async).
+  for (const void *p : {static_cast<const void *>(dst), src})
+    if (reinterpret_cast<uintptr_t>(p) % size) {
+      addFinding(*l, &t, "cp.async of " + std::to_string(size) + " bytes with the misaligned " +
+                             (p == dst ? "shared destination " : "global source ") +
+                             hexAddress(reinterpret_cast<uintptr_t>(p)) + " (it needs " +
+                             std::to_string(size) + "-byte alignment)");
+      return;
+    }
   bool srcValid =
       src_size == 0 || __rlx_emu_access(src, std::min(src_size, size), RLX_EMU_READ) != 0;
   t.openCopies.push_back({dst, src, size, src_size, srcValid});

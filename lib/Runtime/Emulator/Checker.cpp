@@ -164,6 +164,16 @@ extern "C" uint32_t __rlx_emu_access(const void *addr, uint64_t bytes, uint32_t 
   const bool bounds = l->options & RLX_EMU_CHECK_BOUNDS;
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   const uint64_t n = bytes;
+  if (uint32_t log = (flags >> RLX_EMU_ALIGN_SHIFT) & 0xFF; log && bounds) {
+    const uint64_t align = uint64_t(1) << (log - 1);
+    if (a % align) {
+      addFinding(*l, &l->self(),
+                 "misaligned " + accessText(a, n, flags) + ": the instruction needs " +
+                     std::to_string(align) + "-byte alignment (the GPU's misaligned address "
+                     "error)");
+      return 0;
+    }
+  }
 
   for (size_t i = 0; i < l->shared.size(); ++i) {
     const SharedBuffer &s = l->shared[i];
@@ -179,8 +189,10 @@ extern "C" uint32_t __rlx_emu_access(const void *addr, uint64_t bytes, uint32_t 
                      relation(a, n, base, s.bytes, sharedBufferName(*l, i)));
       return 0;
     }
-    if (l->options & RLX_EMU_CHECK_RACES)
+    if (l->options & RLX_EMU_CHECK_RACES) {
       raceCheck(*l, i, offset, n, flags);
+      checkAsyncAccess(*l, a - reinterpret_cast<uintptr_t>(l->window), n, flags);
+    }
     return 1;
   }
   if (!bounds)

@@ -113,7 +113,11 @@ extern "C" void __rlx_emu_mbarrier_init(void *bar, uint32_t count) {
     if (!m->loads.empty())
       addFinding(*l, &l->self(), "mbarrier.init on the mbarrier at " + mbarrierName(*l, bar) +
                                      " while TMA loads still complete on it");
-    *m = MBarrier{count, count, 0, 0, {}};
+    *m = MBarrier{};
+    m->index = l->numMBarriers++;
+    m->expected = m->pending = count;
+    m->initThread = l->current;
+    m->initFences = l->self().proxyFences;
   }
 }
 
@@ -192,6 +196,7 @@ extern "C" uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint
   };
   if (done()) {
     l->self().polls = 0;
+    observePhases(*l, mb);
     return 1;
   }
   // A kernel polls test_wait in a loop: let the other threads run first
@@ -208,16 +213,25 @@ extern "C" uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint
   if (!done())
     return 0;
   t.polls = 0;
+  observePhases(*l, mb);
   return 1;
 }
 
 extern "C" void __rlx_emu_mbarrier_wait_parity(void *bar, uint32_t parity) {
   auto [l, m] = find(bar, "mbarrier.try_wait.parity");
-  if (!m || parityDone(*m, parity))
+  if (!m)
     return;
-  Thread &t = l->self();
-  t.wait = Wait::MBarrier;
-  t.in = bar;
-  t.mode = parity & 1;
-  waitHere(*l);
+  if (!parityDone(*m, parity)) {
+    Thread &t = l->self();
+    t.wait = Wait::MBarrier;
+    t.in = bar;
+    t.mode = parity & 1;
+    waitHere(*l);
+    // The mbarrier may have been invalidated meanwhile.
+    auto it = l->mbarriers.find(reinterpret_cast<uintptr_t>(bar));
+    if (it == l->mbarriers.end())
+      return;
+    m = &it->second;
+  }
+  observePhases(*l, *m);
 }

@@ -134,6 +134,7 @@ void fiberMain(void *arg) {
   Thread &t = l.self();
   if (!t.openCopies.empty() || !t.committedCopies.empty())
     addFinding(l, &t, "exits with cp.async copies it never waited for (cp.async.wait_group)");
+  checkAsyncAtExit(l, t);
   t.wait = Wait::Done;
   ++l.exited;
   switchContext(t.ctx, l.scheduler);
@@ -209,7 +210,7 @@ bool runBlock(Launch &l, StackPool &pool) {
     std::memset(s.data, 0xFF, s.bytes);
   l.ready.clear();
   l.mbarriers.clear();
-  l.atBarrier = 0;
+  resetAsync(l);
   for (NamedBarrier &n : l.named)
     n = NamedBarrier{};
   l.exited = 0;
@@ -471,6 +472,8 @@ bool layoutShared(Launch &l, uint8_t *window) {
     s.data = window + at;
     at += s.bytes + kSharedGap;
   }
+  l.window = window;
+  l.windowUsed = at;
   return true;
 }
 
@@ -518,16 +521,26 @@ extern "C" void __rlx_emu_barrier(void) {
   if (!l)
     return;
   Thread &t = l->self();
+  // bar.sync 0 of every thread: named barrier 0's state (PTX ISA,
+  // "barrier{.cta}": __syncthreads is barrier 0).
+  NamedBarrier &n = l->named[0];
+  if (n.arrived && n.expected != l->numThreads) {
+    addFinding(*l, &t, "bar.sync 0 of the whole block while named barrier 0's current phase "
+                       "counts " +
+                           std::to_string(n.expected) + " threads");
+    return;
+  }
+  n.expected = l->numThreads;
   t.wait = Wait::Barrier;
-  if (++l->atBarrier < l->numThreads) {
+  if (++n.arrived < l->numThreads) {
     waitHere(*l);
     return;
   }
   // Everyone arrived (exited threads never do): a new shared-memory epoch.
-  l->atBarrier = 0;
+  n = NamedBarrier{};
   ++l->epoch;
   for (Thread &o : l->threads) {
-    if (&o == &t)
+    if (&o == &t || !(o.wait == Wait::Barrier || (o.wait == Wait::NamedBarrier && o.mode == 0)))
       continue;
     o.wait = Wait::Running;
     l->ready.push_back(o.linear);
@@ -572,7 +585,8 @@ extern "C" void __rlx_emu_named_barrier(uint32_t id, uint32_t count, uint32_t sy
   n = NamedBarrier{};
   ++l->epoch;
   for (Thread &o : l->threads) {
-    if (&o == &t || o.wait != Wait::NamedBarrier || o.mode != id)
+    if (&o == &t || !((o.wait == Wait::NamedBarrier && o.mode == id) ||
+                      (id == 0 && o.wait == Wait::Barrier)))
       continue;
     o.wait = Wait::Running;
     l->ready.push_back(o.linear);

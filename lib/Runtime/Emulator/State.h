@@ -52,6 +52,27 @@ struct Thread {
   // cp.async: the open group and the committed ones, oldest first.
   std::vector<AsyncCopy> openCopies;
   std::deque<std::vector<AsyncCopy>> committedCopies;
+  // wgmma (Async.cpp): the uncommitted wgmmas and the committed groups not
+  // retired by a wait_group, oldest first, as (kernel op id, record id).
+  std::vector<std::pair<uint32_t, uint32_t>> wgmmaOpen;
+  std::deque<std::vector<std::pair<uint32_t, uint32_t>>> wgmmaGroups;
+  uint32_t wgmmaOp = 0;     ///< the op id of the wgmma being issued
+  bool wgmmaFenced = false; ///< a wgmma.fence since the last register access
+  /// fence.proxy.async (or fence.mbarrier_init) executed so far: a generic
+  /// shared write made under count c is visible to the async proxy once the
+  /// writer's count exceeds c.
+  uint32_t proxyFences = 0;
+  /// Per mbarrier (MBarrier::index): the completed phases this thread has
+  /// observed by a successful wait (the happens-before edge from TMA).
+  std::vector<uint64_t> seenPhases;
+};
+
+/// A wgmma.mma_async of one warpgroup between issue and retirement
+/// (Async.cpp): the shared bytes it reads (window offsets) and how many of
+/// the warpgroup's threads retired it.
+struct WgmmaRecord {
+  std::vector<uint32_t> bytes;
+  uint32_t op = 0, warpgroup = 0, retired = 0;
 };
 
 /// One mbarrier object (PTX ISA, "Parallel synchronization and communication
@@ -68,6 +89,10 @@ struct TmaLoad {
 
 struct MBarrier {
   uint32_t expected = 0, pending = 0;
+  /// The thread that initialized it and its proxy-fence count then: TMA may
+  /// complete on it only after that thread's fence.mbarrier_init.
+  uint32_t initThread = 0, initFences = 0;
+  uint32_t index = 0; ///< of the block's mbarriers, in mbarrier.init order
   int64_t tx = 0;
   uint64_t phase = 0;
   std::vector<TmaLoad> loads; ///< land (and complete their bytes) at a wait
@@ -111,7 +136,6 @@ struct Launch {
   std::vector<Thread> threads;
   std::deque<uint32_t> ready;
   uint32_t current = 0;
-  uint32_t atBarrier = 0;
   NamedBarrier named[16];
   uint32_t exited = 0;
   Context scheduler;
@@ -119,6 +143,23 @@ struct Launch {
   std::vector<void *> sharedPtrs;
 
   std::vector<SharedBuffer> shared; // static ones in order, then the dynamic one
+  uint8_t *window = nullptr;        // the 2^18-byte shared window (Scheduler.cpp)
+  uint64_t windowUsed = 0;          // bytes of it the buffers span
+
+  // Asynchronous operations (Async.cpp), per window byte: the wgmmas in
+  // flight that read it, and the last generic-proxy writer (thread + 1, 0:
+  // none or an async-proxy write) with its proxy-fence count at the write.
+  std::vector<uint16_t> inflight;
+  std::vector<uint32_t> genericWriter, genericFences;
+  // ... and the TMA load that writes it: its mbarrier's index + 1 (0: none)
+  // and the completed-phase count after which a reader may read it.
+  std::vector<uint32_t> tmaBarrier;
+  std::vector<uint64_t> tmaPhase;
+  uint32_t numMBarriers = 0;
+  std::map<uint32_t, WgmmaRecord> wgmmas;
+  uint32_t nextWgmma = 0;
+  uint64_t tmaLoads = 0;      // TMA loads issued by the launch (even ones land at issue)
+  uint32_t reportedKinds = 0; // Async.cpp's finding kinds already reported
   std::map<uintptr_t, MBarrier> mbarriers; // the running block's, by address
   uint32_t epoch = 1;               // advances at every barrier and block start
 
@@ -164,6 +205,38 @@ void checkPendingLoads(Launch &l);
 /// Lands every queued TMA load (the scheduler does when no thread can run:
 /// the copies complete eventually); whether there was any.
 bool landAnyLoads(Launch &l);
+
+// Async.cpp
+/// Resets the asynchronous state for a new block.
+void resetAsync(Launch &l);
+/// A thread's exit: wgmmas it never committed or waited for are findings.
+void checkAsyncAtExit(Launch &l, Thread &t);
+/// A shared access of [off, off + n) in the window by the running thread
+/// (flags as __rlx_emu_access): in-flight wgmma operands and proxies.
+void checkAsyncAccess(Launch &l, uint64_t off, uint64_t n, uint32_t flags);
+/// The running thread issues a wgmma (before the warpgroup's rendezvous).
+void wgmmaIssue(Launch &l, Thread &t, const char *name);
+/// The warpgroup at `base` issued a wgmma reading the 2-byte elements at
+/// window offsets `elements`: the record every thread of it waits for.
+void wgmmaRecord(Launch &l, uint32_t base, const std::vector<uint32_t> &elements);
+/// Kinds of findingOnce.
+enum AsyncFinding : uint32_t {
+  kInflightWrite = 1,
+  kEarlyRead = 2,
+  kNoFence = 4,
+  kProxy = 8,
+  kExit = 16,
+  kWait = 32,
+  kMBarrierInitFence = 64,
+  kTmaUnwaited = 128,
+};
+/// A TMA load into [off, off + n) of the window completes phase `phase` of
+/// mbarrier `m`: readers must have observed that phase (Async.cpp).
+void tmaWillWrite(Launch &l, uint64_t off, uint64_t n, const MBarrier &m);
+/// The running thread observed `m`'s completed phases (a successful wait).
+void observePhases(Launch &l, const MBarrier &m);
+/// Reports `what` once per launch for finding kind `kind` (a bit).
+void findingOnce(Launch &l, const Thread *t, uint32_t kind, const std::string &what);
 
 // Tma.cpp
 /// Where byte `offset` of a box lands under swizzle mode `swizzle` (0-3).

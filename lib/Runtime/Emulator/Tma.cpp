@@ -9,9 +9,11 @@
 // (rlx_emu_tensor_map, made by rlx_emu_encode_tensor_map with the checks of
 // cuTensorMapEncodeTiled) stands for the driver's opaque CUtensorMap.
 //
-// A load is queued on its mbarrier and lands when no thread can run, or at
-// a test_wait on that mbarrier: reading the box before the wait that
-// completes it sees the old bytes (and is a race the checker reports).
+// Every second load of a launch lands at issue; the rest are queued on their mbarrier and
+// land when no thread can run, or at a test_wait on that mbarrier: reading
+// the box before the wait that completes it sees the old bytes (and is a
+// race the checker reports), and writing into bytes a wgmma still reads is
+// a finding (Async.cpp).
 //===----------------------------------------------------------------------===//
 
 #include "State.h"
@@ -90,7 +92,7 @@ void rlx::emu::landLoads(Launch &l, const void *bar, MBarrier &m) {
         std::memset(element, 0, eb);
       }
       uint8_t *dst = static_cast<uint8_t *>(ld.dst) + swizzleOffset(e * eb, map.swizzle);
-      if (__rlx_emu_access(dst, eb, RLX_EMU_WRITE))
+      if (__rlx_emu_access(dst, eb, RLX_EMU_WRITE | RLX_EMU_ASYNC))
         std::memcpy(dst, element, eb);
     }
     mbarrierCompleteTx(l, bar, m, static_cast<int64_t>(bytes));
@@ -145,9 +147,22 @@ extern "C" void __rlx_emu_tma_load(void *dst, const void *map, const int32_t *co
     }
     mb = &it->second;
   }
+  if (l->threads[mb->initThread].proxyFences == mb->initFences)
+    findingOnce(*l, &t, kMBarrierInitFence,
+                "cp.async.bulk.tensor completes on " + mbarrierName(*l, bar) +
+                    ", whose mbarrier.init thread " + std::to_string(mb->initThread) +
+                    " made visible to the async proxy with no fence.mbarrier_init (or "
+                    "fence.proxy.async) after it");
+  tmaWillWrite(*l, d - reinterpret_cast<uintptr_t>(l->window), boxBytes(m), *mb);
   TmaLoad ld{dst, m, {0, 0, 0, 0, 0}, t.linear};
   std::memcpy(ld.coords, coords, rank * sizeof(int32_t));
   mb->loads.push_back(ld);
+  // A GPU may land the box at any time before the wait that completes it:
+  // every second load lands at issue (an early write into bytes still read,
+  // e.g. by a wgmma in flight), the rest at the wait (a read before the wait
+  // sees the old bytes).
+  if (l->tmaLoads++ % 2 == 1)
+    landLoads(*l, bar, *mb);
 }
 
 extern "C" const char *rlx_emu_encode_tensor_map(rlx_emu_tensor_map *out, const void *base,

@@ -6,8 +6,8 @@
 // comes from the threads' registers) from shared memory through the
 // descriptors (bounds- and race-checked reads) and writes every thread's
 // accumulator registers. The emulator computes the product when the
-// instruction issues, so wgmma.fence / commit_group / wait_group have
-// nothing left to order (the outline pass drops them).
+// instruction issues; Async.cpp then holds the operands in flight until
+// the warpgroup's wgmma.wait_group retires it.
 //===----------------------------------------------------------------------===//
 
 #include "State.h"
@@ -58,7 +58,8 @@ constexpr uint32_t kScaleD = 1, kNegA = 2, kNegB = 4, kTransA = 8, kTransB = 16;
 
 /// Element at shared-window address `addr`; an address past the 2^18-byte
 /// window is reported once (in `why`) and reads as 0.
-float load16(uint8_t *window, uint32_t addr, MmaType type, std::string &why) {
+float load16(uint8_t *window, uint32_t addr, MmaType type, std::string &why,
+             std::vector<uint32_t> &read) {
   uint16_t bits = 0;
   if (addr + 2 > (1u << 18)) {
     if (why.empty())
@@ -67,7 +68,8 @@ float load16(uint8_t *window, uint32_t addr, MmaType type, std::string &why) {
     return 0.0f;
   }
   uint8_t *p = window + addr;
-  if (__rlx_emu_access(p, 2, RLX_EMU_READ))
+  read.push_back(addr);
+  if (__rlx_emu_access(p, 2, RLX_EMU_READ | RLX_EMU_ASYNC))
     std::memcpy(&bits, p, 2);
   return type == MmaType::BF16 ? bf16ToFloat(bits) : halfToFloat(bits);
 }
@@ -97,6 +99,7 @@ void wgmma(uint32_t type, uint32_t n, uint64_t descA, const uint32_t *aRegs, uin
                            std::to_string(l->numThreads) + " threads): it needs 128");
     return;
   }
+  wgmmaIssue(*l, t, name);
   const uint32_t key = type | n << 8 | flags << 20 | (aRegs ? 1u << 28 : 0u);
   t.wait = Wait::Matrix;
   t.mode = 2;
@@ -145,6 +148,8 @@ void wgmma(uint32_t type, uint32_t n, uint64_t descA, const uint32_t *aRegs, uin
     why = "a matrix descriptor addresses past the 2^18-byte shared window";
   std::memset(A, 0, sizeof A);
   std::memset(B, 0, sizeof B);
+  static thread_local std::vector<uint32_t> read;
+  read.clear();
   if (why.empty()) {
     if (aRegs) {
       for (uint32_t m = 0; m < kWarpgroup; ++m) {
@@ -159,12 +164,13 @@ void wgmma(uint32_t type, uint32_t n, uint64_t descA, const uint32_t *aRegs, uin
     } else {
       for (uint32_t r = 0; r < 64; ++r)
         for (uint32_t k = 0; k < 16; ++k)
-          A[r][k] = sa * load16(window, address(descA, flags & kTransA, r, k), mt, why);
+          A[r][k] = sa * load16(window, address(descA, flags & kTransA, r, k), mt, why, read);
     }
     for (uint32_t r = 0; r < n; ++r)
       for (uint32_t k = 0; k < 16; ++k)
-        B[r][k] = sb * load16(window, address(descB, flags & kTransB, r, k), mt, why);
+        B[r][k] = sb * load16(window, address(descB, flags & kTransB, r, k), mt, why, read);
   }
+  wgmmaRecord(*l, base, read);
   if (!why.empty())
     addFinding(*l, &t, std::string(name) + ": " + why);
   for (uint32_t m = 0; m < kWarpgroup; ++m) {

@@ -39,11 +39,16 @@ struct EmulatorInstrumentPass : rlx::impl::EmulatorInstrumentBase<EmulatorInstru
   }
 
   /// `ptr` if the emulator allows the access, else the function's scratch slot.
+  /// The access's alignment (its `alignment`, else the type's ABI alignment)
+  /// is checked too: a misaligned address faults on the GPU.
   Value checked(OpBuilder &b, Location loc, LLVM::LLVMFuncOp hook, Value ptr, Type accessType,
-                bool write, Value scratch, const DataLayout &layout) {
+                bool write, std::optional<uint64_t> alignment, Value scratch,
+                const DataLayout &layout) {
     int64_t bytes = layout.getTypeSize(accessType);
+    uint64_t align = alignment.value_or(0) ? *alignment : layout.getTypeABIAlignment(accessType);
+    uint32_t flags = (write ? 1u : 0u) | (llvm::Log2_64(std::max<uint64_t>(align, 1)) + 1) << 8;
     Value n = LLVM::ConstantOp::create(b, loc, b.getI64Type(), bytes);
-    Value flag = LLVM::ConstantOp::create(b, loc, b.getI32Type(), write ? 1 : 0);
+    Value flag = LLVM::ConstantOp::create(b, loc, b.getI32Type(), flags);
     Value ok = LLVM::CallOp::create(b, loc, hook, ValueRange{ptr, n, flag}).getResult();
     Value zero = LLVM::ConstantOp::create(b, loc, b.getI32Type(), 0);
     Value allowed = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, ok, zero);
@@ -73,8 +78,8 @@ struct EmulatorInstrumentPass : rlx::impl::EmulatorInstrumentBase<EmulatorInstru
                             << kScratchBytes << " bytes");
         b.setInsertionPoint(load);
         load.getAddrMutable().assign(
-            checked(b, load.getLoc(), hook, load.getAddr(), load.getType(), false, scratch,
-                    layout));
+            checked(b, load.getLoc(), hook, load.getAddr(), load.getType(), false,
+                    load.getAlignment(), scratch, layout));
       } else if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
         Type t = store.getValue().getType();
         if (layout.getTypeSize(t) > kScratchBytes)
@@ -82,7 +87,8 @@ struct EmulatorInstrumentPass : rlx::impl::EmulatorInstrumentBase<EmulatorInstru
                             << kScratchBytes << " bytes");
         b.setInsertionPoint(store);
         store.getAddrMutable().assign(
-            checked(b, store.getLoc(), hook, store.getAddr(), t, true, scratch, layout));
+            checked(b, store.getLoc(), hook, store.getAddr(), t, true, store.getAlignment(),
+                    scratch, layout));
       } else if (isa<LLVM::AtomicRMWOp, LLVM::AtomicCmpXchgOp, LLVM::MemcpyOp, LLVM::MemsetOp,
                      LLVM::MemmoveOp>(op)) {
         return WalkResult(op->emitError("rlx-emulator-instrument: no access check for '")

@@ -10,12 +10,15 @@
 #include "RLX/Target/NVVM/Passes.h"
 #include "RLX/Target/NVVM/WgmmaRegisterA.h"
 
+#include "EmulatorInlinePtx.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -33,6 +36,14 @@ namespace {
 /// The emulator's shared window (lib/Runtime/Emulator/Scheduler.cpp).
 constexpr int64_t kSharedWindowBytes = int64_t(1) << 18;
 
+/// The kernel's number for a wgmma (its findings name it), set by
+/// markAccumulatorReads on the outlined copy.
+constexpr StringLiteral kWgmmaIdAttr = "rlx.emu_wgmma_id";
+
+bool isWgmma(Operation *op) {
+  return isa<NVVM::WgmmaMmaAsyncOp>(op) || nvvm::matchWgmmaRegisterA(op).has_value();
+}
+
 /// The type without its memory space (workgroup, private; LLVM address
 /// spaces such as shared memory's 3): the CPU has one.
 Type stripMemorySpace(Type t) {
@@ -48,6 +59,7 @@ struct Hooks {
   func::FuncOp id, barrier, shuffle, mma, ldmatrix, cpAsync, cpCommit, cpWait;
   func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity, tmaLoad, wgmma;
   func::FuncOp wgmmaRs, namedBarrier;
+  func::FuncOp wgmmaOp, wgmmaFence, wgmmaCommit, wgmmaWait, wgmmaRead, fenceProxyAsync;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -228,6 +240,8 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
                      (mma.getLayoutA() == NVVM::MMALayout::col ? 8u : 0u) |
                      (mma.getLayoutB() == NVVM::MMALayout::row ? 16u : 0u);
     auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+    if (auto id = op->getAttrOfType<IntegerAttr>(kWgmmaIdAttr))
+      func::CallOp::create(b, loc, h.wgmmaOp, ValueRange{cst(id.getInt())});
     func::CallOp::create(b, loc, h.wgmma,
                          ValueRange{cst(bf16 ? 1 : 0), cst(shape.getN()), mma.getDescriptorA(),
                                     mma.getDescriptorB(), c, d, cst(flags)});
@@ -259,11 +273,27 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
     op->erase();
     return success();
   }
-  if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
-          NVVM::FenceProxyOp, NVVM::FenceMbarrierInitOp, NVVM::FenceProxyAcquireOp,
-          NVVM::SetMaxRegisterOp>(op)) {
-    // The emulator computes a wgmma when it issues, and has one memory proxy:
-    // nothing left to order; it has no register file to reallocate.
+  // wgmma's asynchrony and the async proxy (lib/Runtime/Emulator/Async.cpp).
+  auto callAndErase = [&](func::FuncOp f, ValueRange args) {
+    func::CallOp::create(b, loc, f, args);
+    op->erase();
+    return success();
+  };
+  if (isa<NVVM::WgmmaFenceAlignedOp>(op))
+    return callAndErase(h.wgmmaFence, {});
+  if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op))
+    return callAndErase(h.wgmmaCommit, {});
+  if (auto w = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op))
+    return callAndErase(h.wgmmaWait,
+                        {arith::ConstantIntOp::create(b, loc, w.getGroup(), 32).getResult()});
+  if (auto f = dyn_cast<NVVM::FenceProxyOp>(op);
+      (f && (f.getKind() == NVVM::ProxyKind::async ||
+             f.getKind() == NVVM::ProxyKind::async_shared)) ||
+      isa<NVVM::FenceMbarrierInitOp>(op))
+    return callAndErase(h.fenceProxyAsync, {});
+  if (isa<NVVM::FenceProxyOp, NVVM::FenceProxyAcquireOp, NVVM::SetMaxRegisterOp>(op)) {
+    // Global-memory and tensor-map proxies: the emulator's tensor maps are
+    // ordinary memory. setmaxnreg: it has no register file to reallocate.
     op->erase();
     return success();
   }
@@ -336,21 +366,39 @@ LogicalResult rewriteInlineAsm(Operation *op, const Hooks &h) {
                ? failure()
                : op->emitError("rlx-gpu-outline-for-emulator: no emulation for inline PTX "
                                "(only the register-A wgmma of WgmmaRegisterA.h)");
+  // What runs is what the PTX text says (EmulatorInlinePtx.h).
+  FailureOr<nvvm::PtxWgmmaRegisterA> ptx =
+      nvvm::readWgmmaRegisterAPtx(cast<LLVM::InlineAsmOp>(op));
+  if (failed(ptx))
+    return failure();
   OpBuilder b(op);
   Location loc = op->getLoc();
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   Value a = slot(b, loc, 4, i32), c = slot(b, loc, 128, f32), d = slot(b, loc, 128, f32);
-  for (auto [i, v] : llvm::enumerate(w->a))
+  for (auto [i, v] : llvm::enumerate(ptx->a))
     storeBits(b, loc, v, a, i, i32);
-  for (auto [i, v] : llvm::enumerate(w->acc))
-    storeBits(b, loc, v, c, i, f32);
+  for (auto [i, v] : llvm::enumerate(ptx->acc))
+    if (v)
+      storeBits(b, loc, v, c, i, f32);
   auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
-  // flags: bit 0 scale-d, bit 4 transposed B.
-  Value flags = cst((w->shape.scaleD ? 1 : 0) | (w->shape.transB ? 16 : 0));
+  // flags: bit 0 scale-d, bits 1, 2 negate A, B, bit 4 transposed B.
+  Value flags = cst((ptx->scaleD ? 1 : 0) | (ptx->negA ? 2 : 0) | (ptx->negB ? 4 : 0) |
+                    (ptx->transB ? 16 : 0));
+  if (auto id = op->getAttrOfType<IntegerAttr>(kWgmmaIdAttr))
+    func::CallOp::create(b, loc, h.wgmmaOp, ValueRange{cst(id.getInt())});
   func::CallOp::create(b, loc, h.wgmmaRs,
-                       ValueRange{cst(w->shape.bf16 ? 1 : 0), cst(w->shape.n), a, w->descB, c, d,
+                       ValueRange{cst(ptx->bf16 ? 1 : 0), cst(ptx->n), a, ptx->descB, c, d,
                                   flags});
-  replaceWithElements(b, op, d, static_cast<unsigned>(w->shape.n / 2));
+  // D register i defines the result's element resultIndex[i].
+  Type resultType = op->getResult(0).getType();
+  Value result = LLVM::UndefOp::create(b, loc, resultType);
+  for (auto [i, k] : llvm::enumerate(ptx->resultIndex)) {
+    Value v = memref::LoadOp::create(
+        b, loc, d, ValueRange{arith::ConstantIndexOp::create(b, loc, static_cast<int64_t>(i))});
+    result = LLVM::InsertValueOp::create(b, loc, result, v, ArrayRef<int64_t>{k});
+  }
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
   return success();
 }
 
@@ -407,6 +455,68 @@ LogicalResult rewriteGpuOp(Operation *op, const Hooks &h) {
   return success();
 }
 
+/// Numbers the wgmmas of `fn` and calls __rlx_emu_wgmma_read(id) before the
+/// first op of each block that accesses the registers of wgmma `id`'s
+/// accumulators: any use of a value derived from its result (through
+/// extractvalue / insertvalue, register fences and scf control flow) that
+/// is not another wgmma's operand (accumulators chain between in-flight
+/// wgmmas of one shape, PTX ISA "wgmma.fence").
+void markAccumulatorReads(func::FuncOp fn, const Hooks &h) {
+  SmallVector<Operation *> wgmmas;
+  fn.walk([&](Operation *op) {
+    if (isWgmma(op))
+      wgmmas.push_back(op);
+  });
+  // (block, id) -> its first accessing op.
+  llvm::MapVector<std::pair<Block *, unsigned>, Operation *> first;
+  for (auto [id, w] : llvm::enumerate(wgmmas)) {
+    w->setAttr(kWgmmaIdAttr, IntegerAttr::get(IntegerType::get(fn.getContext(), 32), id));
+    SmallVector<Value> work(w->getResults());
+    DenseSet<Value> seen;
+    auto derive = [&](Value v) { work.push_back(v); };
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        unsigned i = use.getOperandNumber();
+        if (isWgmma(user))
+          continue;
+        if (isa<LLVM::ExtractValueOp, LLVM::InsertValueOp>(user) ||
+            nvvm::matchWgmmaFenceOperands(user)) {
+          llvm::for_each(user->getResults(), derive);
+          continue;
+        }
+        if (auto y = dyn_cast<scf::YieldOp>(user)) {
+          Operation *parent = y->getParentOp();
+          if (i < parent->getNumResults())
+            derive(parent->getResult(i));
+          if (auto f = dyn_cast<scf::ForOp>(parent))
+            derive(f.getRegionIterArgs()[i]);
+          continue;
+        }
+        if (auto f = dyn_cast<scf::ForOp>(user); f && i >= f.getNumControlOperands()) {
+          derive(f.getRegionIterArgs()[i - f.getNumControlOperands()]);
+          derive(f.getResult(i - f.getNumControlOperands()));
+          continue;
+        }
+        auto key = std::make_pair(user->getBlock(), static_cast<unsigned>(id));
+        Operation *&at = first[key];
+        // The first in its block: `user` may lie in a nested region.
+        Operation *inBlock = user;
+        if (!at || inBlock->isBeforeInBlock(at))
+          at = inBlock;
+      }
+    }
+  }
+  for (auto &[key, op] : first) {
+    OpBuilder b(op);
+    Value id = arith::ConstantIntOp::create(b, op->getLoc(), key.second, 32);
+    func::CallOp::create(b, op->getLoc(), h.wgmmaRead, ValueRange{id});
+  }
+}
+
 struct GPUOutlineForEmulatorPass
     : rlx::impl::GPUOutlineForEmulatorBase<GPUOutlineForEmulatorPass> {
   using GPUOutlineForEmulatorBase::GPUOutlineForEmulatorBase;
@@ -452,6 +562,7 @@ struct GPUOutlineForEmulatorPass
         op.erase();
       }
     }
+    markAccumulatorReads(fn, hooks);
     // Address spaces do not exist on the CPU; GPU ops become emulator calls.
     SmallVector<Operation *> gpuOps;
     fn.walk([&](Operation *op) {
@@ -510,6 +621,13 @@ struct GPUOutlineForEmulatorPass
                           b.getFunctionType({i32, i32, i64, i64, f32Regs, f32Regs, i32}, {}));
     hooks.wgmmaRs = declare(b, module, "__rlx_emu_wgmma_rs",
                             b.getFunctionType({i32, i32, i32Slot(4), i64, f32Regs, f32Regs, i32}, {}));
+    hooks.wgmmaOp = declare(b, module, "__rlx_emu_wgmma_op", b.getFunctionType({i32}, {}));
+    hooks.wgmmaFence = declare(b, module, "__rlx_emu_wgmma_fence", b.getFunctionType({}, {}));
+    hooks.wgmmaCommit = declare(b, module, "__rlx_emu_wgmma_commit", b.getFunctionType({}, {}));
+    hooks.wgmmaWait = declare(b, module, "__rlx_emu_wgmma_wait", b.getFunctionType({i32}, {}));
+    hooks.wgmmaRead = declare(b, module, "__rlx_emu_wgmma_read", b.getFunctionType({i32}, {}));
+    hooks.fenceProxyAsync =
+        declare(b, module, "__rlx_emu_fence_proxy_async", b.getFunctionType({}, {}));
     hooks.namedBarrier = declare(b, module, "__rlx_emu_named_barrier",
                                  b.getFunctionType({i32, i32, i32}, {}));
     hooks.tmaLoad = declare(b, module, "__rlx_emu_tma_load",

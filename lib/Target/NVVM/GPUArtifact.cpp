@@ -28,6 +28,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/Path.h"
 
 #include <set>
@@ -382,6 +383,36 @@ json::Object kernelInfo(gpu::GPUModuleOp gm, gpu::GPUFuncOp k) {
   return o;
 }
 
+/// `text` with each nvvm.barrier in the generic form: LLVM 22's custom form
+/// does not parse back (its optional reduction attribute takes the next
+/// token, `loc` or the next op's name, as its keyword).
+std::string barriersInGenericForm(StringRef text) {
+  llvm::Regex barrier("^([ \t]*)nvvm\.barrier( id = (%[^ ]+))?( number_of_threads = "
+                      "(%[^ ]+))?( loc\(.*\))?$");
+  std::string out;
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n');
+  for (auto [i, line] : llvm::enumerate(lines)) {
+    SmallVector<StringRef> m;
+    if (barrier.match(line, &m)) {
+      bool id = !m[3].empty(), count = !m[5].empty();
+      out += (m[1] + "\"nvvm.barrier\"(" + m[3] + (id && count ? ", " : "") + m[5] +
+              ") <{operandSegmentSizes = array<i32: " + (id ? "1" : "0") + ", " +
+              (count ? "1" : "0") + ", 0>}> : (" + (id ? "i32" : "") +
+              (id && count ? ", " : "") + (count ? "i32" : "") + ") -> ()" + m[6])
+                 .str();
+    } else {
+      out += line.str();
+    }
+    if (i + 1 < lines.size())
+      out += '\n';
+  }
+  return out;
+}
+
+/// Marks a module that left the kernel pipeline (--emit-kernel-ir).
+constexpr StringLiteral kKernelIRAttr = "rlx.kernel_ir";
+
 LogicalResult writeFile(Location loc, StringRef path, StringRef bytes) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
@@ -415,10 +446,25 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.kvSplits = options.kvSplits;
   pipe.tp = options.tp;
   pipe.rank = options.rank;
-  PassManager kernels(ctx);
-  buildNVVMKernelPipeline(kernels, pipe);
-  if (failed(kernels.run(module)))
-    return failure();
+  if (options.fromKernelIR) {
+    if (!module->hasAttr(kKernelIRAttr))
+      return emitError(loc, "--from-kernel-ir: the module does not come from --emit-kernel-ir "
+                            "(no '")
+             << kKernelIRAttr << "' attribute)";
+  } else {
+    PassManager kernels(ctx);
+    buildNVVMKernelPipeline(kernels, pipe);
+    if (failed(kernels.run(module)))
+      return failure();
+    module->setAttr(kKernelIRAttr, UnitAttr::get(ctx));
+  }
+  if (!options.emitKernelIR.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false));
+    if (failed(writeFile(loc, options.emitKernelIR, barriersInGenericForm(text))))
+      return failure();
+  }
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return emitError(loc, "cannot create ") << dir << ": " << ec.message();
   auto path = [&](StringRef name) {

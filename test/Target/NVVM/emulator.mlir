@@ -157,12 +157,21 @@ module attributes {gpu.container_module} {
 // -----
 
 // wgmma.mma_async becomes __rlx_emu_wgmma (type 1 = bf16, n, the descriptors,
-// the accumulators through 128-register slots, flags 1 scale-d | 4 negate B);
-// fence / commit / wait have nothing left to order.
+// the accumulators through 128-register slots, flags 1 scale-d | 4 negate B)
+// after __rlx_emu_wgmma_op naming it (#0); fence / commit / wait become
+// their hooks (lib/Runtime/Emulator/Async.cpp), and the first register
+// access of its accumulators after the wait (the extractvalue's user, not
+// the extractvalue) is preceded by __rlx_emu_wgmma_read(0).
 // CHECK-LABEL: func.func @wg__body
-// CHECK-NOT: wgmma.fence
+// CHECK: call @__rlx_emu_wgmma_fence() : () -> ()
 // CHECK-COUNT-4: memref.store %{{.*}} : memref<128xf32>
+// CHECK: call @__rlx_emu_wgmma_op(%[[ID:.*]]) : (i32) -> ()
 // CHECK: call @__rlx_emu_wgmma(%c1_i32{{.*}}, %c8_i32, %arg0, %arg1, %{{.*}}, %{{.*}}, %c5_i32) : (i32, i32, i64, i64, memref<128xf32>, memref<128xf32>, i32) -> ()
+// CHECK: call @__rlx_emu_wgmma_commit() : () -> ()
+// CHECK: call @__rlx_emu_wgmma_wait(%{{.*}}) : (i32) -> ()
+// CHECK: %[[E:.*]] = llvm.extractvalue
+// CHECK: call @__rlx_emu_wgmma_read(%c0_i32{{.*}}) : (i32) -> ()
+// CHECK-NEXT: memref.store %[[E]]
 // CHECK-NOT: nvvm.wgmma
 // CHECK: return
 module attributes {gpu.container_module} {
@@ -178,9 +187,54 @@ module attributes {gpu.container_module} {
       %r = nvvm.wgmma.mma_async %da, %db, %acc, #nvvm.shape<m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <neg>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
       nvvm.wgmma.commit.group.sync.aligned
       nvvm.wgmma.wait.group.sync.aligned 0
-      %e = llvm.extractvalue %r[2] : !llvm.struct<(f32, f32, f32, f32)>
       %c0 = arith.constant 0 : index
+      %e = llvm.extractvalue %r[2] : !llvm.struct<(f32, f32, f32, f32)>
       memref.store %e, %out[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The register-A wgmma runs what its PTX text says: here the text names A's
+// registers as {$5, $4, $6, $7} (operands 1, 0, 2, 3: inputs count after the
+// 4 outputs), imm-scale-a -1 and imm-trans-b 1, so A's slot gets %a1 first
+// and the flags are 1 scale-d | 2 negate A | 16 transposed B = 19; its D
+// list {$3, $2, $1, $0} sends D register 0 to result element 3.
+// CHECK-LABEL: func.func @rs__body
+// CHECK-SAME: (%[[A0:[^:]*]]: i32, %[[A1:[^:]*]]: i32
+// CHECK: memref.store %[[A1]], %[[SA:.*]][%{{.*}}] : memref<4xi32>
+// CHECK: memref.store %[[A0]], %[[SA]][%{{.*}}] : memref<4xi32>
+// CHECK: call @__rlx_emu_wgmma_rs(%{{.*}}, %c8_i32{{.*}}, %[[SA]], %{{.*}}, %{{.*}}, %{{.*}}, %c19_i32)
+// CHECK: %[[D0:.*]] = memref.load %{{.*}}[%c0{{.*}}] : memref<128xf32>
+// CHECK: llvm.insertvalue %[[D0]], %{{.*}}[3]
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @rs(%a0: i32, %a1: i32, %a2: i32, %a3: i32, %db: i64, %out: memref<4xf32>) kernel {
+      %z = llvm.mlir.constant(0.0 : f32) : f32
+      nvvm.wgmma.fence.aligned
+      %r = llvm.inline_asm has_side_effects asm_dialect = att {rlx.wgmma_register_a = {bf16 = true, n = 8 : i64, scale_d = true, trans_b = false}} "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$3, $2, $1, $0}, {$5, $4, $6, $7}, $8, p, -1, 1, 1;\0A}\0A", "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3" %a0, %a1, %a2, %a3, %db, %z, %z, %z, %z : (i32, i32, i32, i32, i64, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+      nvvm.wgmma.commit.group.sync.aligned
+      nvvm.wgmma.wait.group.sync.aligned 0
+      %c0 = arith.constant 0 : index
+      %e = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32)>
+      memref.store %e, %out[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A register-A wgmma whose PTX text the emulator cannot read is an error at
+// the op (not the tag's reading of it).
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @bad(%a0: i32, %db: i64) kernel {
+      %z = llvm.mlir.constant(0.0 : f32) : f32
+      // expected-error @+1 {{cannot read the inline PTX of a register-A wgmma: no wgmma.mma_async m64nNk16 .f32 with A in registers}}
+      %r = llvm.inline_asm has_side_effects asm_dialect = att {rlx.wgmma_register_a = {bf16 = true, n = 8 : i64, scale_d = true, trans_b = false}} "wgmma.mma_async.sync.aligned.m64n8k16.f16.bf16.bf16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, 1, 1, 1, 0;", "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3" %a0, %a0, %a0, %a0, %db, %z, %z, %z, %z : (i32, i32, i32, i32, i64, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
       gpu.return
     }
   }

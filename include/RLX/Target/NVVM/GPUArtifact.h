@@ -55,6 +55,12 @@ struct GPUArtifactOptions {
   /// up by rank (a vocab-parallel embedding) needs; the artifact is then
   /// that rank's.
   int64_t rank = -1;
+  /// Writes the module as it leaves the kernel pipeline (GPU kernels at the
+  /// NVVM level, host plans at LIR) to this file, before code generation.
+  std::string emitKernelIR;
+  /// The input is such a module (from emitKernelIR, possibly edited): the
+  /// kernel pipeline is skipped and only code generation runs.
+  bool fromKernelIR = false;
 };
 
 /// Compiles `module` (HIR, MIR or LIR) and writes the artifact into `dir`

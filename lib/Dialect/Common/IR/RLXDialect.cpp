@@ -247,6 +247,12 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
       return op->emitError() << "rlx.tp_rank must be a non-negative integer on a module";
     return success();
   }
+  // A module as it left the GPU kernel pipeline (rlx-compile --emit-kernel-ir).
+  if (attr.getName() == "rlx.kernel_ir") {
+    if (op->getName().getStringRef() != "builtin.module" || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "rlx.kernel_ir must be a unit attribute on a module";
+    return success();
+  }
   if (attr.getName() == "rlx.wgmma_fence_operands") {
     if (op->getName().getStringRef() != "llvm.inline_asm" || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "rlx.wgmma_fence_operands must be a unit attribute on an "
@@ -254,7 +260,8 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     return success();
   }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue()
-                         << "' (the rlx dialect defines rlx.fusion_policy and rlx.tp_rank on modules, "
+                         << "' (the rlx dialect defines rlx.fusion_policy, rlx.tp_rank and rlx.kernel_ir on "
+                            "modules, "
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
                             "rlx.wgmma_fence_operands on llvm.inline_asm, "
                             "rlx.emulator_unavailable on gpu.func; "
