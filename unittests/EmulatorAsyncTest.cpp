@@ -218,3 +218,67 @@ TEST(EmulatorAsync, TmaOnAnMBarrierWithoutFenceMBarrierInitIsAFinding) {
   rlx_emu_unregister_buffer(t);
   rlx_emu_unregister_buffer(&map);
 }
+
+TEST(EmulatorAsync, TwoBlocksWritingOneGlobalByteIsARace) {
+  // Blocks of a launch run concurrently in any order (CUDA programming
+  // guide, "Thread hierarchy"): with nothing ordering them, two blocks
+  // writing one element race, though the emulator runs them in turn.
+  auto kernel = [](void **params) {
+    float *out = *static_cast<float **>(params[0]);
+    const uint32_t same = **static_cast<uint32_t **>(params[1]);
+    uint32_t b = static_cast<uint32_t>(__rlx_emu_id(RLX_EMU_BLOCK_ID * 4));
+    float *p = out + (same ? 0 : b);
+    if (__rlx_emu_access(p, 4, RLX_EMU_WRITE))
+      *p = static_cast<float>(b);
+  };
+  for (uint32_t same : {0u, 1u}) {
+    float out[4] = {};
+    float *po = out;
+    uint32_t *ps = &same;
+    rlx_emu_register_buffer(out, sizeof out, "out");
+    rlx_emu_register_buffer(ps, sizeof same, "same");
+    rlx_emu_kernel k{"blocks", kernel, 2, nullptr, 0};
+    void *params[] = {&po, &ps};
+    uint32_t grid[3] = {4, 1, 1}, block[3] = {1, 1, 1};
+    int rc = rlx_emu_launch(&k, grid, block, 0, params);
+    std::string r = rlx_emu_last_report();
+    if (same) {
+      EXPECT_NE(rc, 0);
+      EXPECT_NE(r.find("writes byte 0 of buffer 'out', which block (0,0,0) wrote in the same "
+                       "launch"),
+                std::string::npos)
+          << r;
+    } else {
+      EXPECT_EQ(rc, 0) << r;
+    }
+    rlx_emu_unregister_buffer(out);
+    rlx_emu_unregister_buffer(ps);
+  }
+}
+
+TEST(EmulatorAsync, ACpAsyncSourceChangedBeforeItsWaitIsAFinding) {
+  // The copy may read its source at any time until the wait_group that
+  // completes it (PTX ISA, cp.async): writing the source in between races.
+  auto kernel = [](void **params) {
+    uint8_t *g = *static_cast<uint8_t **>(params[0]);
+    uint8_t *s = *static_cast<uint8_t **>(params[1]);
+    __rlx_emu_cp_async(s, g, 16, 16);
+    __rlx_emu_cp_async_commit();
+    if (__rlx_emu_access(g, 1, RLX_EMU_WRITE))
+      g[0] = 7;
+    __rlx_emu_cp_async_wait(0);
+  };
+  alignas(16) static uint8_t g[16] = {};
+  uint8_t *pg = g;
+  rlx_emu_register_buffer(g, sizeof g, "g");
+  rlx_emu_shared shared[1] = {{16, 16}};
+  rlx_emu_kernel k{"cpsrc", kernel, 1, shared, 1};
+  void *params[] = {&pg};
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  EXPECT_NE(rlx_emu_launch(&k, grid, block, 0, params), 0);
+  std::string r = rlx_emu_last_report();
+  EXPECT_NE(r.find("changed between the copy's issue and the cp.async.wait_group"),
+            std::string::npos)
+      << r;
+  rlx_emu_unregister_buffer(g);
+}

@@ -302,6 +302,37 @@ TEST(EmulatorTma, Swizzle128BPermutesSixteenByteChunksByRow) {
   rlx_emu_unregister_buffer(t);
 }
 
+TEST(EmulatorTma, Swizzle64BAnd32BPermuteChunksByRowPairsAndQuads) {
+  // CU_TENSOR_MAP_SWIZZLE_64B / 32B: rows of 64 / 32 bytes; the 16-byte
+  // chunk c of row r lands at c ^ ((r / 2) % 4) / c ^ ((r / 4) % 2).
+  for (uint32_t swizzle : {2u, 1u}) {
+    const uint32_t cols = swizzle == 2 ? 32 : 16, rowBytes = 2 * cols;
+    alignas(16) static uint16_t t[8][32];
+    for (uint32_t r = 0; r < 8; ++r)
+      for (uint32_t col = 0; col < cols; ++col)
+        t[r][col] = static_cast<uint16_t>(1000 * r + col);
+    ASSERT_EQ(rlx_emu_register_buffer(t, sizeof t, "tensor"), 0);
+    TmaCase c{};
+    uint64_t dims[2] = {cols, 8}, strides[1] = {64};
+    uint32_t box[2] = {cols, 8};
+    ASSERT_EQ(rlx_emu_encode_tensor_map(&c.map, t, 2, 2, dims, strides, box, swizzle), nullptr);
+    c.expectBytes = 8 * rowBytes;
+    c.boxElems = 8 * cols;
+    c.elemBytes = 2;
+    std::vector<uint32_t> out(1 + 8 * rowBytes / 4, 0);
+    ASSERT_EQ(runTma(c, out), 0) << rlx_emu_last_report();
+    const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&out[1]);
+    for (uint32_t r = 0; r < 8; ++r)
+      for (uint32_t col = 0; col < cols; ++col) {
+        uint32_t x = swizzle == 2 ? (r / 2) % 4 : (r / 4) % 2;
+        uint16_t v;
+        std::memcpy(&v, bytes + r * rowBytes + ((col / 8) ^ x) * 16 + (col % 8) * 2, 2);
+        EXPECT_EQ(v, t[r][col]) << swizzle << " " << r << " " << col;
+      }
+    rlx_emu_unregister_buffer(t);
+  }
+}
+
 TEST(EmulatorTma, MoreExpectedBytesThanTheBoxIsADeadlock) {
   alignas(16) float t[4][4] = {};
   ASSERT_EQ(rlx_emu_register_buffer(t, sizeof t, "tensor"), 0);

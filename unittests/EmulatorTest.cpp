@@ -424,8 +424,9 @@ TEST(EmulatorLaunch, UncheckedOptionsSkipTheChecks) {
 
 // Thread 0 writes shared word 0; then (maybe after a barrier) thread 1
 // writes it (mode 0), reads it (mode 1); mode 2: thread 0 reads, thread 1 writes.
+// Each block has its own two output words (blocks sharing one would race).
 void raceKernel(void **params) {
-  int32_t *out = param<int32_t>(params, 0);
+  int32_t *out = param<int32_t>(params, 0) + 2 * id(RLX_EMU_BLOCK_ID);
   uint32_t withBarrier = scalar<uint32_t>(params, 1), mode = scalar<uint32_t>(params, 2);
   int32_t *sh = sharedParam<int32_t>(params, 3);
   uint32_t t = linearTid();
@@ -446,9 +447,9 @@ void raceKernel(void **params) {
 }
 
 std::string runRace(uint32_t withBarrier, uint32_t mode, int expectRc) {
-  std::vector<int32_t> out(2, 0);
+  std::vector<int32_t> out(4, 0);
   Buffers bufs;
-  bufs.add(out.data(), 8, "out");
+  bufs.add(out.data(), 16, "out");
   rlx_emu_shared sh[2] = {{64, 16}, {16, 16}};
   rlx_emu_kernel k = {"race", &raceKernel, 3, sh, 2};
   int32_t *outP = out.data();

@@ -177,6 +177,38 @@ TEST(EmulatorWgmma, Swizzle128BAsTmaWritesIt) {
   checkD(out, -1.0f, true);
 }
 
+TEST(EmulatorWgmma, Swizzle64BAnd32BAsTmaWritesThem) {
+  // The 64B and 32B modes (descriptor bits 62-63 = 2, 3): K rows of 64 / 32
+  // bytes; the PTX ISA's swizzle XORs the 16-byte chunk index (address bits
+  // 4..) with bits 7.. of the address, masked to 2 / 1 bits: row r's chunk c
+  // lands at c ^ ((r / 2) % 4) for 64B and c ^ ((r / 4) % 2) for 32B. The
+  // 64B case takes its second K slice (start + 32 bytes).
+  struct Mode { uint32_t rowBytes, mode, slice; };
+  for (Mode m : {Mode{64, 2, 1}, Mode{32, 3, 0}}) {
+    WgmmaCase s{};
+    s.offA = 0;
+    s.offB = 64 * m.rowBytes;
+    s.image.assign(s.offB + 32 * m.rowBytes, 0);
+    auto at = [&](uint32_t r, uint32_t col) {
+      uint32_t chunk = col / 8, within = (col % 8) * 2;
+      uint32_t x = m.rowBytes == 64 ? (r / 2) % 4 : (r / 4) % 2;
+      return r * m.rowBytes + (chunk ^ x) * 16 + within;
+    };
+    for (uint32_t r = 0; r < 64; ++r)
+      for (uint32_t k = 0; k < 16; ++k)
+        put(s.image, s.offA + at(r, 16 * m.slice + k), A(r, k));
+    for (uint32_t n = 0; n < kN; ++n)
+      for (uint32_t k = 0; k < 16; ++k)
+        put(s.image, s.offB + at(n, 16 * m.slice + k), B(n, k));
+    uint64_t sbo = (8 * m.rowBytes) >> 4;
+    s.descA = s.descB = (sbo << 32 | uint64_t(m.mode) << 62) + m.slice * (32 >> 4);
+    s.flags = 1;
+    std::vector<float> out(128 * kN / 2, -1);
+    ASSERT_EQ(run(s, out), "") << m.rowBytes;
+    checkD(out, 1.0f, true);
+  }
+}
+
 /// B (n × 16) MN-major under the 128B swizzle, as TMA lands V's rows in
 /// flash attention: row k of a 64-column chunk is 128 bytes (64 n values),
 /// rows of one 8-row atom are consecutive; the atoms of k = 8..15 start

@@ -167,7 +167,7 @@ void checkAsyncAccess(Launch &l, uint64_t off, uint64_t n, uint32_t flags) {
 void wgmmaIssue(Launch &l, Thread &t, const char *name) {
   if (!t.wgmmaFenced)
     findingOnce(l, &t, kNoFence,
-                std::string(name) + " " + wgmmaName(t.wgmmaOp) +
+                std::string(name) + " #" + std::to_string(t.wgmmaOp) +
                     " issued with no wgmma.fence since the thread's last register access of "
                     "wgmma operands (or before its first wgmma)");
 }

@@ -18,13 +18,16 @@ void complete(Launch &l, Thread &t, const std::vector<AsyncCopy> &group) {
     if (!__rlx_emu_access(c.dst, c.size, RLX_EMU_WRITE))
       continue;
     uint32_t n = c.srcValid ? std::min(c.srcSize, c.size) : 0;
+    if (n && std::memcmp(c.atIssue, c.src, n) != 0)
+      findingOnce(l, &t, kCopySource,
+                  "cp.async source " + hexAddress(reinterpret_cast<uintptr_t>(c.src)) +
+                      " changed between the copy's issue and the cp.async.wait_group that "
+                      "completes it (the copy may read it at any time in between)");
     if (n)
       std::memcpy(c.dst, c.src, n);
     if (n < c.size)
       std::memset(static_cast<uint8_t *>(c.dst) + n, 0, c.size - n);
   }
-  (void)l;
-  (void)t;
 }
 
 } // namespace
@@ -50,7 +53,10 @@ extern "C" void __rlx_emu_cp_async(void *dst, const void *src, uint32_t size,
     }
   bool srcValid =
       src_size == 0 || __rlx_emu_access(src, std::min(src_size, size), RLX_EMU_READ) != 0;
-  t.openCopies.push_back({dst, src, size, src_size, srcValid});
+  AsyncCopy c{dst, src, size, src_size, srcValid, {}};
+  if (srcValid && src_size)
+    std::memcpy(c.atIssue, src, std::min(src_size, size));
+  t.openCopies.push_back(c);
 }
 
 extern "C" void __rlx_emu_cp_async_commit(void) {

@@ -14,7 +14,12 @@
 
 #include "State.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <map>
+#include <memory>
+#include <set>
+#include <tuple>
 
 using namespace rlx::emu;
 
@@ -24,6 +29,11 @@ namespace {
 struct GlobalBuffer {
   uint64_t bytes;
   std::string name;
+  /// The inter-block race shadow, per byte: the block (linear id + 1) that
+  /// last wrote / read it in the running launch (0: none). Allocated zeroed
+  /// on the first checked access (untouched pages stay uncommitted); the
+  /// pages a launch touched are cleared when it ends.
+  std::shared_ptr<uint32_t[]> writer, reader;
 };
 // Keyed by base address; registered buffers never overlap.
 std::map<uintptr_t, GlobalBuffer> &registry() {
@@ -105,6 +115,56 @@ std::map<uintptr_t, GlobalBuffer>::const_iterator globalAt(uintptr_t a) {
   return a - it->first < it->second.bytes ? it : reg.cend();
 }
 
+/// The pages of race shadow the running launch touched, to clear at its end.
+/// (shadow, page, the shadow's entries).
+std::set<std::tuple<uint32_t *, uint64_t, uint64_t>> &touchedPages() {
+  static std::set<std::tuple<uint32_t *, uint64_t, uint64_t>> pages;
+  return pages;
+}
+constexpr uint64_t kShadowPage = 1024; // entries (4 KiB)
+
+std::shared_ptr<uint32_t[]> zeroed(uint64_t n) {
+  auto *p = static_cast<uint32_t *>(std::calloc(n ? n : 1, sizeof(uint32_t)));
+  return std::shared_ptr<uint32_t[]>(p, [](uint32_t *q) { std::free(q); });
+}
+
+/// Blocks of a launch may run concurrently in any order and nothing orders
+/// them (no atomics or grid barriers here): two blocks touching one global
+/// byte, at least one writing, race on the GPU. The emulator runs blocks
+/// one after another, so it finds such pairs from the shadow, not by chance.
+void globalRaceCheck(Launch &l, GlobalBuffer &g, uint64_t offset, uint64_t n, uint32_t flags) {
+  if (l.reportedKinds & kInterBlock)
+    return;
+  if (!g.writer) {
+    g.writer = zeroed(g.bytes);
+    g.reader = zeroed(g.bytes);
+    if (!g.writer.get() || !g.reader.get())
+      return;
+  }
+  const uint32_t me =
+      1 + l.blockId[0] + l.grid[0] * (l.blockId[1] + l.grid[1] * l.blockId[2]);
+  const bool write = flags & RLX_EMU_WRITE;
+  auto &pages = touchedPages();
+  for (uint64_t i = offset; i < offset + n; ++i) {
+    uint32_t &w = g.writer[i], &r = g.reader[i];
+    uint32_t other = w && w != me ? w : (write && r && r != me ? r : 0);
+    if (other) {
+      uint32_t o = other - 1, gx = l.grid[0], gy = l.grid[1];
+      std::string them = "(" + std::to_string(o % gx) + "," + std::to_string(o / gx % gy) + "," +
+                         std::to_string(o / gx / gy) + ")";
+      findingOnce(l, &l.self(), kInterBlock,
+                  std::string(write ? "writes" : "reads") + " byte " + std::to_string(i) +
+                      " of buffer '" + g.name + "', which block " + them +
+                      (w == other ? " wrote" : " read") +
+                      " in the same launch: blocks run concurrently in any order, so this is a "
+                      "race on the GPU");
+      return;
+    }
+    (write ? w : r) = me;
+    pages.insert({write ? g.writer.get() : g.reader.get(), i / kShadowPage, g.bytes});
+  }
+}
+
 void raceCheck(Launch &l, size_t index, uint64_t offset, uint64_t n, uint32_t flags) {
   SharedBuffer &s = l.shared[index];
   if (s.raceReported || s.shadow.empty())
@@ -148,6 +208,13 @@ void raceCheck(Launch &l, size_t index, uint64_t offset, uint64_t n, uint32_t fl
   }
 }
 } // namespace
+
+void clearGlobalShadow() {
+  for (auto [shadow, page, entries] : touchedPages())
+    std::memset(shadow + page * kShadowPage, 0,
+                std::min(kShadowPage, entries - page * kShadowPage) * sizeof(uint32_t));
+  touchedPages().clear();
+}
 
 std::string sharedBufferName(const Launch &l, size_t index) {
   if (index + 1 == l.shared.size())
@@ -202,8 +269,11 @@ extern "C" uint32_t __rlx_emu_access(const void *addr, uint64_t bytes, uint32_t 
   auto it = globalAt(a);
   if (it != reg.end()) {
     uint64_t offset = a - it->first;
-    if (n <= it->second.bytes - offset)
+    if (n <= it->second.bytes - offset) {
+      if (l->options & RLX_EMU_CHECK_RACES)
+        globalRaceCheck(*l, reg.find(it->first)->second, offset, n, flags);
       return 1;
+    }
     // Past its end: still valid memory when registered buffers follow.
     uintptr_t pos = it->first + it->second.bytes;
     auto cur = it;

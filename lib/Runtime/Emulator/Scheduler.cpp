@@ -712,6 +712,7 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
         }
     Active = nullptr;
     OnLaunchThread = false;
+    clearGlobalShadow();
     if (aborted)
       pool.stacks.clear(); // the abandoned fibers' frames go with them
   }

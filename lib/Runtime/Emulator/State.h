@@ -30,6 +30,7 @@ struct AsyncCopy {
   const void *src;
   uint32_t size, srcSize;
   bool srcValid;
+  uint8_t atIssue[16]; ///< the source bytes when issued (the copy may read them any time until the wait)
 };
 
 struct Thread {
@@ -190,6 +191,8 @@ void setLastReport(std::string text);
 // Checker.cpp
 /// The buffer name the checker reports for shared buffer `index`.
 std::string sharedBufferName(const Launch &l, size_t index);
+/// Forgets the inter-block race shadow of the launch that ended.
+void clearGlobalShadow();
 
 // Scheduler.cpp
 /// Suspends the calling GPU thread until the scheduler resumes it.
@@ -229,6 +232,8 @@ enum AsyncFinding : uint32_t {
   kWait = 32,
   kMBarrierInitFence = 64,
   kTmaUnwaited = 128,
+  kInterBlock = 256,
+  kCopySource = 512,
 };
 /// A TMA load into [off, off + n) of the window completes phase `phase` of
 /// mbarrier `m`: readers must have observed that phase (Async.cpp).
