@@ -282,3 +282,37 @@ TEST(EmulatorAsync, ACpAsyncSourceChangedBeforeItsWaitIsAFinding) {
       << r;
   rlx_emu_unregister_buffer(g);
 }
+
+TEST(EmulatorAsync, SetmaxnregIncWaitsForTheRegisterFile) {
+  // PTX ISA, setmaxnreg: .inc blocks until enough registers are free in the
+  // SM's register file (65536), which .dec of other warps releases. 384
+  // threads start at the kernel's 168 (64512); the consumers (warpgroups 0,
+  // 1) may rise to 232 once the producer (warpgroup 2) fell to 40 (64512
+  // again); they run first here, so they wait for it; to 240 (66560) they
+  // never can while the producer waits for them at the barrier (an exited
+  // warp's registers would be free again): a deadlock.
+  auto kernel = [](void **params) {
+    const uint32_t inc = **static_cast<uint32_t **>(params[0]);
+    if (tid() < 256)
+      __rlx_emu_setmaxnreg(inc, 1, 168);
+    else
+      __rlx_emu_setmaxnreg(40, 0, 168);
+    __rlx_emu_barrier();
+  };
+  for (uint32_t inc : {232u, 240u}) {
+    uint32_t *pi = &inc;
+    rlx_emu_register_buffer(pi, 4, "inc");
+    rlx_emu_kernel k{"regs", kernel, 1, nullptr, 0};
+    void *params[] = {&pi};
+    uint32_t grid[3] = {1, 1, 1}, block[3] = {384, 1, 1};
+    int rc = rlx_emu_launch(&k, grid, block, 0, params);
+    std::string r = rlx_emu_last_report();
+    if (inc == 232) {
+      EXPECT_EQ(rc, 0) << r;
+    } else {
+      EXPECT_NE(r.find("deadlock"), std::string::npos) << r;
+      EXPECT_NE(r.find("wait at setmaxnreg.inc 240 (the block holds"), std::string::npos) << r;
+    }
+    rlx_emu_unregister_buffer(pi);
+  }
+}

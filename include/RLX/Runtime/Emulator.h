@@ -180,6 +180,11 @@ void __rlx_emu_wgmma_read(uint32_t op);
 /// become visible to the async proxy. fence.mbarrier_init: its mbarrier.inits
 /// become visible to TMA's complete_tx (counted as the same fence here).
 void __rlx_emu_fence_proxy_async(void);
+/// setmaxnreg.{inc (increase = 1), dec}.sync.aligned.u32 count: the calling
+/// thread's register count; threads start at the kernel's `maxnreg` (0: the
+/// block's share of 65536). inc waits until the block's threads hold at most
+/// 65536 registers with it; one nothing can satisfy is a deadlock finding.
+void __rlx_emu_setmaxnreg(uint32_t count, uint32_t increase, uint32_t maxnreg);
 
 /// bar.sync / bar.arrive on named barrier `id` (0-15) with `count` threads
 /// (a multiple of 32, at most the block's; 0: all of the block's, as a

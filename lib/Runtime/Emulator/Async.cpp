@@ -65,6 +65,7 @@ void resetAsync(Launch &l) {
   l.tmaBarrier.assign(l.windowUsed, 0);
   l.tmaPhase.assign(l.windowUsed, 0);
   l.numMBarriers = 0;
+  l.registersTracked = false;
   l.wgmmas.clear();
   for (Thread &t : l.threads) {
     t.wgmmaOpen.clear();
@@ -72,7 +73,16 @@ void resetAsync(Launch &l) {
     t.wgmmaFenced = false;
     t.proxyFences = 0;
     t.seenPhases.clear();
+    t.registers = 0;
   }
+}
+
+uint64_t blockRegisters(const Launch &l) {
+  uint64_t total = 0;
+  for (const Thread &t : l.threads)
+    if (t.wait != Wait::Done)
+      total += t.registers;
+  return total;
 }
 
 void tmaWillWrite(Launch &l, uint64_t off, uint64_t n, const MBarrier &m) {
@@ -90,6 +100,13 @@ void observePhases(Launch &l, const MBarrier &m) {
 }
 
 void checkAsyncAtExit(Launch &l, Thread &t) {
+  // Its registers go back to the SM: a setmaxnreg.inc may proceed.
+  if (l.registersTracked)
+    for (Thread &o : l.threads)
+      if (o.wait == Wait::Registers) {
+        o.wait = Wait::Running;
+        l.ready.push_back(o.linear);
+      }
   if (!t.wgmmaOpen.empty())
     findingOnce(l, &t, kExit,
                 "exits with " + wgmmaName(t.wgmmaOpen.front().first) +
@@ -247,4 +264,49 @@ extern "C" void __rlx_emu_wgmma_read(uint32_t op) {
 extern "C" void __rlx_emu_fence_proxy_async(void) {
   if (Launch *l = activeLaunch())
     ++l->self().proxyFences;
+}
+
+/// setmaxnreg.{inc,dec}.sync.aligned.u32 count (PTX ISA): the warp's
+/// per-thread register count becomes `count` (a multiple of 8 in 24..256);
+/// .dec releases registers to the SM, .inc waits until the SM's 65536 have
+/// room. Threads start with the kernel's `maxnreg` (0: 65536 / block size,
+/// rounded down to 8). An inc nothing can satisfy is a reported deadlock.
+extern "C" void __rlx_emu_setmaxnreg(uint32_t count, uint32_t increase, uint32_t maxnreg) {
+  Launch *l = activeLaunch();
+  if (!l)
+    return;
+  Thread &t = l->self();
+  const char *op = increase ? "setmaxnreg.inc " : "setmaxnreg.dec ";
+  if (count < 24 || count > 256 || count % 8) {
+    addFinding(*l, &t, op + std::to_string(count) +
+                           ": the count must be a multiple of 8 from 24 to 256");
+    return;
+  }
+  if (!l->registersTracked) {
+    l->registersTracked = true;
+    uint32_t start = maxnreg ? maxnreg : (65536 / l->numThreads) & ~7u;
+    for (Thread &o : l->threads)
+      o.registers = start;
+  }
+  if (increase ? count < t.registers : count > t.registers) {
+    addFinding(*l, &t, op + std::to_string(count) + " while the thread holds " +
+                           std::to_string(t.registers) + " registers (" +
+                           (increase ? "inc must not lower" : "dec must not raise") + " it)");
+    return;
+  }
+  if (!increase) {
+    t.registers = count;
+    for (Thread &o : l->threads)
+      if (o.wait == Wait::Registers) {
+        o.wait = Wait::Running;
+        l->ready.push_back(o.linear);
+      }
+    return;
+  }
+  while (blockRegisters(*l) - t.registers + count > 65536) {
+    t.wait = Wait::Registers;
+    t.a = count;
+    waitHere(*l);
+  }
+  t.registers = count;
 }

@@ -18,8 +18,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <set>
-#include <tuple>
 
 using namespace rlx::emu;
 
@@ -34,6 +32,7 @@ struct GlobalBuffer {
   /// on the first checked access (untouched pages stay uncommitted); the
   /// pages a launch touched are cleared when it ends.
   std::shared_ptr<uint32_t[]> writer, reader;
+  std::vector<uint8_t> dirty; ///< per shadow page: touched by the running launch
 };
 // Keyed by base address; registered buffers never overlap.
 std::map<uintptr_t, GlobalBuffer> &registry() {
@@ -116,9 +115,10 @@ std::map<uintptr_t, GlobalBuffer>::const_iterator globalAt(uintptr_t a) {
 }
 
 /// The pages of race shadow the running launch touched, to clear at its end.
-/// (shadow, page, the shadow's entries).
-std::set<std::tuple<uint32_t *, uint64_t, uint64_t>> &touchedPages() {
-  static std::set<std::tuple<uint32_t *, uint64_t, uint64_t>> pages;
+/// (buffer, page) of every dirty shadow page (registry nodes are stable,
+/// and nothing unregisters during a launch).
+std::vector<std::pair<GlobalBuffer *, uint64_t>> &touchedPages() {
+  static std::vector<std::pair<GlobalBuffer *, uint64_t>> pages;
   return pages;
 }
 constexpr uint64_t kShadowPage = 1024; // entries (4 KiB)
@@ -138,13 +138,18 @@ void globalRaceCheck(Launch &l, GlobalBuffer &g, uint64_t offset, uint64_t n, ui
   if (!g.writer) {
     g.writer = zeroed(g.bytes);
     g.reader = zeroed(g.bytes);
+    g.dirty.assign(g.bytes / kShadowPage + 1, 0);
     if (!g.writer.get() || !g.reader.get())
       return;
   }
   const uint32_t me =
       1 + l.blockId[0] + l.grid[0] * (l.blockId[1] + l.grid[1] * l.blockId[2]);
   const bool write = flags & RLX_EMU_WRITE;
-  auto &pages = touchedPages();
+  for (uint64_t p = offset / kShadowPage; p <= (offset + n - 1) / kShadowPage; ++p)
+    if (!g.dirty[p]) {
+      g.dirty[p] = 1;
+      touchedPages().push_back({&g, p});
+    }
   for (uint64_t i = offset; i < offset + n; ++i) {
     uint32_t &w = g.writer[i], &r = g.reader[i];
     uint32_t other = w && w != me ? w : (write && r && r != me ? r : 0);
@@ -161,7 +166,6 @@ void globalRaceCheck(Launch &l, GlobalBuffer &g, uint64_t offset, uint64_t n, ui
       return;
     }
     (write ? w : r) = me;
-    pages.insert({write ? g.writer.get() : g.reader.get(), i / kShadowPage, g.bytes});
   }
 }
 
@@ -210,9 +214,12 @@ void raceCheck(Launch &l, size_t index, uint64_t offset, uint64_t n, uint32_t fl
 } // namespace
 
 void clearGlobalShadow() {
-  for (auto [shadow, page, entries] : touchedPages())
-    std::memset(shadow + page * kShadowPage, 0,
-                std::min(kShadowPage, entries - page * kShadowPage) * sizeof(uint32_t));
+  for (auto [g, page] : touchedPages()) {
+    uint64_t n = std::min(kShadowPage, g->bytes - page * kShadowPage) * sizeof(uint32_t);
+    std::memset(g->writer.get() + page * kShadowPage, 0, n);
+    std::memset(g->reader.get() + page * kShadowPage, 0, n);
+    g->dirty[page] = 0;
+  }
   touchedPages().clear();
 }
 

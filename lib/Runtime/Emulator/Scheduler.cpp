@@ -161,6 +161,9 @@ std::string waitLabel(const Thread &t) {
   case Wait::MBarrier:
     return "wait at mbarrier.try_wait.parity " + std::to_string(t.mode) + " (mbarrier at " +
            mbarrierName(*Active, t.in) + ")";
+  case Wait::Registers:
+    return "wait at setmaxnreg.inc " + std::to_string(t.a) + " (the block holds " +
+           std::to_string(blockRegisters(*Active)) + " of the SM's 65536 registers)";
   case Wait::Done:
     return "have exited";
   case Wait::Running:

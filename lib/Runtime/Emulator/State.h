@@ -22,7 +22,17 @@
 namespace rlx::emu {
 
 /// Where a GPU thread is.
-enum class Wait : uint8_t { Running, Barrier, NamedBarrier, Shfl, Vote, Matrix, MBarrier, Done };
+enum class Wait : uint8_t {
+  Running,
+  Barrier,
+  NamedBarrier,
+  Shfl,
+  Vote,
+  Matrix,
+  MBarrier,
+  Registers, ///< setmaxnreg.inc until the register file has room
+  Done
+};
 
 /// One queued cp.async (Emulator.h).
 struct AsyncCopy {
@@ -66,6 +76,7 @@ struct Thread {
   /// Per mbarrier (MBarrier::index): the completed phases this thread has
   /// observed by a successful wait (the happens-before edge from TMA).
   std::vector<uint64_t> seenPhases;
+  uint32_t registers = 0; ///< per-thread registers under setmaxnreg (0: not yet tracked)
 };
 
 /// A wgmma.mma_async of one warpgroup between issue and retirement
@@ -157,6 +168,7 @@ struct Launch {
   std::vector<uint32_t> tmaBarrier;
   std::vector<uint64_t> tmaPhase;
   uint32_t numMBarriers = 0;
+  bool registersTracked = false; // a setmaxnreg ran in this block
   std::map<uint32_t, WgmmaRecord> wgmmas;
   uint32_t nextWgmma = 0;
   uint64_t tmaLoads = 0;      // TMA loads issued by the launch (even ones land at issue)
@@ -214,6 +226,8 @@ bool landAnyLoads(Launch &l);
 void resetAsync(Launch &l);
 /// A thread's exit: wgmmas it never committed or waited for are findings.
 void checkAsyncAtExit(Launch &l, Thread &t);
+/// Registers the block's threads hold (setmaxnreg), of the SM's 65536.
+uint64_t blockRegisters(const Launch &l);
 /// A shared access of [off, off + n) in the window by the running thread
 /// (flags as __rlx_emu_access): in-flight wgmma operands and proxies.
 void checkAsyncAccess(Launch &l, uint64_t off, uint64_t n, uint32_t flags);

@@ -39,6 +39,8 @@ constexpr int64_t kSharedWindowBytes = int64_t(1) << 18;
 /// The kernel's number for a wgmma (its findings name it), set by
 /// markAccumulatorReads on the outlined copy.
 constexpr StringLiteral kWgmmaIdAttr = "rlx.emu_wgmma_id";
+/// The kernel's nvvm.maxnreg on its setmaxnreg ops (the threads' start).
+constexpr StringLiteral kMaxnregAttr = "rlx.emu_maxnreg";
 
 bool isWgmma(Operation *op) {
   return isa<NVVM::WgmmaMmaAsyncOp>(op) || nvvm::matchWgmmaRegisterA(op).has_value();
@@ -60,6 +62,7 @@ struct Hooks {
   func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity, tmaLoad, wgmma;
   func::FuncOp wgmmaRs, namedBarrier;
   func::FuncOp wgmmaOp, wgmmaFence, wgmmaCommit, wgmmaWait, wgmmaRead, fenceProxyAsync;
+  func::FuncOp setMaxnreg;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -291,9 +294,17 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
              f.getKind() == NVVM::ProxyKind::async_shared)) ||
       isa<NVVM::FenceMbarrierInitOp>(op))
     return callAndErase(h.fenceProxyAsync, {});
-  if (isa<NVVM::FenceProxyOp, NVVM::FenceProxyAcquireOp, NVVM::SetMaxRegisterOp>(op)) {
+  if (auto r = dyn_cast<NVVM::SetMaxRegisterOp>(op)) {
+    auto maxnreg = op->getAttrOfType<IntegerAttr>(kMaxnregAttr);
+    auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+    return callAndErase(h.setMaxnreg,
+                        {cst(r.getRegCount()),
+                         cst(r.getAction() == NVVM::SetMaxRegisterAction::increase ? 1 : 0),
+                         cst(maxnreg ? maxnreg.getInt() : 0)});
+  }
+  if (isa<NVVM::FenceProxyOp, NVVM::FenceProxyAcquireOp>(op)) {
     // Global-memory and tensor-map proxies: the emulator's tensor maps are
-    // ordinary memory. setmaxnreg: it has no register file to reallocate.
+    // ordinary memory.
     op->erase();
     return success();
   }
@@ -563,6 +574,8 @@ struct GPUOutlineForEmulatorPass
       }
     }
     markAccumulatorReads(fn, hooks);
+    if (auto maxnreg = kernel->getAttrOfType<IntegerAttr>("nvvm.maxnreg"))
+      fn.walk([&](NVVM::SetMaxRegisterOp r) { r->setAttr(kMaxnregAttr, maxnreg); });
     // Address spaces do not exist on the CPU; GPU ops become emulator calls.
     SmallVector<Operation *> gpuOps;
     fn.walk([&](Operation *op) {
@@ -628,6 +641,8 @@ struct GPUOutlineForEmulatorPass
     hooks.wgmmaRead = declare(b, module, "__rlx_emu_wgmma_read", b.getFunctionType({i32}, {}));
     hooks.fenceProxyAsync =
         declare(b, module, "__rlx_emu_fence_proxy_async", b.getFunctionType({}, {}));
+    hooks.setMaxnreg =
+        declare(b, module, "__rlx_emu_setmaxnreg", b.getFunctionType({i32, i32, i32}, {}));
     hooks.namedBarrier = declare(b, module, "__rlx_emu_named_barrier",
                                  b.getFunctionType({i32, i32, i32}, {}));
     hooks.tmaLoad = declare(b, module, "__rlx_emu_tma_load",

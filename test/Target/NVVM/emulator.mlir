@@ -244,16 +244,18 @@ module attributes {gpu.container_module} {
 
 // Dynamic shared memory is one more parameter after the workgroup buffers
 // (the scheduler passes it last), as large as the 2^18-byte shared window;
-// setmaxnreg has nothing to do on the CPU.
+// setmaxnreg becomes __rlx_emu_setmaxnreg(count, increase, the kernel's
+// nvvm.maxnreg).
 // CHECK-LABEL: func.func @dyn__body
 // CHECK-SAME: (%{{.*}}: memref<4xf32>, %{{.*}}: memref<16xf32>, %[[D:.*]]: memref<262144xi8>)
+// CHECK:   call @__rlx_emu_setmaxnreg(%c40_i32, %c0_i32{{.*}}, %c168_i32)
 // CHECK:   %[[C:.*]] = memref.cast %[[D]] : memref<262144xi8> to memref<?xi8>
 // CHECK:   memref.view %[[C]][%{{.*}}][] : memref<?xi8> to memref<4xf32>
 // CHECK-NOT: setmaxregister
 // LLVM-LABEL: llvm.func @dyn__emu
 module attributes {gpu.container_module} {
   gpu.module @k {
-    gpu.func @dyn(%out: memref<4xf32>) workgroup(%s : memref<16xf32, #gpu.address_space<workgroup>>) kernel {
+    gpu.func @dyn(%out: memref<4xf32>) workgroup(%s : memref<16xf32, #gpu.address_space<workgroup>>) kernel attributes {nvvm.maxnreg = 168 : i32} {
       nvvm.setmaxregister decrease 40
       %d = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
       %c0 = arith.constant 0 : index
