@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import platform
 import statistics
 import subprocess
 import sys
@@ -25,7 +24,9 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 import cases as C  # noqa: E402
+from machine import cpu_model  # noqa: E402
 
 CASES = [
     C.wgmma_matmul_case(130, 520, 136, "wgmma_matmul"),
@@ -36,16 +37,6 @@ CASES = [
     C.rms_norm_case(7, 769, "simt_rms_norm"),
     C.attention_case(37, "simt_attention"),
 ]
-
-
-def cpu_name():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def compile_case(build, case, out):
@@ -74,7 +65,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     a = ap.parse_args()
     builds = {"base": pathlib.Path(a.base).resolve(), "new": pathlib.Path(a.new).resolve()}
-    print(f"CPU: {cpu_name()} ({os.cpu_count()} cores); emulator runs are single-threaded; "
+    print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); emulator runs are single-threaded; "
           f"reps {a.reps}, medians; base {builds['base']}, new {builds['new']}")
     ratios = []
     with tempfile.TemporaryDirectory() as tmp:

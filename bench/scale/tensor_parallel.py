@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import pathlib
-import platform
 import re
 import shutil
 import statistics
@@ -37,19 +36,11 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from machine import cpu_model  # noqa: E402
 BUILD = pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "build"))
 SHARED = next((p for p in (os.environ.get("RLX_SHARED_DIR"), ROOT.parent / "shared")
                if p and (pathlib.Path(p) / "models").is_dir()), None)
-
-
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
 
 
 def run(model: pathlib.Path, tp: int, seq: int, repeat: int, threads: int) -> dict:

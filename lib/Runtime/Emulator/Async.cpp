@@ -47,6 +47,15 @@ void retire(Launch &l, const std::vector<std::pair<uint32_t, uint32_t>> &group) 
 }
 
 std::string wgmmaName(uint32_t op) { return "wgmma.mma_async #" + std::to_string(op); }
+
+/// Registers were released: the threads waiting at setmaxnreg.inc re-check.
+void wakeRegisterWaiters(Launch &l) {
+  for (Thread &o : l.threads)
+    if (o.wait == Wait::Registers) {
+      o.wait = Wait::Running;
+      l.ready.push_back(o.linear);
+    }
+}
 } // namespace
 
 namespace rlx::emu {
@@ -102,11 +111,7 @@ void observePhases(Launch &l, const MBarrier &m) {
 void checkAsyncAtExit(Launch &l, Thread &t) {
   // Its registers go back to the SM: a setmaxnreg.inc may proceed.
   if (l.registersTracked)
-    for (Thread &o : l.threads)
-      if (o.wait == Wait::Registers) {
-        o.wait = Wait::Running;
-        l.ready.push_back(o.linear);
-      }
+    wakeRegisterWaiters(l);
   if (!t.wgmmaOpen.empty())
     findingOnce(l, &t, kExit,
                 "exits with " + wgmmaName(t.wgmmaOpen.front().first) +
@@ -296,11 +301,7 @@ extern "C" void __rlx_emu_setmaxnreg(uint32_t count, uint32_t increase, uint32_t
   }
   if (!increase) {
     t.registers = count;
-    for (Thread &o : l->threads)
-      if (o.wait == Wait::Registers) {
-        o.wait = Wait::Running;
-        l->ready.push_back(o.linear);
-      }
+    wakeRegisterWaiters(*l);
     return;
   }
   while (blockRegisters(*l) - t.registers + count > 65536) {

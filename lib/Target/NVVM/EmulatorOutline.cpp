@@ -62,7 +62,7 @@ struct Hooks {
   func::FuncOp mbInit, mbInval, mbArrive, mbTx, mbTestWait, mbWaitParity, tmaLoad, wgmma;
   func::FuncOp wgmmaRs, namedBarrier;
   func::FuncOp wgmmaOp, wgmmaFence, wgmmaCommit, wgmmaWait, wgmmaRead, fenceProxyAsync;
-  func::FuncOp setMaxnreg;
+  func::FuncOp setMaxnreg, shflSync, voteSync;
 };
 
 func::FuncOp declare(OpBuilder &b, ModuleOp m, StringRef name, FunctionType type) {
@@ -305,6 +305,55 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
   if (isa<NVVM::FenceProxyOp, NVVM::FenceProxyAcquireOp>(op)) {
     // Global-memory and tensor-map proxies: the emulator's tensor maps are
     // ordinary memory.
+    op->erase();
+    return success();
+  }
+  if (auto s = dyn_cast<NVVM::ShflOp>(op)) {
+    // shfl.sync.{bfly,up,down,idx}.b32 d[|p], a, b, c, membermask: the
+    // emulator's modes are PTX's order (Emulator.h, RLX_EMU_SHFL_*).
+    Value v = s.getVal();
+    Type t = v.getType();
+    if (!t.isInteger(32))
+      v = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
+    Value mode = arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(s.getKind()), 32);
+    Value r = func::CallOp::create(b, loc, h.shflSync,
+                                   ValueRange{mode, v, s.getOffset(), s.getMaskAndClamp(),
+                                              s.getThreadMask()})
+                  .getResult(0);
+    Value d = arith::TruncIOp::create(b, loc, b.getI32Type(), r);
+    if (!t.isInteger(32))
+      d = arith::BitcastOp::create(b, loc, t, d);
+    Value result = d;
+    if (auto st = dyn_cast<LLVM::LLVMStructType>(s.getType())) {
+      Value c32 = arith::ConstantIntOp::create(b, loc, 32, 64);
+      Value p = arith::TruncIOp::create(b, loc, b.getI1Type(),
+                                        arith::ShRUIOp::create(b, loc, r, c32));
+      result = LLVM::UndefOp::create(b, loc, st);
+      result = LLVM::InsertValueOp::create(b, loc, result, d, ArrayRef<int64_t>{0});
+      result = LLVM::InsertValueOp::create(b, loc, result, p, ArrayRef<int64_t>{1});
+    }
+    s.getResult().replaceAllUsesWith(result);
+    op->erase();
+    return success();
+  }
+  if (auto vote = dyn_cast<NVVM::VoteSyncOp>(op)) {
+    // vote.sync.{any,all,uni}.pred / .ballot.b32: the emulator numbers the
+    // modes all 0, any 1, uni 2, ballot 3.
+    int64_t mode = 0;
+    switch (vote.getKind()) {
+    case NVVM::VoteSyncKind::all: mode = 0; break;
+    case NVVM::VoteSyncKind::any: mode = 1; break;
+    case NVVM::VoteSyncKind::uni: mode = 2; break;
+    case NVVM::VoteSyncKind::ballot: mode = 3; break;
+    }
+    Value pred = arith::ExtUIOp::create(b, loc, b.getI32Type(), vote.getPred());
+    Value r = func::CallOp::create(
+                  b, loc, h.voteSync,
+                  ValueRange{arith::ConstantIntOp::create(b, loc, mode, 32), pred, vote.getMask()})
+                  .getResult(0);
+    if (vote.getType().isInteger(1))
+      r = arith::TruncIOp::create(b, loc, b.getI1Type(), r);
+    vote.getResult().replaceAllUsesWith(r);
     op->erase();
     return success();
   }
@@ -643,6 +692,10 @@ struct GPUOutlineForEmulatorPass
         declare(b, module, "__rlx_emu_fence_proxy_async", b.getFunctionType({}, {}));
     hooks.setMaxnreg =
         declare(b, module, "__rlx_emu_setmaxnreg", b.getFunctionType({i32, i32, i32}, {}));
+    hooks.shflSync = declare(b, module, "__rlx_emu_shfl_sync",
+                             b.getFunctionType({i32, i32, i32, i32, i32}, {i64}));
+    hooks.voteSync =
+        declare(b, module, "__rlx_emu_vote_sync", b.getFunctionType({i32, i32, i32}, {i32}));
     hooks.namedBarrier = declare(b, module, "__rlx_emu_named_barrier",
                                  b.getFunctionType({i32, i32, i32}, {}));
     hooks.tmaLoad = declare(b, module, "__rlx_emu_tma_load",

@@ -267,3 +267,34 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// nvvm.shfl.sync and nvvm.vote.sync (hand-written or edited kernels: the
+// generated ones shuffle with gpu.shuffle) become __rlx_emu_shfl_sync (PTX's
+// mode order: bfly 0, up 1, down 2, idx 3; d in the low 32 bits, p in bit
+// 32) and __rlx_emu_vote_sync (all 0, any 1, uni 2, ballot 3).
+// CHECK-LABEL: func.func @warp__body
+// CHECK: %[[R:.*]] = call @__rlx_emu_shfl_sync(%c2_i32{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32, i32, i32) -> i64
+// CHECK: arith.trunci %[[R]] : i64 to i32
+// CHECK: arith.shrui %[[R]]
+// CHECK: call @__rlx_emu_vote_sync(%c3_i32{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32) -> i32
+// CHECK: %[[A:.*]] = call @__rlx_emu_vote_sync(%c1_i32{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32) -> i32
+// CHECK: arith.trunci %[[A]] : i32 to i1
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @warp(%x: f32, %p: i1, %out: memref<4xi32>) kernel {
+      %m = arith.constant -1 : i32
+      %o = arith.constant 4 : i32
+      %c = arith.constant 31 : i32
+      %s = nvvm.shfl.sync down %m, %x, %o, %c {return_value_and_is_valid} : f32 -> !llvm.struct<(f32, i1)>
+      %b = nvvm.vote.sync ballot %m, %p -> i32
+      %a = nvvm.vote.sync any %m, %p -> i1
+      %c0 = arith.constant 0 : index
+      memref.store %b, %out[%c0] : memref<4xi32>
+      %ai = arith.extui %a : i1 to i32
+      memref.store %ai, %out[%c0] : memref<4xi32>
+      gpu.return
+    }
+  }
+}
