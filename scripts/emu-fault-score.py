@@ -256,9 +256,12 @@ def verdict(case, art):
     try:
         r = device_check.check(case, "emu", timeout=600, art=art)
     except RuntimeError as e:
+        # A finding names the kernel, block and thread; any other failure
+        # (a crash, a bad artifact) is not a detection.
         lines = [l.strip() for l in str(e).splitlines() if l.strip()]
-        finding = next((l for l in lines if re.match(r"kernel '.*' block", l)),
-                       lines[0] if lines else "")
+        finding = next((l for l in lines if re.match(r"kernel '.*' block", l)), None)
+        if finding is None:
+            return "error: the run failed without a finding: " + " | ".join(lines)[-300:]
         return "detected (emulator): " + finding[:240]
     except subprocess.TimeoutExpired:
         return "detected (the run hangs)"

@@ -59,9 +59,15 @@ void wgmmaKernel(void **params) {
   if (scenario == kUncommittedAtExit)
     return;
   __rlx_emu_wgmma_commit();
-  if (scenario == kWriteOperandInFlight && t == 5 &&
-      __rlx_emu_access(smem + 2048, 2, RLX_EMU_WRITE))
-    smem[2048] = 1;
+  // Between two barriers, before any thread's wait_group retired the wgmma
+  // (the barriers order the write after the emulator's read of B: no plain
+  // race, only the in-flight operand).
+  if (scenario == kWriteOperandInFlight) {
+    __rlx_emu_barrier();
+    if (t == 5 && __rlx_emu_access(smem + 2048, 2, RLX_EMU_WRITE))
+      smem[2048] = 1;
+    __rlx_emu_barrier();
+  }
   if (scenario == kReadAccumulatorInFlight)
     __rlx_emu_wgmma_read(3);
   __rlx_emu_wgmma_wait(0);

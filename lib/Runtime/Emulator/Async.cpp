@@ -32,17 +32,23 @@ using namespace rlx::emu;
 
 namespace {
 
-/// Retires `group` for the running thread: the last of the warpgroup's
-/// threads to do so frees the wgmma's operand bytes.
+/// Retires `group` for the running thread. The first of the warpgroup's
+/// threads to see a wgmma complete frees its operand bytes (the operation
+/// is the warpgroup's: once one thread observed it done, it is done); the
+/// record goes when all 128 have retired it.
 void retire(Launch &l, const std::vector<std::pair<uint32_t, uint32_t>> &group) {
   for (auto [op, id] : group) {
     auto it = l.wgmmas.find(id);
-    if (it == l.wgmmas.end() || ++it->second.retired < 128)
+    if (it == l.wgmmas.end())
       continue;
-    for (uint32_t b : it->second.bytes)
-      if (b < l.inflight.size() && l.inflight[b])
-        --l.inflight[b];
-    l.wgmmas.erase(it);
+    if (it->second.retired++ == 0) {
+      for (uint32_t b : it->second.bytes)
+        if (b < l.inflight.size() && l.inflight[b])
+          --l.inflight[b];
+      it->second.bytes.clear();
+    }
+    if (it->second.retired == 128)
+      l.wgmmas.erase(it);
   }
 }
 
@@ -101,8 +107,16 @@ void tmaWillWrite(Launch &l, uint64_t off, uint64_t n, const MBarrier &m) {
   }
 }
 
+void joinSeen(std::vector<uint64_t> &into, const std::vector<uint64_t> &from) {
+  if (into.size() < from.size())
+    into.resize(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i)
+    into[i] = std::max(into[i], from[i]);
+}
+
 void observePhases(Launch &l, const MBarrier &m) {
   std::vector<uint64_t> &seen = l.self().seenPhases;
+  joinSeen(seen, m.completedSeen);
   if (seen.size() <= m.index)
     seen.resize(m.index + 1, 0);
   seen[m.index] = std::max(seen[m.index], m.phase);
@@ -116,10 +130,14 @@ void checkAsyncAtExit(Launch &l, Thread &t) {
     findingOnce(l, &t, kExit,
                 "exits with " + wgmmaName(t.wgmmaOpen.front().first) +
                     " never committed (wgmma.commit_group) nor waited for (wgmma.wait_group)");
-  else if (!t.wgmmaGroups.empty())
-    findingOnce(l, &t, kExit,
-                "exits with " + wgmmaName(t.wgmmaGroups.back().front().first) +
-                    " in flight: no wgmma.wait_group retired its group");
+  else
+    for (const auto &group : t.wgmmaGroups) // empty groups are legal and hold nothing
+      if (!group.empty()) {
+        findingOnce(l, &t, kExit,
+                    "exits with " + wgmmaName(group.front().first) +
+                        " in flight: no wgmma.wait_group retired its group");
+        break;
+      }
 }
 
 void checkAsyncAccess(Launch &l, uint64_t off, uint64_t n, uint32_t flags) {
@@ -273,9 +291,10 @@ extern "C" void __rlx_emu_fence_proxy_async(void) {
 
 /// setmaxnreg.{inc,dec}.sync.aligned.u32 count (PTX ISA): the warp's
 /// per-thread register count becomes `count` (a multiple of 8 in 24..256);
-/// .dec releases registers to the SM, .inc waits until the SM's 65536 have
-/// room. Threads start with the kernel's `maxnreg` (0: 65536 / block size,
-/// rounded down to 8). An inc nothing can satisfy is a reported deadlock.
+/// .dec releases registers to the CTA's pool, .inc waits until the pool
+/// has room. Threads start with the kernel's `maxnreg` (0: 65536 / block
+/// size, rounded down to 8); the pool is that times the block's threads (at
+/// most 65536). An inc nothing can satisfy is a reported deadlock.
 extern "C" void __rlx_emu_setmaxnreg(uint32_t count, uint32_t increase, uint32_t maxnreg) {
   Launch *l = activeLaunch();
   if (!l)
@@ -292,6 +311,9 @@ extern "C" void __rlx_emu_setmaxnreg(uint32_t count, uint32_t increase, uint32_t
     uint32_t start = maxnreg ? maxnreg : (65536 / l->numThreads) & ~7u;
     for (Thread &o : l->threads)
       o.registers = start;
+    // The CTA's pool: what it launched with (PTX ISA: inc takes from what
+    // dec released), at most the SM's 65536.
+    l->registerPool = std::min<uint64_t>(uint64_t(start) * l->numThreads, 65536);
   }
   if (increase ? count < t.registers : count > t.registers) {
     addFinding(*l, &t, op + std::to_string(count) + " while the thread holds " +
@@ -304,7 +326,7 @@ extern "C" void __rlx_emu_setmaxnreg(uint32_t count, uint32_t increase, uint32_t
     wakeRegisterWaiters(*l);
     return;
   }
-  while (blockRegisters(*l) - t.registers + count > 65536) {
+  while (blockRegisters(*l) - t.registers + count > l->registerPool) {
     t.wait = Wait::Registers;
     t.a = count;
     waitHere(*l);

@@ -42,9 +42,11 @@ extern "C" void __rlx_emu_cp_async(void *dst, const void *src, uint32_t size,
     addFinding(*l, &t, "cp.async of " + std::to_string(size) + " bytes (4, 8 or 16)");
     return;
   }
-  // Both addresses aligned to the copy's size (PTX ISA, cp.async).
+  // Both addresses aligned to the copy's size (PTX ISA, cp.async); a source
+  // of 0 bytes is not read.
   for (const void *p : {static_cast<const void *>(dst), src})
-    if (reinterpret_cast<uintptr_t>(p) % size) {
+    if ((l->options & RLX_EMU_CHECK_BOUNDS) && (p == dst || src_size) &&
+        reinterpret_cast<uintptr_t>(p) % size) {
       addFinding(*l, &t, "cp.async of " + std::to_string(size) + " bytes with the misaligned " +
                              (p == dst ? "shared destination " : "global source ") +
                              hexAddress(reinterpret_cast<uintptr_t>(p)) + " (it needs " +

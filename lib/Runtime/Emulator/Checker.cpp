@@ -14,10 +14,12 @@
 
 #include "State.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <sys/mman.h>
 
 using namespace rlx::emu;
 
@@ -25,12 +27,13 @@ namespace rlx::emu {
 
 namespace {
 struct GlobalBuffer {
-  uint64_t bytes;
+  uint64_t bytes = 0;
   std::string name;
   /// The inter-block race shadow, per byte: the block (linear id + 1) that
-  /// last wrote / read it in the running launch (0: none). Allocated zeroed
-  /// on the first checked access (untouched pages stay uncommitted); the
-  /// pages a launch touched are cleared when it ends.
+  /// last wrote / read it in the running launch (0: none; kManyReaders: more
+  /// than one block read it). Mapped zeroed on the first checked access
+  /// (untouched pages stay uncommitted); the pages a launch touched are
+  /// released (zero again) when it ends.
   std::shared_ptr<uint32_t[]> writer, reader;
   std::vector<uint8_t> dirty; ///< per shadow page: touched by the running launch
 };
@@ -123,9 +126,16 @@ std::vector<std::pair<GlobalBuffer *, uint64_t>> &touchedPages() {
 }
 constexpr uint64_t kShadowPage = 1024; // entries (4 KiB)
 
+constexpr uint32_t kManyReaders = ~0u;
+
+/// `n` zeroed entries in their own pages (released with madvise).
 std::shared_ptr<uint32_t[]> zeroed(uint64_t n) {
-  auto *p = static_cast<uint32_t *>(std::calloc(n ? n : 1, sizeof(uint32_t)));
-  return std::shared_ptr<uint32_t[]>(p, [](uint32_t *q) { std::free(q); });
+  const size_t bytes = (n ? n : 1) * sizeof(uint32_t);
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return nullptr;
+  return std::shared_ptr<uint32_t[]>(static_cast<uint32_t *>(p),
+                                     [bytes](uint32_t *q) { munmap(q, bytes); });
 }
 
 /// Blocks of a launch may run concurrently in any order and nothing orders
@@ -135,12 +145,15 @@ std::shared_ptr<uint32_t[]> zeroed(uint64_t n) {
 void globalRaceCheck(Launch &l, GlobalBuffer &g, uint64_t offset, uint64_t n, uint32_t flags) {
   if (l.reportedKinds & kInterBlock)
     return;
-  if (!g.writer) {
+  if (!g.writer || !g.reader) {
     g.writer = zeroed(g.bytes);
     g.reader = zeroed(g.bytes);
-    g.dirty.assign(g.bytes / kShadowPage + 1, 0);
-    if (!g.writer.get() || !g.reader.get())
+    if (!g.writer || !g.reader) {
+      g.writer.reset();
+      g.reader.reset();
       return;
+    }
+    g.dirty.assign(g.bytes / kShadowPage + 1, 0);
   }
   const uint32_t me =
       1 + l.blockId[0] + l.grid[0] * (l.blockId[1] + l.grid[1] * l.blockId[2]);
@@ -155,17 +168,23 @@ void globalRaceCheck(Launch &l, GlobalBuffer &g, uint64_t offset, uint64_t n, ui
     uint32_t other = w && w != me ? w : (write && r && r != me ? r : 0);
     if (other) {
       uint32_t o = other - 1, gx = l.grid[0], gy = l.grid[1];
-      std::string them = "(" + std::to_string(o % gx) + "," + std::to_string(o / gx % gy) + "," +
-                         std::to_string(o / gx / gy) + ")";
+      std::string them = other == kManyReaders
+                             ? "other blocks"
+                             : "block (" + std::to_string(o % gx) + "," +
+                                   std::to_string(o / gx % gy) + "," +
+                                   std::to_string(o / gx / gy) + ")";
       findingOnce(l, &l.self(), kInterBlock,
                   std::string(write ? "writes" : "reads") + " byte " + std::to_string(i) +
-                      " of buffer '" + g.name + "', which block " + them +
+                      " of buffer '" + g.name + "', which " + them +
                       (w == other ? " wrote" : " read") +
                       " in the same launch: blocks run concurrently in any order, so this is a "
                       "race on the GPU");
       return;
     }
-    (write ? w : r) = me;
+    if (write)
+      w = me;
+    else
+      r = !r || r == me ? me : kManyReaders;
   }
 }
 
@@ -213,11 +232,29 @@ void raceCheck(Launch &l, size_t index, uint64_t offset, uint64_t n, uint32_t fl
 }
 } // namespace
 
+/// Drops the buffer at `base` from the pages to clear (it is replaced or
+/// unregistered: its shadow goes with it).
+void forgetTouched(uintptr_t base) {
+  auto it = registry().find(base);
+  if (it == registry().end())
+    return;
+  GlobalBuffer *g = &it->second;
+  auto &pages = touchedPages();
+  pages.erase(std::remove_if(pages.begin(), pages.end(),
+                             [&](const auto &p) { return p.first == g; }),
+              pages.end());
+}
+
 void clearGlobalShadow() {
+  // A page of shadow is 4 KiB, page-aligned in its mapping: MADV_DONTNEED
+  // zeroes it and gives the memory back.
   for (auto [g, page] : touchedPages()) {
-    uint64_t n = std::min(kShadowPage, g->bytes - page * kShadowPage) * sizeof(uint32_t);
-    std::memset(g->writer.get() + page * kShadowPage, 0, n);
-    std::memset(g->reader.get() + page * kShadowPage, 0, n);
+    if (!g->writer || page >= g->dirty.size())
+      continue;
+    for (uint32_t *s : {g->writer.get(), g->reader.get()})
+      if (madvise(s + page * kShadowPage, kShadowPage * sizeof(uint32_t), MADV_DONTNEED) != 0)
+        std::memset(s + page * kShadowPage, 0,
+                    std::min(kShadowPage, g->bytes - page * kShadowPage) * sizeof(uint32_t));
     g->dirty[page] = 0;
   }
   touchedPages().clear();
@@ -330,11 +367,16 @@ extern "C" int rlx_emu_register_buffer(const void *base, uint64_t bytes, const c
     if (prev->first != b && b - prev->first < prev->second.bytes)
       return 2; // inside the previous buffer
   }
-  reg[b] = GlobalBuffer{bytes, name ? name : "<unnamed>"};
+  forgetTouched(b);
+  GlobalBuffer g;
+  g.bytes = bytes;
+  g.name = name ? name : "<unnamed>";
+  reg[b] = std::move(g);
   return 0;
 }
 
 extern "C" void rlx_emu_unregister_buffer(const void *base) {
   HostLock lock;
+  forgetTouched(reinterpret_cast<uintptr_t>(base));
   registry().erase(reinterpret_cast<uintptr_t>(base));
 }

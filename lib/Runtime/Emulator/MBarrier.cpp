@@ -79,6 +79,8 @@ void maybeComplete(Launch &l, const void *bar, MBarrier &m) {
   if (m.pending != 0 || m.tx != 0)
     return;
   ++m.phase;
+  m.completedSeen = std::move(m.arrivalsSeen);
+  m.arrivalsSeen.clear();
   m.pending = m.expected;
   ++l.epoch;
   for (Thread &o : l.threads) {
@@ -135,6 +137,7 @@ extern "C" uint64_t __rlx_emu_mbarrier_arrive(void *bar, uint32_t count, uint32_
   if (!m)
     return 0;
   uint64_t state = m->phase;
+  joinSeen(m->arrivalsSeen, l->self().seenPhases);
   m->tx += expect_tx;
   if (count > m->pending) {
     addFinding(*l, &l->self(), "mbarrier.arrive of " + std::to_string(count) +
@@ -210,10 +213,15 @@ extern "C" uint32_t __rlx_emu_mbarrier_test_wait(void *bar, uint64_t state, uint
   }
   l->ready.push_back(t.linear);
   waitHere(*l);
-  if (!done())
+  // The mbarrier may have been invalidated meanwhile.
+  auto it = l->mbarriers.find(reinterpret_cast<uintptr_t>(bar));
+  if (it == l->mbarriers.end())
+    return 1;
+  const MBarrier &now = it->second;
+  if (parity ? !parityDone(now, static_cast<uint32_t>(state)) : now.phase == state)
     return 0;
   t.polls = 0;
-  observePhases(*l, mb);
+  observePhases(*l, now);
   return 1;
 }
 

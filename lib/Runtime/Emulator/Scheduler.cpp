@@ -534,16 +534,22 @@ extern "C" void __rlx_emu_barrier(void) {
     return;
   }
   n.expected = l->numThreads;
+  joinSeen(n.seen, t.seenPhases);
   t.wait = Wait::Barrier;
   if (++n.arrived < l->numThreads) {
     waitHere(*l);
     return;
   }
-  // Everyone arrived (exited threads never do): a new shared-memory epoch.
+  // Everyone arrived (exited threads never do): a new shared-memory epoch;
+  // every thread learns the mbarrier phases any arrival had observed.
+  std::vector<uint64_t> seen = std::move(n.seen);
   n = NamedBarrier{};
   ++l->epoch;
   for (Thread &o : l->threads) {
-    if (&o == &t || !(o.wait == Wait::Barrier || (o.wait == Wait::NamedBarrier && o.mode == 0)))
+    if (&o != &t && !(o.wait == Wait::Barrier || (o.wait == Wait::NamedBarrier && o.mode == 0)))
+      continue;
+    joinSeen(o.seenPhases, seen);
+    if (&o == &t)
       continue;
     o.wait = Wait::Running;
     l->ready.push_back(o.linear);
@@ -575,6 +581,7 @@ extern "C" void __rlx_emu_named_barrier(uint32_t id, uint32_t count, uint32_t sy
     return;
   }
   n.expected = count;
+  joinSeen(n.seen, t.seenPhases);
   if (++n.arrived < count) {
     if (!sync)
       return;
@@ -584,13 +591,18 @@ extern "C" void __rlx_emu_named_barrier(uint32_t id, uint32_t count, uint32_t sy
     waitHere(*l);
     return;
   }
-  // Complete: a new shared-memory epoch; the waiting threads go on.
+  // Complete: a new shared-memory epoch; the waiting threads go on, with
+  // the mbarrier phases any arrival had observed.
+  std::vector<uint64_t> seen = std::move(n.seen);
   n = NamedBarrier{};
   ++l->epoch;
+  if (sync)
+    joinSeen(t.seenPhases, seen);
   for (Thread &o : l->threads) {
     if (&o == &t || !((o.wait == Wait::NamedBarrier && o.mode == id) ||
                       (id == 0 && o.wait == Wait::Barrier)))
       continue;
+    joinSeen(o.seenPhases, seen);
     o.wait = Wait::Running;
     l->ready.push_back(o.linear);
   }

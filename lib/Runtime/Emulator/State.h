@@ -105,6 +105,9 @@ struct MBarrier {
   /// complete on it only after that thread's fence.mbarrier_init.
   uint32_t initThread = 0, initFences = 0;
   uint32_t index = 0; ///< of the block's mbarriers, in mbarrier.init order
+  /// The phases the current phase's arrivals observed, and those the last
+  /// completed phase's did (a waiter learns them with the completion).
+  std::vector<uint64_t> arrivalsSeen, completedSeen;
   int64_t tx = 0;
   uint64_t phase = 0;
   std::vector<TmaLoad> loads; ///< land (and complete their bytes) at a wait
@@ -134,6 +137,9 @@ struct SharedBuffer {
 /// the count of its current phase (0: no arrival yet) and its arrivals.
 struct NamedBarrier {
   uint32_t expected = 0, arrived = 0;
+  /// The mbarrier phases the arrivals observed (Thread::seenPhases, joined):
+  /// a barrier passes that knowledge on to the threads it releases.
+  std::vector<uint64_t> seen;
 };
 
 struct Launch {
@@ -169,6 +175,7 @@ struct Launch {
   std::vector<uint64_t> tmaPhase;
   uint32_t numMBarriers = 0;
   bool registersTracked = false; // a setmaxnreg ran in this block
+  uint64_t registerPool = 65536;  // the CTA's registers (setmaxnreg)
   std::map<uint32_t, WgmmaRecord> wgmmas;
   uint32_t nextWgmma = 0;
   uint64_t tmaLoads = 0;      // TMA loads issued by the launch (even ones land at issue)
@@ -205,6 +212,9 @@ void setLastReport(std::string text);
 std::string sharedBufferName(const Launch &l, size_t index);
 /// Forgets the inter-block race shadow of the launch that ended.
 void clearGlobalShadow();
+/// The buffer registered at `base` is replaced or removed: its shadow pages
+/// leave the list clearGlobalShadow works through.
+void forgetTouched(uintptr_t base);
 
 // Scheduler.cpp
 /// Suspends the calling GPU thread until the scheduler resumes it.
@@ -252,8 +262,11 @@ enum AsyncFinding : uint32_t {
 /// A TMA load into [off, off + n) of the window completes phase `phase` of
 /// mbarrier `m`: readers must have observed that phase (Async.cpp).
 void tmaWillWrite(Launch &l, uint64_t off, uint64_t n, const MBarrier &m);
-/// The running thread observed `m`'s completed phases (a successful wait).
+/// The running thread observed `m`'s completed phases (a successful wait),
+/// and with them what its arrivals had observed.
 void observePhases(Launch &l, const MBarrier &m);
+/// `into` = max(`into`, `from`), elementwise (observed mbarrier phases).
+void joinSeen(std::vector<uint64_t> &into, const std::vector<uint64_t> &from);
 /// Reports `what` once per launch for finding kind `kind` (a bit).
 void findingOnce(Launch &l, const Thread *t, uint32_t kind, const std::string &what);
 

@@ -149,10 +149,10 @@ extern "C" void __rlx_emu_tma_load(void *dst, const void *map, const int32_t *co
   }
   if (l->threads[mb->initThread].proxyFences == mb->initFences)
     findingOnce(*l, &t, kMBarrierInitFence,
-                "cp.async.bulk.tensor completes on " + mbarrierName(*l, bar) +
-                    ", whose mbarrier.init thread " + std::to_string(mb->initThread) +
-                    " made visible to the async proxy with no fence.mbarrier_init (or "
-                    "fence.proxy.async) after it");
+                "cp.async.bulk.tensor completes on the mbarrier at " + mbarrierName(*l, bar) +
+                    ", whose initializing thread " + threadCoords(*l, mb->initThread) +
+                    " executed no fence.mbarrier_init (or fence.proxy.async) after its "
+                    "mbarrier.init: the async proxy may not see the initialization");
   tmaWillWrite(*l, d - reinterpret_cast<uintptr_t>(l->window), boxBytes(m), *mb);
   TmaLoad ld{dst, m, {0, 0, 0, 0, 0}, t.linear};
   std::memcpy(ld.coords, coords, rank * sizeof(int32_t));

@@ -387,8 +387,8 @@ json::Object kernelInfo(gpu::GPUModuleOp gm, gpu::GPUFuncOp k) {
 /// does not parse back (its optional reduction attribute takes the next
 /// token, `loc` or the next op's name, as its keyword).
 std::string barriersInGenericForm(StringRef text) {
-  llvm::Regex barrier("^([ \t]*)nvvm\.barrier( id = (%[^ ]+))?( number_of_threads = "
-                      "(%[^ ]+))?( loc\(.*\))?$");
+  llvm::Regex barrier(R"(^([ \t]*)nvvm\.barrier( id = (%[^ ]+))?( number_of_threads = )"
+                      R"((%[^ ]+))?( loc\(.*\))?$)");
   std::string out;
   SmallVector<StringRef> lines;
   text.split(lines, '\n');
