@@ -322,3 +322,43 @@ TEST(EmulatorAsync, SetmaxnregIncWaitsForTheRegisterFile) {
     rlx_emu_unregister_buffer(pi);
   }
 }
+
+TEST(EmulatorAsync, OnlyASynchronizationChainOrdersTwoThreads) {
+  // PTX memory model: thread 0's write and thread 64's read are ordered
+  // only through synchronization between them. An unrelated named barrier
+  // (warps 1 and 3 on barrier 2) completing in between orders nothing (a
+  // block-wide epoch would have hidden this race); warp 0 arriving at
+  // barrier 1 where warp 2 syncs does (bar.arrive releases, bar.sync
+  // acquires).
+  auto kernel = [](void **params) {
+    const uint32_t ordered = **static_cast<uint32_t **>(params[0]);
+    uint32_t *s = *static_cast<uint32_t **>(params[1]);
+    const uint32_t t = tid(), warp = t / 32;
+    if (t == 0 && __rlx_emu_access(s, 4, RLX_EMU_WRITE))
+      *s = 1;
+    if (warp == 1 || warp == 3)
+      __rlx_emu_named_barrier(2, 64, 1);
+    if (ordered && (warp == 0 || warp == 2))
+      __rlx_emu_named_barrier(1, 64, warp == 2);
+    if (t == 64)
+      __rlx_emu_access(s, 4, RLX_EMU_READ);
+  };
+  for (uint32_t ordered : {0u, 1u}) {
+    uint32_t *po = &ordered;
+    rlx_emu_register_buffer(po, 4, "ordered");
+    rlx_emu_shared shared[1] = {{16, 16}};
+    rlx_emu_kernel k{"hb", kernel, 1, shared, 1};
+    void *params[] = {&po};
+    uint32_t grid[3] = {1, 1, 1}, block[3] = {128, 1, 1};
+    int rc = rlx_emu_launch(&k, grid, block, 0, params);
+    std::string r = rlx_emu_last_report();
+    if (ordered) {
+      EXPECT_EQ(rc, 0) << r;
+    } else {
+      EXPECT_NE(r.find("read by thread (64,0,0) (linear 64) and write by thread (0,0,0)"),
+                std::string::npos)
+          << r;
+    }
+    rlx_emu_unregister_buffer(po);
+  }
+}

@@ -126,13 +126,18 @@ def bf16_bits(a):
     return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
 
 
-def matmul_bench_case(M, N, K, name):
-    """bf16 x[M, K] · w[N, K]ᵀ (a Linear), timed against torch.matmul."""
+def bf16_matmul_text(M, K, N):
+    """y = x[M, K] · w[N, K]ᵀ in bf16 (a Linear)."""
     t = lambda *d: "tensor<" + "x".join(map(str, d)) + "xbf16>"
-    text = f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {t(N, K)} {{rlx.input = "w"}}) -> {t(M, N)} {{
+    return f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {t(N, K)} {{rlx.input = "w"}}) -> {t(M, N)} {{
   %y = rlx_mir.matmul %x, %w transpose_b : {t(M, K)}, {t(N, K)}
   return %y : {t(M, N)}
 }}"""
+
+
+def matmul_bench_case(M, N, K, name):
+    """bf16 x[M, K] · w[N, K]ᵀ (a Linear), timed against torch.matmul."""
+    text = bf16_matmul_text(M, K, N)
 
     def inputs():
         rng = np.random.default_rng(0)
@@ -204,11 +209,7 @@ def from_bf16_bits(u):
 def wgmma_matmul_case(M, K, N, name):
     """Numerics of the plain bf16 matmul on sm_90a's wgmma kernel (TMA ring,
     producer and consumer warpgroups) against numpy, every edge ragged."""
-    t = lambda *d: "tensor<" + "x".join(map(str, d)) + "xbf16>"
-    text = f"""func.func @f(%x: {t(M, K)} {{rlx.input = "x"}}, %w: {t(N, K)} {{rlx.input = "w"}}) -> {t(M, N)} {{
-  %y = rlx_mir.matmul %x, %w transpose_b : {t(M, K)}, {t(N, K)}
-  return %y : {t(M, N)}
-}}"""
+    text = bf16_matmul_text(M, K, N)
 
     def inputs():
         rng = np.random.default_rng(M + K + N)

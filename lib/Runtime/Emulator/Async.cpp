@@ -115,6 +115,7 @@ void joinSeen(std::vector<uint64_t> &into, const std::vector<uint64_t> &from) {
 }
 
 void observePhases(Launch &l, const MBarrier &m) {
+  clockAcquire(l, l.current, m.completedClock);
   std::vector<uint64_t> &seen = l.self().seenPhases;
   joinSeen(seen, m.completedSeen);
   if (seen.size() <= m.index)

@@ -6,10 +6,13 @@
 // stack (private memory: always fine); anything else is out of bounds,
 // reported with the nearest buffer, and skipped.
 //
-// The race shadow keeps, per shared byte, the barrier epoch of its last
-// access, that epoch's writer and up to two readers. Within one epoch a write
-// by T conflicts with any access by U != T, and a read by T with a write by
-// U != T; the first conflict per buffer and launch is reported.
+// The race shadow keeps, per shared byte, its last writer and up to two
+// reads since, each with the accessing thread's vector-clock entry then
+// (Clocks.cpp). A write by T conflicts with any earlier access by U != T,
+// and a read by T with an earlier write by U != T, unless T's clock has seen
+// U's entry reach that access (a chain of barriers or mbarriers orders
+// them); the first conflict per buffer and launch is reported. Global
+// memory: bounds, and races between blocks of a launch (globalRaceCheck).
 //===----------------------------------------------------------------------===//
 
 #include "State.h"
@@ -192,21 +195,32 @@ void raceCheck(Launch &l, size_t index, uint64_t offset, uint64_t n, uint32_t fl
   SharedBuffer &s = l.shared[index];
   if (s.raceReported || s.shadow.empty())
     return;
-  const int16_t me = static_cast<int16_t>(l.current);
   const bool write = flags & RLX_EMU_WRITE;
+  // TMA's writes are the async proxy's, ordered by their mbarrier phase
+  // (Async.cpp checks them).
+  if (write && (flags & RLX_EMU_ASYNC))
+    return;
+  const int16_t me = static_cast<int16_t>(l.current);
+  const uint32_t *vc = clockOf(l, l.current);
+  const uint32_t now = vc[l.current];
+  // An access by thread u at clock c happens before ours if our clock has
+  // seen u's entry reach c.
+  auto unordered = [&](int16_t u, uint32_t c) { return u >= 0 && u != me && vc[u] < c; };
   for (uint64_t i = offset; i < offset + n; ++i) {
     ShadowByte &b = s.shadow[i];
-    if (b.epoch != l.epoch)
-      b = ShadowByte{l.epoch, -1, -1, -1};
+    if (b.block != l.epoch) {
+      b = ShadowByte{};
+      b.block = l.epoch;
+    }
     int16_t other = -1;
     const char *otherKind = nullptr;
-    if (b.writer >= 0 && b.writer != me) {
+    if (unordered(b.writer, b.writeClock)) {
       other = b.writer;
       otherKind = "write";
-    } else if (write && b.reader1 >= 0 && b.reader1 != me) {
+    } else if (write && unordered(b.reader1, b.clock1)) {
       other = b.reader1;
       otherKind = "read";
-    } else if (write && b.reader2 >= 0 && b.reader2 != me) {
+    } else if (write && unordered(b.reader2, b.clock2)) {
       other = b.reader2;
       otherKind = "read";
     }
@@ -218,15 +232,20 @@ void raceCheck(Launch &l, size_t index, uint64_t offset, uint64_t n, uint32_t fl
                      "): " + accessName(flags) + " by thread " + threadCoords(l, l.current) +
                      " (linear " + std::to_string(l.current) + ") and " + otherKind +
                      " by thread " + threadCoords(l, other) + " (linear " +
-                     std::to_string(other) + ") with no barrier in between");
+                     std::to_string(other) +
+                     ") with no barrier in between (no synchronization orders the two)");
       return;
     }
     if (write) {
       b.writer = me;
-    } else if (b.reader1 < 0 || b.reader1 == me) {
+      b.writeClock = now;
+      b.reader1 = b.reader2 = -1;
+    } else if (b.reader1 < 0 || b.reader1 == me || !unordered(b.reader1, b.clock1)) {
       b.reader1 = me;
-    } else if (b.reader2 < 0) {
+      b.clock1 = now;
+    } else {
       b.reader2 = me;
+      b.clock2 = now;
     }
   }
 }

@@ -81,8 +81,9 @@ void maybeComplete(Launch &l, const void *bar, MBarrier &m) {
   ++m.phase;
   m.completedSeen = std::move(m.arrivalsSeen);
   m.arrivalsSeen.clear();
+  m.completedClock = std::move(m.arrivalsClock);
+  m.arrivalsClock.clear();
   m.pending = m.expected;
-  ++l.epoch;
   for (Thread &o : l.threads) {
     if (o.wait != Wait::MBarrier || o.in != bar || !parityDone(m, o.mode))
       continue;
@@ -138,6 +139,7 @@ extern "C" uint64_t __rlx_emu_mbarrier_arrive(void *bar, uint32_t count, uint32_
     return 0;
   uint64_t state = m->phase;
   joinSeen(m->arrivalsSeen, l->self().seenPhases);
+  clockRelease(*l, m->arrivalsClock);
   m->tx += expect_tx;
   if (count > m->pending) {
     addFinding(*l, &l->self(), "mbarrier.arrive of " + std::to_string(count) +

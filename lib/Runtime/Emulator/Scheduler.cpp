@@ -535,20 +535,22 @@ extern "C" void __rlx_emu_barrier(void) {
   }
   n.expected = l->numThreads;
   joinSeen(n.seen, t.seenPhases);
+  clockRelease(*l, n.clock);
   t.wait = Wait::Barrier;
   if (++n.arrived < l->numThreads) {
     waitHere(*l);
     return;
   }
-  // Everyone arrived (exited threads never do): a new shared-memory epoch;
-  // every thread learns the mbarrier phases any arrival had observed.
+  // Everyone arrived (exited threads never do): every thread acquires the
+  // arrivals' clocks and the mbarrier phases any arrival had observed.
   std::vector<uint64_t> seen = std::move(n.seen);
+  std::vector<uint32_t> clock = std::move(n.clock);
   n = NamedBarrier{};
-  ++l->epoch;
   for (Thread &o : l->threads) {
     if (&o != &t && !(o.wait == Wait::Barrier || (o.wait == Wait::NamedBarrier && o.mode == 0)))
       continue;
     joinSeen(o.seenPhases, seen);
+    clockAcquire(*l, o.linear, clock);
     if (&o == &t)
       continue;
     o.wait = Wait::Running;
@@ -582,6 +584,7 @@ extern "C" void __rlx_emu_named_barrier(uint32_t id, uint32_t count, uint32_t sy
   }
   n.expected = count;
   joinSeen(n.seen, t.seenPhases);
+  clockRelease(*l, n.clock);
   if (++n.arrived < count) {
     if (!sync)
       return;
@@ -591,18 +594,21 @@ extern "C" void __rlx_emu_named_barrier(uint32_t id, uint32_t count, uint32_t sy
     waitHere(*l);
     return;
   }
-  // Complete: a new shared-memory epoch; the waiting threads go on, with
-  // the mbarrier phases any arrival had observed.
+  // Complete: the waiting threads go on, acquiring the arrivals' clocks and
+  // the mbarrier phases any arrival had observed (bar.arrive only releases).
   std::vector<uint64_t> seen = std::move(n.seen);
+  std::vector<uint32_t> clock = std::move(n.clock);
   n = NamedBarrier{};
-  ++l->epoch;
-  if (sync)
+  if (sync) {
     joinSeen(t.seenPhases, seen);
+    clockAcquire(*l, t.linear, clock);
+  }
   for (Thread &o : l->threads) {
     if (&o == &t || !((o.wait == Wait::NamedBarrier && o.mode == id) ||
                       (id == 0 && o.wait == Wait::Barrier)))
       continue;
     joinSeen(o.seenPhases, seen);
+    clockAcquire(*l, o.linear, clock);
     o.wait = Wait::Running;
     l->ready.push_back(o.linear);
   }

@@ -108,16 +108,19 @@ struct MBarrier {
   /// The phases the current phase's arrivals observed, and those the last
   /// completed phase's did (a waiter learns them with the completion).
   std::vector<uint64_t> arrivalsSeen, completedSeen;
+  /// The same for vector clocks (Clocks.cpp).
+  std::vector<uint32_t> arrivalsClock, completedClock;
   int64_t tx = 0;
   uint64_t phase = 0;
   std::vector<TmaLoad> loads; ///< land (and complete their bytes) at a wait
 };
 
-/// One byte of shared memory as the race checker sees it: the barrier epoch
-/// of the last access, the thread that wrote it in that epoch and up to two
-/// distinct readers (two suffice to name a reader other than any thread T).
+/// One byte of shared memory as the race checker sees it (Clocks.cpp): the
+/// block it was last touched in, its last writer with the writer's clock
+/// then, and up to two reads since that no later read covers.
 struct ShadowByte {
-  uint32_t epoch = 0;
+  uint32_t block = 0;
+  uint32_t writeClock = 0, clock1 = 0, clock2 = 0;
   int16_t writer = -1;
   int16_t reader1 = -1;
   int16_t reader2 = -1;
@@ -137,6 +140,7 @@ struct SharedBuffer {
 /// the count of its current phase (0: no arrival yet) and its arrivals.
 struct NamedBarrier {
   uint32_t expected = 0, arrived = 0;
+  std::vector<uint32_t> clock; ///< the arrivals' vector clocks, joined (Clocks.cpp)
   /// The mbarrier phases the arrivals observed (Thread::seenPhases, joined):
   /// a barrier passes that knowledge on to the threads it releases.
   std::vector<uint64_t> seen;
@@ -181,7 +185,10 @@ struct Launch {
   uint64_t tmaLoads = 0;      // TMA loads issued by the launch (even ones land at issue)
   uint32_t reportedKinds = 0; // Async.cpp's finding kinds already reported
   std::map<uintptr_t, MBarrier> mbarriers; // the running block's, by address
-  uint32_t epoch = 1;               // advances at every barrier and block start
+  uint32_t epoch = 1;               // advances at every block start
+  // Vector clocks (Clocks.cpp): row t is thread t's; clockBlock[t] the epoch
+  // its row belongs to.
+  std::vector<uint32_t> clocks, clockBlock;
 
   // Findings (Report.cpp).
   std::vector<std::string> findings;
@@ -269,6 +276,14 @@ void observePhases(Launch &l, const MBarrier &m);
 void joinSeen(std::vector<uint64_t> &into, const std::vector<uint64_t> &from);
 /// Reports `what` once per launch for finding kind `kind` (a bit).
 void findingOnce(Launch &l, const Thread *t, uint32_t kind, const std::string &what);
+
+// Clocks.cpp
+/// Thread t's vector clock (initialized for the running block on first use).
+uint32_t *clockOf(Launch &l, uint32_t t);
+/// The running thread releases: its clock joins `into`; its own entry ticks.
+void clockRelease(Launch &l, std::vector<uint32_t> &into);
+/// Thread t acquires `from` (joins it into its clock).
+void clockAcquire(Launch &l, uint32_t t, const std::vector<uint32_t> &from);
 
 // Tma.cpp
 /// Where byte `offset` of a box lands under swizzle mode `swizzle` (0-3).
