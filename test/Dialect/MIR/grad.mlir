@@ -19,10 +19,16 @@
 // The loss cotangent spread over the reduced axes.
 // CHECK:         %[[DR:.*]] = rlx_mir.reshape %[[D]] [1, 1] : tensor<f32>
 // CHECK:         %[[DP:.*]] = rlx_mir.broadcast %[[DR]] [4, 3]
-// d(s·s) = dp·s + dp·s: two uses of %s, summed.
-// CHECK:         %[[G1:.*]] = rlx_mir.mul %[[DP]], %[[S]]
-// CHECK:         %[[G2:.*]] = rlx_mir.mul %[[DP]], %[[S]]
-// CHECK:         %[[DS:.*]] = rlx_mir.add %[[G1]], %[[G2]]
+// d(s·s) = dp·s + dp·s: the mul's default (elementwise) rule, one region with
+// a result per operand; the two uses of %s are summed.
+// CHECK:         %[[G:.*]]:2 = rlx_mir.elementwise ins(%[[S]], %[[S]], %[[DP]] :
+// CHECK:           ^bb0(%[[A:.*]]: f32, %[[B2:.*]]: f32, %[[C:.*]]: f32):
+// CHECK-NEXT:        %[[M1:.*]] = arith.mulf %[[C]], %[[B2]] : f32
+// CHECK-NEXT:        %[[M2:.*]] = arith.mulf %[[C]], %[[A]] : f32
+// CHECK-NEXT:        rlx_mir.yield %[[M1]], %[[M2]]
+// CHECK:         %[[DS:.*]] = rlx_mir.add %[[G]]#0, %[[G]]#1
+// The add passes the cotangent through to both operands.
+// CHECK-NOT:     rlx_mir.elementwise
 // b was broadcast over rows: its gradient is summed over them.
 // CHECK:         %[[DB:.*]] = rlx_mir.reduce {{ *}}sum %[[DS]] axes = [0] keep_dims
 // CHECK:         %[[DB1:.*]] = rlx_mir.reshape %[[DB]] [3] : tensor<1x3xf32>

@@ -384,3 +384,48 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
   }
   return results;
 }
+
+Value MIRBuilder::zerosLike(Value like) {
+  if (!like)
+    return fail();
+  auto t = typeOf(like);
+  if (t.hasStaticShape())
+    return record(ConstantOp::create(
+        b, loc, DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), 0.0))));
+  return mul(like, scalar(t.getElementType(), 0.0));
+}
+
+Value MIRBuilder::sumTo(Value g, RankedTensorType target) {
+  if (!g)
+    return fail();
+  auto gt = typeOf(g);
+  if (gt == target)
+    return g;
+  int64_t lead = gt.getRank() - target.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < gt.getRank(); ++d) {
+    if (d < lead) {
+      axes.push_back(d);
+      continue;
+    }
+    int64_t want = target.getDimSize(d - lead), have = gt.getDimSize(d);
+    if (want == 1 && have != 1)
+      axes.push_back(d);
+  }
+  Value r = axes.empty() ? g : reduce(ReduceKind::Sum, g, axes, /*keepDims=*/true);
+  if (r && typeOf(r).getShape() != target.getShape())
+    r = reshape(r, pattern(target.getShape()));
+  return r;
+}
+
+Value MIRBuilder::expandAfterLeading(Value x, int64_t rank) {
+  if (!x)
+    return fail();
+  auto shape = shapeOf(x);
+  if (static_cast<int64_t>(shape.size()) >= rank)
+    return x;
+  SmallVector<int64_t> want{shape.front()};
+  want.append(rank - shape.size(), 1);
+  want.append(shape.begin() + 1, shape.end());
+  return reshape(x, pattern(want));
+}

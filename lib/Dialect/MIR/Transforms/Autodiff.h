@@ -1,7 +1,9 @@
-//===- Autodiff.h - Shared pieces of MIR autodiff (internal) ----*- C++ -*-===//
+//===- Autodiff.h - Shared pieces of MIR autodiff and vmap (internal) -----===//
 //
-// The unfusing that rlx-mir-prepare-for-ad applies (and rlx-mir-grad applies
-// to its copy of the forward function) and the reverse-mode rules.
+// The unfusing that rlx-mir-prepare-for-ad applies (and rlx-mir-grad,
+// rlx-mir-jvp and rlx-mir-vmap apply to their copy of the function), the
+// input checks and argument selection those passes share. The rules
+// themselves are the ops' DifferentiableOpInterface and BatchableOpInterface.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,28 +15,32 @@
 
 namespace mlir::rlx::mir::ad {
 
-/// Rewrites every fused op and elementwise region of `fn` into primitives
-/// (see rlx-mir-prepare-for-ad). Emits an error at the first op it cannot
-/// unfuse.
-LogicalResult unfuse(func::FuncOp fn);
+/// Rewrites every fused op of `fn` into primitives (see
+/// rlx-mir-prepare-for-ad); elementwise regions too with `regions` (their
+/// rules differentiate them as they are otherwise). Emits an error at the
+/// first op it cannot unfuse.
+LogicalResult unfuse(func::FuncOp fn, bool regions = true);
 
 /// Errors (at the offending op) unless `fn` is MIR on tensors: no rlx_hir or
 /// rlx_lir op, no memref argument.
 LogicalResult checkIsMir(func::FuncOp fn, StringRef pass);
 
-/// The vector-Jacobian product of `op` (one result, cotangent `dy`): fills
-/// `dx[i]` for every operand `i` with `need[i]`, at the operand's shape or at
-/// a shape it broadcasts to (the caller sums broadcast axes away). Fails
-/// (with an error at `op`) when the op has no rule.
-LogicalResult vjp(MIRBuilder &mb, Operation *op, Value dy, ArrayRef<bool> need,
-                  SmallVectorImpl<Value> &dx);
+/// The arguments of `fn` named in `names` (their rlx.input/rlx.param names,
+/// or argN), or every floating-point tensor argument when `names` is empty.
+/// Errors at `fn`, prefixed with `pass`, for an unknown name or a named
+/// argument that is not a float tensor.
+FailureOr<SmallVector<unsigned>> selectArguments(func::FuncOp fn, ArrayRef<std::string> names,
+                                                 StringRef pass);
 
-/// Sums `g` over the axes along which a value of `target`'s shape was
-/// broadcast to `g`'s shape, and reshapes to `target`.
-Value sumTo(MIRBuilder &mb, Value g, RankedTensorType target);
+/// True for a ranked tensor of a float element type.
+bool isFloatTensor(Type t);
 
-/// A zero tensor of `like`'s type (a broadcast constant when static).
-Value zerosLike(MIRBuilder &mb, Value like);
+/// The functions a transform pass applies to: the one named `function`, or
+/// every public function with a body that `pick` accepts. Errors at the
+/// module (prefixed with `pass`) when there is none; checks each is MIR.
+FailureOr<SmallVector<func::FuncOp>> targetFunctions(ModuleOp module, StringRef function,
+                                                     StringRef pass, StringRef suffix,
+                                                     function_ref<bool(func::FuncOp)> pick);
 
 } // namespace mlir::rlx::mir::ad
 

@@ -25,10 +25,7 @@ using namespace mlir::rlx::mir;
 
 namespace {
 
-bool isFloatTensor(Type t) {
-  auto r = dyn_cast<RankedTensorType>(t);
-  return r && isa<FloatType>(r.getElementType());
-}
+using ad::isFloatTensor;
 
 class GradBuilder {
 public:
@@ -36,29 +33,10 @@ public:
 
   /// Builds @<fwd>_grad after `fwd`; returns null after an error.
   func::FuncOp build(ArrayRef<std::string> wrtNames) {
-    // Which arguments.
-    SmallVector<unsigned> wrt;
-    if (wrtNames.empty()) {
-      for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
-        if (isFloatTensor(fwd.getArgument(i).getType()))
-          wrt.push_back(i);
-    } else {
-      for (const std::string &name : wrtNames) {
-        std::optional<unsigned> found;
-        for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
-          if (argumentName(fwd, i) == name)
-            found = i;
-        if (!found) {
-          fwd.emitError("rlx-mir-grad: no argument named '") << name << "' (wrt)";
-          return nullptr;
-        }
-        if (!isFloatTensor(fwd.getArgument(*found).getType())) {
-          fwd.emitError("rlx-mir-grad: argument '") << name << "' is not a floating-point tensor";
-          return nullptr;
-        }
-        wrt.push_back(*found);
-      }
-    }
+    auto picked = ad::selectArguments(fwd, wrtNames, "rlx-mir-grad");
+    if (failed(picked))
+      return nullptr;
+    SmallVector<unsigned> wrt = *picked;
     auto lossType = dyn_cast<RankedTensorType>(
         fwd.getNumResults() == 1 ? fwd.getResultTypes()[0] : Type());
     if (!lossType || !lossType.hasStaticShape() || lossType.getNumElements() != 1 ||
@@ -99,7 +77,7 @@ public:
       }
       b.clone(op, map);
     }
-    if (failed(ad::unfuse(fn))) {
+    if (failed(ad::unfuse(fn, /*regions=*/false))) {
       fn.erase();
       return nullptr;
     }
@@ -123,19 +101,26 @@ public:
     DenseMap<Value, Value> grads;
     grads[loss] = entry->getArgument(fwd.getNumArguments());
     for (Operation *op : llvm::reverse(ops)) {
-      if (op->getNumResults() != 1)
-        continue;
-      auto it = grads.find(op->getResult(0));
-      if (it == grads.end())
+      SmallVector<Value> cotangents;
+      for (Value r : op->getResults())
+        cotangents.push_back(grads.lookup(r));
+      if (llvm::none_of(cotangents, [](Value v) { return v; }))
         continue;
       SmallVector<bool> need;
       for (Value v : op->getOperands())
         need.push_back(active.contains(v));
       if (llvm::none_of(need, [](bool x) { return x; }))
         continue;
+      auto rules = dyn_cast<DifferentiableOpInterface>(op);
+      if (!rules) {
+        op->emitError("rlx-mir-grad: no reverse-mode rule for '")
+            << op->getName() << "' (it implements no DifferentiableOpInterface)";
+        fn.erase();
+        return nullptr;
+      }
       MIRBuilder opb(b, op->getLoc(), /*diagnose=*/true);
       SmallVector<Value> dx;
-      if (failed(ad::vjp(opb, op, it->second, need, dx))) {
+      if (failed(rules.vjp(opb, cotangents, need, dx))) {
         fn.erase();
         return nullptr;
       }
@@ -148,7 +133,7 @@ public:
       for (auto [v, g] : llvm::zip(op->getOperands(), dx)) {
         if (!g || !active.contains(v))
           continue;
-        g = ad::sumTo(opb, g, cast<RankedTensorType>(v.getType()));
+        g = opb.sumTo(g, cast<RankedTensorType>(v.getType()));
         auto [slot, inserted] = grads.try_emplace(v, g);
         if (!inserted)
           slot->second = opb.add(slot->second, g);
@@ -164,7 +149,7 @@ public:
     SmallVector<Value> results{loss};
     for (unsigned i : wrt) {
       Value g = grads.lookup(entry->getArgument(i));
-      results.push_back(g ? g : ad::zerosLike(mb, entry->getArgument(i)));
+      results.push_back(g ? g : mb.zerosLike(entry->getArgument(i)));
     }
     if (mb.failed()) {
       fwd.emitError("rlx-mir-grad: cannot build zero gradients for the unused arguments");
@@ -182,30 +167,14 @@ private:
 struct MIRGradPass : mir::impl::MIRGradBase<MIRGradPass> {
   using MIRGradBase::MIRGradBase;
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> targets;
-    for (auto fn : module.getOps<func::FuncOp>()) {
-      if (fn.isExternal())
-        continue;
-      if (!function.empty() ? fn.getSymName() == function
-                            : fn.isPublic() && fn.getNumResults() == 1 &&
-                                  !fn.getSymName().ends_with("_grad") &&
-                                  !fn.getSymName().ends_with("_pack_params"))
-        targets.push_back(fn);
-    }
-    if (targets.empty()) {
-      emitError(module.getLoc(), "rlx-mir-grad: no function to differentiate")
-          << (function.empty() ? std::string(" (none returns one scalar)")
-                               : " named '" + function + "'");
+    auto targets = ad::targetFunctions(
+        getOperation(), function, "rlx-mir-grad", "_grad", [](func::FuncOp fn) {
+          return fn.getNumResults() == 1 && !fn.getSymName().ends_with("_grad") &&
+                 !fn.getSymName().ends_with("_pack_params");
+        });
+    if (failed(targets))
       return signalPassFailure();
-    }
-    for (func::FuncOp fn : targets) {
-      if (failed(ad::checkIsMir(fn, "rlx-mir-grad")))
-        return signalPassFailure();
-      if (module.lookupSymbol((fn.getSymName() + "_grad").str())) {
-        fn.emitError("rlx-mir-grad: @") << fn.getSymName() << "_grad exists already";
-        return signalPassFailure();
-      }
+    for (func::FuncOp fn : *targets) {
       if (!GradBuilder(fn).build(wrt))
         return signalPassFailure();
     }

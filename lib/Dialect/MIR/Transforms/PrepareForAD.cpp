@@ -9,6 +9,7 @@
 
 #include "Autodiff.h"
 
+#include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 
 
@@ -129,11 +130,11 @@ LogicalResult mlir::rlx::mir::ad::checkIsMir(func::FuncOp fn, StringRef pass) {
   return failure(r.wasInterrupted());
 }
 
-LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn) {
+LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions) {
   SmallVector<Operation *> ops;
   fn.walk([&](Operation *op) {
-    if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp,
-            FusedElementwiseOp>(op))
+    if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp>(op) ||
+        (regions && isa<FusedElementwiseOp>(op)))
       ops.push_back(op);
   });
   for (Operation *op : ops) {
@@ -172,6 +173,63 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn) {
     op->erase();
   }
   return success();
+}
+
+bool mlir::rlx::mir::ad::isFloatTensor(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && isa<FloatType>(r.getElementType());
+}
+
+FailureOr<SmallVector<unsigned>>
+mlir::rlx::mir::ad::selectArguments(func::FuncOp fn, ArrayRef<std::string> names, StringRef pass) {
+  SmallVector<unsigned> picked;
+  if (names.empty()) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (isFloatTensor(fn.getArgument(i).getType()))
+        picked.push_back(i);
+    return picked;
+  }
+  for (const std::string &name : names) {
+    std::optional<unsigned> found;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (argumentName(fn, i) == name)
+        found = i;
+    if (!found)
+      return fn.emitError(pass) << ": no argument named '" << name << "' (wrt)",
+             failure();
+    if (!isFloatTensor(fn.getArgument(*found).getType()))
+      return fn.emitError(pass) << ": argument '" << name
+                                << "' is not a floating-point tensor",
+             failure();
+    picked.push_back(*found);
+  }
+  return picked;
+}
+
+FailureOr<SmallVector<func::FuncOp>>
+mlir::rlx::mir::ad::targetFunctions(ModuleOp module, StringRef function, StringRef pass,
+                                    StringRef suffix, function_ref<bool(func::FuncOp)> pick) {
+  SmallVector<func::FuncOp> targets;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    if (!function.empty() ? fn.getSymName() == function : fn.isPublic() && pick(fn))
+      targets.push_back(fn);
+  }
+  if (targets.empty())
+    return emitError(module.getLoc(), pass)
+               << ": no function to transform"
+               << (function.empty() ? std::string()
+                                    : " named '" + function.str() + "'"),
+           failure();
+  for (func::FuncOp fn : targets) {
+    if (failed(checkIsMir(fn, pass)))
+      return failure();
+    if (module.lookupSymbol((fn.getSymName() + suffix).str()))
+      return fn.emitError(pass) << ": @" << fn.getSymName() << suffix << " exists already",
+             failure();
+  }
+  return targets;
 }
 
 namespace {

@@ -155,6 +155,17 @@ public:
   FailureOr<SmallVector<Value>> expandScalarBody(Block &body, ValueRange inputs,
                                                  TypeRange resultTypes, StringRef who);
 
+  /// Sums `g` over the axes along which a value of `target`'s shape was
+  /// broadcast to `g`'s shape, and reshapes to `target` (autodiff's sum of a
+  /// broadcast operand's gradient).
+  Value sumTo(Value g, RankedTensorType target);
+  /// A zero tensor of `like`'s type (a constant when static).
+  Value zerosLike(Value like);
+  /// `x` of `rank` dims (a batch axis leading, `x`'s other dims trailing)
+  /// with size-1 axes inserted after its leading axis up to `rank`, so that
+  /// numpy broadcasting lines it up with a rank-`rank` batched value.
+  Value expandAfterLeading(Value x, int64_t rank);
+
   /// Builds `spec`: a plain matmul when no stage is set, else fused_matmul.
   Value fusedMatmul(const FusedMatmulSpec &spec);
 

@@ -17,6 +17,21 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::rlx::mir {
+class MIRBuilder;
+namespace detail {
+/// The default rules of DifferentiableOpInterface and BatchableOpInterface:
+/// those of an elementwise op (an ElementwiseOpInterface op or
+/// rlx_mir.elementwise). ElementwiseRules.cpp.
+LogicalResult elementwiseVjp(Operation *op, MIRBuilder &mb, ValueRange cotangents,
+                             ArrayRef<bool> need, SmallVectorImpl<Value> &dx);
+LogicalResult elementwiseJvp(Operation *op, MIRBuilder &mb, ValueRange tangents,
+                             SmallVectorImpl<Value> &dy);
+LogicalResult elementwiseBatch(Operation *op, MIRBuilder &mb, ValueRange operands,
+                               ArrayRef<bool> batched, SmallVectorImpl<Value> &results);
+} // namespace detail
+} // namespace mlir::rlx::mir
+
 #include "RLX/Dialect/MIR/IR/MIRInterfaces.h.inc"
 
 namespace mlir::rlx::mir::detail {

@@ -12,11 +12,17 @@
 include "RLX/Dialect/MIR/IR/MIRDialect.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 
+// The derivative and vmap rules of a non-elementwise op, written next to its
+// other C++ (elementwise ops get the scalar-body rules by default).
+defvar MIR_Transformable = [
+  DeclareOpInterfaceMethods<MIR_DifferentiableOpInterface, ["vjp", "jvp"]>,
+  DeclareOpInterfaceMethods<MIR_BatchableOpInterface, ["batch"]>];
+
 //===----------------------------------------------------------------------===//
 // constant
 //===----------------------------------------------------------------------===//
 
-def MIR_ConstantOp : MIR_InferOp<"constant", [ConstantLike]> {
+def MIR_ConstantOp : MIR_InferOp<"constant", !listconcat([ConstantLike], MIR_Transformable)> {
   let summary = "a constant tensor";
   let description = [{
     Materializes `value` (a dense or dense-resource elements attribute). The
@@ -39,7 +45,8 @@ def MIR_ConstantOp : MIR_InferOp<"constant", [ConstantLike]> {
 
 class MIR_ElementwiseOp<string mnemonic, list<Trait> traits = []>
     : MIR_Op<mnemonic, !listconcat(traits, [
-        DeclareOpInterfaceMethods<MIR_ElementwiseOpInterface>])>;
+        DeclareOpInterfaceMethods<MIR_ElementwiseOpInterface>,
+        MIR_DifferentiableOpInterface, MIR_BatchableOpInterface])>;
 
 class MIR_BinaryOp<string mnemonic, string formula, string source,
                    list<Trait> traits = []>
@@ -165,7 +172,7 @@ def MIR_CastOp : MIR_ElementwiseOp<"cast"> {
 // matmul
 //===----------------------------------------------------------------------===//
 
-def MIR_MatmulOp : MIR_InferOp<"matmul"> {
+def MIR_MatmulOp : MIR_InferOp<"matmul", MIR_Transformable> {
   let summary = "batched matrix multiplication";
   let description = [{
     `out[..., m, n] = Σ_k lhs[..., m, k] · rhs[..., k, n]` (`torch.matmul` on
@@ -200,7 +207,7 @@ def MIR_MatmulOp : MIR_InferOp<"matmul"> {
 // Reductions and normalization
 //===----------------------------------------------------------------------===//
 
-def MIR_ReduceOp : MIR_InferOp<"reduce"> {
+def MIR_ReduceOp : MIR_InferOp<"reduce", MIR_Transformable> {
   let summary = "reduction over axes";
   let description = [{
     Reduces `input` over `axes` with `kind` (`sum`, `mean`, `max`, `min`,
@@ -227,7 +234,7 @@ def MIR_ReduceOp : MIR_InferOp<"reduce"> {
   }];
 }
 
-def MIR_SoftmaxOp : MIR_InferOp<"softmax"> {
+def MIR_SoftmaxOp : MIR_InferOp<"softmax", MIR_Transformable> {
   let summary = "softmax along one axis (safe for fully masked rows)";
   let description = [{
     `out = exp(x - max(x)) / Σ exp(x - max(x))` along `axis`, computed in f32
@@ -387,7 +394,7 @@ def MIR_AttentionCombineOp : MIR_Op<"attention_combine"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def MIR_ReshapeOp : MIR_InferOp<"reshape"> {
+def MIR_ReshapeOp : MIR_InferOp<"reshape", MIR_Transformable> {
   let summary = "reshape (row-major, no data movement)";
   let description = [{
     Reinterprets `input` with the row-major shape `shape`
@@ -413,7 +420,7 @@ def MIR_ReshapeOp : MIR_InferOp<"reshape"> {
   let hasCanonicalizer = 1;
 }
 
-def MIR_TransposeOp : MIR_InferOp<"transpose"> {
+def MIR_TransposeOp : MIR_InferOp<"transpose", MIR_Transformable> {
   let summary = "permute axes";
   let description = [{
     Result dim `d` is input dim `permutation[d]` (`torch.permute`), moving the
@@ -433,7 +440,7 @@ def MIR_TransposeOp : MIR_InferOp<"transpose"> {
   let hasCanonicalizer = 1;
 }
 
-def MIR_SliceOp : MIR_InferOp<"slice"> {
+def MIR_SliceOp : MIR_InferOp<"slice", MIR_Transformable> {
   let summary = "strided slice";
   let description = [{
     `out[i] = input[offsets + i · strides]` per axis with `sizes` elements
@@ -460,7 +467,7 @@ def MIR_SliceOp : MIR_InferOp<"slice"> {
   let hasFolder = 1;
 }
 
-def MIR_ConcatOp : MIR_InferOp<"concat"> {
+def MIR_ConcatOp : MIR_InferOp<"concat", MIR_Transformable> {
   let summary = "concatenate along an axis";
   let description = [{
     Joins `inputs` along `axis` (`torch.cat`). All inputs share rank, element
@@ -478,7 +485,7 @@ def MIR_ConcatOp : MIR_InferOp<"concat"> {
   let hasFolder = 1;
 }
 
-def MIR_BroadcastOp : MIR_InferOp<"broadcast"> {
+def MIR_BroadcastOp : MIR_InferOp<"broadcast", MIR_Transformable> {
   let summary = "broadcast to a shape (numpy broadcast_to)";
   let description = [{
     Broadcasts `input` to `shape` with numpy rules (`torch.broadcast_to`):
@@ -574,7 +581,7 @@ def MIR_ResidualRmsNormOp : MIR_InferOp<"residual_rms_norm"> {
   }];
 }
 
-def MIR_GatherOp : MIR_InferOp<"gather"> {
+def MIR_GatherOp : MIR_InferOp<"gather", MIR_Transformable> {
   let summary = "rows of a table by index (embedding lookup)";
   let description = [{
     `out[i..., :] = table[indices[i...], :]` (`torch.nn.functional.embedding`,
@@ -596,7 +603,7 @@ def MIR_GatherOp : MIR_InferOp<"gather"> {
   }];
 }
 
-def MIR_RopeOp : MIR_InferOp<"rope"> {
+def MIR_RopeOp : MIR_InferOp<"rope", MIR_Transformable> {
   let summary = "rotary position embedding from cos/sin tables";
   let description = [{
     Rotates pairs of the first `rotary_dim` dims of each head of
@@ -627,7 +634,7 @@ def MIR_RopeOp : MIR_InferOp<"rope"> {
   }];
 }
 
-def MIR_CausalMaskOp : MIR_InferOp<"causal_mask"> {
+def MIR_CausalMaskOp : MIR_InferOp<"causal_mask", MIR_Transformable> {
   let summary = "hide future (and, with a window, old) keys in attention scores";
   let description = [{
     On scores `[..., Sq, Sk]`, sets entry `(i, j)` to -inf unless key `j` is
@@ -745,7 +752,8 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
   }];
 }
 
-def MIR_FusedElementwiseOp : MIR_Op<"elementwise", [SingleBlock, IsolatedFromAbove]> {
+def MIR_FusedElementwiseOp : MIR_Op<"elementwise", [SingleBlock, IsolatedFromAbove,
+    MIR_DifferentiableOpInterface, MIR_BatchableOpInterface]> {
   let summary = "a fused chain of elementwise ops with a scalar body";
   let description = [{
     Applies its body to every element of the (numpy-broadcast) inputs. The

@@ -395,6 +395,63 @@ def MIRGrad : Pass<"rlx-mir-grad", "::mlir::ModuleOp"> {
   ];
 }
 
+def MIRJvp : Pass<"rlx-mir-jvp", "::mlir::ModuleOp"> {
+  let summary = "Forward-mode derivative (Jacobian-vector product) of a MIR function";
+  let description = [{
+    For each public function (or the one named by `function`), adds
+    `@<name>_jvp`, which takes the arguments plus one tangent per argument
+    named in `wrt` (named `t_<name>`, the argument's type; empty `wrt` means
+    every floating-point argument) and returns the results followed by one
+    tangent per floating-point result (`t_<name>`): the directional
+    derivative of each result along the given tangents.
+
+    The rules are the ops' `DifferentiableOpInterface::jvp` (fused ops are
+    unfused first, as `rlx-mir-prepare-for-ad` does; elementwise regions are
+    differentiated as they are). Applied after `rlx-mir-grad` to the
+    gradient function it gives Hessian-vector products: the tangent of
+    `d_<w>` along `t_<w>` is H·t (forward over reverse). An op without a
+    rule on a path from a tangent is an error at that op.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect", "::mlir::func::FuncDialect"];
+  let options = [
+    ListOption<"wrt", "wrt", "std::string",
+               "arguments with tangents by name (rlx.input/rlx.param) or argN; default all float arguments">,
+    Option<"function", "function", "std::string", "\"\"",
+           "the function to differentiate (default: every public function)">
+  ];
+}
+
+def MIRVmap : Pass<"rlx-mir-vmap", "::mlir::ModuleOp"> {
+  let summary = "Vectorize a MIR function over a new batch axis (vmap)";
+  let description = [{
+    For each public function (or the one named by `function`), adds
+    `@<name>_vmap`, whose arguments named in `args` (default: every tensor
+    argument that is not an `rlx.param`) carry a new axis of size
+    `batch-size` at position `axis`, and whose results all carry it there:
+    result `[i]` along that axis is the function applied to entry `[i]` of
+    the batched arguments, the other arguments shared (`torch.vmap` with
+    `in_dims = axis` for the batched arguments and `None` for the rest,
+    `out_dims = axis`).
+
+    Each op reading a batched value is rewritten by its
+    `BatchableOpInterface` rule (elementwise ops broadcast, matmul batches,
+    reductions and softmax shift their axes, rope and gather fold the batch
+    into theirs); fused ops are unfused first. Errors: an op without a rule
+    (e.g. a gather from a batched table), `batch-size` ≤ 0, an `axis` past
+    an argument's or result's rank.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect", "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"batchSize", "batch-size", "int64_t", "0", "the size of the new batch axis (required)">,
+    Option<"axis", "axis", "int64_t", "0",
+           "where the batch axis sits in the batched arguments and in the results">,
+    ListOption<"args", "args", "std::string",
+               "the batched arguments by name; default every tensor argument that is not a parameter">,
+    Option<"function", "function", "std::string", "\"\"",
+           "the function to batch (default: every public function)">
+  ];
+}
+
 def MIRRecognizeBlocks : Pass<"rlx-mir-recognize-blocks"> {
   let summary = "Recognize blocks spelled out in primitive MIR (imported graphs)";
   let description = [{

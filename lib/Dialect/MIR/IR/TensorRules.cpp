@@ -1,0 +1,315 @@
+//===- TensorRules.cpp - Derivatives and vmap of matmul, reduce, softmax, ...//
+//
+// DifferentiableOpInterface and BatchableOpInterface for the non-elementwise
+// compute ops: matmul, reduce, softmax, gather, rope, causal_mask and
+// constant. docs/autodiff.md lists what each reverse-mode rule reads from
+// the forward pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuleUtils.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+using namespace mlir::rlx::mir::rules;
+
+namespace {
+
+/// The reduced axes of a reduce op, non-negative and sorted.
+SmallVector<int64_t> reducedAxes(ReduceOp op) {
+  int64_t rank = op.getInput().getType().getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t a : op.getAxes())
+    axes.push_back(axisFromZero(a, rank));
+  llvm::sort(axes);
+  return axes;
+}
+
+Value firstOf(ValueRange r) { return r.empty() ? Value() : r.front(); }
+
+/// Fills `out` with `n` nulls and reports whether `mb` failed.
+LogicalResult done(Operation *op, MIRBuilder &mb, Mode mode) {
+  return mb.failed() ? noRule(op, mode, "the rule's ops reject these operand types") : success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// constant
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::vjp(MIRBuilder &, ValueRange, ArrayRef<bool>,
+                              SmallVectorImpl<Value> &dx) {
+  dx.clear();
+  return success();
+}
+LogicalResult ConstantOp::jvp(MIRBuilder &, ValueRange, SmallVectorImpl<Value> &dy) {
+  dy.assign(1, Value());
+  return success();
+}
+LogicalResult ConstantOp::batch(MIRBuilder &, ValueRange, ArrayRef<bool>,
+                                SmallVectorImpl<Value> &) {
+  return noRule(*this, Mode::Batching, "a constant has no operand to batch");
+}
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
+                            SmallVectorImpl<Value> &dx) {
+  dx.assign(2, Value());
+  Value dy = firstOf(cotangents);
+  if (!dy)
+    return success();
+  Value a = getLhs(), b = getRhs();
+  bool ta = getTransposeA(), tb = getTransposeB();
+  if (need[0])
+    dx[0] = !ta ? mb.matmul(dy, b, false, !tb) : mb.matmul(b, dy, tb, true);
+  if (need[1]) {
+    // A weight shared by all rows of a batched lhs (a linear layer): fold
+    // the batch into the rows so the gradient comes out 2-D, not as
+    // per-batch products summed afterwards.
+    if (MIRBuilder::typeOf(b).getRank() == 2 && MIRBuilder::typeOf(a).getRank() > 2 && !ta) {
+      auto rows = [&](Value v) {
+        auto t = MIRBuilder::typeOf(v);
+        int64_t cols = t.getShape().back();
+        return mb.reshape(v, {t.hasStaticShape() ? t.getNumElements() / cols : -1, cols});
+      };
+      a = rows(a);
+      dy = rows(dy);
+    }
+    dx[1] = !tb ? mb.matmul(a, dy, !ta, false) : mb.matmul(dy, a, true, ta);
+  }
+  return done(*this, mb, Mode::Reverse);
+}
+
+LogicalResult MatmulOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
+  bool ta = getTransposeA(), tb = getTransposeB();
+  Value l = tangents[0] ? mb.matmul(tangents[0], getRhs(), ta, tb) : Value();
+  Value r = tangents[1] ? mb.matmul(getLhs(), tangents[1], ta, tb) : Value();
+  dy.assign({l && r ? mb.add(l, r) : (l ? l : r)});
+  return done(*this, mb, Mode::Forward);
+}
+
+LogicalResult MatmulOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
+                              SmallVectorImpl<Value> &results) {
+  // Batch axes broadcast numpy-style, so a batched operand only needs its
+  // batch lined up in front of the result's batch axes.
+  int64_t rank = getType().getRank() + 1;
+  Value l = batched[0] ? mb.expandAfterLeading(operands[0], rank) : operands[0];
+  Value r = batched[1] ? mb.expandAfterLeading(operands[1], rank) : operands[1];
+  return single(*this, mb, mb.matmul(l, r, getTransposeA(), getTransposeB()), Mode::Batching,
+                results);
+}
+
+//===----------------------------------------------------------------------===//
+// reduce
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>,
+                            SmallVectorImpl<Value> &dx) {
+  dx.assign(1, Value());
+  Value dy = firstOf(cotangents);
+  if (!dy)
+    return success();
+  if (getKind() != ReduceKind::Sum && getKind() != ReduceKind::Mean)
+    return noRule(*this, Mode::Reverse, "only sum and mean reductions are differentiated");
+  auto in = getInput().getType();
+  SmallVector<int64_t> axes = reducedAxes(*this);
+  Value g = dy;
+  if (!getKeepDims()) {
+    SmallVector<int64_t> kept = MIRBuilder::pattern(in.getShape());
+    for (int64_t a : axes)
+      kept[a] = 1;
+    g = mb.reshape(g, kept);
+  }
+  g = mb.broadcast(g, MIRBuilder::pattern(in.getShape()));
+  if (getKind() == ReduceKind::Mean) {
+    int64_t count = 1;
+    for (int64_t a : axes) {
+      if (in.isDynamicDim(a))
+        return noRule(*this, Mode::Reverse,
+                      "a mean over a dynamic axis; bind the dims first (rlx-mir-specialize)");
+      count *= in.getDimSize(a);
+    }
+    g = mb.mul(g, mb.scalar(in.getElementType(), 1.0 / static_cast<double>(count)));
+  }
+  dx[0] = g;
+  return done(*this, mb, Mode::Reverse);
+}
+
+LogicalResult ReduceOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
+  if (getKind() != ReduceKind::Sum && getKind() != ReduceKind::Mean)
+    return noRule(*this, Mode::Forward, "only sum and mean reductions are differentiated");
+  dy.assign({mb.reduce(getKind(), tangents[0], getAxes(), getKeepDims())});
+  return done(*this, mb, Mode::Forward);
+}
+
+LogicalResult ReduceOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool>,
+                              SmallVectorImpl<Value> &results) {
+  SmallVector<int64_t> axes = reducedAxes(*this);
+  for (int64_t &a : axes)
+    ++a;
+  return single(*this, mb, mb.reduce(getKind(), operands[0], axes, getKeepDims()),
+                Mode::Batching, results);
+}
+
+//===----------------------------------------------------------------------===//
+// softmax
+//===----------------------------------------------------------------------===//
+
+/// y · (t − Σ t·y) along the softmax axis: the (symmetric) Jacobian of
+/// softmax applied to `t`, for both modes.
+static Value softmaxJacobian(MIRBuilder &mb, SoftmaxOp op, Value t) {
+  auto axis = static_cast<int64_t>(op.getAxis());
+  Value y = op.getResult();
+  Value dot = mb.reduce(ReduceKind::Sum, mb.mul(t, y), {axis}, /*keepDims=*/true);
+  return mb.mul(y, mb.sub(t, dot));
+}
+
+LogicalResult SoftmaxOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>,
+                             SmallVectorImpl<Value> &dx) {
+  Value dy = firstOf(cotangents);
+  dx.assign({dy ? softmaxJacobian(mb, *this, dy) : Value()});
+  return done(*this, mb, Mode::Reverse);
+}
+
+LogicalResult SoftmaxOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
+  dy.assign({softmaxJacobian(mb, *this, tangents[0])});
+  return done(*this, mb, Mode::Forward);
+}
+
+LogicalResult SoftmaxOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool>,
+                               SmallVectorImpl<Value> &results) {
+  int64_t axis = axisFromZero(static_cast<int64_t>(getAxis()), getType().getRank()) + 1;
+  return single(*this, mb, mb.softmax(operands[0], axis), Mode::Batching, results);
+}
+
+//===----------------------------------------------------------------------===//
+// gather
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
+                            SmallVectorImpl<Value> &dx) {
+  dx.assign(2, Value());
+  Value dy = firstOf(cotangents);
+  if (!dy || !need[0])
+    return success();
+  // d table = onehot(ids)ᵀ · dy, the one-hot rows gathered from an identity.
+  auto table = getTable().getType();
+  int64_t v = table.getDimSize(0);
+  if (table.getRank() != 2 || ShapedType::isDynamic(v) ||
+      !MIRBuilder::typeOf(dy).hasStaticShape())
+    return noRule(*this, Mode::Reverse, "needs a static 2-D table and static ids");
+  constexpr int64_t kMaxOneHotRows = 8192;
+  if (v > kMaxOneHotRows)
+    return noRule(*this, Mode::Reverse,
+                  "the embedding gradient builds a V×V one-hot constant; a table of " +
+                      Twine(v) + " rows is over the " + Twine(kMaxOneHotRows) + "-row limit");
+  OpBuilder &b = mb.builder();
+  auto et = table.getElementType();
+  SmallVector<Attribute> eye(v * v, b.getFloatAttr(et, 0.0));
+  for (int64_t i = 0; i < v; ++i)
+    eye[i * v + i] = b.getFloatAttr(et, 1.0);
+  Value id = ConstantOp::create(b, mb.getLoc(),
+                                DenseElementsAttr::get(RankedTensorType::get({v, v}, et), eye));
+  Value onehot = mb.create<GatherOp>(id, getIndices());
+  int64_t n = MIRBuilder::typeOf(getIndices()).getNumElements();
+  dx[0] = mb.matmul(mb.reshape(onehot, {n, v}), mb.reshape(dy, {n, table.getDimSize(1)}), true,
+                    false);
+  return done(*this, mb, Mode::Reverse);
+}
+
+LogicalResult GatherOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
+  dy.assign({tangents[0] ? mb.create<GatherOp>(tangents[0], getIndices()) : Value()});
+  return done(*this, mb, Mode::Forward);
+}
+
+LogicalResult GatherOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
+                              SmallVectorImpl<Value> &results) {
+  if (batched[0])
+    return noRule(*this, Mode::Batching, "a batched table (only the indices batch)");
+  return single(*this, mb, mb.create<GatherOp>(operands[0], operands[1]), Mode::Batching,
+                results);
+}
+
+//===----------------------------------------------------------------------===//
+// rope
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
+                          SmallVectorImpl<Value> &dx) {
+  dx.assign(3, Value());
+  Value dy = firstOf(cotangents);
+  if (!dy)
+    return success();
+  if (need[1] || need[2])
+    return noRule(*this, Mode::Reverse, "the cos/sin tables are not differentiated");
+  // A rotation per pair: its transpose rotates by the opposite angle.
+  dx[0] = mb.create<RopeOp>(dy, getCos(), mb.unary<NegOp>(getSin()), getHeadDimAttr(),
+                            getRotaryDimAttr(), getStyleAttr());
+  return done(*this, mb, Mode::Reverse);
+}
+
+LogicalResult RopeOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
+  if (tangents[1] || tangents[2])
+    return noRule(*this, Mode::Forward, "the cos/sin tables are not differentiated");
+  dy.assign({mb.create<RopeOp>(tangents[0], getCos(), getSin(), getHeadDimAttr(),
+                               getRotaryDimAttr(), getStyleAttr())});
+  return done(*this, mb, Mode::Forward);
+}
+
+LogicalResult RopeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
+                            SmallVectorImpl<Value> &results) {
+  // The batch folds into rope's own batch axis: [N, b, S, H] → [N·b, S, H];
+  // per-batch tables are stretched to match.
+  int64_t n = batchSize(operands, batched);
+  auto in = getInput().getType();
+  int64_t b = in.getDimSize(0), hidden = in.getDimSize(2);
+  if (ShapedType::isDynamic(n) || ShapedType::isDynamic(b) || ShapedType::isDynamic(hidden))
+    return noRule(*this, Mode::Batching, "needs static batch and hidden sizes");
+  Value x = batched[0] ? operands[0] : mb.broadcast(operands[0], {n, b, -1, hidden});
+  x = mb.reshape(x, {n * b, -1, hidden});
+  auto table = [&](Value t, bool isBatched) -> Value {
+    if (!isBatched && MIRBuilder::typeOf(t).getRank() == 2)
+      return t;
+    int64_t r = MIRBuilder::shapeOf(t).back();
+    Value e = isBatched ? mb.expandAfterLeading(t, 4) : t;
+    return mb.reshape(mb.broadcast(e, {n, b, -1, r}), {n * b, -1, r});
+  };
+  Value y = mb.create<RopeOp>(x, table(operands[1], batched[1]), table(operands[2], batched[2]),
+                              getHeadDimAttr(), getRotaryDimAttr(), getStyleAttr());
+  return single(*this, mb, mb.reshape(y, {n, b, -1, hidden}), Mode::Batching, results);
+}
+
+//===----------------------------------------------------------------------===//
+// causal_mask
+//===----------------------------------------------------------------------===//
+
+/// t · exp(mask(0)): the tangent (or cotangent) where the entry is visible,
+/// zero where it is masked (−inf has no derivative).
+static Value maskedLike(MIRBuilder &mb, CausalMaskOp op, Value t) {
+  Value keep = mb.unary<ExpOp>(mb.create<CausalMaskOp>(mb.zerosLike(t), op.getWindowAttr()));
+  return mb.mul(t, keep);
+}
+
+LogicalResult CausalMaskOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>,
+                                SmallVectorImpl<Value> &dx) {
+  Value dy = firstOf(cotangents);
+  dx.assign({dy ? maskedLike(mb, *this, dy) : Value()});
+  return done(*this, mb, Mode::Reverse);
+}
+
+LogicalResult CausalMaskOp::jvp(MIRBuilder &mb, ValueRange tangents,
+                                SmallVectorImpl<Value> &dy) {
+  dy.assign({maskedLike(mb, *this, tangents[0])});
+  return done(*this, mb, Mode::Forward);
+}
+
+LogicalResult CausalMaskOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool>,
+                                  SmallVectorImpl<Value> &results) {
+  return single(*this, mb, mb.create<CausalMaskOp>(operands[0], getWindowAttr()),
+                Mode::Batching, results);
+}

@@ -1,0 +1,157 @@
+//===- Jvp.cpp - rlx-mir-jvp: forward mode on MIR --------------------------===//
+//
+// @f(args) -> (outs) becomes, next to it, @f_jvp(args, t_<wrt>...) ->
+// (outs, t_<out>...): a copy of the body (fused ops unfused), then each op's
+// DifferentiableOpInterface::jvp in program order. Applied to a gradient
+// function (rlx-mir-grad) it gives Hessian-vector products (forward over
+// reverse).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Autodiff.h"
+
+#include "RLX/Dialect/Common/IR/IONames.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::rlx::mir {
+#define GEN_PASS_DEF_MIRJVP
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::mir
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+
+namespace {
+
+constexpr StringLiteral kPass = "rlx-mir-jvp";
+
+/// Builds @<fwd>_jvp after `fwd`; null after an error (reported).
+func::FuncOp buildJvp(func::FuncOp fwd, ArrayRef<std::string> wrtNames) {
+  auto picked = ad::selectArguments(fwd, wrtNames, kPass);
+  if (failed(picked))
+    return nullptr;
+  SmallVector<unsigned> wrt = *picked;
+  SmallVector<unsigned> outs; // results with tangents
+  for (auto [i, t] : llvm::enumerate(fwd.getResultTypes()))
+    if (ad::isFloatTensor(t))
+      outs.push_back(i);
+
+  OpBuilder b(fwd);
+  b.setInsertionPointAfter(fwd);
+  SmallVector<Type> ins(fwd.getArgumentTypes()), results(fwd.getResultTypes());
+  for (unsigned i : wrt)
+    ins.push_back(fwd.getArgument(i).getType());
+  for (unsigned r : outs)
+    results.push_back(fwd.getResultTypes()[r]);
+  auto fn = func::FuncOp::create(b, fwd.getLoc(), (fwd.getSymName() + "_jvp").str(),
+                                 b.getFunctionType(ins, results));
+  unsigned n = fwd.getNumArguments();
+  for (unsigned i = 0; i < n; ++i)
+    fn.setArgAttrs(i, fwd.getArgAttrDict(i));
+  for (unsigned r = 0; r < fwd.getNumResults(); ++r)
+    fn.setResultAttrs(r, fwd.getResultAttrDict(r));
+  for (auto [k, i] : llvm::enumerate(wrt))
+    fn.setArgAttr(n + k, "rlx.input", b.getStringAttr("t_" + argumentName(fwd, i)));
+  for (auto [k, r] : llvm::enumerate(outs))
+    fn.setResultAttr(fwd.getNumResults() + k, "rlx.output",
+                     b.getStringAttr("t_" + resultName(fwd, r)));
+
+  // The body, fused ops unfused (elementwise regions have rules).
+  Block *entry = fn.addEntryBlock();
+  IRMapping map;
+  for (unsigned i = 0; i < n; ++i)
+    map.map(fwd.getArgument(i), entry->getArgument(i));
+  b.setInsertionPointToEnd(entry);
+  SmallVector<Value> returned;
+  for (Operation &op : fwd.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands())
+        returned.push_back(map.lookup(v));
+      break;
+    }
+    b.clone(op, map);
+  }
+  if (failed(ad::unfuse(fn, /*regions=*/false))) {
+    fn.erase();
+    return nullptr;
+  }
+  // The unfused body may have replaced returned values.
+  returned.clear();
+  SmallVector<Operation *> ops;
+  for (Operation &op : *entry) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      returned.assign(ret.getOperands().begin(), ret.getOperands().end());
+      break;
+    }
+    ops.push_back(&op);
+  }
+  if (!entry->empty() && isa<func::ReturnOp>(entry->back()))
+    entry->back().erase();
+
+  // Tangents in program order; null is zero.
+  DenseMap<Value, Value> tangents;
+  for (auto [k, i] : llvm::enumerate(wrt))
+    tangents[entry->getArgument(i)] = entry->getArgument(n + k);
+  b.setInsertionPointToEnd(entry);
+  for (Operation *op : ops) {
+    SmallVector<Value> ts;
+    for (Value v : op->getOperands())
+      ts.push_back(ad::isFloatTensor(v.getType()) ? tangents.lookup(v) : Value());
+    if (llvm::none_of(ts, [](Value v) { return v; }))
+      continue;
+    auto rules = dyn_cast<DifferentiableOpInterface>(op);
+    if (!rules) {
+      op->emitError(kPass) << ": no forward-mode rule for '" << op->getName()
+                           << "' (it implements no DifferentiableOpInterface)";
+      fn.erase();
+      return nullptr;
+    }
+    MIRBuilder mb(b, op->getLoc(), /*diagnose=*/true);
+    SmallVector<Value> dy;
+    if (failed(rules.jvp(mb, ts, dy)) || mb.failed()) {
+      if (mb.failed())
+        op->emitError(kPass) << ": cannot build the tangent of '" << op->getName()
+                             << "' for these operand types";
+      fn.erase();
+      return nullptr;
+    }
+    for (auto [r, t] : llvm::zip(op->getResults(), dy))
+      if (t)
+        tangents[r] = t;
+  }
+
+  MIRBuilder mb(b, fwd.getLoc(), /*diagnose=*/true);
+  SmallVector<Value> results2(returned);
+  for (unsigned r : outs) {
+    Value t = tangents.lookup(returned[r]);
+    results2.push_back(t ? t : mb.zerosLike(returned[r]));
+  }
+  if (mb.failed()) {
+    fwd.emitError(kPass) << ": cannot build zero tangents for the outputs";
+    fn.erase();
+    return nullptr;
+  }
+  func::ReturnOp::create(b, fwd.getLoc(), results2);
+  return fn;
+}
+
+struct MIRJvpPass : mir::impl::MIRJvpBase<MIRJvpPass> {
+  using MIRJvpBase::MIRJvpBase;
+  void runOnOperation() override {
+    auto targets = ad::targetFunctions(getOperation(), function, kPass, "_jvp",
+                                       [](func::FuncOp fn) {
+                                         return !fn.getSymName().ends_with("_jvp") &&
+                                                !fn.getSymName().ends_with("_pack_params");
+                                       });
+    if (failed(targets))
+      return signalPassFailure();
+    for (func::FuncOp fn : *targets)
+      if (!buildJvp(fn, wrt))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
