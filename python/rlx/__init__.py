@@ -12,6 +12,8 @@ thin Python layer:
 - :func:`compile_cpu`, which JIT-compiles a module (HIR, MIR or LIR) for this
   CPU and runs it on numpy arrays;
 - :mod:`rlx.random`, the seeded values ``rlx-run`` generates;
+- :func:`vjp`, :func:`jvp`, :func:`hvp` and :func:`vmap`
+  (:mod:`rlx.transforms`), function transforms on MIR modules;
 - :func:`export_torch` and :func:`from_torch` (:mod:`rlx.frontend`), PyTorch
   modules through torch-mlir's TOSA or linalg into RLX (torch and torch-mlir
   are imported only when they are called).
@@ -52,7 +54,7 @@ from . import gpu  # noqa: E402,F401  (rlx.gpu.compile)
 
 __all__ = ["Context", "Module", "RlxError", "default_context", "parse", "load_bytecode",
            "compile_cpu", "CompiledModel", "load_weights", "export_torch", "from_torch",
-           "tensor_parallel_split", "shard_weight"]
+           "tensor_parallel_split", "shard_weight", "vjp", "jvp", "hvp", "vmap"]
 
 _DEFAULT: Optional[Context] = None
 
@@ -248,3 +250,6 @@ def from_torch(module, *example_args, output: str = "tosa", weights: str = "args
     torch tensors. See :func:`rlx.frontend.from_torch`."""
     from .frontend import from_torch as impl
     return impl(module, *example_args, output=output, weights=weights, **compile_kwargs)
+
+
+from .transforms import hvp, jvp, vjp, vmap  # noqa: E402  (needs parse above)

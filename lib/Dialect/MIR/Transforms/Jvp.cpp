@@ -65,31 +65,18 @@ func::FuncOp buildJvp(func::FuncOp fwd, ArrayRef<std::string> wrtNames) {
   for (unsigned i = 0; i < n; ++i)
     map.map(fwd.getArgument(i), entry->getArgument(i));
   b.setInsertionPointToEnd(entry);
-  SmallVector<Value> returned;
-  for (Operation &op : fwd.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value v : ret.getOperands())
-        returned.push_back(map.lookup(v));
-      break;
-    }
-    b.clone(op, map);
-  }
+  for (Operation &op : fwd.getBody().front())
+    b.clone(op, map); // the return too, so that unfusing updates it
   if (failed(ad::unfuse(fn, /*regions=*/false))) {
     fn.erase();
     return nullptr;
   }
-  // The unfused body may have replaced returned values.
-  returned.clear();
+  auto ret = cast<func::ReturnOp>(entry->getTerminator());
+  SmallVector<Value> returned(ret.getOperands());
   SmallVector<Operation *> ops;
-  for (Operation &op : *entry) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      returned.assign(ret.getOperands().begin(), ret.getOperands().end());
-      break;
-    }
+  for (Operation &op : entry->without_terminator())
     ops.push_back(&op);
-  }
-  if (!entry->empty() && isa<func::ReturnOp>(entry->back()))
-    entry->back().erase();
+  ret.erase();
 
   // Tangents in program order; null is zero.
   DenseMap<Value, Value> tangents;

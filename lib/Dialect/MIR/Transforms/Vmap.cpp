@@ -102,8 +102,6 @@ func::FuncOp buildVmap(func::FuncOp fwd, const VmapOptions &opt) {
                                  b.getFunctionType(ins, {}));
   for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
     fn.setArgAttrs(i, fwd.getArgAttrDict(i));
-  for (unsigned r = 0; r < fwd.getNumResults(); ++r)
-    fn.setResultAttrs(r, fwd.getResultAttrDict(r));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToEnd(entry);
   auto fail = [&]() -> func::FuncOp {
@@ -185,6 +183,8 @@ func::FuncOp buildVmap(func::FuncOp fwd, const VmapOptions &opt) {
   }
   func::ReturnOp::create(b, fwd.getLoc(), outs);
   fn.setType(b.getFunctionType(ins, ValueRange(outs).getTypes()));
+  for (unsigned r = 0; r < fwd.getNumResults(); ++r)
+    fn.setResultAttrs(r, fwd.getResultAttrDict(r));
   return fn;
 }
 
@@ -193,7 +193,7 @@ struct MIRVmapPass : mir::impl::MIRVmapBase<MIRVmapPass> {
   void runOnOperation() override {
     if (batchSize <= 0) {
       emitError(getOperation().getLoc(), kPass)
-          << ": batch-size must be positive (got " << batchSize << ")";
+          << ": batch-size must be positive (got " << static_cast<int64_t>(batchSize) << ")";
       return signalPassFailure();
     }
     auto targets = ad::targetFunctions(getOperation(), function, kPass, "_vmap",
