@@ -172,7 +172,7 @@ def test_jvp_and_vmap_run_on_every_device(device):
 @pytest.mark.parametrize("pipeline, message", [
     ("rlx-mir-vmap{batch-size=2 args=e}", "no batching rule for 'rlx_mir.gather': a batched table"),
     ("rlx-mir-vmap", "batch-size must be positive (got 0)"),
-    ("rlx-mir-vmap{batch-size=2 axis=3 args=e}", "axis 3 is outside [0, 2] for argument 'e'"),
+    ("rlx-mir-vmap{batch-size=2 axis=3 args=e}", "axis 3 is outside [-3, 2] for argument 'e'"),
     ("rlx-mir-vmap{batch-size=2 args=nope}", "no tensor argument named 'nope' (args)"),
     ("rlx-mir-jvp{wrt=ids}", "argument 'ids' is not a floating-point tensor"),
 ])
@@ -195,3 +195,63 @@ def test_jvp_of_a_max_reduction_is_a_diagnostic():
     with pytest.raises(rlx.RlxError) as e:
         rlx.jvp(m)
     assert "no forward-mode rule for 'rlx_mir.reduce': only sum and mean" in str(e.value)
+
+
+KINKS = {
+    # op text, d op / dx as torch defines it at the kinks (x = 0, ties)
+    "relu": ("rlx_mir.relu %x : {T}", lambda x: (x > 0).astype(np.float64)),
+    "abs": ("rlx_mir.abs %x : {T}", np.sign),
+    "max_of_itself": ("rlx_mir.max %x, %x : {T}, {T}", np.ones_like),
+    "square": ("rlx_mir.pow %x, %two : {T}, tensor<f64>", lambda x: 2 * x),
+    "power_zero": ("rlx_mir.pow %x, %zero : {T}, tensor<f64>", np.zeros_like),
+    "zero_base": ("rlx_mir.pow %zeros, %x : {T}, {T}", np.zeros_like),
+}
+
+
+@pytest.mark.parametrize("case", list(KINKS))
+def test_derivatives_at_kinks_follow_torch(case):
+    """relu'(0) = 0, abs'(0) = 0, max(x, x)' = 1, d/dx x² at 0, d/dx x⁰ = 0
+    (also at 0), d/de 0^e = 0 for e ≥ 0: no NaN from 0·inf, in both modes."""
+    x = np.array([0.0, 1.0, 0.5, 2.0]) if case == "zero_base" else np.array([0.0, 1.0, -1.0, 2.0])
+    T = t((4,))
+    op, deriv = KINKS[case]
+    text = f"""func.func @f(%x: {T} {{rlx.input = "x"}}) -> (tensor<f64> {{rlx.output = "loss"}}) {{
+      %two = rlx_mir.constant dense<2.0> : tensor<f64>
+      %zero = rlx_mir.constant dense<0.0> : tensor<f64>
+      %zeros = rlx_mir.constant dense<0.0> : {T}
+      %y = {op.format(T=T)}
+      %l = rlx_mir.reduce sum %y axes = [0] : {T}
+      return %l : tensor<f64>
+    }}"""
+    m = rlx.jvp(rlx.vjp(rlx.parse(text), wrt=["x"], function="f"), wrt=["x"], function="f")
+    g = rlx.compile_cpu(m, entry="f_grad").run(x=x, d_output=np.array(1.0))["d_x"]
+    np.testing.assert_array_equal(g, deriv(x))
+    v = np.array([1.0, -2.0, 3.0, 0.5])
+    tl = rlx.compile_cpu(m, entry="f_jvp").run(x=x, t_x=v)["t_loss"]
+    assert float(tl) == float(np.sum(deriv(x) * v))
+
+
+def test_vmap_of_batched_tables_unbatched_pieces_and_a_batched_weight():
+    """RoPE with per-entry tables on a shared input, a concat with a shared
+    parameter, a reshape with -1 and a matmul whose weight alone is batched."""
+    T = lambda *s: t(s)  # noqa: E731
+    text = f"""func.func @f(%x: {T(1, 4, 8)} {{rlx.input = "x"}},
+        %cos: {T(4, 2)} {{rlx.input = "cos"}}, %sin: {T(4, 2)} {{rlx.input = "sin"}},
+        %w: {T(16, 3)} {{rlx.input = "w"}}, %p: {T(1, 4, 8)} {{rlx.param = "p"}}) -> {T(4, 3)} {{
+      %r = rlx_mir.rope %x, %cos, %sin head_dim = 4 : {T(1, 4, 8)}, {T(4, 2)}, {T(4, 2)}
+      %c = rlx_mir.concat %r, %p axis = -1 : {T(1, 4, 8)}, {T(1, 4, 8)}
+      %s = rlx_mir.reshape %c [4, -1] : {T(1, 4, 16)}
+      %m = rlx_mir.matmul %s, %w : {T(4, 16)}, {T(16, 3)}
+      return %m : {T(4, 3)}
+    }}"""
+    rng = np.random.default_rng(6)
+    N = 3
+    base = {"x": rng.standard_normal((1, 4, 8)), "p": rng.standard_normal((1, 4, 8))}
+    batched = {"cos": rng.standard_normal((N, 4, 2)), "sin": rng.standard_normal((N, 4, 2)),
+               "w": rng.standard_normal((N, 16, 3))}
+    m = rlx.vmap(rlx.parse(text), N, args=["cos", "sin", "w"], function="f")
+    got = rlx.compile_cpu(m, entry="f_vmap").run(dict(base, **batched))["result0"]
+    fwd = rlx.compile_cpu(m, entry="f")
+    want = np.stack([fwd.run(dict(base, **{k: v[i] for k, v in batched.items()}))["result0"]
+                     for i in range(N)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -156,7 +156,7 @@ LogicalResult ConcatOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool
     if (ShapedType::isDynamic(n))
       return noRule(*this, Mode::Reverse,
                     "a concat along a dynamic axis; bind the dims first (rlx-mir-specialize)");
-    if (need[i]) {
+    if (wants(need, i)) {
       SmallVector<int64_t> offsets(rank, 0), sizes(rank, -1), strides(rank, 1);
       offsets[axis] = off;
       sizes[axis] = n;

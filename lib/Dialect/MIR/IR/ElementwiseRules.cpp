@@ -41,10 +41,16 @@ public:
 
   /// Emits the tangents of `op`'s results from those of its operands.
   LogicalResult propagate(Operation *op) {
-    if (op->getNumResults() != 1 || !isFloatValue(op->getResult(0)))
-      return success();
     if (llvm::none_of(op->getOperands(), [&](Value v) { return of(v); }))
       return success();
+    if (op->getNumResults() != 1 || !isFloatValue(op->getResult(0))) {
+      // Comparisons and float→int conversions are piecewise constant; any
+      // other way out of the floats (a bitcast) would lose the tangent.
+      if (isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op))
+        return success();
+      return op->emitError("no derivative rule for the scalar op '")
+             << op->getName() << "' in an elementwise body (its result is not one float)";
+    }
     Value y = op->getResult(0);
     Value t = rule(op, y);
     if (unknown)
@@ -108,11 +114,16 @@ private:
       return div(sub(t(0), mul(y, t(1))), in(1));
     if (isa<math::FmaOp>(op))
       return add(add(mul(t(0), in(1)), mul(in(0), t(1))), t(2));
-    // Ties and NaN-free comparisons send the tangent to the left operand.
-    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
-      return select(cmp(arith::CmpFPredicate::OGE, in(0), in(1)), t(0), t(1), type);
-    if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
-      return select(cmp(arith::CmpFPredicate::OLE, in(0), in(1)), t(0), t(1), type);
+    // Ties send the tangent to the left operand, except against a constant
+    // (relu's max(x, 0), clamps), where a tie gets none: relu'(0) = 0 as in
+    // torch.
+    if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp, arith::MinNumFOp>(op)) {
+      bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+      bool strict = matchPattern(in(1), m_Constant());
+      auto pred = isMax ? (strict ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OGE)
+                        : (strict ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OLE);
+      return select(cmp(pred, in(0), in(1)), t(0), t(1), type);
+    }
     if (isa<arith::SelectOp>(op))
       return select(in(0), t(1), t(2), type);
     if (isa<arith::ExtFOp>(op))
@@ -141,20 +152,41 @@ private:
       Value negative = select(cmp(arith::CmpFPredicate::OLT, in(0), zero), neg(t(0)), zero, type);
       return select(cmp(arith::CmpFPredicate::OGT, in(0), zero), t(0), negative, type);
     }
-    if (isa<math::PowFOp>(op)) { // e · a^(e−1) · ta + y · log(a) · te (each only when set)
-      Value da = t(0) ? mul(t(0), mul(in(1), math::PowFOp::create(b, loc, in(0),
-                                                                 sub(in(1), c(1.0)))))
-                      : Value();
-      Value de = t(1) ? mul(t(1), mul(y, math::LogOp::create(b, loc, in(0)))) : Value();
+    if (isa<math::PowFOp>(op)) {
+      // e · a^(e−1) · ta + y · log(a) · te, each only when set, with torch's
+      // zeros where the formula has 0·inf: e = 0 for the base, a = 0 and
+      // e ≥ 0 for the exponent.
+      Value a = in(0), e = in(1), zero = c(0.0);
+      Value da;
+      if (t(0)) {
+        Value d = mul(e, math::PowFOp::create(b, loc, a, sub(e, c(1.0))));
+        d = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, e, zero), zero, d);
+        da = mul(t(0), d);
+      }
+      Value de;
+      if (t(1)) {
+        Value d = mul(y, math::LogOp::create(b, loc, a));
+        Value atZero = arith::AndIOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, a, zero),
+                                             cmp(arith::CmpFPredicate::OGE, e, zero));
+        de = mul(t(1), arith::SelectOp::create(b, loc, atZero, zero, d));
+      }
       return add(da, de);
     }
-    if (auto p = dyn_cast<math::FPowIOp>(op)) { // n · x^(n−1) · t
+    if (auto p = dyn_cast<math::FPowIOp>(op)) { // n · x^(n−1) · t; 0 for n = 0
       Value n = p.getRhs();
+      APInt constN;
+      if (matchPattern(n, m_ConstantInt(&constN)) && constN.isZero())
+        return Value();
       Value one = arith::ConstantOp::create(b, loc, n.getType(), b.getIntegerAttr(n.getType(), 1));
-      Value nm1 = arith::SubIOp::create(b, loc, n, one);
-      Value pw = math::FPowIOp::create(b, loc, in(0), nm1);
-      return mul(t(0), mul(arith::SIToFPOp::create(b, loc, type, n), pw));
+      Value pw = math::FPowIOp::create(b, loc, in(0), arith::SubIOp::create(b, loc, n, one));
+      Value d = mul(arith::SIToFPOp::create(b, loc, type, n), pw);
+      Value nZero = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, n,
+          arith::ConstantOp::create(b, loc, n.getType(), b.getIntegerAttr(n.getType(), 0)));
+      return mul(t(0), arith::SelectOp::create(b, loc, nZero, c(0.0), d));
     }
+    if (isa<math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp, math::TruncOp>(op))
+      return Value(); // piecewise constant
     // Piecewise constant in its float operands (comparisons feed selects,
     // conversions from integers): no tangent.
     if (isa<arith::ConstantOp, arith::SIToFPOp, arith::UIToFPOp>(op))
@@ -168,17 +200,6 @@ private:
   DenseMap<Value, Value> map;
   bool unknown = false;
 };
-
-/// A new rlx_mir.elementwise over `inputs` with `resultTypes`, its block
-/// arguments created; the builder is left at the block's end.
-FusedElementwiseOp newRegion(OpBuilder &b, Location loc, ValueRange inputs,
-                             TypeRange resultTypes, Block *&block) {
-  auto op = FusedElementwiseOp::create(b, loc, resultTypes, inputs);
-  block = b.createBlock(&op.getBody());
-  for (Value in : inputs)
-    block->addArgument(elementTypeOf(in), loc);
-  return op;
-}
 
 /// Emits the scalar body of elementwise `op` on `args` at `b`'s insertion
 /// point (in a new region); the scalar results, or failure.
@@ -206,19 +227,6 @@ FailureOr<SmallVector<Value>> emitScalarBody(OpBuilder &b, Location loc, Operati
   return results;
 }
 
-/// Emits the body of `op` into `block` on its first `n` arguments; the ops
-/// emitted (in order) and the scalar results.
-LogicalResult emitPrimal(OpBuilder &b, Location loc, Operation *op, Block *block, unsigned n,
-                         SmallVectorImpl<Operation *> &ops, SmallVectorImpl<Value> &results) {
-  auto r = emitScalarBody(b, loc, op, block->getArguments().take_front(n));
-  if (failed(r))
-    return failure();
-  for (Operation &inner : *block)
-    ops.push_back(&inner);
-  results.assign(r->begin(), r->end());
-  return success();
-}
-
 /// Erases the ops of `block` whose results are unused (the primal scalar
 /// ops no tangent read), newest first.
 void eraseDeadScalarOps(Block *block) {
@@ -229,6 +237,48 @@ void eraseDeadScalarOps(Block *block) {
     if (op->use_empty() && isPure(op))
       op->erase();
 }
+
+/// A new rlx_mir.elementwise over `inputs` (the op's operands first) with
+/// result `types`, whose body starts with `op`'s scalar body on its
+/// operands; the builder is left at the body's end.
+struct PrimalRegion {
+  FusedElementwiseOp region;
+  Block *block = nullptr;
+  SmallVector<Operation *> ops; // the primal scalar ops, in order
+  SmallVector<Value> ys;        // the op's scalar results
+
+  static FailureOr<PrimalRegion> build(OpBuilder &b, Location loc, Operation *op,
+                                       ValueRange inputs, TypeRange types) {
+    PrimalRegion p;
+    p.region = FusedElementwiseOp::create(b, loc, types, inputs);
+    p.block = b.createBlock(&p.region.getBody());
+    for (Value in : inputs)
+      p.block->addArgument(elementTypeOf(in), loc);
+    auto r = emitScalarBody(b, loc, op, p.block->getArguments().take_front(op->getNumOperands()));
+    if (failed(r)) {
+      p.region.erase();
+      return failure();
+    }
+    for (Operation &inner : *p.block)
+      p.ops.push_back(&inner);
+    p.ys.assign(r->begin(), r->end());
+    return p;
+  }
+  /// The tangents of every primal op; erases the region on failure.
+  LogicalResult propagate(ScalarTangents &tan) {
+    for (Operation *inner : ops)
+      if (failed(tan.propagate(inner))) {
+        region.erase();
+        return failure();
+      }
+    return success();
+  }
+  /// Yields `values` and drops the scalar ops nothing reads.
+  void finish(OpBuilder &b, Location loc, ValueRange values) {
+    YieldOp::create(b, loc, values);
+    eraseDeadScalarOps(block);
+  }
+};
 
 RankedTensorType withElementType(Value like, Type et) {
   return RankedTensorType::get(cast<RankedTensorType>(like.getType()).getShape(), et);
@@ -260,31 +310,22 @@ LogicalResult mlir::rlx::mir::detail::elementwiseJvp(Operation *op, MIRBuilder &
   OpBuilder &b = mb.builder();
   OpBuilder::InsertionGuard guard(b);
   Location loc = mb.getLoc();
-  Block *block;
-  auto region = newRegion(b, loc, inputs, types, block);
-  SmallVector<Operation *> ops;
-  SmallVector<Value> ys;
-  if (failed(emitPrimal(b, loc, op, block, op->getNumOperands(), ops, ys))) {
-    region.erase();
+  auto p = PrimalRegion::build(b, loc, op, inputs, types);
+  if (failed(p))
     return failure();
-  }
   ScalarTangents tan(b, loc);
   for (auto [k, i] : llvm::enumerate(seeded))
-    tan.seed(block->getArgument(i), block->getArgument(op->getNumOperands() + k));
-  for (Operation *inner : ops)
-    if (failed(tan.propagate(inner))) {
-      region.erase();
-      return failure();
-    }
+    tan.seed(p->block->getArgument(i), p->block->getArgument(op->getNumOperands() + k));
+  if (failed(p->propagate(tan)))
+    return failure();
   SmallVector<Value> yields;
   for (unsigned r : floats) {
-    Value t = tan.of(ys[r]);
-    yields.push_back(t ? t : tan.constant(ys[r].getType(), 0.0));
+    Value t = tan.of(p->ys[r]);
+    yields.push_back(t ? t : tan.constant(p->ys[r].getType(), 0.0));
   }
-  YieldOp::create(b, loc, yields);
-  eraseDeadScalarOps(block);
+  p->finish(b, loc, yields);
   for (auto [k, r] : llvm::enumerate(floats))
-    dy[r] = region.getResult(k);
+    dy[r] = p->region.getResult(k);
   return success();
 }
 
@@ -316,31 +357,27 @@ LogicalResult mlir::rlx::mir::detail::elementwiseVjp(Operation *op, MIRBuilder &
   OpBuilder &b = mb.builder();
   OpBuilder::InsertionGuard guard(b);
   Location loc = mb.getLoc();
-  Block *block;
-  auto region = newRegion(b, loc, inputs, types, block);
-  SmallVector<Operation *> ops;
-  SmallVector<Value> ys;
-  if (failed(emitPrimal(b, loc, op, block, op->getNumOperands(), ops, ys))) {
-    region.erase();
+  auto p = PrimalRegion::build(b, loc, op, inputs, types);
+  if (failed(p))
     return failure();
-  }
+  Block *block = p->block;
   SmallVector<Value> yields;
   for (unsigned i : wanted) {
     ScalarTangents tan(b, loc);
     Value x = block->getArgument(i);
     tan.seed(x, tan.constant(x.getType(), 1.0));
-    for (Operation *inner : ops)
-      if (failed(tan.propagate(inner))) {
-        region.erase();
-        return failure();
-      }
+    if (failed(p->propagate(tan)))
+      return failure();
     Value sum;
-    for (auto [k, r] : llvm::enumerate(withCotangent))
-      sum = tan.add(sum, tan.mul(block->getArgument(op->getNumOperands() + k), tan.of(ys[r])));
-    yields.push_back(sum ? convertScalar(b, loc, sum, x.getType()) : tan.constant(x.getType(), 0.0));
+    for (auto [k, r] : llvm::enumerate(withCotangent)) {
+      // Each term in the operand's type (results may differ in type).
+      Value term = tan.mul(block->getArgument(op->getNumOperands() + k), tan.of(p->ys[r]));
+      sum = tan.add(sum, term ? convertScalar(b, loc, term, x.getType()) : Value());
+    }
+    yields.push_back(sum ? sum : tan.constant(x.getType(), 0.0));
   }
-  YieldOp::create(b, loc, yields);
-  eraseDeadScalarOps(block);
+  p->finish(b, loc, yields);
+  auto region = p->region;
   // A cotangent passed through unchanged (add, sub's lhs, broadcast-free
   // selects) is used as it is; the region goes when nothing else is left.
   bool allForwarded = true;

@@ -392,7 +392,16 @@ Value MIRBuilder::zerosLike(Value like) {
   if (t.hasStaticShape())
     return record(ConstantOp::create(
         b, loc, DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), 0.0))));
-  return mul(like, scalar(t.getElementType(), 0.0));
+  // Dynamic: a region that yields 0 for every element (like·0 would be NaN
+  // where `like` is ±inf, as masked scores are).
+  auto op = FusedElementwiseOp::create(b, loc, TypeRange{t}, ValueRange{like});
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&op.getBody());
+  block->addArgument(t.getElementType(), loc);
+  Value zero = arith::ConstantOp::create(b, loc, t.getElementType(),
+                                         b.getFloatAttr(t.getElementType(), 0.0));
+  YieldOp::create(b, loc, ValueRange{zero});
+  return record(op);
 }
 
 Value MIRBuilder::sumTo(Value g, RankedTensorType target) {

@@ -43,6 +43,9 @@ inline LogicalResult single(Operation *op, MIRBuilder &mb, Value v, Mode mode,
   return success();
 }
 
+/// Whether operand `i`'s gradient is wanted (false past `need`'s end).
+inline bool wants(ArrayRef<bool> need, unsigned i) { return i < need.size() && need[i]; }
+
 /// `axis` counted from 0 in a value of `rank` dims.
 inline int64_t axisFromZero(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 

@@ -65,9 +65,9 @@ LogicalResult MatmulOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool
     return success();
   Value a = getLhs(), b = getRhs();
   bool ta = getTransposeA(), tb = getTransposeB();
-  if (need[0])
+  if (wants(need, 0))
     dx[0] = !ta ? mb.matmul(dy, b, false, !tb) : mb.matmul(b, dy, tb, true);
-  if (need[1]) {
+  if (wants(need, 1)) {
     // A weight shared by all rows of a batched lhs (a linear layer): fold
     // the batch into the rows so the gradient comes out 2-D, not as
     // per-batch products summed afterwards.
@@ -195,7 +195,7 @@ LogicalResult GatherOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool
                             SmallVectorImpl<Value> &dx) {
   dx.assign(2, Value());
   Value dy = firstOf(cotangents);
-  if (!dy || !need[0])
+  if (!dy || !wants(need, 0))
     return success();
   // d table = onehot(ids)ᵀ · dy, the one-hot rows gathered from an identity.
   auto table = getTable().getType();
@@ -245,7 +245,7 @@ LogicalResult RopeOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> 
   Value dy = firstOf(cotangents);
   if (!dy)
     return success();
-  if (need[1] || need[2])
+  if (wants(need, 1) || wants(need, 2))
     return noRule(*this, Mode::Reverse, "the cos/sin tables are not differentiated");
   // A rotation per pair: its transpose rotates by the opposite angle.
   dx[0] = mb.create<RopeOp>(dy, getCos(), mb.unary<NegOp>(getSin()), getHeadDimAttr(),

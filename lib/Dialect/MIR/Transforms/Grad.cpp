@@ -69,18 +69,15 @@ public:
     for (unsigned i = 0; i < fwd.getNumArguments(); ++i)
       map.map(fwd.getArgument(i), entry->getArgument(i));
     b.setInsertionPointToEnd(entry);
-    Value loss;
-    for (Operation &op : fwd.getBody().front()) {
-      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-        loss = map.lookup(ret.getOperand(0));
-        break;
-      }
-      b.clone(op, map);
-    }
+    for (Operation &op : fwd.getBody().front())
+      b.clone(op, map); // the return too, so that unfusing updates the loss
     if (failed(ad::unfuse(fn, /*regions=*/false))) {
       fn.erase();
       return nullptr;
     }
+    auto ret = cast<func::ReturnOp>(entry->getTerminator());
+    Value loss = ret.getOperand(0);
+    ret.erase();
 
     // Values that depend on a wrt argument: the only ones that get gradients.
     DenseSet<Value> active;

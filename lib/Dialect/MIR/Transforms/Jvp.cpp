@@ -98,10 +98,13 @@ func::FuncOp buildJvp(func::FuncOp fwd, ArrayRef<std::string> wrtNames) {
     }
     MIRBuilder mb(b, op->getLoc(), /*diagnose=*/true);
     SmallVector<Value> dy;
-    if (failed(rules.jvp(mb, ts, dy)) || mb.failed()) {
-      if (mb.failed())
-        op->emitError(kPass) << ": cannot build the tangent of '" << op->getName()
-                             << "' for these operand types";
+    if (failed(rules.jvp(mb, ts, dy))) { // the rule said why
+      fn.erase();
+      return nullptr;
+    }
+    if (mb.failed() || dy.size() != op->getNumResults()) {
+      op->emitError(kPass) << ": the forward-mode rule of '" << op->getName()
+                           << "' did not build its tangents";
       fn.erase();
       return nullptr;
     }

@@ -70,12 +70,20 @@ func::FuncOp buildVmap(func::FuncOp fwd, const VmapOptions &opt) {
   auto batchedArgs = batchedArguments(fwd, opt.args);
   if (failed(batchedArgs))
     return nullptr;
+  // The batch axis of each batched argument, negative axes counted from
+  // the end as torch.vmap's in_dims are (-1: a new last axis).
+  SmallVector<int64_t> argAxis(fwd.getNumArguments(), 0);
   for (auto [i, isBatched] : llvm::enumerate(*batchedArgs)) {
+    if (!isBatched)
+      continue;
     int64_t rank = cast<RankedTensorType>(fwd.getArgument(i).getType()).getRank();
-    if (isBatched && (opt.axis < 0 || opt.axis > rank))
-      return fwd.emitError(kPass) << ": axis " << opt.axis << " is outside [0, " << rank
-                                  << "] for argument '" << argumentName(fwd, i) << "'",
+    int64_t a = opt.axis < 0 ? opt.axis + rank + 1 : opt.axis;
+    if (a < 0 || a > rank)
+      return fwd.emitError(kPass) << ": axis " << opt.axis << " is outside [" << -rank - 1
+                                  << ", " << rank << "] for argument '" << argumentName(fwd, i)
+                                  << "'",
              nullptr;
+    argAxis[i] = a;
   }
 
   // An unfused copy of the body to batch from.
@@ -95,7 +103,7 @@ func::FuncOp buildVmap(func::FuncOp fwd, const VmapOptions &opt) {
       continue;
     }
     SmallVector<int64_t> shape(rt.getShape());
-    shape.insert(shape.begin() + opt.axis, opt.batchSize);
+    shape.insert(shape.begin() + argAxis[i], opt.batchSize);
     ins.push_back(RankedTensorType::get(shape, rt.getElementType()));
   }
   auto fn = func::FuncOp::create(b, fwd.getLoc(), (fwd.getSymName() + "_vmap").str(),
@@ -117,8 +125,8 @@ func::FuncOp buildVmap(func::FuncOp fwd, const VmapOptions &opt) {
     Value a = entry->getArgument(i);
     if ((*batchedArgs)[i]) {
       int64_t rank = MIRBuilder::typeOf(a).getRank();
-      if (opt.axis != 0)
-        a = top.transpose(a, moveAxis(rank, opt.axis, 0));
+      if (argAxis[i] != 0)
+        a = top.transpose(a, moveAxis(rank, argAxis[i], 0));
       isBatched.insert(a);
     }
     map.map(copy.getArgument(i), a);
@@ -147,10 +155,12 @@ func::FuncOp buildVmap(func::FuncOp fwd, const VmapOptions &opt) {
     }
     MIRBuilder mb(b, op.getLoc(), /*diagnose=*/true);
     SmallVector<Value> results;
-    if (failed(rules.batch(mb, operands, flags, results)) || mb.failed() ||
-        results.size() != op.getNumResults()) {
-      if (mb.failed())
-        op.emitError(kPass) << ": cannot batch '" << op.getName() << "' for these operand types";
+    if (failed(rules.batch(mb, operands, flags, results)))
+      return fail(); // the rule said why
+    if (mb.failed() || results.size() != op.getNumResults() ||
+        llvm::any_of(results, [](Value v) { return !v; })) {
+      op.emitError(kPass) << ": the batching rule of '" << op.getName()
+                          << "' did not build its results";
       return fail();
     }
     for (auto [old, r] : llvm::zip(op.getResults(), results)) {
@@ -169,11 +179,13 @@ func::FuncOp buildVmap(func::FuncOp fwd, const VmapOptions &opt) {
     }
     if (r && opt.axis != 0) {
       int64_t rank = MIRBuilder::typeOf(r).getRank();
-      if (opt.axis >= rank) {
-        fwd.emitError(kPass) << ": axis " << opt.axis << " is outside the outputs' ranks";
+      int64_t a = opt.axis < 0 ? opt.axis + rank : opt.axis;
+      if (a < 0 || a >= rank) {
+        fwd.emitError(kPass) << ": axis " << opt.axis << " is outside the batched outputs' "
+                             << rank << " dims";
         return fail();
       }
-      r = top.transpose(r, moveAxis(rank, 0, opt.axis));
+      r = top.transpose(r, moveAxis(rank, 0, a));
     }
     outs.push_back(r);
   }
