@@ -90,6 +90,8 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
   }
   // Kernels that tile a contraction or reduced axis need one element of it.
   pm.addPass(mir::createMIRFillEmptyAxes());
+  if (options.beforeLIR)
+    options.beforeLIR(pm);
   if (options.lir) {
     pm.addPass(createConvertRLXMIRToLIR());
     pm.addPass(lir::createLIRBufferize());

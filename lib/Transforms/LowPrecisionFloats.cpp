@@ -255,6 +255,38 @@ private:
   bool includeBf16;
 };
 
+/// A scalar select between 8-, 6- or 4-bit floats: on their bits.
+struct ExpandSelect : OpRewritePattern<arith::SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::SelectOp op, PatternRewriter &rw) const override {
+    Type t = op.getType();
+    if (!isa<FloatType>(t) || !isLowPrecision(t))
+      return failure();
+    Type bits = rw.getIntegerType(t.getIntOrFloatBitWidth());
+    Location loc = op.getLoc();
+    Value a = arith::BitcastOp::create(rw, loc, bits, op.getTrueValue());
+    Value b = arith::BitcastOp::create(rw, loc, bits, op.getFalseValue());
+    Value r = arith::SelectOp::create(rw, loc, op.getCondition(), a, b);
+    rw.replaceOpWithNewOp<arith::BitcastOp>(op, t, r);
+    return success();
+  }
+};
+
+/// A scalar 8-, 6- or 4-bit float constant: its bits, bitcast.
+struct ExpandConstant : OpRewritePattern<arith::ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ConstantOp op, PatternRewriter &rw) const override {
+    auto f = dyn_cast<FloatAttr>(op.getValue());
+    if (!f || !isLowPrecision(f.getType()))
+      return failure();
+    Type bits = rw.getIntegerType(f.getType().getIntOrFloatBitWidth());
+    Value c = arith::ConstantOp::create(rw, op.getLoc(), bits,
+                                        rw.getIntegerAttr(bits, f.getValue().bitcastToAPInt()));
+    rw.replaceOpWithNewOp<arith::BitcastOp>(op, f.getType(), c);
+    return success();
+  }
+};
+
 struct ExpandLowPrecisionFloatsPass
     : rlx::impl::ExpandLowPrecisionFloatsBase<ExpandLowPrecisionFloatsPass> {
   using ExpandLowPrecisionFloatsBase::ExpandLowPrecisionFloatsBase;
@@ -272,4 +304,5 @@ void mlir::rlx::populateExpandLowPrecisionFloatPatterns(RewritePatternSet &patte
                                                         bool includeBf16) {
   patterns.add<ExpandExtF>(patterns.getContext());
   patterns.add<ExpandTruncF>(patterns.getContext(), includeBf16);
+  patterns.add<ExpandSelect, ExpandConstant>(patterns.getContext());
 }

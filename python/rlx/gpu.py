@@ -19,7 +19,7 @@ import os
 import pathlib
 import shutil
 import tempfile
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -232,7 +232,8 @@ def compile(module: Module, *, device: str = "emu", chip: str = "sm_90a", featur
             dims: Mapping[str, int] | None = None, artifact_dir: str | os.PathLike | None = None,
             cubin: bool | None = None, spills: str = "warn", matmul_kernel: str = "auto",
             attention_kernel: str = "auto", kv_splits: int = 0, split_k: int = 0,
-            strict_kernels: bool = False, tensor_cores: bool = True, fuse: bool = True) -> GpuModel:
+            strict_kernels: bool = False, tensor_cores: bool = True, fuse: bool = True,
+            generic_kernels: Sequence[str] = ()) -> GpuModel:
     """Compiles `module` (HIR, MIR or LIR; not modified) for `chip` into a
     GPU artifact and opens it on `device` ("emu", "cuda" or "auto"). The
     artifact is kept in `artifact_dir` when given (deployable with
@@ -242,7 +243,9 @@ def compile(module: Module, *, device: str = "emu", chip: str = "sm_90a", featur
     `attention_kernel` (auto, simt, flash, wgmma), `kv_splits`, `split_k`
     and `tensor_cores` are rlx-compile's options: a kernel named is used
     where it applies, elsewhere the heuristic's with a remark
-    (`strict_kernels=True`: an error).
+    (`strict_kernels=True`: an error). Ops without a kernel template take
+    the generic path (their linalg lowering); `generic_kernels` names ops
+    (``"rlx_mir.softmax"``) sent that way even where a template exists.
     Raises RlxError with the compiler's diagnostics."""
     owned = None
     if artifact_dir is None:
@@ -253,5 +256,6 @@ def compile(module: Module, *, device: str = "emu", chip: str = "sm_90a", featur
     _rlx.write_gpu_artifact(module, str(artifact_dir), chip, features,
                             {k: int(v) for k, v in (dims or {}).items()}, True, cubin, spills,
                             matmul_kernel, attention_kernel, int(kv_splits), int(split_k),
-                            bool(strict_kernels), bool(tensor_cores), bool(fuse))
+                            bool(strict_kernels), bool(tensor_cores), bool(fuse),
+                            [str(k) for k in generic_kernels])
     return GpuModel(pathlib.Path(artifact_dir), device, owned)

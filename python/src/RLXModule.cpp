@@ -318,7 +318,8 @@ void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
                       const std::map<std::string, int64_t> &dims, bool emulator, bool cubin,
                       const std::string &spills, const std::string &matmulKernel,
                       const std::string &attentionKernel, int64_t kvSplits, int64_t splitK,
-                      bool strictKernels, bool tensorCores, bool fuse) {
+                      bool strictKernels, bool tensorCores, bool fuse,
+                      const std::vector<std::string> &genericKernels) {
   OwningOpRef<ModuleOp> copy(module->module->clone());
   Diagnostics diags(copy->getContext());
   rlx::GPUArtifactOptions options;
@@ -336,6 +337,7 @@ void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
   options.strictKernels = strictKernels;
   options.tensorCores = tensorCores;
   options.fuse = fuse;
+  options.genericKernels = genericKernels;
   if (failed(rlx::writeGPUArtifact(*copy, options, dir)))
     diags.raise("GPU compilation failed");
 }
@@ -415,7 +417,19 @@ NB_MODULE(_rlx, m) {
   rlx::registerAllPasses();
 
   nb::class_<RlxContext>(m, "Context", "An MLIR context with every RLX and upstream dialect.")
-      .def(nb::init<>());
+      .def(nb::init<>())
+      .def(
+          "registered_ops",
+          [](RlxContext &c, const std::string &dialect) {
+            std::vector<std::string> names;
+            for (RegisteredOperationName op : c.get()->getRegisteredOperations())
+              if (op.getDialectNamespace() == dialect)
+                names.push_back(op.getStringRef().str());
+            llvm::sort(names);
+            return names;
+          },
+          nb::arg("dialect"),
+          "The names of the ops registered for `dialect` (e.g. \"rlx_mir\"), sorted.");
 
   nb::class_<RlxModule>(m, "Module", "A builtin.module owned by a Context.")
       .def("text", &RlxModule::text, nb::arg("generic") = false, nb::arg("debug_info") = false,
@@ -441,7 +455,8 @@ NB_MODULE(_rlx, m) {
         nb::arg("chip"), nb::arg("features"), nb::arg("dims"), nb::arg("emulator"),
         nb::arg("cubin"), nb::arg("spills"), nb::arg("matmul_kernel") = "auto",
         nb::arg("attention_kernel") = "auto", nb::arg("kv_splits") = 0, nb::arg("split_k") = 0,
-        nb::arg("strict_kernels") = false, nb::arg("tensor_cores") = true, nb::arg("fuse") = true);
+        nb::arg("strict_kernels") = false, nb::arg("tensor_cores") = true, nb::arg("fuse") = true,
+        nb::arg("generic_kernels") = std::vector<std::string>{});
   m.def("generate_model", &generateModel, nb::arg("context"), nb::arg("config_json"),
         nb::arg("overrides"), nb::arg("layers").none(), nb::arg("dtype"),
         nb::arg("seq").none(), nb::arg("kv_cache"), nb::arg("past").none(),

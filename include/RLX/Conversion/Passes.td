@@ -157,6 +157,36 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 
+def GpuGenericKernels : Pass<"rlx-gpu-generic-kernels", "::mlir::ModuleOp"> {
+  let summary = "MIR ops without a GPU kernel template lowered through their linalg body";
+  let description = [{
+    The GPU path's generic route: every MIR op that becomes a kernel
+    (`mir::isKernelOp`) and that no kernel template of
+    `convert-rlx-lir-to-gpu` takes is lowered here, before
+    `convert-rlx-mir-to-lir`, by the patterns of `convert-rlx-mir-to-linalg`
+    (the op's CPU lowering, its one definition). Bufferized and planned like
+    any linalg an import leaves, each resulting linalg op becomes a GPU
+    kernel of its own (one thread per point of its parallel loops, reduced
+    loops in order in that thread). So every MIR op that runs on the CPU also
+    runs under the emulator and compiles for sm_80/sm_90a; hand-written
+    templates stay the fast path where they exist.
+
+    `report` emits a remark naming each op that takes the generic route;
+    `force` (op names) sends ops that have a template the generic way too
+    (tests compare both). Errors: an op with neither a template nor a linalg
+    lowering.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "a remark at each op lowered the generic way">,
+    ListOption<"force", "force", "std::string",
+               "op names (rlx_mir.softmax, ...) to lower the generic way even with a template">
+  ];
+}
+
 def ConvertRLXLIRToGPU : Pass<"convert-rlx-lir-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Planned LIR kernels to gpu.func kernels and a launch plan";
   let description = [{

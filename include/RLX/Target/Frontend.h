@@ -14,6 +14,7 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct FrontendOptions {
   int64_t rank = -1;
   /// Which unmarked arguments are weights (rlx-import-to-mir's `weights`).
   std::vector<std::string> weightArgs;
+  /// A backend's passes on the final MIR, just before MIR → LIR (the GPU
+  /// path's rlx-gpu-generic-kernels).
+  std::function<void(OpPassManager &)> beforeLIR;
 };
 
 void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);

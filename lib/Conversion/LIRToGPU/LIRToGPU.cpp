@@ -247,6 +247,7 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
         for (Value v : op.getOperands())
           if (isa<MemRefType>(v.getType()))
             args.push_back(v);
+        llvm::append_range(args, capturedBuffers(&op));
         gpu::GPUFuncOp k = createKernelFunc(b, op.getLoc(), gm, kernelName(fn, index++, "linalg"),
                                             ValueRange(args).getTypes());
         b.setInsertionPointToStart(&k.getBody().front());
@@ -255,8 +256,8 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
         if (failed(launch))
           return op.emitError("convert-rlx-lir-to-gpu: no GPU kernel for this '")
                  << op.getName()
-                 << "' (the GPU path runs linalg ops with static shapes, indexing maps of dims "
-                    "and constants, and a body without regions)";
+                 << "' (the GPU path runs linalg ops with static shapes, affine indexing maps "
+                    "without symbols, and a body without regions)";
         if (failed(finishAndLaunch(b, k, *launch, &op, args)))
           return failure();
         op.erase();

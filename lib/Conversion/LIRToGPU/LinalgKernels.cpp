@@ -11,6 +11,7 @@
 
 #include "KernelBuilder.h"
 
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/IRMapping.h"
@@ -20,13 +21,15 @@ using namespace mlir::rlx;
 using namespace mlir::rlx::gpu_kernels;
 
 /// Whether `generic`'s body can be cloned into a kernel: no nested regions,
-/// and what it captures from the host function is constant.
+/// and what it captures from the host function is constant or a buffer (a
+/// table it loads from: a gather's, RoPE's, a dequantization's).
 static bool clonableBody(linalg::LinalgOp generic) {
   for (Operation &inner : generic.getBlock()->without_terminator()) {
     if (inner.getNumRegions())
       return false;
     for (Value v : inner.getOperands()) {
-      if (generic->isAncestor(v.getParentRegion()->getParentOp()))
+      if (generic->isAncestor(v.getParentRegion()->getParentOp()) ||
+          isa<MemRefType>(v.getType()))
         continue;
       Operation *def = v.getDefiningOp();
       if (!def || !def->hasTrait<OpTrait::ConstantLike>())
@@ -34,6 +37,17 @@ static bool clonableBody(linalg::LinalgOp generic) {
     }
   }
   return true;
+}
+
+SmallVector<Value> mlir::rlx::gpu_kernels::capturedBuffers(Operation *op) {
+  SmallVector<Value> captured;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (isa<MemRefType>(v.getType()) && !op->isAncestor(v.getParentRegion()->getParentOp()) &&
+          inner != op && !llvm::is_contained(captured, v))
+        captured.push_back(v);
+  });
+  return captured;
 }
 
 FailureOr<LaunchConfig>
@@ -58,13 +72,21 @@ mlir::rlx::gpu_kernels::buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilde
       return failure();
     operandArgs.push_back(b.clone(*def)->getResult(0));
   }
+  // Buffers the body captures: the kernel arguments after the operands'.
+  IRMapping capturedArgs;
+  for (Value v : capturedBuffers(op)) {
+    if (nextArg == args.size())
+      return failure();
+    capturedArgs.map(v, args[nextArg++]);
+  }
   SmallVector<int64_t> domain = generic.getStaticLoopRanges();
   if (llvm::any_of(domain, ShapedType::isDynamic))
     return failure();
+  // Maps of the loop dims (RoPE's pair partner is (d + half) mod rotary):
+  // evaluated per point with arith.
   for (AffineMap map : generic.getIndexingMapsArray())
-    for (AffineExpr e : map.getResults())
-      if (!isa<AffineDimExpr, AffineConstantExpr>(e))
-        return failure();
+    if (map.getNumSymbols() != 0)
+      return failure();
   // Threads over the parallel loops; the reduced loops run in each thread.
   SmallVector<unsigned> parallel, reduced;
   SmallVector<int64_t> threads, reducedSizes;
@@ -86,15 +108,20 @@ mlir::rlx::gpu_kernels::buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilde
       pos[d] = threadPos[k];
     auto at = [&](AffineMap map) {
       SmallVector<Value> p;
-      for (AffineExpr e : map.getResults())
-        p.push_back(isa<AffineDimExpr>(e) ? pos[cast<AffineDimExpr>(e).getPosition()]
-                                          : kb.idx(cast<AffineConstantExpr>(e).getValue()));
+      for (AffineExpr e : map.getResults()) {
+        if (auto d = dyn_cast<AffineDimExpr>(e))
+          p.push_back(pos[d.getPosition()]);
+        else if (auto c = dyn_cast<AffineConstantExpr>(e))
+          p.push_back(kb.idx(c.getValue()));
+        else
+          p.push_back(affine::expandAffineExpr(b, kb.loc, e, pos, {}));
+      }
       return p;
     };
     // One point of the iteration space: the body on the inputs there and
     // the outputs' running values; returns what it yields.
     auto point = [&](ValueRange outs) {
-      IRMapping map;
+      IRMapping map = capturedArgs;
       for (OpOperand &o : generic->getOpOperands()) {
         unsigned i = o.getOperandNumber();
         if (generic.isDpsInit(&o))

@@ -443,6 +443,7 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   pipe.splitK = options.splitK;
   pipe.attentionKernel = options.attentionKernel;
   pipe.strictKernels = options.strictKernels;
+  pipe.genericKernels = ArrayRef<std::string>(options.genericKernels);
   pipe.kvSplits = options.kvSplits;
   pipe.tp = options.tp;
   pipe.rank = options.rank;

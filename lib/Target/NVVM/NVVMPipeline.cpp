@@ -64,6 +64,13 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
       succeeded(target) && target->hasBlockScaledFP4Mma() && options.tensorCores;
   front.splitKVWgmma = succeeded(target) && target->hasWgmma() && options.tensorCores &&
                        (options.attentionKernel == "auto" || options.attentionKernel == "wgmma");
+  // MIR ops without a kernel template: their linalg lowering, one kernel
+  // per linalg op (the generic path).
+  front.beforeLIR = [&](OpPassManager &p) {
+    GpuGenericKernelsOptions generic;
+    generic.force.assign(options.genericKernels.begin(), options.genericKernels.end());
+    p.addPass(createGpuGenericKernels(generic));
+  };
   buildFrontendPipeline(pm, front);
   ConvertRLXLIRToGPUOptions toGpu;
   toGpu.chip = options.chip;

@@ -2,7 +2,7 @@
 // embedding's i64 -> i32 index cast from tosa-to-linalg) is a kernel of its
 // own, launched before the gather that reads it (it was dropped from the
 // plan), as are a fill and a reduction; a kernel that writes nothing
-// launches nothing; an indexing map the kernel cannot read is a located error.
+// launches nothing; a body the kernel cannot clone is a located error.
 // RUN: rlx-opt %s --split-input-file --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu --verify-diagnostics | FileCheck %s
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
@@ -62,16 +62,41 @@ func.func @row_sum(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 
 // -----
 
-// An indexing map that is not dims and constants is a located error.
+// An indexing map with arithmetic (a sliding window x[i + j]) is read per
+// point.
+// CHECK-LABEL: func.func @window(
+// CHECK:   gpu.launch_func @window_kernels::@window_0_linalg
 #sum = affine_map<(d0, d1) -> (d0 + d1)>
 #out = affine_map<(d0, d1) -> (d0, d1)>
 func.func @window(%x: tensor<8xf32>) -> tensor<4x5xf32> {
   %e = tensor.empty() : tensor<4x5xf32>
-  // expected-error @+1 {{no GPU kernel for this 'linalg.generic' (the GPU path runs linalg ops with static shapes, indexing maps of dims and constants, and a body without regions)}}
   %s = linalg.generic {indexing_maps = [#sum, #out], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<8xf32>) outs(%e : tensor<4x5xf32>) {
   ^bb0(%in: f32, %o: f32):
     linalg.yield %in : f32
   } -> tensor<4x5xf32>
   return %s : tensor<4x5xf32>
+}
+
+// -----
+
+// A body with a loop is a located error.
+#id = affine_map<(d0) -> (d0)>
+func.func @loop(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error @+1 {{no GPU kernel for this 'linalg.generic' (the GPU path runs linalg ops with static shapes, affine indexing maps without symbols, and a body without regions)}}
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = arith.fptosi %in : f32 to i32
+    %ni = arith.index_cast %n : i32 to index
+    %r = scf.for %i = %c0 to %ni step %c1 iter_args(%acc = %o) -> f32 {
+      %a = arith.addf %acc, %in : f32
+      scf.yield %a : f32
+    }
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %s : tensor<8xf32>
 }

@@ -123,8 +123,13 @@ FailureOr<LaunchConfig> buildCopyKernel(gpu::GPUFuncOp fn, OpBuilder &b, Value s
 /// the body cloned. `args` are the kernel's arguments for the op's buffer
 /// operands, in order (scalar operands must be constants). Fails (the
 /// caller's located error) otherwise.
+/// Buffers the body captures from the host function (loaded in the body)
+/// come after the operands' in `args`, in the order of capturedBuffers.
 FailureOr<LaunchConfig> buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilder &b,
                                                      Operation *generic, ValueRange args);
+
+/// The buffers `op`'s body reads from outside it (first use first).
+SmallVector<Value> capturedBuffers(Operation *op);
 
 } // namespace mlir::rlx::gpu_kernels
 

@@ -45,6 +45,9 @@ struct GPUArtifactOptions {
   /// A matmul/attention kernel that cannot take an op is an error (else a
   /// remark and the heuristic's kernel).
   bool strictKernels = false;
+  /// MIR op names sent down the generic path even with a kernel template
+  /// (rlx-gpu-generic-kernels' force).
+  std::vector<std::string> genericKernels;
   /// kv-splits of rlx-mir-split-kv (0: the heuristic, 1: never).
   int64_t kvSplits = 0;
   /// Tensor-parallel ranks (0: none): the artifact is the per-rank program,

@@ -57,6 +57,10 @@ struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
       *this, "kv-splits",
       llvm::cl::desc("split-KV attention (rlx-mir-split-kv): 0 the heuristic, 1 never, N forced"),
       llvm::cl::init(0)};
+  ListOption<std::string> genericKernels{
+      *this, "generic-kernels",
+      llvm::cl::desc("MIR op names to run on the generic path (their linalg lowering) even "
+                     "where a kernel template exists (rlx-gpu-generic-kernels' force)")};
   ListOption<std::string> weightArgs{
       *this, "weight-args",
       llvm::cl::desc("which unmarked arguments are weights (rlx-import-to-mir's weights)")};

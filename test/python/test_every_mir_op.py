@@ -1,0 +1,165 @@
+"""Every registered rlx_mir op runs on the CPU and on the GPU emulator
+(sm_90a) with equal results: once through its kernel template, once down
+the generic path (rlx-gpu-generic-kernels: the op's linalg lowering, one
+kernel per linalg op). The op list comes from the registered dialect, so a
+new op without an example here fails `test_every_op_has_an_example`.
+The CPU path is checked against numpy per op in test_mir_ops.py."""
+from __future__ import annotations
+
+import ml_dtypes  # noqa: F401  (f8 inputs)
+import numpy as np
+import pytest
+
+import rlx
+
+
+def t(shape, et="f32"):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + et + ">"
+
+
+F = (2, 3, 8)
+UNARY = ["neg", "exp", "log", "sqrt", "rsqrt", "reciprocal", "abs", "tanh", "sigmoid", "silu",
+         "gelu", "gelu_tanh", "relu", "erf", "sin", "cos"]
+POSITIVE = {"log", "sqrt", "rsqrt", "reciprocal", "pow"}
+BINARY = ["add", "sub", "mul", "div", "max", "min", "pow"]
+
+# op -> (arguments {name: (shape, dtype)}, result types, body without return)
+EXAMPLES: dict[str, tuple[dict, list, str]] = {}
+for op in UNARY:
+    EXAMPLES[f"rlx_mir.{op}"] = ({"x": (F, "f32")}, [t(F)], f"%r0 = rlx_mir.{op} %x : {t(F)}")
+for op in BINARY:
+    EXAMPLES[f"rlx_mir.{op}"] = ({"x": (F, "f32"), "y": ((3, 1), "f32")}, [t(F)],
+                                 f"%r0 = rlx_mir.{op} %x, %y : {t(F)}, {t((3, 1))}")
+Q, KV = (1, 5, 16), (1, 6, 8)
+EXAMPLES.update({
+    "rlx_mir.cast": ({"x": (F, "f32")}, [t(F, "bf16")], f"%r0 = rlx_mir.cast %x : {t(F)} to {t(F, 'bf16')}"),
+    "rlx_mir.select": ({"c": (F, "i1"), "x": (F, "f32"), "y": ((8,), "f32")}, [t(F)],
+                       f"%r0 = rlx_mir.select %c, %x, %y : {t(F, 'i1')}, {t(F)}, {t((8,))}"),
+    "rlx_mir.constant": ({"x": ((4,), "f32")}, [t((4,))],
+                         f"%c = rlx_mir.constant dense<[1.0, -2.0, 3.5, 0.25]> : {t((4,))}\n"
+                         f"  %r0 = rlx_mir.mul %x, %c : {t((4,))}, {t((4,))}"),
+    "rlx_mir.broadcast": ({"x": ((3, 1), "f32")}, [t((2, 3, 5))],
+                          f"%r0 = rlx_mir.broadcast %x [2, 3, 5] : {t((3, 1))}"),
+    "rlx_mir.causal_mask": ({"x": ((2, 4, 6), "f32")}, [t((2, 4, 6))],
+                            f"%r0 = rlx_mir.causal_mask %x window = 3 : {t((2, 4, 6))}"),
+    "rlx_mir.elementwise": ({"x": (F, "f32"), "y": ((8,), "f32")}, [t(F), t(F)],
+                            f"%r0, %r1 = rlx_mir.elementwise ins(%x, %y : {t(F)}, {t((8,))}) -> {t(F)}, {t(F)} {{\n"
+                            "  ^bb0(%a: f32, %b: f32):\n"
+                            "    %m = arith.mulf %a, %b : f32\n    %e = math.tanh %m : f32\n"
+                            "    rlx_mir.yield %m, %e : f32, f32\n  }"),
+    "rlx_mir.matmul": ({"x": ((2, 5, 8), "f32"), "w": ((6, 8), "f32")}, [t((2, 5, 6))],
+                       f"%r0 = rlx_mir.matmul %x, %w transpose_b : {t((2, 5, 8))}, {t((6, 8))}"),
+    "rlx_mir.reduce": ({"x": (F, "f32")}, [t((2, 1, 8))],
+                       f"%r0 = rlx_mir.reduce max %x axes = [1] keep_dims : {t(F)}"),
+    "rlx_mir.softmax": ({"x": (F, "f32")}, [t(F)], f"%r0 = rlx_mir.softmax %x axis = 1 : {t(F)}"),
+    "rlx_mir.rms_norm": ({"x": (F, "f32"), "w": ((8,), "f32")}, [t(F)],
+                         f"%r0 = rlx_mir.rms_norm %x, %w eps = 1.0e-05 : {t(F)}, {t((8,))}"),
+    "rlx_mir.layer_norm": ({"x": (F, "f32"), "w": ((8,), "f32"), "b": ((8,), "f32")}, [t(F)],
+                           f"%r0 = rlx_mir.layer_norm %x weight(%w : {t((8,))}) bias(%b : {t((8,))}) "
+                           f"eps = 1.0e-05 : {t(F)}"),
+    "rlx_mir.residual_rms_norm": ({"x": (F, "f32"), "r": (F, "f32"), "w": ((8,), "f32")}, [t(F), t(F)],
+                                  f"%r0, %r1 = rlx_mir.residual_rms_norm %x, %r, %w eps = 1.0e-05 : "
+                                  f"{t(F)}, {t(F)}, {t((8,))}"),
+    "rlx_mir.attention": ({"q": (Q, "f32"), "k": (KV, "f32"), "v": (KV, "f32")}, [t(Q)],
+                          f"%r0 = rlx_mir.attention %q, %k, %v heads = 4, kv_heads = 2, head_dim = 4 "
+                          f"causal : {t(Q)}, {t(KV)}, {t(KV)}"),
+    "rlx_mir.attention_partial": ({"q": (Q, "f32"), "k": (KV, "f32"), "v": (KV, "f32")},
+                                  [t((3, 1, 4, 5, 4)), t((3, 1, 4, 5))],
+                                  f"%r0, %r1 = rlx_mir.attention_partial %q, %k, %v heads = 4, kv_heads = 2, "
+                                  f"head_dim = 4 causal kv_splits = 3 : {t(Q)}, {t(KV)}, {t(KV)}"),
+    "rlx_mir.attention_combine": ({"o": ((3, 1, 2, 4, 5), "f32"), "l": ((3, 1, 2, 4), "f32")},
+                                  [t((1, 4, 10))],
+                                  f"%r0 = rlx_mir.attention_combine %o, %l : {t((3, 1, 2, 4, 5))}, "
+                                  f"{t((3, 1, 2, 4))} -> {t((1, 4, 10))}"),
+    "rlx_mir.reshape": ({"x": (F, "f32")}, [t((6, 8))],
+                        f"%e = rlx_mir.exp %x : {t(F)}\n  %r0 = rlx_mir.reshape %e [6, 8] : {t(F)}"),
+    "rlx_mir.transpose": ({"x": (F, "f32")}, [t((8, 2, 3))],
+                          f"%r0 = rlx_mir.transpose %x [2, 0, 1] : {t(F)}"),
+    "rlx_mir.slice": ({"x": (F, "f32")}, [t((2, 2, 3))],
+                      f"%e = rlx_mir.exp %x : {t(F)}\n"
+                      f"  %r0 = rlx_mir.slice %e offsets [0, 1, 1] sizes [2, 2, 3] strides [1, 1, 2] : {t(F)}"),
+    "rlx_mir.concat": ({"x": (F, "f32"), "y": ((2, 1, 8), "f32")}, [t((2, 4, 8))],
+                       f"%r0 = rlx_mir.concat %x, %y axis = 1 : {t(F)}, {t((2, 1, 8))}"),
+    "rlx_mir.gather": ({"e": ((7, 4), "f32"), "ids": ((2, 3), "i64")}, [t((2, 3, 4))],
+                       f"%r0 = rlx_mir.gather %e[%ids] : {t((7, 4))}, {t((2, 3), 'i64')}"),
+    "rlx_mir.rope": ({"x": ((1, 5, 16), "f32"), "c": ((5, 2), "f32"), "s": ((5, 2), "f32")},
+                     [t((1, 5, 16))],
+                     f"%r0 = rlx_mir.rope %x, %c, %s head_dim = 8 rotary_dim = 4 : "
+                     f"{t((1, 5, 16))}, {t((5, 2))}, {t((5, 2))}"),
+    "rlx_mir.fused_matmul": ({"x": ((3, 6), "f32"), "w": ((8, 6), "f32"), "g": ((6,), "f32"),
+                              "b": ((8,), "f32"), "r": ((3, 4), "f32")}, [t((3, 4))],
+                             f"%r0 = rlx_mir.fused_matmul %x, %w transpose_b norm rms_norm eps = 1.0e-05 "
+                             f"norm_weight(%g : {t((6,))}) bias(%b : {t((8,))}) activation silu glu "
+                             f"residual(%r : {t((3, 4))}) : {t((3, 6))}, {t((8, 6))}"),
+    "rlx_mir.nvfp4_quantize": ({"x": ((4, 32), "f32")}, [t((4, 32))],
+                               f"%w, %s, %g = rlx_mir.nvfp4_quantize %x : {t((4, 32))}\n"
+                               f"  %r0 = rlx_mir.nvfp4_dequantize %w, %s, %g : {t((4, 16), 'i8')}, "
+                               f"{t((4, 2), 'f8E4M3FN')}, tensor<f32>"),
+    "rlx_mir.nvfp4_dequantize": ({"x": ((4, 32), "f32")}, [t((4, 32))], "same as nvfp4_quantize"),
+    "rlx_mir.nvfp4_block_scales": ({"x": ((128, 64), "f32"), "a": ((2, 64), "f32")}, [t((2, 128))],
+                                   f"%w, %s, %g = rlx_mir.nvfp4_quantize %x : {t((128, 64))}\n"
+                                   f"  %b = rlx_mir.nvfp4_block_scales %s : {t((128, 4), 'f8E4M3FN')}\n"
+                                   f"  %r0 = rlx_mir.nvfp4_matmul %a, %w, %b, %g : {t((2, 64))}, "
+                                   f"{t((128, 32), 'i8')}, {t((1, 1, 32, 16), 'f8E4M3FN')}, tensor<f32>"),
+})
+EXAMPLES["rlx_mir.nvfp4_dequantize"] = EXAMPLES["rlx_mir.nvfp4_quantize"]
+EXAMPLES["rlx_mir.nvfp4_matmul"] = EXAMPLES["rlx_mir.nvfp4_block_scales"]
+
+# Ops that only exist inside another op's region.
+NESTED = {"rlx_mir.yield"}
+# Ops whose linalg lowering is a host loop over heads (scf.forall), which the
+# generic path does not turn into kernels: their templates run them.
+HOST_LOOPS = {"rlx_mir.attention", "rlx_mir.attention_partial"}
+
+
+def module_text(op):
+    args, results, body = EXAMPLES[op]
+    sig = ", ".join(f'%{n}: {t(s, et)} {{rlx.input = "{n}"}}' for n, (s, et) in args.items())
+    names = ", ".join(f"%r{i}" for i in range(len(results)))
+    return (f"func.func @f({sig}) -> ({', '.join(results)}) {{\n  {body}\n"
+            f"  return {names} : {', '.join(results)}\n}}\n")
+
+
+def inputs_for(op):
+    rng = np.random.default_rng(abs(hash(op)) % 2 ** 32)
+    out = {}
+    for name, (shape, et) in EXAMPLES[op][0].items():
+        if et == "i1":
+            out[name] = rng.random(shape) > 0.5
+        elif et == "i64":
+            out[name] = rng.integers(0, 7, shape).astype(np.int64)
+        else:
+            x = rng.standard_normal(shape).astype(np.float32)
+            out[name] = np.abs(x) + 0.5 if op.split(".")[1] in POSITIVE else x
+    return out
+
+
+def test_every_op_has_an_example():
+    ops = set(rlx.default_context().registered_ops("rlx_mir")) - NESTED
+    assert ops, "no rlx_mir ops registered"
+    assert sorted(ops - set(EXAMPLES)) == [], "ops without an example"
+    assert sorted(set(EXAMPLES) - ops) == [], "examples of ops that do not exist"
+
+
+def close(got, want, op):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.shape == want.shape, op
+    scale = max(1.0, np.nanmax(np.abs(np.where(np.isinf(want), 0, want))))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * scale, err_msg=op)
+
+
+@pytest.mark.parametrize("path", ["template", "generic"])
+@pytest.mark.parametrize("op", sorted(EXAMPLES))
+def test_op_runs_on_cpu_and_emu_with_equal_results(op, path):
+    m = rlx.parse(module_text(op))
+    x = inputs_for(op)
+    if path == "generic" and op in HOST_LOOPS:
+        with pytest.raises(rlx.RlxError, match="host op 'scf.forall' would not run there"):
+            rlx.gpu.compile(m, device="emu", fuse=False, generic_kernels=[op])
+        return
+    cpu = rlx.compile_cpu(m, fuse=False).run(x)
+    emu = rlx.gpu.compile(m, device="emu", fuse=False,
+                          generic_kernels=[op] if path == "generic" else []).run(x)
+    assert cpu.keys() == emu.keys()
+    for k in cpu:
+        close(emu[k], cpu[k], f"{op} {k}")
