@@ -306,9 +306,9 @@ def test_gather_embedding():
     body = f"  %y = rlx_mir.gather %e[%ids] : {t((7, 4))}, {t((2, 3), 'i64')}"
     text = build({"e": ((7, 4), "f64"), "ids": ((2, 3), "i64")}, body, "%y", (2, 3, 4))
     ids = np.array([[1, 3, 1], [6, 0, 3]], np.int64)  # repeated ids accumulate
-    # vmap batches the ids (a batched table has no rule).
+    # vmap batches the table and the ids.
     check_grad(text, {"e": rand(rng, 7, 4), "ids": ids, "R": rand(rng, 2, 3, 4)}, ["e"],
-               vmap_args=["ids"])
+               vmap_args=["e", "ids"])
 
 
 # -- data movement ----------------------------------------------------------

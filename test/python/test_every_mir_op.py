@@ -101,6 +101,13 @@ EXAMPLES.update({
                                    f"  %b = rlx_mir.nvfp4_block_scales %s : {t((128, 4), 'f8E4M3FN')}\n"
                                    f"  %r0 = rlx_mir.nvfp4_matmul %a, %w, %b, %g : {t((2, 64))}, "
                                    f"{t((128, 32), 'i8')}, {t((1, 1, 32, 16), 'f8E4M3FN')}, tensor<f32>"),
+    "rlx_mir.scatter_add": ({"d": ((5, 3), "f32"), "i": ((4,), "i64"), "u": ((4, 3), "f32")}, [t((5, 3))],
+                            f"%r0 = rlx_mir.scatter_add %d[%i], %u : {t((5, 3))}, {t((4,), 'i64')}, "
+                            f"{t((4, 3))}"),
+    "rlx_mir.cumsum": ({"x": (F, "f32")}, [t(F)],
+                       f"%r0 = rlx_mir.cumsum %x axis = 1 exclusive : {t(F)}"),
+    "rlx_mir.topk": ({"x": (F, "f32")}, [t((2, 3, 3)), t((2, 3, 3), "i64")],
+                     f"%r0, %r1 = rlx_mir.topk %x k = 3 : {t(F)}"),
 })
 EXAMPLES["rlx_mir.nvfp4_dequantize"] = EXAMPLES["rlx_mir.nvfp4_quantize"]
 EXAMPLES["rlx_mir.nvfp4_matmul"] = EXAMPLES["rlx_mir.nvfp4_block_scales"]
@@ -127,7 +134,7 @@ def inputs_for(op):
         if et == "i1":
             out[name] = rng.random(shape) > 0.5
         elif et == "i64":
-            out[name] = rng.integers(0, 7, shape).astype(np.int64)
+            out[name] = rng.integers(0, 5, shape).astype(np.int64)
         else:
             x = rng.standard_normal(shape).astype(np.float32)
             out[name] = np.abs(x) + 0.5 if op.split(".")[1] in POSITIVE else x

@@ -170,7 +170,6 @@ def test_jvp_and_vmap_run_on_every_device(device):
 
 
 @pytest.mark.parametrize("pipeline, message", [
-    ("rlx-mir-vmap{batch-size=2 args=e}", "no batching rule for 'rlx_mir.gather': a batched table"),
     ("rlx-mir-vmap", "batch-size must be positive (got 0)"),
     ("rlx-mir-vmap{batch-size=2 axis=3 args=e}", "axis 3 is outside [-3, 2] for argument 'e'"),
     ("rlx-mir-vmap{batch-size=2 args=nope}", "no tensor argument named 'nope' (args)"),

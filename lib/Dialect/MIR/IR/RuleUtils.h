@@ -49,6 +49,34 @@ inline bool wants(ArrayRef<bool> need, unsigned i) { return i < need.size() && n
 /// `axis` counted from 0 in a value of `rank` dims.
 inline int64_t axisFromZero(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
+inline int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n = ShapedType::isDynamic(d) || ShapedType::isDynamic(n) ? ShapedType::kDynamic : n * d;
+  return n;
+}
+
+/// A constant of `shape` ++ [1...] (to `rank`) with entry r = r · stride, of
+/// integer type `et`: the offsets that make per-row indices global.
+inline Value rowOffsets(MIRBuilder &mb, ArrayRef<int64_t> lead, int64_t rank, int64_t stride, Type et) {
+  SmallVector<int64_t> shape(lead);
+  shape.append(rank - lead.size(), 1);
+  auto t = RankedTensorType::get(shape, et);
+  SmallVector<APInt> values;
+  for (int64_t r = 0, n = product(lead); r < n; ++r)
+    values.push_back(APInt(et.getIntOrFloatBitWidth(), r * stride, /*isSigned=*/true));
+  return ConstantOp::create(mb.builder(), mb.getLoc(), DenseElementsAttr::get(t, values));
+}
+
+/// `indices` (of any integer type) clamped into [0, rows) as gather and
+/// scatter_add read them, then offset by b·rows for entry b of their leading
+/// (batch) axis: indices into the batch's rows flattened.
+inline Value flattenedBatchIndices(MIRBuilder &mb, Value indices, int64_t batch, int64_t rows) {
+  Type it = MIRBuilder::elementType(indices);
+  Value c = mb.create<MinOp>(mb.create<MaxOp>(indices, mb.scalar(it, 0)), mb.scalar(it, rows - 1));
+  return mb.add(c, rowOffsets(mb, {batch}, MIRBuilder::typeOf(indices).getRank(), rows, it));
+}
+
 } // namespace mlir::rlx::mir::rules
 
 #endif // RLX_LIB_DIALECT_MIR_IR_RULEUTILS_H

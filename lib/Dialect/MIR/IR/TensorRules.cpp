@@ -193,32 +193,13 @@ LogicalResult SoftmaxOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<boo
 
 LogicalResult GatherOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
                             SmallVectorImpl<Value> &dx) {
+  // The transpose of a gather: the cotangent's rows added at the ids
+  // (repeated ids accumulate; both ops clamp ids the same way).
   dx.assign(2, Value());
   Value dy = firstOf(cotangents);
   if (!dy || !wants(need, 0))
     return success();
-  // d table = onehot(ids)ᵀ · dy, the one-hot rows gathered from an identity.
-  auto table = getTable().getType();
-  int64_t v = table.getDimSize(0);
-  if (table.getRank() != 2 || ShapedType::isDynamic(v) ||
-      !MIRBuilder::typeOf(dy).hasStaticShape())
-    return noRule(*this, Mode::Reverse, "needs a static 2-D table and static ids");
-  constexpr int64_t kMaxOneHotRows = 8192;
-  if (v > kMaxOneHotRows)
-    return noRule(*this, Mode::Reverse,
-                  "the embedding gradient builds a V×V one-hot constant; a table of " +
-                      Twine(v) + " rows is over the " + Twine(kMaxOneHotRows) + "-row limit");
-  OpBuilder &b = mb.builder();
-  auto et = table.getElementType();
-  SmallVector<Attribute> eye(v * v, b.getFloatAttr(et, 0.0));
-  for (int64_t i = 0; i < v; ++i)
-    eye[i * v + i] = b.getFloatAttr(et, 1.0);
-  Value id = ConstantOp::create(b, mb.getLoc(),
-                                DenseElementsAttr::get(RankedTensorType::get({v, v}, et), eye));
-  Value onehot = mb.create<GatherOp>(id, getIndices());
-  int64_t n = MIRBuilder::typeOf(getIndices()).getNumElements();
-  dx[0] = mb.matmul(mb.reshape(onehot, {n, v}), mb.reshape(dy, {n, table.getDimSize(1)}), true,
-                    false);
+  dx[0] = mb.create<ScatterAddOp>(mb.zerosLike(getTable()), getIndices(), dy);
   return done(*this, mb, Mode::Reverse);
 }
 
@@ -229,10 +210,27 @@ LogicalResult GatherOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl
 
 LogicalResult GatherOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
                               SmallVectorImpl<Value> &results) {
-  if (batched[0])
-    return noRule(*this, Mode::Batching, "a batched table (only the indices batch)");
-  return single(*this, mb, mb.create<GatherOp>(operands[0], operands[1]), Mode::Batching,
-                results);
+  if (!batched[0])
+    return single(*this, mb, mb.create<GatherOp>(operands[0], operands[1]), Mode::Batching,
+                  results);
+  // A batched table: one gather from the tables stacked row-wise, entry b's
+  // ids (clamped into its own table) moved to rows b·V.
+  int64_t n = batchSize(operands, batched);
+  auto table = getTable().getType();
+  int64_t rows = table.getDimSize(0);
+  if (ShapedType::isDynamic(n) || !table.hasStaticShape())
+    return noRule(*this, Mode::Batching, "a batched table needs static shapes");
+  Value ids = operands[1];
+  if (!batched[1]) {
+    SmallVector<int64_t> shape{n};
+    llvm::append_range(shape, MIRBuilder::pattern(MIRBuilder::shapeOf(ids)));
+    ids = mb.broadcast(ids, shape);
+  }
+  SmallVector<int64_t> flat{n * rows};
+  llvm::append_range(flat, table.getShape().drop_front());
+  Value r = mb.create<GatherOp>(mb.reshape(operands[0], flat),
+                                flattenedBatchIndices(mb, ids, n, rows));
+  return single(*this, mb, r, Mode::Batching, results);
 }
 
 //===----------------------------------------------------------------------===//
