@@ -4,6 +4,7 @@
 
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 #include "RLX/Dialect/MIR/IR/MIRDialect.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -43,11 +44,26 @@ struct ZeroElementResults : ConversionPattern {
     return success();
   }
 };
+/// A composite op (DecomposableOpInterface): its chain of MIR ops, which
+/// the conversion then lowers like any other.
+struct Decompose : OpInterfaceConversionPattern<mir::DecomposableOpInterface> {
+  using OpInterfaceConversionPattern::OpInterfaceConversionPattern;
+  LogicalResult matchAndRewrite(mir::DecomposableOpInterface op, ArrayRef<Value>,
+                                ConversionPatternRewriter &rw) const override {
+    mir::MIRBuilder mb(rw, op->getLoc(), /*diagnose=*/true);
+    auto values = op.decompose(mb);
+    if (failed(values) || mb.failed())
+      return failure();
+    rw.replaceOp(op, *values);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::rlx::populateMIRToLinalgConversionPatterns(RewritePatternSet &patterns,
                                                       const MIRToLinalgOptions &options) {
   patterns.add<ZeroElementResults>(patterns.getContext());
+  patterns.add<Decompose>(patterns.getContext());
   linalg_builders::populateElementwiseLowerings(patterns);
   linalg_builders::populateShapeLowerings(patterns);
   linalg_builders::populateNormLowerings(patterns);

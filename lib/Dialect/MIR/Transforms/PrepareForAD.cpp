@@ -133,7 +133,8 @@ LogicalResult mlir::rlx::mir::ad::checkIsMir(func::FuncOp fn, StringRef pass) {
 LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions) {
   SmallVector<Operation *> ops;
   fn.walk([&](Operation *op) {
-    if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp>(op) ||
+    if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp,
+            DecomposableOpInterface>(op) ||
         (regions && isa<FusedElementwiseOp>(op)))
       ops.push_back(op);
   });
@@ -158,6 +159,11 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions) {
       Value sum = mb.add(n.getInput(), n.getResidual());
       repl.push_back(rmsNormChain(mb, sum, n.getWeight(), n.getEps().convertToDouble()));
       repl.push_back(sum);
+    } else if (auto d = dyn_cast<DecomposableOpInterface>(op)) {
+      auto r = d.decompose(mb);
+      if (failed(r))
+        return failure();
+      repl = *r;
     } else if (auto e = dyn_cast<FusedElementwiseOp>(op)) {
       auto r = mb.expandScalarBody(e.getBody().front(), e.getInputs(), e.getResultTypes(),
                                    "rlx-mir-prepare-for-ad");

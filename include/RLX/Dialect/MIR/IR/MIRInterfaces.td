@@ -92,4 +92,22 @@ def MIR_BatchableOpInterface : OpInterface<"BatchableOpInterface"> {
   ];
 }
 
+def MIR_DecomposableOpInterface : OpInterface<"DecomposableOpInterface"> {
+  let cppNamespace = "::mlir::rlx::mir";
+  let description = [{
+    A composite op defined by a chain of other MIR ops: `decompose` builds
+    the chain (with a `MIRBuilder` at its insertion point, on the op's
+    operands) and returns the values that replace the op's results. The
+    chain is the op's one definition: the linalg lowering (CPU path, GPU
+    generic path) lowers it, and autodiff and vmap (which unfuse first)
+    differentiate and batch it, so such an op needs no rules of its own.
+    Fails (with an error at the op) when the chain cannot be built.
+  }];
+  let methods = [
+    InterfaceMethod<"Build the op as a chain of MIR ops; the replacement values.",
+      "::mlir::FailureOr<::llvm::SmallVector<::mlir::Value>>", "decompose",
+      (ins "::mlir::rlx::mir::MIRBuilder &":$mb)>
+  ];
+}
+
 #endif // RLX_DIALECT_MIR_IR_MIRINTERFACES_TD
