@@ -104,6 +104,10 @@ EXAMPLES.update({
     "rlx_mir.scatter_add": ({"d": ((5, 3), "f32"), "i": ((4,), "i64"), "u": ((4, 3), "f32")}, [t((5, 3))],
                             f"%r0 = rlx_mir.scatter_add %d[%i], %u : {t((5, 3))}, {t((4,), 'i64')}, "
                             f"{t((4, 3))}"),
+    "rlx_mir.group_norm": ({"x": ((2, 4, 3), "f32"), "w": ((4,), "f32"), "b": ((4,), "f32")},
+                           [t((2, 4, 3))],
+                           f"%r0 = rlx_mir.group_norm %x weight(%w : {t((4,))}) bias(%b : {t((4,))}) "
+                           f"num_groups = 2 eps = 1.0e-05 : {t((2, 4, 3))}"),
     "rlx_mir.cumsum": ({"x": (F, "f32")}, [t(F)],
                        f"%r0 = rlx_mir.cumsum %x axis = 1 exclusive : {t(F)}"),
     "rlx_mir.topk": ({"x": (F, "f32")}, [t((2, 3, 3)), t((2, 3, 3), "i64")],

@@ -916,5 +916,6 @@ def MIR_Nvfp4MatmulOp : MIR_InferOp<"nvfp4_matmul"> {
 }
 
 include "RLX/Dialect/MIR/IR/MIRIndexOps.td"
+include "RLX/Dialect/MIR/IR/MIRNormOps.td"
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_TD
