@@ -189,3 +189,26 @@ def test_index_op_errors_are_diagnostics():
         with pytest.raises(rlx.RlxError) as e:
             rlx.parse(text)
         assert message in str(e.value), (body, str(e.value))
+
+
+def test_new_ops_from_python_without_new_code():
+    """rlx.hir.Function.emit builds any registered op from its text, typed by
+    the op's own shape rule: the new ops need no Python of their own."""
+    from rlx.hir import Function
+    f = Function("f")
+    x = f.input("x", (2, 6))
+    values, indices = f.emit("rlx_mir.topk {0} k = 2 : {t0}", [x], num_results=2)
+    assert values.shape == (2, 2) and indices.dtype == "i64"
+    c, = f.emit("rlx_mir.cumsum {0} axis = 1 : {t0}", [x])
+    f.output("v", values)
+    f.output("i", indices)
+    f.output("c", c)
+    rng = np.random.default_rng(7)
+    xv = rng.standard_normal((2, 6)).astype(np.float32)
+    out = rlx.compile_cpu(f.build()).run(x=xv)
+    want_v, want_i = numpy_topk(xv, 2)
+    np.testing.assert_array_equal(out["i"], want_i)
+    np.testing.assert_array_equal(out["v"], want_v)
+    np.testing.assert_allclose(out["c"], np.cumsum(xv, 1), rtol=1e-6, atol=1e-6)
+    with pytest.raises(rlx.RlxError, match="topk k = 9 must be in"):
+        f.emit("rlx_mir.topk {0} k = 9 : {t0}", [x], num_results=2)
