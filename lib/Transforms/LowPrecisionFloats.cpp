@@ -272,21 +272,6 @@ struct ExpandSelect : OpRewritePattern<arith::SelectOp> {
   }
 };
 
-/// A scalar 8-, 6- or 4-bit float constant: its bits, bitcast.
-struct ExpandConstant : OpRewritePattern<arith::ConstantOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::ConstantOp op, PatternRewriter &rw) const override {
-    auto f = dyn_cast<FloatAttr>(op.getValue());
-    if (!f || !isLowPrecision(f.getType()))
-      return failure();
-    Type bits = rw.getIntegerType(f.getType().getIntOrFloatBitWidth());
-    Value c = arith::ConstantOp::create(rw, op.getLoc(), bits,
-                                        rw.getIntegerAttr(bits, f.getValue().bitcastToAPInt()));
-    rw.replaceOpWithNewOp<arith::BitcastOp>(op, f.getType(), c);
-    return success();
-  }
-};
-
 struct ExpandLowPrecisionFloatsPass
     : rlx::impl::ExpandLowPrecisionFloatsBase<ExpandLowPrecisionFloatsPass> {
   using ExpandLowPrecisionFloatsBase::ExpandLowPrecisionFloatsBase;
@@ -304,5 +289,7 @@ void mlir::rlx::populateExpandLowPrecisionFloatPatterns(RewritePatternSet &patte
                                                         bool includeBf16) {
   patterns.add<ExpandExtF>(patterns.getContext());
   patterns.add<ExpandTruncF>(patterns.getContext(), includeBf16);
-  patterns.add<ExpandSelect, ExpandConstant>(patterns.getContext());
+  // (An f8 constant feeding a select becomes an integer constant: the
+  // bitcast of a constant folds.)
+  patterns.add<ExpandSelect>(patterns.getContext());
 }

@@ -33,37 +33,61 @@ struct GpuGenericKernelsPass : rlx::impl::GpuGenericKernelsBase<GpuGenericKernel
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    DenseSet<Operation *> generic;
-    module.walk([&](Operation *op) {
+    MLIRContext *ctx = &getContext();
+    for (const std::string &name : force)
+      if (!RegisteredOperationName::lookup(name, ctx))
+        return emitError(module.getLoc(), "rlx-gpu-generic-kernels: force names '")
+                   << name << "', which is not a registered op",
+               signalPassFailure();
+    auto generic = [&](Operation *op) {
       if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) || !mir::isKernelOp(op))
+        return false;
+      return llvm::is_contained(force, op->getName().getStringRef().str()) || !hasTemplate(op);
+    };
+    bool dynamic = false;
+    DenseSet<Operation *> candidates;
+    module.walk([&](Operation *op) {
+      if (!generic(op))
         return;
-      bool forced = llvm::is_contained(force, op->getName().getStringRef().str());
-      if (!forced && hasTemplate(op))
-        return;
-      generic.insert(op);
+      candidates.insert(op);
+      for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+        if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape() && !dynamic) {
+          op->emitError("rlx-gpu-generic-kernels: '")
+              << op->getName() << "' takes the generic path, which needs static shapes; got "
+              << rt << " (bind the dims with --dims)";
+          dynamic = true;
+        }
       if (report)
         op->emitRemark("rlx-gpu-generic-kernels: '")
             << op->getName() << "' "
-            << (forced ? "forced onto" : "has no GPU kernel template; it takes")
+            << (hasTemplate(op) ? "forced onto" : "has no GPU kernel template; it takes")
             << " the generic path (its linalg lowering, one kernel per linalg op)";
     });
-    if (generic.empty())
+    if (dynamic)
+      return signalPassFailure();
+    if (candidates.empty())
       return;
-    MLIRContext *ctx = &getContext();
+    // Legality is asked again for every op the lowering creates (a
+    // decomposition's ops without templates go the generic way too).
     ConversionTarget target(*ctx);
-    target.markUnknownOpDynamicallyLegal(
-        [&](Operation *op) { return !generic.contains(op); });
+    target.markUnknownOpDynamicallyLegal([&](Operation *op) { return !generic(op); });
     RewritePatternSet patterns(ctx);
     populateMIRToLinalgConversionPatterns(patterns);
     ConversionConfig config;
     DenseSet<Operation *> unlegalized;
     config.unlegalizedOps = &unlegalized;
     if (failed(applyPartialConversion(module, target, std::move(patterns), config))) {
-      for (Operation *op : generic)
-        if (unlegalized.contains(op))
+      // (Only ops that existed before: what the lowering built is rolled back.)
+      bool reported = false;
+      for (Operation *op : candidates)
+        if (unlegalized.contains(op)) {
           op->emitError("rlx-gpu-generic-kernels: '")
               << op->getName()
               << "' has no GPU kernel template and its linalg lowering does not apply here";
+          reported = true;
+        }
+      if (!reported)
+        emitError(module.getLoc(), "rlx-gpu-generic-kernels: an op's linalg lowering failed");
       return signalPassFailure();
     }
   }

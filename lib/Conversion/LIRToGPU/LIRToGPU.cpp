@@ -257,7 +257,8 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
           return op.emitError("convert-rlx-lir-to-gpu: no GPU kernel for this '")
                  << op.getName()
                  << "' (the GPU path runs linalg ops with static shapes, affine indexing maps "
-                    "without symbols, and a body without regions)";
+                    "without symbols that stay inside their operands, outputs at projected "
+                    "permutations of the parallel loops, and a body without regions)";
         if (failed(finishAndLaunch(b, k, *launch, &op, args)))
           return failure();
         op.erase();

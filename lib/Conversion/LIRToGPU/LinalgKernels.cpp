@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -35,6 +36,54 @@ static bool clonableBody(linalg::LinalgOp generic) {
       if (!def || !def->hasTrait<OpTrait::ConstantLike>())
         return false;
     }
+  }
+  return true;
+}
+
+/// [lo, hi] of affine `e` over loop dims ranging over [0, domain[d]).
+static std::optional<std::pair<int64_t, int64_t>> rangeOf(AffineExpr e,
+                                                          ArrayRef<int64_t> domain) {
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return std::pair<int64_t, int64_t>{0, domain[d.getPosition()] - 1};
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return std::pair<int64_t, int64_t>{c.getValue(), c.getValue()};
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return std::nullopt;
+  auto l = rangeOf(bin.getLHS(), domain), r = rangeOf(bin.getRHS(), domain);
+  if (!l || !r)
+    return std::nullopt;
+  auto rc = dyn_cast<AffineConstantExpr>(bin.getRHS());
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return std::pair<int64_t, int64_t>{l->first + r->first, l->second + r->second};
+  case AffineExprKind::Mul: {
+    int64_t a = l->first * r->first, b = l->first * r->second, c = l->second * r->first,
+            d = l->second * r->second;
+    return std::pair<int64_t, int64_t>{std::min({a, b, c, d}), std::max({a, b, c, d})};
+  }
+  case AffineExprKind::Mod:
+    if (!rc || rc.getValue() <= 0)
+      return std::nullopt;
+    return std::pair<int64_t, int64_t>{0, rc.getValue() - 1};
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv: {
+    if (!rc || rc.getValue() <= 0 || l->first < 0)
+      return std::nullopt;
+    int64_t c = rc.getValue(), up = e.getKind() == AffineExprKind::CeilDiv ? c - 1 : 0;
+    return std::pair<int64_t, int64_t>{(l->first + up) / c, (l->second + up) / c};
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Whether every index `map` yields over the loop domain is inside `shape`.
+static bool inBounds(AffineMap map, ArrayRef<int64_t> domain, ArrayRef<int64_t> shape) {
+  for (auto [e, size] : llvm::zip(map.getResults(), shape)) {
+    auto r = rangeOf(e, domain);
+    if (!r || r->first < 0 || r->second >= size)
+      return false;
   }
   return true;
 }
@@ -82,11 +131,18 @@ mlir::rlx::gpu_kernels::buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilde
   SmallVector<int64_t> domain = generic.getStaticLoopRanges();
   if (llvm::any_of(domain, ShapedType::isDynamic))
     return failure();
-  // Maps of the loop dims (RoPE's pair partner is (d + half) mod rotary):
-  // evaluated per point with arith.
-  for (AffineMap map : generic.getIndexingMapsArray())
-    if (map.getNumSymbols() != 0)
+  // Input maps may be any affine map of the loop dims (RoPE's pair partner
+  // is (d + half) mod rotary), evaluated per point with arith, as long as
+  // they stay inside their operand; outputs are written at projected
+  // permutations of the parallel dims (one thread per element, no races).
+  for (OpOperand &o : generic->getOpOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(&o);
+    auto t = dyn_cast<MemRefType>(o.get().getType());
+    if (map.getNumSymbols() != 0 || (t && !inBounds(map, domain, t.getShape())))
       return failure();
+    if (generic.isDpsInit(&o) && !map.isProjectedPermutation())
+      return failure();
+  }
   // Threads over the parallel loops; the reduced loops run in each thread.
   SmallVector<unsigned> parallel, reduced;
   SmallVector<int64_t> threads, reducedSizes;
@@ -140,6 +196,19 @@ mlir::rlx::gpu_kernels::buildLinalgElementwiseKernel(gpu::GPUFuncOp fn, OpBuilde
         for (Value v : inner.getOperands())
           if (!map.contains(v) && !generic->isAncestor(v.getParentRegion()->getParentOp()))
             b.clone(*v.getDefiningOp(), map);
+        // A load from a captured buffer reads at data-dependent indices:
+        // clamped into the buffer, as gather defines its reads.
+        if (auto load = dyn_cast<memref::LoadOp>(inner); load && capturedArgs.contains(load.getMemRef())) {
+          auto t = cast<MemRefType>(load.getMemRef().getType());
+          SmallVector<Value> idx;
+          for (auto [i, v] : llvm::enumerate(load.getIndices())) {
+            Value c = arith::MaxSIOp::create(b, kb.loc, map.lookupOrDefault(v), kb.idx(0));
+            idx.push_back(arith::MinSIOp::create(b, kb.loc, c, kb.idx(t.getDimSize(i) - 1)));
+          }
+          map.map(load.getResult(),
+                  memref::LoadOp::create(b, kb.loc, map.lookup(load.getMemRef()), idx).getResult());
+          continue;
+        }
         b.clone(inner, map);
       }
       SmallVector<Value> next;

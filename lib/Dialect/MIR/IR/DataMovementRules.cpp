@@ -15,8 +15,6 @@ using namespace mlir::rlx::mir::rules;
 
 namespace {
 
-Value firstOf(ValueRange r) { return r.empty() ? Value() : r.front(); }
-
 /// One result `v` of a rule in `mode`, or its error.
 LogicalResult one(Operation *op, MIRBuilder &mb, Value v, Mode mode, SmallVectorImpl<Value> &out) {
   if (!v && !mb.failed()) { // a zero (co)tangent in, none out

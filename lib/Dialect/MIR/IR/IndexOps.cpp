@@ -14,16 +14,6 @@ using namespace mlir::rlx;
 using namespace mlir::rlx::mir;
 using namespace mlir::rlx::mir::rules;
 
-namespace {
-
-Value firstOf(ValueRange r) { return r.empty() ? Value() : r.front(); }
-
-LogicalResult done(Operation *op, MIRBuilder &mb, Mode mode) {
-  return mb.failed() ? noRule(op, mode, "the rule's ops reject these operand types") : success();
-}
-
-} // namespace
-
 //===----------------------------------------------------------------------===//
 // scatter_add
 //===----------------------------------------------------------------------===//
@@ -116,6 +106,8 @@ LogicalResult CumsumOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   auto x = getRankedTensor(loc, a.getInput(), "input");
   if (failed(x) || failed(normalizeAxis(loc, a.getAxis(), x->getRank())))
     return failure();
+  if (x->getElementType().isInteger(1))
+    return shapeError(loc, "cumsum of i1 is not defined here (torch counts in int64): cast first");
   out.push_back(*x);
   return success();
 }

@@ -44,7 +44,10 @@ FailureOr<SmallVector<Value>> GroupNormOp::decompose(MIRBuilder &mb) {
   auto widen = [&](Value v) { return v && in != stats ? mb.cast(v, stats) : v; };
   ArrayRef<int64_t> shape = xt.getShape();
   int64_t n = shape[0], groups = getNumGroups();
-  Value g = mb.reshape(widen(getInput()), {n, groups, xt.getNumElements() / (n * groups)});
+  int64_t perGroup = shape[1] / groups; // channels per group × positions
+  for (int64_t d : shape.drop_front(2))
+    perGroup *= d;
+  Value g = mb.reshape(widen(getInput()), {n, groups, perGroup});
   Value mean = mb.reduce(ReduceKind::Mean, g, {2}, /*keepDims=*/true);
   Value centered = mb.sub(g, mean);
   Value var = mb.reduce(ReduceKind::Mean, mb.mul(centered, centered), {2}, /*keepDims=*/true);

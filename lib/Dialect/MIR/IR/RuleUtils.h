@@ -25,6 +25,14 @@ inline LogicalResult noRule(Operation *op, Mode mode, const Twine &why = "") {
   return failure();
 }
 
+/// The first of a rule's (co)tangents, null when there is none.
+inline Value firstOf(ValueRange r) { return r.empty() ? Value() : r.front(); }
+
+/// Success, or the rule's error when one of `mb`'s steps failed.
+inline LogicalResult done(Operation *op, MIRBuilder &mb, Mode mode) {
+  return mb.failed() ? noRule(op, mode, "the rule's ops reject these operand types") : success();
+}
+
 /// The leading (batch) dim of the first batched operand.
 inline int64_t batchSize(ValueRange operands, ArrayRef<bool> batched) {
   for (auto [v, b] : llvm::zip(operands, batched))
@@ -73,6 +81,9 @@ inline Value rowOffsets(MIRBuilder &mb, ArrayRef<int64_t> lead, int64_t rank, in
 /// (batch) axis: indices into the batch's rows flattened.
 inline Value flattenedBatchIndices(MIRBuilder &mb, Value indices, int64_t batch, int64_t rows) {
   Type it = MIRBuilder::elementType(indices);
+  unsigned width = it.getIntOrFloatBitWidth();
+  if (width < 64 && batch * rows > (int64_t(1) << (width - 1)) - 1)
+    return mb.fail(); // the flattened rows do not fit the index type
   Value c = mb.create<MinOp>(mb.create<MaxOp>(indices, mb.scalar(it, 0)), mb.scalar(it, rows - 1));
   return mb.add(c, rowOffsets(mb, {batch}, MIRBuilder::typeOf(indices).getRank(), rows, it));
 }

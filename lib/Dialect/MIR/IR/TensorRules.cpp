@@ -26,13 +26,6 @@ SmallVector<int64_t> reducedAxes(ReduceOp op) {
   return axes;
 }
 
-Value firstOf(ValueRange r) { return r.empty() ? Value() : r.front(); }
-
-/// Fills `out` with `n` nulls and reports whether `mb` failed.
-LogicalResult done(Operation *op, MIRBuilder &mb, Mode mode) {
-  return mb.failed() ? noRule(op, mode, "the rule's ops reject these operand types") : success();
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
