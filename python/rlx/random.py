@@ -1,43 +1,22 @@
 """RLX's seeded values, bit-for-bit the numbers rlx-run generates.
 
 Element ``i`` of tensor ``name`` under ``seed`` is a standard normal value by
-Box-Muller on two splitmix64 draws of the stream ``seed ^ fnv1a64(name)``
-(see ``include/RLX/Target/CPU/HostTensor.h``). rlx-run fills arguments it was
-not given with these values, scaled by the same rules as
-:func:`argument_values`, so a NumPy reference can rebuild the same weights
-without passing files around.
+Box-Muller on two splitmix64 draws of the stream ``seed ^ fnv1a64(name)``:
+``rlx::SeededStream`` (``include/RLX/Target/CPU/HostTensor.h``), the one
+generator, which this module calls. rlx-run fills arguments it was not given
+with these values, scaled by the same rules as :func:`argument_values`, so a
+NumPy reference can rebuild the same weights without passing files around.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-_MASK = (1 << 64) - 1
-
-
-def fnv1a64(name: str) -> int:
-    h = 0xCBF29CE484222325
-    for c in name.encode():
-        h ^= c
-        h = (h * 0x100000001B3) & _MASK
-    return h
-
-
-def _mix(key: int, i: np.ndarray) -> np.ndarray:
-    """splitmix64 of counters ``i`` (uint64 array) in stream ``key``."""
-    with np.errstate(over="ignore"):
-        z = np.uint64(key) + (i + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+from . import _rlx
 
 
 def _normal_range(seed: int, name: str, start: int, stop: int) -> np.ndarray:
-    key = (seed ^ fnv1a64(name)) & _MASK
-    i = np.arange(start, stop, dtype=np.uint64)
-    u1 = ((_mix(key, np.uint64(2) * i) >> np.uint64(11)).astype(np.float64) + 1.0) * 2.0**-53
-    u2 = (_mix(key, np.uint64(2) * i + np.uint64(1)) >> np.uint64(11)).astype(np.float64) * 2.0**-53
-    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+    return _rlx.seeded_normal(seed & ((1 << 64) - 1), name, start, stop)
 
 
 def normal(seed: int, name: str, n: int, dtype=np.float64, chunk: int = 1 << 22) -> np.ndarray:
@@ -51,8 +30,7 @@ def normal(seed: int, name: str, n: int, dtype=np.float64, chunk: int = 1 << 22)
 
 
 def uniform_int(seed: int, name: str, n: int, bound: int) -> np.ndarray:
-    key = (seed ^ fnv1a64(name)) & _MASK
-    return (_mix(key, np.arange(n, dtype=np.uint64)) % np.uint64(bound)).astype(np.int64)
+    return _rlx.seeded_uniform_int(seed & ((1 << 64) - 1), name, n, bound)
 
 
 def _is_norm_weight(name: str) -> bool:

@@ -269,6 +269,31 @@ nb::object toNumpy(const rlx::HostTensor &t) {
   return nb::cast(Array(copy->data(), shape.size(), shape.data(), owner, nullptr, dt));
 }
 
+/// Elements [start, stop) of the seeded normal stream of tensor `name`
+/// (rlx::SeededStream, what rlx-run fills arguments with), as float64.
+nb::object seededNormal(uint64_t seed, const std::string &name, uint64_t start, uint64_t stop) {
+  if (stop < start)
+    throw RlxError("seeded_normal: stop < start");
+  rlx::HostTensor t = rlx::HostTensor::zeros("f64", {static_cast<int64_t>(stop - start)});
+  rlx::SeededStream stream(seed, name);
+  auto *p = reinterpret_cast<double *>(t.data.data());
+  for (uint64_t i = start; i < stop; ++i)
+    p[i - start] = stream.normal(i);
+  return toNumpy(t);
+}
+
+/// `n` seeded integers in [0, bound) of tensor `name`, as int64.
+nb::object seededUniformInt(uint64_t seed, const std::string &name, uint64_t n, uint64_t bound) {
+  if (bound == 0)
+    throw RlxError("seeded_uniform_int: bound must be positive");
+  rlx::HostTensor t = rlx::HostTensor::zeros("i64", {static_cast<int64_t>(n)});
+  rlx::SeededStream stream(seed, name);
+  auto *p = reinterpret_cast<int64_t *>(t.data.data());
+  for (uint64_t i = 0; i < n; ++i)
+    p[i] = static_cast<int64_t>(stream.uniformInt(i, bound));
+  return toNumpy(t);
+}
+
 /// Every tensor of a safetensors checkpoint (rlx::readSafetensors) as numpy
 /// arrays by name (bf16 as float32, exactly).
 nb::dict readSafetensorsPy(const std::string &path) {
@@ -446,6 +471,10 @@ NB_MODULE(_rlx, m) {
         nb::arg("name") = "<string>", "Parses MLIR text into a Module (RlxError on errors).");
   m.def("load_bytecode", &loadBytecode, nb::arg("context"), nb::arg("data"));
   m.def("read_safetensors", &readSafetensorsPy, nb::arg("path"));
+  m.def("seeded_normal", &seededNormal, nb::arg("seed"), nb::arg("name"), nb::arg("start"),
+        nb::arg("stop"), "Elements [start, stop) of rlx-run's seeded normal stream of `name`.");
+  m.def("seeded_uniform_int", &seededUniformInt, nb::arg("seed"), nb::arg("name"), nb::arg("n"),
+        nb::arg("bound"), "rlx-run's seeded integers in [0, bound) of `name`.");
   m.def("tensor_parallel_split", &tensorParallelSplitPy, nb::arg("name"), nb::arg("ndim"));
   m.def("tensor_parallel_runs", &tensorParallelRunsPy, nb::arg("name"), nb::arg("ndim"),
         nb::arg("size"), nb::arg("rank"), nb::arg("tp"));
