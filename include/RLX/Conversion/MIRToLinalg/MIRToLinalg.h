@@ -12,6 +12,7 @@
 #ifndef RLX_CONVERSION_MIRTOLINALG_MIRTOLINALG_H
 #define RLX_CONVERSION_MIRTOLINALG_MIRTOLINALG_H
 
+#include "RLX/Conversion/MIRToTensor/MIRToTensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::rlx {
@@ -29,11 +30,6 @@ struct MIRToLinalgOptions {
 void populateMIRToLinalgConversionPatterns(RewritePatternSet &patterns,
                                            const MIRToLinalgOptions &options = {});
 
-/// Only reshape (tensor.expand_shape / collapse_shape), slice
-/// (tensor.extract_slice) and concat (tensor.insert_slice into tensor.empty):
-/// the MIR ops that are views or copies at the buffer level, for
-/// convert-rlx-mir-to-lir.
-void populateMIRDataMovementToTensorPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::rlx
 

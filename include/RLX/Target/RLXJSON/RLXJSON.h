@@ -36,7 +36,9 @@ LogicalResult exportRLXHirJson(ModuleOp module, llvm::raw_ostream &os);
 /// as an RLX LIR JSON module: the kernels' MIR graph and the buffer plan.
 LogicalResult exportRLXLirJson(ModuleOp module, llvm::raw_ostream &os);
 
-/// Registers the rlx-translate translations.
+/// Registers the rlx-translate translations (library
+/// RLXTargetRLXJSONRegistration, which registers every dialect: an escaped op
+/// may be of any).
 void registerRLXJsonTranslations();
 
 } // namespace mlir::rlx
