@@ -3,7 +3,7 @@
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 
 #include "RLX/Dialect/Common/IR/StorageSize.h"
-#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/Common/IR/RLXInterfaces.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -168,24 +168,16 @@ bool KernelOp::isElementwiseInPlaceSafe(unsigned input, unsigned output) {
   if (yielded.getDefiningOp() != root)
     return false;
   BlockArgument arg = getBody().front().getArgument(input);
-  // A fused_matmul reads its residual only at the element it writes (the
-  // residual add is its last stage, case G5b): the residual may be
-  // overwritten by the output when that is its only use.
-  if (auto fm = dyn_cast<mir::FusedMatmulOp>(root)) {
-    if (!fm.getResidual() || fm.getResidual() != arg)
-      return false;
-    for (OpOperand &use : arg.getUses())
-      if (use.getOwner() != root || &use != &fm.getResidualMutable()[0])
-        return false;
-    return cast<ShapedType>(arg.getType()).getShape() == out.getShape();
-  }
-  if (!isa<mir::ElementwiseOpInterface, mir::FusedElementwiseOp>(root))
+  // The root says which operands it reads only at the element it writes
+  // (an elementwise op's same-shape operands; fused_matmul's residual, its
+  // last stage, case G5b): the input may then be overwritten by the output
+  // when every use of it in the body is such an operand.
+  auto local = dyn_cast<ElementLocalOpInterface>(root);
+  if (!local)
     return false;
-  // The input only as an operand of the same shape (no broadcast): element
-  // i in, element i out.
+  unsigned result = cast<OpResult>(yielded).getResultNumber();
   for (OpOperand &use : arg.getUses())
-    if (use.getOwner() != root ||
-        cast<ShapedType>(use.get().getType()).getShape() != out.getShape())
+    if (use.getOwner() != root || !local.readsOnlyWrittenElement(use.getOperandNumber(), result))
       return false;
   return true;
 }

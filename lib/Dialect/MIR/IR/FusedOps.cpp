@@ -199,3 +199,14 @@ LogicalResult FusedElementwiseOp::verify() {
   }
   return success();
 }
+
+bool FusedMatmulOp::readsOnlyWrittenElement(unsigned operand, unsigned result) {
+  // The residual add is the last stage (case G5b): element i of the
+  // residual is read only to write element i of the result.
+  Value residual = getResidual();
+  return residual && operand < getNumOperands() && getOperand(operand) == residual &&
+         getResidualMutable().size() == 1 &&
+         getResidualMutable()[0].getOperandNumber() == operand &&
+         cast<ShapedType>(residual.getType()).getShape() ==
+             cast<ShapedType>(getResult().getType()).getShape();
+}

@@ -10,7 +10,6 @@
 #define RLX_DIALECT_LIR_IR_LIRDIALECT_H
 
 #include "RLX/Dialect/Common/IR/RLXDialect.h"
-#include "RLX/Dialect/MIR/IR/MIRDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dialect.h"
 

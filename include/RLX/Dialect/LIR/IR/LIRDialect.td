@@ -35,8 +35,7 @@ def LIR_Dialect : Dialect {
   }];
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
-  let dependentDialects = ["::mlir::rlx::RLXDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::rlx::mir::MIRDialect"];
+  let dependentDialects = ["::mlir::rlx::RLXDialect", "::mlir::memref::MemRefDialect"];
 }
 
 class LIR_Op<string mnemonic, list<Trait> traits = []>

@@ -13,6 +13,7 @@ include "RLX/Dialect/Common/IR/RLXBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "RLX/Dialect/MIR/IR/MIRInterfaces.td"
+include "RLX/Dialect/Common/IR/RLXInterfaces.td"
 
 def MIR_Dialect : Dialect {
   let name = "rlx_mir";

@@ -8,6 +8,7 @@
 #ifndef RLX_DIALECT_MIR_IR_MIROPS_H
 #define RLX_DIALECT_MIR_IR_MIROPS_H
 
+#include "RLX/Dialect/Common/IR/RLXInterfaces.h"
 #include "RLX/Dialect/MIR/IR/MIRDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"

@@ -46,7 +46,8 @@ def MIR_ConstantOp : MIR_InferOp<"constant", !listconcat([ConstantLike], MIR_Tra
 class MIR_ElementwiseOp<string mnemonic, list<Trait> traits = []>
     : MIR_Op<mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<MIR_ElementwiseOpInterface>,
-        MIR_DifferentiableOpInterface, MIR_BatchableOpInterface])>;
+        MIR_DifferentiableOpInterface, MIR_BatchableOpInterface,
+        RLX_ElementLocalOpInterface])>;
 
 class MIR_BinaryOp<string mnemonic, string formula, string source,
                    list<Trait> traits = []>
@@ -658,7 +659,8 @@ def MIR_CausalMaskOp : MIR_InferOp<"causal_mask", MIR_Transformable> {
 // Fused ops
 //===----------------------------------------------------------------------===//
 
-def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> {
+def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<RLX_ElementLocalOpInterface, ["readsOnlyWrittenElement"]>]> {
   let summary = "matmul with a normalization prologue and a fused epilogue";
   let description = [{
     `out = epilogue(prologue(lhs) · rhs)` where `rhs` is `[K, N]`, or `[N, K]`
@@ -753,7 +755,7 @@ def MIR_FusedMatmulOp : MIR_InferOp<"fused_matmul", [AttrSizedOperandSegments]> 
 }
 
 def MIR_FusedElementwiseOp : MIR_Op<"elementwise", [SingleBlock, IsolatedFromAbove,
-    MIR_DifferentiableOpInterface, MIR_BatchableOpInterface]> {
+    MIR_DifferentiableOpInterface, MIR_BatchableOpInterface, RLX_ElementLocalOpInterface]> {
   let summary = "a fused chain of elementwise ops with a scalar body";
   let description = [{
     Applies its body to every element of the (numpy-broadcast) inputs. The
