@@ -51,6 +51,11 @@ Value KernelBuilder::mul(Value x, Value y) {
 }
 Value KernelBuilder::divui(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
 Value KernelBuilder::remui(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+Value KernelBuilder::swizzle(Value offset, int mode) {
+  assert(mode >= 1 && mode <= 3 && "swizzle mode is 32B (1), 64B (2) or 128B (3)");
+  Value row = remui(divui(offset, idx(128)), idx(int64_t(1) << mode));
+  return arith::XOrIOp::create(b, loc, offset, mul(row, idx(16)));
+}
 Value KernelBuilder::minui(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
 Value KernelBuilder::fdiv(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
 Value KernelBuilder::ult(Value x, Value y) {

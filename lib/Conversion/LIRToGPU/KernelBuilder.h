@@ -44,6 +44,13 @@ public:
   Value divui(Value x, Value y);
   Value remui(Value x, Value y);
   Value minui(Value x, Value y);
+  /// Where the shared-memory swizzle `mode` of TMA and the wgmma/tcgen05
+  /// matrix descriptors (1: 32-byte, 2: 64-byte, 3: 128-byte) stores byte
+  /// `offset` (index) of a tile aligned to the swizzle's period (256, 512 or
+  /// 1024 bytes): the 16-byte chunk bits [4, 4 + mode) of the offset XOR its
+  /// bits [7, 7 + mode). The one definition on the generator side; the
+  /// emulator keeps its own reading of the PTX ISA (Emulator/Tma.cpp).
+  Value swizzle(Value offset, int mode);
   Value fdiv(Value x, Value y);
   Value ult(Value x, Value y);
   Value slt(Value x, Value y);

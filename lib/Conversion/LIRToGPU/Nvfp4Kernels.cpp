@@ -40,9 +40,8 @@ using namespace mlir::rlx::gpu_kernels;
 SmallVector<Value> gpu_kernels::nvfp4ScalePosition(KernelBuilder &kb, Value scales, bool outIn,
                                                   Value n, Value block) {
   if (shapeOf(scales).size() == 4) // blocked (nvfp4_block_scales), NVIDIA's layout
-    return {kb.divui(n, kb.idx(128)), kb.divui(block, kb.idx(4)), kb.remui(n, kb.idx(32)),
-            kb.add(kb.mul(kb.divui(kb.remui(n, kb.idx(128)), kb.idx(32)), kb.idx(4)),
-                   kb.remui(block, kb.idx(4)))};
+    return nvfp4::applyNonNegative(kb.b, kb.loc, nvfp4::blockedScaleMap(kb.b.getContext()),
+                                   {n, block});
   return outIn ? SmallVector<Value>{n, block} : SmallVector<Value>{block, n};
 }
 
@@ -168,9 +167,9 @@ struct Nvfp4BlockScalesTemplate : KernelTemplate {
     KernelBuilder kb(ctx.b, ctx.kernel.getLoc());
     Type i8 = kb.b.getI8Type(), f8 = elementTypeOf(s);
     return forEachElementGroup(kb, shapeOf(out), 1, [&](ArrayRef<Value> pos) {
-      Value m = kb.add(kb.mul(pos[0], kb.idx(128)),
-                       kb.add(kb.mul(kb.divui(pos[3], kb.idx(4)), kb.idx(32)), pos[2]));
-      Value blk = kb.add(kb.mul(pos[1], kb.idx(4)), kb.remui(pos[3], kb.idx(4)));
+      SmallVector<Value> mk = nvfp4::applyNonNegative(
+          kb.b, kb.loc, nvfp4::blockedScaleInverseMap(kb.b.getContext()), pos);
+      Value m = mk[0], blk = mk[1];
       Value valid =
           arith::AndIOp::create(kb.b, kb.loc, kb.ult(m, kb.idx(n)), kb.ult(blk, kb.idx(blocks)));
       // The scale's storage byte (f8 arithmetic has no NVVM lowering).
@@ -289,7 +288,7 @@ void GemmBuilder::wgmmaDequantizeB(Value stage, Value kt, Value packed, Value ti
                                                   kb.minui(blk, kb.idx(blocks - 1)))));
       scales.push_back(kb.select(valid, s, kb.f32(0.0)));
     }
-    Value rowBase = kb.add(tile, kb.mul(row, kb.idx(128)));
+    Value rowOffset = kb.mul(row, kb.idx(128));
     for (int64_t w = 0; w < 8; ++w) {
       Value word = vector::ExtractOp::create(kb.b, loc, words, ArrayRef<int64_t>{w});
       SmallVector<Value> vals;
@@ -298,11 +297,11 @@ void GemmBuilder::wgmmaDequantizeB(Value stage, Value kt, Value packed, Value ti
             kb.b, loc, arith::ShRUIOp::create(kb.b, loc, word, kb.i32(4 * c)), kb.i32(15));
         vals.push_back(kb.convert(kb.mul(nvfp4::decodeE2M1(kb.b, loc, code), scales[w / 2]), et));
       }
-      // 16-byte chunk w of the row, at chunk w ^ (row % 8) (the 128B swizzle;
-      // the tile is 1024-byte aligned).
-      Value chunk = arith::XOrIOp::create(kb.b, loc, kb.idx(w), kb.remui(row, kb.idx(8)));
+      // 16-byte chunk w of the row under the 128B swizzle (the tile is
+      // 1024-byte aligned).
+      Value at = kb.swizzle(kb.add(rowOffset, kb.idx(16 * w)), 3);
       Value v = vector::FromElementsOp::create(kb.b, loc, VectorType::get({8}, et), vals);
-      LLVM::StoreOp::create(kb.b, loc, v, ptr3(kb.add(rowBase, kb.mul(chunk, kb.idx(16)))), 16);
+      LLVM::StoreOp::create(kb.b, loc, v, ptr3(kb.add(tile, at)), 16);
     }
   });
 }

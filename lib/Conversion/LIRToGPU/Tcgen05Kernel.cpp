@@ -180,15 +180,17 @@ void GemmBuilder::tcgen05MainLoop() {
   // r's place in a 128 × 4 scale tile.
   auto storeCodes = [&](Value region, Value r, ArrayRef<Value> halves) {
     for (int64_t c = 0; c < 2; ++c) {
-      Value chunk = arith::XOrIOp::create(kb.b, loc, kb.idx(c),
-                                          kb.remui(kb.divui(r, kb.idx(4)), kb.idx(2)));
-      Value addr = kb.add(region, kb.add(kb.mul(r, kb.idx(kRowBytes)), kb.mul(chunk, kb.idx(16))));
+      Value offset = kb.add(kb.mul(r, kb.idx(kRowBytes)), kb.idx(16 * c));
+      Value addr = kb.add(region, kb.swizzle(offset, 1));
       LLVM::StoreOp::create(kb.b, loc, halves[c], ptr(addr, 3), 16);
     }
   };
   auto storeScales = [&](Value tile, Value r, Value word) {
-    Value addr = kb.add(tile, kb.add(kb.mul(kb.remui(r, kb.idx(32)), kb.idx(16)),
-                                     kb.mul(kb.divui(r, kb.idx(32)), kb.idx(4))));
+    // Row r's four scales in the tile: [r % 32, (r / 32)·4 .. + 4) of its
+    // [32, 16] bytes.
+    SmallVector<Value> pos = nvfp4::applyNonNegative(
+        kb.b, loc, nvfp4::blockedScaleMap(kb.b.getContext()), {r, kb.idx(0)});
+    Value addr = kb.add(tile, kb.add(kb.mul(pos[2], kb.idx(16)), pos[3]));
     LLVM::StoreOp::create(kb.b, loc, word, ptr(addr, 3), 4);
   };
   auto byteOf = [&](Value f8) {

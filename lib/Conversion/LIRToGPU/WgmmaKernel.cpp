@@ -278,14 +278,12 @@ void GemmBuilder::wgmmaMainLoop() {
         return;
       }
       // The norm prologue on the A tile in place: element (r, k) of the
-      // 128-byte swizzled rows is at r·128 + 2k with bits [4, 7) ^= [7, 10).
+      // 128-byte swizzled rows is at swizzle(r·128 + 2k).
       Type in = elementTypeOf(p.lhs);
       kb.forLoop(tid, kb.idx(tm * kBk), kb.idx(kWarpgroup), [&](Value e) {
         Value r = kb.divui(e, kb.idx(kBk)), kk = kb.remui(e, kb.idx(kBk));
         Value o = kb.add(kb.mul(r, kb.idx(kRowBytes)), kb.mul(kk, kb.idx(2)));
-        Value chunk = kb.mul(kb.remui(kb.divui(o, kb.idx(128)), kb.idx(8)), kb.idx(16));
-        Value swizzled = arith::XOrIOp::create(kb.b, loc, o, chunk);
-        Value at = pointer(kb.add(stageAddress(s, 0), swizzled), 3);
+        Value at = pointer(kb.add(stageAddress(s, 0), kb.swizzle(o, 3)), 3);
         Value kIdx = kb.add(kb.mul(kt, kb.idx(kBk)), kk);
         Value valid = kb.ult(kIdx, kb.idx(p.k));
         Value x = kb.convert(LLVM::LoadOp::create(kb.b, loc, in, at), acc);

@@ -44,13 +44,10 @@ Value linalg_builders::dequantizeNvfp4(OpBuilder &b, Location loc, Value weight,
                           ctx);
   };
   // Scale (n, k / 16): linear [N, K/16] (or [K/16, N]), or blocked
-  // (nvfp4_block_scales): [n / 128, k / 64, n % 32, ((n % 128) / 32)·4 + (k / 16) % 4].
+  // (nvfp4_block_scales, nvfp4::blockedScaleMap).
   AffineMap scaleMap =
       tensorTypeOf(scales).getRank() == 4
-          ? AffineMap::get(2, 0,
-                           {n.floorDiv(128), k.floorDiv(64), n % 32,
-                            (n % 128).floorDiv(32) * 4 + k.floorDiv(16) % 4},
-                           ctx)
+          ? nvfp4::blockedScaleMap(ctx).compose(AffineMap::get(2, 0, {n, k.floorDiv(16)}, ctx))
           : map(k.floorDiv(16));
   SmallVector<AffineMap> maps{map(k.floorDiv(2)), scaleMap, AffineMap::get(2, 0, ctx),
                               AffineMap::getMultiDimIdentityMap(2, ctx)};
@@ -222,8 +219,8 @@ struct QuantizeLowering : OpConversionPattern<Nvfp4QuantizeOp> {
   }
 };
 
-/// [TM, TK, 32, 16] ← [N, KB]: element (tm, tk, r, j) is scale
-/// (tm·128 + (j / 4)·32 + r, tk·4 + j % 4), or 0 past the scales.
+/// [TM, TK, 32, 16] ← [N, KB]: element (tm, tk, r, j) is the scale at
+/// nvfp4::blockedScaleInverseMap(tm, tk, r, j), or 0 past the scales.
 struct BlockScalesLowering : OpConversionPattern<Nvfp4BlockScalesOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(Nvfp4BlockScalesOp op, OpAdaptor a,
@@ -239,17 +236,13 @@ struct BlockScalesLowering : OpConversionPattern<Nvfp4BlockScalesOp> {
         ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
         SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange) {
-          Value i[4];
+          SmallVector<Value> i;
           for (int d = 0; d < 4; ++d)
-            i[d] = linalg::IndexOp::create(b, l, d);
+            i.push_back(linalg::IndexOp::create(b, l, d));
           auto c = [&](int64_t v) { return cIndex(b, l, v); };
-          Value m = arith::AddIOp::create(
-              b, l, arith::MulIOp::create(b, l, i[0], c(128)),
-              arith::AddIOp::create(b, l,
-                                    arith::MulIOp::create(b, l, arith::DivUIOp::create(b, l, i[3], c(4)), c(32)),
-                                    i[2]));
-          Value k = arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, i[1], c(4)),
-                                          arith::RemUIOp::create(b, l, i[3], c(4)));
+          SmallVector<Value> mk =
+              nvfp4::applyNonNegative(b, l, nvfp4::blockedScaleInverseMap(ctx), i);
+          Value m = mk[0], k = mk[1];
           Value valid = arith::AndIOp::create(
               b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, m, c(n)),
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, k, c(kb)));

@@ -84,3 +84,48 @@ Value nvfp4::inverseScale(OpBuilder &b, Location loc, Value s8, Value global) {
       b, loc, zero, f32c(b, loc, 0.0),
       arith::DivFOp::create(b, loc, f32c(b, loc, 1.0), s));
 }
+
+AffineMap nvfp4::blockedScaleMap(MLIRContext *ctx) {
+  AffineExpr n = getAffineDimExpr(0, ctx), blk = getAffineDimExpr(1, ctx);
+  return AffineMap::get(
+      2, 0, {n.floorDiv(128), blk.floorDiv(4), n % 32, (n % 128).floorDiv(32) * 4 + blk % 4}, ctx);
+}
+
+AffineMap nvfp4::blockedScaleInverseMap(MLIRContext *ctx) {
+  AffineExpr tn = getAffineDimExpr(0, ctx), tk = getAffineDimExpr(1, ctx),
+             r = getAffineDimExpr(2, ctx), j = getAffineDimExpr(3, ctx);
+  return AffineMap::get(4, 0, {tn * 128 + j.floorDiv(4) * 32 + r, tk * 4 + j % 4}, ctx);
+}
+
+static Value applyNonNegative(OpBuilder &b, Location loc, AffineExpr e, ValueRange dims) {
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return dims[d.getPosition()];
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return arith::ConstantIndexOp::create(b, loc, c.getValue());
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  Value x = applyNonNegative(b, loc, bin.getLHS(), dims);
+  Value y = applyNonNegative(b, loc, bin.getRHS(), dims);
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return arith::AddIOp::create(b, loc, x, y);
+  case AffineExprKind::Mul:
+    return arith::MulIOp::create(b, loc, x, y);
+  case AffineExprKind::Mod:
+    return arith::RemUIOp::create(b, loc, x, y);
+  case AffineExprKind::FloorDiv:
+    return arith::DivUIOp::create(b, loc, x, y);
+  case AffineExprKind::CeilDiv:
+    return arith::CeilDivUIOp::create(b, loc, x, y);
+  default:
+    llvm_unreachable("symbols are not supported");
+  }
+}
+
+SmallVector<Value> nvfp4::applyNonNegative(OpBuilder &b, Location loc, AffineMap map,
+                                           ValueRange dims) {
+  assert(map.getNumSymbols() == 0 && map.getNumDims() == dims.size());
+  SmallVector<Value> out;
+  for (AffineExpr e : map.getResults())
+    out.push_back(::applyNonNegative(b, loc, e, dims));
+  return out;
+}
