@@ -22,6 +22,7 @@
 #include "AttentionKernels.h"
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/AttentionLogits.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -137,7 +138,7 @@ struct AttentionTemplate : KernelTemplate {
       return buildWgmmaAttention(ctx, a);
     if ((forced == "auto" || forced == "flash") && why.empty() && nonEmpty)
       return buildFlashAttention(ctx, a);
-    double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+    double scale = attention_logits::logitScale(cfg, d);
     LaunchConfig launch;
     launch.block = {kThreads, 1, 1};
     launch.grid = {std::max<int64_t>(sq, 1), cfg.numHeads, std::max<int64_t>(batch * splits, 1)};
@@ -180,30 +181,16 @@ struct AttentionTemplate : KernelTemplate {
                        Value kv = kb.convert(kb.load(k, at(j, g, e, d)), f32);
                        return {math::FmaOp::create(kb.b, kb.loc, kb.load(qRow, {e}), kv, c[0])};
                      })[0];
-      Value s = kb.mul(dot, kb.f(f32, scale));
-      if (cfg.softcap) {
-        Value c = kb.f(f32, *cfg.softcap);
-        s = kb.mul(math::TanhOp::create(kb.b, kb.loc, kb.fdiv(s, c)), c);
-      }
-      Value visible = arith::ConstantIntOp::create(kb.b, kb.loc, 1, 1);
-      if (cfg.maskKind != MaskKind::None) {
-        // Bottom-right aligned, signed: i' = i + Sk - Sq.
-        Value ip = kb.add(i, kb.idx(sk - sq));
-        visible = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::sle, j, ip);
-        if (cfg.window)
-          visible =
-              arith::AndIOp::create(kb.b, kb.loc, visible,
-                                    arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::sgt,
-                                                          j, kb.sub(ip, kb.idx(*cfg.window))));
-      }
+      attention_logits::ScalarLogit in;
+      in.dot = dot;
+      in.i = i;
+      in.j = j;
+      in.diagonal = sk - sq;
       if (mask) {
         Value m = loadMask(kb, mask, b, h, i, j);
-        if (m.getType().isInteger(1))
-          visible = arith::AndIOp::create(kb.b, kb.loc, visible, m);
-        else
-          s = kb.add(s, kb.convert(m, f32));
+        in.mask = m.getType().isInteger(1) ? m : kb.convert(m, f32);
       }
-      return kb.select(visible, s, ninf);
+      return attention_logits::scalarAttentionLogit(kb.b, kb.loc, cfg, scale, in);
     };
 
     int64_t slots = ceilDiv(dv, kThreads);

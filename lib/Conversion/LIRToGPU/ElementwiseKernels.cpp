@@ -18,6 +18,7 @@
 #include "KernelBuilder.h"
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/AttentionLogits.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -56,18 +57,9 @@ struct ElementwiseTemplate : KernelTemplate {
     if (isa<mir::BroadcastOp>(root))
       return {args[0]};
     auto mask = cast<mir::CausalMaskOp>(root);
-    // Bottom-right aligned: key j is visible to query i iff j <= i + Sk - Sq
-    // (and, with a window w, j > i + Sk - Sq - w).
     int64_t sq = shape[shape.size() - 2], sk = shape.back();
-    Value i = pos[pos.size() - 2], j = pos.back();
-    // Signed: i' = i + Sk - Sq is negative for the first queries when Sq > Sk.
-    Value ip = kb.add(i, kb.idx(sk - sq));
-    Value visible = arith::CmpIOp::create(b, kb.loc, arith::CmpIPredicate::sle, j, ip);
-    if (auto w = mask.getWindow()) {
-      Value lo = kb.sub(ip, kb.idx(*w));
-      visible = arith::AndIOp::create(
-          b, kb.loc, visible, arith::CmpIOp::create(b, kb.loc, arith::CmpIPredicate::sgt, j, lo));
-    }
+    Value visible = attention_logits::causalVisible(b, kb.loc, mask.getWindow(), pos[pos.size() - 2],
+                                             pos.back(), sk - sq);
     Type et = args[0].getType();
     return {kb.select(visible, args[0], kb.f(et, -std::numeric_limits<double>::infinity()))};
   }

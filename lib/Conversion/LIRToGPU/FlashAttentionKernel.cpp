@@ -30,6 +30,7 @@
 #include "AttentionKernels.h"
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/AttentionLogits.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -43,6 +44,7 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::gpu_kernels;
 using namespace mlir::rlx::gpu_kernels::attention;
+using namespace mlir::rlx::attention_logits;
 
 namespace {
 constexpr int64_t kRows = 64, kKeys = 64, kWarps = 4, kThreads = 32 * kWarps, kPad = 8;
@@ -88,49 +90,32 @@ std::string attention::whyNoFlashAttention(KernelContext &ctx, const AttentionOp
 }
 
 Value FlashLogits::scaled(Value dot) const {
-  const AttentionConfig &cfg = a.cfg;
-  const double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(a.shape.headDim)));
-  const bool additive = a.mask && !elementTypeOf(a.mask).isInteger(1);
-  const double toLog2 = additive ? 1.0 : kLog2e;
-  if (!cfg.softcap)
-    return kb.mul(dot, kb.f32(scale * toLog2));
-  Value cap = kb.f32(*cfg.softcap);
-  return kb.mul(math::TanhOp::create(kb.b, kb.loc, kb.fdiv(kb.mul(dot, kb.f32(scale)), cap)),
-                kb.f32(*cfg.softcap * toLog2));
+  // Whole key tiles: no causal bound and no mask operand can hide a key.
+  AttentionConfig cfg = a.cfg;
+  cfg.maskKind = MaskKind::None;
+  ScalarLogit in;
+  in.dot = dot;
+  in.post = kLog2e;
+  return scalarAttentionLogit(kb.b, kb.loc, cfg, logitScale(a.cfg, a.shape.headDim), in);
 }
 
 Value FlashLogits::masked(Value dot, Value i, Value head, Value j) const {
-  const AttentionConfig &cfg = a.cfg;
-  const int64_t sq = a.shape.sq, sk = a.shape.sk;
   Location loc = kb.loc;
-  auto andI = [&](Value x, Value y) { return arith::AndIOp::create(kb.b, loc, x, y).getResult(); };
-  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(kb.b, loc, p, x, y).getResult();
-  };
-  Value s = scaled(dot);
-  Value visible = kb.ult(j, kHi);
+  ScalarLogit in;
+  in.dot = dot;
+  in.i = i;
+  in.j = j;
+  in.diagonal = a.shape.sk - a.shape.sq;
+  in.post = kLog2e;
+  in.visible = kb.ult(j, kHi);
   if (a.splits > 1)
-    visible = andI(visible, cmp(arith::CmpIPredicate::uge, j, kLo));
-  if (cfg.maskKind != MaskKind::None) {
-    Value ip = kb.add(i, kb.idx(sk - sq)); // bottom-right aligned, signed
-    visible = andI(visible, cmp(arith::CmpIPredicate::sle, j, ip));
-    if (cfg.window)
-      visible = andI(visible, cmp(arith::CmpIPredicate::sgt, j, kb.sub(ip, kb.idx(*cfg.window))));
-  }
-  const bool additive = a.mask && !elementTypeOf(a.mask).isInteger(1);
+    in.visible = arith::AndIOp::create(
+        kb.b, loc, in.visible, arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::uge, j, kLo));
   if (a.mask) {
-    Value m = loadMask(kb, a.mask, b, head, i, kb.minui(j, kb.idx(sk - 1)));
-    if (m.getType().isInteger(1))
-      visible = andI(visible, m);
-    else
-      s = kb.add(s, kb.convert(m, kb.b.getF32Type()));
+    Value m = loadMask(kb, a.mask, b, head, i, kb.minui(j, kb.idx(a.shape.sk - 1)));
+    in.mask = m.getType().isInteger(1) ? m : kb.convert(m, kb.b.getF32Type());
   }
-  if (additive) {
-    Value scaledS = kb.combine(Combine::Max, kb.mul(s, kb.f32(kLog2e)),
-                               kb.f32(-std::numeric_limits<float>::max()));
-    s = kb.select(kb.eq(s, kb.f32(-std::numeric_limits<double>::infinity())), s, scaledS);
-  }
-  return kb.select(visible, s, kb.f32(-std::numeric_limits<double>::infinity()));
+  return scalarAttentionLogit(kb.b, loc, a.cfg, logitScale(a.cfg, a.shape.headDim), in);
 }
 
 FlashBlock attention::flashBlock(KernelBuilder &kb, const AttentionOperands &a) {

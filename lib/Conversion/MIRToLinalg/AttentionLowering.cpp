@@ -19,6 +19,7 @@
 #include "Lowerings.h"
 
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/MIR/IR/AttentionLogits.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -89,7 +90,7 @@ struct AttentionLowering : OpConversionPattern<OpT> {
     int64_t dv = cfg.layout == AttnLayout::BSD ? vt.getShape()[2] / cfg.numKvHeads
                                                : vt.getShape()[3];
     int64_t group = cfg.numHeads / cfg.numKvHeads;
-    double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+    double scale = attention_logits::logitScale(cfg, d);
     // f32 statistics (f64 for f64 attention; attention_partial's results are f32).
     Type f32 = kPartial ? Type(rw.getF32Type()) : statsType(rw, qt.getElementType());
     Type et = out.getElementType();
@@ -173,44 +174,25 @@ struct AttentionLowering : OpConversionPattern<OpT> {
     Value t = elementwise(
                   rw, loc, tIn, st,
                   [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
-                    Value logit = arith::MulFOp::create(b, l, x[0], cFloat(b, l, f32, scale));
-                    if (cfg.softcap) {
-                      Value c = cFloat(b, l, f32, *cfg.softcap);
-                      logit = arith::MulFOp::create(
-                          b, l, math::TanhOp::create(b, l, arith::DivFOp::create(b, l, logit, c)),
-                          c);
-                    }
-                    Value visible = arith::ConstantIntOp::create(b, l, 1, 1);
+                    attention_logits::ScalarLogit in;
+                    in.dot = x[0];
                     if (split) {
                       // Split s sees keys [s·c, (s + 1)·c).
                       Value j = linalg::IndexOp::create(b, l, 1);
                       Value lo = arith::MulIOp::create(b, l, split, cIndex(b, l, chunk));
                       Value hi = arith::AddIOp::create(b, l, lo, cIndex(b, l, chunk));
-                      visible = arith::AndIOp::create(
+                      in.visible = arith::AndIOp::create(
                           b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, j, lo),
                           arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j, hi));
                     }
                     if (cfg.maskKind != MaskKind::None) {
-                      Value i = grouped ? cIndex(b, l, 0) : linalg::IndexOp::create(b, l, 0);
-                      Value j = linalg::IndexOp::create(b, l, 1);
-                      Value ip = arith::AddIOp::create(b, l, i, cIndex(b, l, sk - sq / rowsPerBlock));
-                      visible = arith::AndIOp::create(
-                          b, l, visible,
-                          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, ip));
-                      if (cfg.window) {
-                        Value lo = arith::SubIOp::create(b, l, ip, cIndex(b, l, *cfg.window));
-                        visible = arith::AndIOp::create(
-                            b, l, visible,
-                            arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, j, lo));
-                      }
+                      in.i = grouped ? cIndex(b, l, 0) : linalg::IndexOp::create(b, l, 0);
+                      in.j = linalg::IndexOp::create(b, l, 1);
+                      in.diagonal = sk - sq / rowsPerBlock;
                     }
-                    if (maskTile) {
-                      if (x[1].getType().isInteger(1))
-                        visible = arith::AndIOp::create(b, l, visible, x[1]);
-                      else
-                        logit = arith::AddFOp::create(b, l, logit, convertScalar(b, l, x[1], f32));
-                    }
-                    return {arith::SelectOp::create(b, l, visible, logit, cFloat(b, l, f32, ninf))};
+                    if (maskTile)
+                      in.mask = x[1].getType().isInteger(1) ? x[1] : convertScalar(b, l, x[1], f32);
+                    return {attention_logits::scalarAttentionLogit(b, l, cfg, scale, in)};
                   })
                   .front();
     Value m = reduceLast(rw, loc, t, f32, ninf,

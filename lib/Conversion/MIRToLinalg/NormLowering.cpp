@@ -8,6 +8,8 @@
 
 #include "Lowerings.h"
 
+#include "RLX/Dialect/MIR/IR/AttentionLogits.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -454,15 +456,7 @@ struct CausalMaskLowering : OpConversionPattern<CausalMaskOp> {
                          [&](OpBuilder &b, Location l, ValueRange v) -> SmallVector<Value> {
                            Value i = linalg::IndexOp::create(b, l, rank - 2);
                            Value j = linalg::IndexOp::create(b, l, rank - 1);
-                           // i' = i + Sk - Sq; visible iff i' - w < j <= i'.
-                           Value ip = arith::AddIOp::create(b, l, i, cIndex(b, l, sk - sq));
-                           Value vis = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, ip);
-                           if (window) {
-                             Value lo = arith::SubIOp::create(b, l, ip, cIndex(b, l, *window));
-                             vis = arith::AndIOp::create(
-                                 b, l, vis,
-                                 arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, j, lo));
-                           }
+                           Value vis = attention_logits::causalVisible(b, l, window, i, j, sk - sq);
                            Value ninf = cFloat(b, l, t.getElementType(), kNegInf);
                            return {arith::SelectOp::create(b, l, vis, v[0], ninf)};
                          }));

@@ -1,6 +1,7 @@
 //===- MIRBuilder.cpp - Terse construction of rlx_mir graphs --------------===//
 
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
+#include "RLX/Dialect/MIR/IR/AttentionLogits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -8,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -222,25 +224,34 @@ Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, V
   Value vh = repeatKv(mb, toBHSD(mb, v, cfg.layout, cfg.numKvHeads),
                       cfg.numHeads / cfg.numKvHeads);
   Value s = mb.matmul(qh, kh, false, true);
-  double scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(cfg.headDim)));
-  s = mb.mul(s, mb.scalar(et, scale));
-  if (cfg.softcap) {
-    Value c = mb.scalar(et, *cfg.softcap);
-    s = mb.mul(mb.unary<TanhOp>(mb.div(s, c)), c);
-  }
-  if (cfg.maskKind != MaskKind::None)
-    s = create<CausalMaskOp>(s, cfg.window ? b.getI64IntegerAttr(*cfg.window) : IntegerAttr());
-  if (mask) {
+  const bool boolMask = mask && MIRBuilder::elementType(mask).isInteger(1);
+  // One constant per value (softcap's c divides and multiplies).
+  std::map<double, Value> constants;
+  auto scalarOf = [&](double c) {
+    Value &constant = constants[c];
+    if (!constant)
+      constant = mb.scalar(et, c);
+    return constant;
+  };
+  attention_logits::LogitSteps<Value> steps;
+  steps.mul = [&](Value x, double c) { return mb.mul(x, scalarOf(c)); };
+  steps.div = [&](Value x, double c) { return mb.div(x, scalarOf(c)); };
+  steps.tanh = [&](Value x) { return mb.unary<TanhOp>(x); };
+  steps.causal = [&](Value x) {
+    return create<CausalMaskOp>(x, cfg.window ? b.getI64IntegerAttr(*cfg.window) : IntegerAttr());
+  };
+  steps.mask = [&](Value x) {
     // Masks of rank 3 are [B, Sq, Sk]: give them the head axis first.
-    if (MIRBuilder::typeOf(mask).getRank() == 3) {
-      SmallVector<int64_t> p = MIRBuilder::pattern(MIRBuilder::shapeOf(mask));
-      mask = mb.reshape(mask, {p[0], 1, p[1], p[2]});
+    Value m = mask;
+    if (MIRBuilder::typeOf(m).getRank() == 3) {
+      SmallVector<int64_t> p = MIRBuilder::pattern(MIRBuilder::shapeOf(m));
+      m = mb.reshape(m, {p[0], 1, p[1], p[2]});
     }
-    if (MIRBuilder::elementType(mask).isInteger(1))
-      s = mb.select(mask, s, mb.scalar(et, -std::numeric_limits<double>::infinity()));
-    else
-      s = mb.add(s, mask);
-  }
+    return boolMask ? mb.select(m, x, mb.scalar(et, -std::numeric_limits<double>::infinity()))
+                    : mb.add(x, m);
+  };
+  s = attention_logits::attentionLogit(steps, cfg, attention_logits::logitScale(cfg, cfg.headDim),
+                                       s, bool(mask), mask && !boolMask);
   Value p = mb.softmax(s, -1);
   Value o = mb.matmul(p, vh);
   if (!o)

@@ -1,0 +1,64 @@
+//===- AttentionLogits.cpp - The attention logit transform on scalars -----===//
+
+#include "RLX/Dialect/MIR/IR/AttentionLogits.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+static Value cmpI(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x, Value y) {
+  return arith::CmpIOp::create(b, loc, p, x, y);
+}
+
+Value attention_logits::causalVisible(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i,
+                               Value j, int64_t diagonal) {
+  Value ip = arith::AddIOp::create(b, loc, i, arith::ConstantIndexOp::create(b, loc, diagonal));
+  Value visible = cmpI(b, loc, arith::CmpIPredicate::sle, j, ip);
+  if (window) {
+    Value lo = arith::SubIOp::create(b, loc, ip, arith::ConstantIndexOp::create(b, loc, *window));
+    visible = arith::AndIOp::create(b, loc, visible, cmpI(b, loc, arith::CmpIPredicate::sgt, j, lo));
+  }
+  return visible;
+}
+
+Value attention_logits::scalarAttentionLogit(OpBuilder &b, Location loc, const AttentionConfig &cfg,
+                                      double scale, const ScalarLogit &in) {
+  Type f32 = b.getF32Type();
+  auto c = [&](double v) -> Value {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)));
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  Value visible = in.visible;
+  auto hide = [&](Value v) {
+    visible = visible ? arith::AndIOp::create(b, loc, visible, v).getResult() : v;
+  };
+  const bool additive = in.mask && !in.mask.getType().isInteger(1);
+  LogitSteps<Value> steps;
+  steps.mul = [&](Value x, double k) -> Value { return arith::MulFOp::create(b, loc, x, c(k)); };
+  steps.div = [&](Value x, double k) -> Value { return arith::DivFOp::create(b, loc, x, c(k)); };
+  steps.tanh = [&](Value x) -> Value { return math::TanhOp::create(b, loc, x); };
+  steps.causal = [&](Value x) {
+    hide(causalVisible(b, loc, cfg.window, in.i, in.j, in.diagonal));
+    return x;
+  };
+  steps.mask = [&](Value x) -> Value {
+    if (!additive) {
+      hide(in.mask);
+      return x;
+    }
+    return arith::AddFOp::create(b, loc, x, in.mask);
+  };
+  steps.post = [&](Value x, double k) -> Value {
+    Value scaled = arith::MaximumFOp::create(b, loc, arith::MulFOp::create(b, loc, x, c(k)),
+                                             c(-std::numeric_limits<float>::max()));
+    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, c(-inf));
+    return arith::SelectOp::create(b, loc, isNegInf, x, scaled);
+  };
+  Value s = attentionLogit(steps, cfg, scale, in.dot, bool(in.mask), additive, in.post);
+  return visible ? arith::SelectOp::create(b, loc, visible, s, c(-inf)).getResult() : s;
+}
