@@ -202,3 +202,20 @@ def test_op_round_trips_through_rlx_json(op):
     got = rlx.compile_cpu(rlx.parse(back.stdout), fuse=False).run(x)
     assert len(got) == len(want) == 1
     close(next(iter(got.values())), next(iter(want.values())), op)
+
+
+@pytest.mark.parametrize("chip", ["sm_80", "sm_90a"])
+def test_every_op_assembles_on_the_generic_path(chip, tmp_path):
+    """Every op's generic-path kernels go through ptxas for sm_80 and sm_90a:
+    one module with each example as its own function, each of which gets a
+    cubin (a kernel ptxas rejects fails the compile)."""
+    ops = [op for op in sorted(EXAMPLES) if op not in HOST_LOOPS]
+    text = "".join(module_text(op).replace("func.func @f(", f"func.func @f{i}(")
+                   for i, op in enumerate(ops))
+    g = rlx.gpu.compile(rlx.parse(text), device="emu", chip=chip, cubin=True, fuse=False,
+                        generic_kernels=ops)
+    names = sorted(f["name"] for f in g.manifest["functions"])
+    assert names == sorted(f"f{i}" for i in range(len(ops)))
+    missing = [ops[int(n[1:])] for n in names
+               if not (g.artifact / f"{n}_kernels.{chip}.cubin").is_file()]
+    assert missing == [], f"no {chip} cubin for {missing}"
