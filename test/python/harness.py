@@ -30,12 +30,13 @@ def shared_dir() -> pathlib.Path | None:
 
 def run_mlir(text: str, inputs: dict[str, np.ndarray], *, dims: dict | None = None,
              policy: str = "direct", fuse: bool = True, entry: str | None = None,
-             extra: tuple = ()) -> dict[str, np.ndarray]:
-    """Runs the module `text`; returns outputs by name (rlx.output or resultN)."""
+             extra: tuple = (), tool: pathlib.Path | None = None) -> dict[str, np.ndarray]:
+    """Runs the module `text` (with `tool`, default the build's rlx-run);
+    returns outputs by name (rlx.output or resultN)."""
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         (tmp / "m.mlir").write_text(text)
-        cmd = [str(RLX_RUN), str(tmp / "m.mlir"), "--output-dir", str(tmp / "out"),
+        cmd = [str(tool or RLX_RUN), str(tmp / "m.mlir"), "--output-dir", str(tmp / "out"),
                "--fusion-policy", policy]
         if not fuse:
             cmd.append("--no-fuse")

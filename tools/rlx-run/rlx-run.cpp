@@ -33,6 +33,7 @@
 #include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
@@ -141,6 +142,11 @@ static cl::opt<std::string> mattr("mattr",
                                            "-mattr: -avx512bf16,+f16c ($RLX_CPU_MATTR)"),
                                   cl::cat(runCat));
 static cl::opt<std::string> entry("entry", cl::desc("function to run"), cl::cat(runCat));
+static cl::list<std::string> dialectPlugins(
+    "load-dialect-plugin",
+    cl::desc("a dialect plugin (.so, as rlx-opt's): its dialects' ops compile and run "
+             "through the RLX interfaces they implement"),
+    cl::cat(runCat));
 static cl::opt<bool> verbose("v", cl::desc("also print the host CPU (model, LLVM's name for it)"),
                              cl::cat(runCat));
 static cl::alias verboseLong("verbose", cl::desc("alias for -v"), cl::aliasopt(verbose),
@@ -206,6 +212,14 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "RLX CPU runner: compile a module and run it\n");
   DialectRegistry registry;
   registerEverything(registry);
+  for (const std::string &path : dialectPlugins) {
+    auto plugin = DialectPlugin::load(path);
+    if (!plugin) {
+      llvm::errs() << "rlx-run: " << llvm::toString(plugin.takeError()) << "\n";
+      return 1;
+    }
+    plugin->registerDialectRegistryCallbacks(registry);
+  }
   MLIRContext ctx(registry);
   // Errors name the op and the reason, without the IR around it (--dump-ir
   // or rlx-opt show the IR).

@@ -40,7 +40,7 @@ struct GpuGenericKernelsPass : rlx::impl::GpuGenericKernelsBase<GpuGenericKernel
                    << name << "', which is not a registered op",
                signalPassFailure();
     auto generic = [&](Operation *op) {
-      if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) || !mir::isKernelOp(op))
+      if (!mir::isKernelOp(op))
         return false;
       return llvm::is_contained(force, op->getName().getStringRef().str()) || !hasTemplate(op);
     };

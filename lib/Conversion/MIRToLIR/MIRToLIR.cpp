@@ -121,7 +121,7 @@ struct ConvertRLXMIRToLIRPass : rlx::impl::ConvertRLXMIRToLIRBase<ConvertRLXMIRT
     module.walk([&](func::FuncOp fn) {
       fn.walk([&](Operation *op) {
         if (failedDynamic ||
-            (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) && !isCollective(op)))
+            (!mir::isMIROp(op) && !isCollective(op)))
           return;
         for (Type t : op->getResultTypes())
           if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
@@ -145,7 +145,7 @@ struct ConvertRLXMIRToLIRPass : rlx::impl::ConvertRLXMIRToLIRBase<ConvertRLXMIRT
     ConversionTarget target(*ctx);
     target.addLegalDialect<lir::LIRDialect, tensor::TensorDialect, arith::ArithDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *op) {
-      return (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) && !isCollective(op)) ||
+      return (!mir::isMIROp(op) && !isCollective(op)) ||
              op->getParentOfType<lir::KernelOp>();
     });
     RewritePatternSet patterns(ctx);

@@ -29,7 +29,7 @@ struct ZeroElementResults : ConversionPattern {
       : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/10, ctx) {}
   LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value>,
                                 ConversionPatternRewriter &rw) const override {
-    if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()) || op->getNumResults() == 0 ||
+    if (!mir::isMIROp(op) || op->getNumResults() == 0 ||
         isa<mir::ConstantOp>(op))
       return failure();
     SmallVector<Value> results;
@@ -87,7 +87,7 @@ struct ConvertRLXMIRToLinalgPass
     }
     // The lowering works on static shapes; say which dims to bind otherwise.
     WalkResult dynamic = root->walk([&](Operation *op) {
-      if (!isa_and_nonnull<mir::MIRDialect>(op->getDialect()))
+      if (!mir::isMIROp(op))
         return WalkResult::advance();
       for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
         if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
@@ -105,7 +105,8 @@ struct ConvertRLXMIRToLinalgPass
     target.addIllegalDialect<mir::MIRDialect>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
                            math::MathDialect, scf::SCFDialect>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    // Ops of other dialects stay, except those that join MIR (isMIROp).
+    target.markUnknownOpDynamicallyLegal([](Operation *op) { return !mir::isMIROp(op); });
     RewritePatternSet patterns(ctx);
     MIRToLinalgOptions options;
     options.rowTile = rowTile;

@@ -632,14 +632,18 @@ LogicalResult CausalMaskOp::inferReturnTypes(MLIRContext *, std::optional<Locati
   return success();
 }
 
+bool mlir::rlx::mir::isMIROp(Operation *op) {
+  return isa_and_nonnull<MIRDialect>(op->getDialect()) || isa<ElementwiseOpInterface>(op);
+}
+
 bool mlir::rlx::mir::isKernelOp(Operation *op) {
-  return isa_and_nonnull<MIRDialect>(op->getDialect()) &&
+  return isMIROp(op) &&
          !isa<ReshapeOp, SliceOp, ConcatOp, ConstantOp, YieldOp>(op) &&
          !op->getParentOfType<FusedElementwiseOp>();
 }
 
 bool mlir::rlx::mir::isForeignKernelOp(Operation *op) {
-  if (isa_and_nonnull<MIRDialect>(op->getDialect()) || op->hasTrait<OpTrait::ConstantLike>() ||
+  if (isMIROp(op) || op->hasTrait<OpTrait::ConstantLike>() ||
       !isa_and_nonnull<FunctionOpInterface>(op->getParentOp()) ||
       llvm::none_of(op->getResultTypes(), [](Type t) { return isa<TensorType>(t); }))
     return false;

@@ -184,7 +184,7 @@ std::pair<unsigned, unsigned> mlir::rlx::mir::countOps(func::FuncOp fn,
         ++(*foreign)[op->getName().getStringRef()];
       return;
     }
-    if (!isa_and_nonnull<MIRDialect>(op->getDialect()) || op->getParentOfType<FusedElementwiseOp>() ||
+    if (!isMIROp(op) || op->getParentOfType<FusedElementwiseOp>() ||
         isa<YieldOp>(op))
       return;
     ++all;

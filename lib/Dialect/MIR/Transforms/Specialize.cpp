@@ -204,7 +204,7 @@ struct MIRSpecializePass : mir::impl::MIRSpecializeBase<MIRSpecializePass> {
           r.setType(t);
         return WalkResult::advance();
       }
-      if (isa_and_nonnull<MIRDialect>(op->getDialect())) {
+      if (isMIROp(op)) {
         // Our own ops' shape rules reject the bound sizes: their error.
         if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
           SmallVector<Type> ignored;

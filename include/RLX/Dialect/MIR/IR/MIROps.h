@@ -62,6 +62,12 @@ Value buildActivationScalar(OpBuilder &b, Location loc, ActivationKind kind, Val
 /// kernels" means six rlx_lir.kernel ops.
 bool isKernelOp(Operation *op);
 
+/// True for an op of rlx_mir, and for an op of another dialect that joins
+/// MIR through RLX's interfaces: one that implements ElementwiseOpInterface
+/// (a custom op from a dialect plugin, examples/custom-op). Kernels, the
+/// LIR conversion and the linalg lowering take both alike.
+bool isMIROp(Operation *op);
+
 /// True for an op of another dialect directly in a function body that
 /// computes a tensor (an imported linalg.generic or TOSA op that nothing
 /// raised): one kernel of its own. Constants, tensor.empty, linalg.fill
