@@ -27,10 +27,9 @@ Value attention_logits::causalVisible(OpBuilder &b, Location loc, std::optional<
 
 Value attention_logits::scalarAttentionLogit(OpBuilder &b, Location loc, const AttentionConfig &cfg,
                                       double scale, const ScalarLogit &in) {
-  Type f32 = b.getF32Type();
+  Type ft = in.dot.getType();
   auto c = [&](double v) -> Value {
-    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
-                                          APFloat(static_cast<float>(v)));
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(ft, v));
   };
   const double inf = std::numeric_limits<double>::infinity();
   Value visible = in.visible;

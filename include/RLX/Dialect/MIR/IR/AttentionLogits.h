@@ -13,7 +13,7 @@
 // a boolean mask hides keys where it is false, a float mask is added. The
 // formula is written once, in attentionLogit, over the steps of a value
 // kind: tensors of MIR ops in the decomposition (MIRBuilder::attentionChain,
-// which attention recognition folds back) and one f32 score in the linalg
+// which attention recognition folds back) and one score in the linalg
 // lowering and every GPU attention kernel (scalarAttentionLogit). The
 // causal_mask op's lowerings use causalVisible.
 //
@@ -74,17 +74,17 @@ V attentionLogit(const LogitSteps<V> &steps, const AttentionConfig &cfg, double 
 Value causalVisible(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i, Value j,
                     int64_t diagonal);
 
-/// One f32 score of query row `i` and key `j`.
+/// One score of query row `i` and key `j`.
 struct ScalarLogit {
-  Value dot;              ///< q·k (f32)
+  Value dot;              ///< q·k (f32; f64 for f64 attention on the CPU)
   Value i, j;             ///< positions (index); i unused without causal masking
   int64_t diagonal = 0;   ///< Sk − Sq
-  Value mask;             ///< null, an i1 (hide where false) or an f32 (added)
+  Value mask;             ///< null, an i1 (hide where false) or dot's type (added)
   Value visible;          ///< null or an i1: keys the caller's tiling allows
   double post = 1.0;      ///< a scale of the result (log2 e in flash kernels)
 };
 
-/// attentionLogit on one f32 score, as arith/math ops: the masks and
+/// attentionLogit on one score, as arith/math ops in its type: the masks and
 /// causality combine into one predicate and one select of -inf. With an
 /// additive mask and post ≠ 1 the scaled sum is clamped to -FLT_MAX (HF's
 /// finfo.min masks would overflow to -inf times log2 e and hide keys that
