@@ -52,22 +52,32 @@ std::string opText(Operation *op) {
   auto fn = func::FuncOp::create(b, op->getLoc(), "t",
                                  b.getFunctionType(op->getOperandTypes(), {}));
   Block *entry = fn.addEntryBlock();
+  // The operands print as %rlx_operand<i> (name locations), apart from any
+  // name a region of the op gives its own values.
+  for (BlockArgument arg : entry->getArguments())
+    arg.setLoc(NameLoc::get(b.getStringAttr("rlx_operand" + std::to_string(arg.getArgNumber()))));
   b.setInsertionPointToEnd(entry);
   IRMapping map;
   for (auto [v, arg] : llvm::zip(op->getOperands(), entry->getArguments()))
     map.map(v, arg);
-  Operation *clone = b.clone(*op, map);
+  b.clone(*op, map);
+  func::ReturnOp::create(b, op->getLoc());
   std::string s;
   llvm::raw_string_ostream os(s);
-  clone->print(os, OpPrintingFlags().useLocalScope());
+  fn->print(os, OpPrintingFlags().printNameLocAsPrefix());
+  // The op is the function's body: between the signature's "{" and the
+  // return.
   StringRef text(s);
+  text = text.drop_front(text.find("{\n") + 2);
+  text = text.take_front(text.rfind("\n  return")).trim();
   if (size_t eq = text.find(" = "); eq != StringRef::npos && text.starts_with("%"))
     text = text.drop_front(eq + 3);
   std::string out = text.str();
   for (size_t i = op->getNumOperands(); i-- > 0;) {
-    std::string key = "%arg" + std::to_string(i);
+    std::string key = "%rlx_operand" + std::to_string(i);
     for (size_t p = out.find(key); p != std::string::npos; p = out.find(key, p + 1))
-      out.replace(p, key.size(), "$" + std::to_string(i));
+      if (p + key.size() == out.size() || !llvm::isDigit(out[p + key.size()]))
+        out.replace(p, key.size(), "$" + std::to_string(i));
   }
   return out;
 }
@@ -129,9 +139,12 @@ std::optional<json::Value> mirJson(Operation *op) {
   return std::nullopt;
 }
 
-/// Ops whose text the {"Mlir": ...} escape can carry: no regions (a region
-/// would need its own scope, which the escape does not have).
-bool escapable(Operation *op) { return op->getNumRegions() == 0; }
+/// Ops whose text the {"Mlir": ...} escape can carry: no regions, or regions
+/// isolated from above (fused elementwise bodies, custom_fn), which name
+/// nothing outside the op.
+bool escapable(Operation *op) {
+  return op->getNumRegions() == 0 || op->hasTrait<OpTrait::IsIsolatedFromAbove>();
+}
 
 json::Value mirOrEscape(Operation *op) {
   if (auto j = mirJson(op))
@@ -298,7 +311,7 @@ public:
     if (!mirJson(op) && !escapable(op))
       return op->emitError("export: ")
              << op->getName()
-             << " (an op with a region) has no RLX JSON form; export before rlx-mir-fuse";
+             << " (an op with regions that are not isolated from above) has no RLX JSON form";
     return set(tagged("Mir", mirOrEscape(op)), *ins);
   }
 };
