@@ -114,6 +114,13 @@ EXAMPLES.update({
                        f"%r0 = rlx_mir.cumsum %x axis = 1 exclusive : {t(F)}"),
     "rlx_mir.topk": ({"x": (F, "f32")}, [t((2, 3, 3)), t((2, 3, 3), "i64")],
                      f"%r0, %r1 = rlx_mir.topk %x k = 3 : {t(F)}"),
+    "rlx_mir.custom_fn": ({"x": ((2, 8), "f32"), "w": ((8, 3), "f32")}, [t((2, 3))],
+                          f"%r0 = rlx_mir.custom_fn \"proj_tanh\" ins(%x, %w : {t((2, 8))}, {t((8, 3))}) "
+                          f"-> {t((2, 3))} {{\n"
+                          f"  ^bb0(%a: {t((2, 8))}, %b: {t((8, 3))}):\n"
+                          f"    %m = rlx_mir.matmul %a, %b : {t((2, 8))}, {t((8, 3))}\n"
+                          f"    %h = rlx_mir.tanh %m : {t((2, 3))}\n"
+                          f"    rlx_mir.yield %h : {t((2, 3))}\n  }}"),
 })
 EXAMPLES["rlx_mir.nvfp4_dequantize"] = EXAMPLES["rlx_mir.nvfp4_quantize"]
 EXAMPLES["rlx_mir.nvfp4_matmul"] = EXAMPLES["rlx_mir.nvfp4_block_scales"]

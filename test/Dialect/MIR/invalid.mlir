@@ -722,7 +722,7 @@ func.func @elementwise_no_results(%x: tensor<4xf32>) {
 // -----
 
 func.func @yield_outside(%x: f32) {
-  // expected-error @+1 {{expects parent op 'rlx_mir.elementwise'}}
+  // expected-error @+1 {{expects parent op to be one of 'rlx_mir.elementwise, rlx_mir.custom_fn'}}
   rlx_mir.yield %x : f32
 }
 
@@ -764,4 +764,30 @@ func.func @attention_partial_chunk(%q: tensor<1x1x64xf32>, %k: tensor<1x9x64xf32
   // expected-error @+1 {{kv_splits (2) · kv_chunk (4) must cover the 9 keys}}
   %o, %l = rlx_mir.attention_partial %q, %k, %k heads = 1, kv_heads = 1, head_dim = 64 kv_splits = 2 kv_chunk = 4 : tensor<1x1x64xf32>, tensor<1x9x64xf32>, tensor<1x9x64xf32>
   return
+}
+
+// -----
+
+func.func @custom_fn_body_types(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'rlx_mir.custom_fn' op expects its body region to yield (tensor<8xf32>), got (tensor<4xf32>)}}
+  %y = rlx_mir.custom_fn "f" ins(%x : tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    %s = rlx_mir.constant dense<1.0> : tensor<4xf32>
+    rlx_mir.yield %s : tensor<4xf32>
+  }
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @custom_fn_vjp_arguments(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'rlx_mir.custom_fn' op expects its vjp region to take (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>), got (tensor<8xf32>, tensor<8xf32>)}}
+  %y = rlx_mir.custom_fn "f" ins(%x : tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    rlx_mir.yield %a : tensor<8xf32>
+  } vjp {
+  ^bb0(%a: tensor<8xf32>, %d: tensor<8xf32>):
+    rlx_mir.yield %d : tensor<8xf32>
+  }
+  return %y : tensor<8xf32>
 }

@@ -639,7 +639,7 @@ bool mlir::rlx::mir::isMIROp(Operation *op) {
 bool mlir::rlx::mir::isKernelOp(Operation *op) {
   return isMIROp(op) &&
          !isa<ReshapeOp, SliceOp, ConcatOp, ConstantOp, YieldOp>(op) &&
-         !op->getParentOfType<FusedElementwiseOp>();
+         !op->getParentOfType<FusedElementwiseOp>() && !op->getParentOfType<CustomFnOp>();
 }
 
 bool mlir::rlx::mir::isForeignKernelOp(Operation *op) {

@@ -15,11 +15,15 @@
 
 namespace mlir::rlx::mir::ad {
 
+/// The rule a pass differentiates with; custom_fn ops that carry it stay.
+enum class Rule { None, Vjp, Jvp };
+
 /// Rewrites every fused op of `fn` into primitives (see
 /// rlx-mir-prepare-for-ad); elementwise regions too with `regions` (their
-/// rules differentiate them as they are otherwise). Emits an error at the
-/// first op it cannot unfuse.
-LogicalResult unfuse(func::FuncOp fn, bool regions = true);
+/// rules differentiate them as they are otherwise); custom_fn ops inlined
+/// unless they carry the rule `keep`. Emits an error at the first op it
+/// cannot unfuse.
+LogicalResult unfuse(func::FuncOp fn, bool regions = true, Rule keep = Rule::None);
 
 /// Errors (at the offending op) unless `fn` is MIR on tensors: no rlx_hir or
 /// rlx_lir op, no memref argument.

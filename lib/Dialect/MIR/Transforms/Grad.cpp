@@ -71,7 +71,7 @@ public:
     b.setInsertionPointToEnd(entry);
     for (Operation &op : fwd.getBody().front())
       b.clone(op, map); // the return too, so that unfusing updates the loss
-    if (failed(ad::unfuse(fn, /*regions=*/false))) {
+    if (failed(ad::unfuse(fn, /*regions=*/false, ad::Rule::Vjp))) {
       fn.erase();
       return nullptr;
     }

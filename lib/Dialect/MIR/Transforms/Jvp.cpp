@@ -67,7 +67,7 @@ func::FuncOp buildJvp(func::FuncOp fwd, ArrayRef<std::string> wrtNames) {
   b.setInsertionPointToEnd(entry);
   for (Operation &op : fwd.getBody().front())
     b.clone(op, map); // the return too, so that unfusing updates it
-  if (failed(ad::unfuse(fn, /*regions=*/false))) {
+  if (failed(ad::unfuse(fn, /*regions=*/false, ad::Rule::Jvp))) {
     fn.erase();
     return nullptr;
   }

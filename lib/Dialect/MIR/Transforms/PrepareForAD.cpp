@@ -130,9 +130,13 @@ LogicalResult mlir::rlx::mir::ad::checkIsMir(func::FuncOp fn, StringRef pass) {
   return failure(r.wasInterrupted());
 }
 
-LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions) {
+LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule keep) {
   SmallVector<Operation *> ops;
   fn.walk([&](Operation *op) {
+    if (auto c = dyn_cast<CustomFnOp>(op);
+        c && ((keep == Rule::Vjp && !c.getVjp().empty()) ||
+              (keep == Rule::Jvp && !c.getJvp().empty())))
+      return;
     if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp,
             DecomposableOpInterface>(op) ||
         (regions && isa<FusedElementwiseOp>(op)))

@@ -790,8 +790,9 @@ def MIR_FusedElementwiseOp : MIR_Op<"elementwise", [SingleBlock, IsolatedFromAbo
   let hasVerifier = 1;
 }
 
-def MIR_YieldOp : MIR_Op<"yield", [Terminator, ReturnLike, HasParent<"FusedElementwiseOp">]> {
-  let summary = "yields the scalars of an elementwise body";
+def MIR_YieldOp : MIR_Op<"yield", [Terminator, ReturnLike,
+    ParentOneOf<["FusedElementwiseOp", "CustomFnOp"]>]> {
+  let summary = "yields the scalars of an elementwise body, or a custom_fn region's tensors";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
@@ -919,5 +920,6 @@ def MIR_Nvfp4MatmulOp : MIR_InferOp<"nvfp4_matmul"> {
 
 include "RLX/Dialect/MIR/IR/MIRIndexOps.td"
 include "RLX/Dialect/MIR/IR/MIRNormOps.td"
+include "RLX/Dialect/MIR/IR/MIRCustomOps.td"
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_TD
