@@ -106,3 +106,35 @@ def test_without_rules_the_body_is_differentiated(device):
     assert float(jvp["t_result0"]) == pytest.approx(fd, rel=1e-6, abs=1e-6)
     directional = sum(float(np.sum(grad[f"d_{k}"] * t[k])) for k in x)
     assert directional == pytest.approx(fd, rel=1e-6, abs=1e-6)
+
+
+TWO = """func.func @h(%x: tensor<4xf32> {rlx.input = "x"}, %w: tensor<4xf32> {rlx.input = "w"}) -> tensor<f32> {
+  %a, %b = rlx_mir.custom_fn "two" ins(%x, %w : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>, tensor<4xf32> {
+  ^bb0(%p: tensor<4xf32>, %q: tensor<4xf32>):
+    %m = rlx_mir.mul %p, %q : tensor<4xf32>, tensor<4xf32>
+    %s = rlx_mir.add %p, %q : tensor<4xf32>, tensor<4xf32>
+    rlx_mir.yield %m, %s : tensor<4xf32>, tensor<4xf32>
+  } vjp {
+  ^bb0(%p: tensor<4xf32>, %q: tensor<4xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>, %dm: tensor<4xf32>, %ds: tensor<4xf32>):
+    %two = rlx_mir.constant dense<2.0> : tensor<f32>
+    %gp = rlx_mir.mul %dm, %two : tensor<4xf32>, tensor<f32>
+    %gq = rlx_mir.add %dm, %ds : tensor<4xf32>, tensor<4xf32>
+    rlx_mir.yield %gp, %gq : tensor<4xf32>, tensor<4xf32>
+  }
+  %r = rlx_mir.reduce sum %a axes = [0] : tensor<4xf32>
+  return %r : tensor<f32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unused_result_and_partial_wrt(device):
+    """The second result has no use (its cotangent is zeros) and only w is
+    differentiated: d_w is the rule's dm + ds = 1 (not x, the body's)."""
+    x = np.array([1.0, -2.0, 3.0, 0.5], np.float32)
+    w = np.array([0.5, 1.5, -1.0, 2.0], np.float32)
+    derived = derive(TWO, "--rlx-mir-grad=wrt=w")
+    grad = run(derived, {"x": x, "w": w, "d_output": np.float32(1.0)}, device, entry="h_grad")
+    assert set(grad) == {"loss", "d_w"}
+    np.testing.assert_allclose(grad["loss"], np.sum(x * w), rtol=1e-6)
+    np.testing.assert_allclose(grad["d_w"], np.ones(4), rtol=0, atol=0)

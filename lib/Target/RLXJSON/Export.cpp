@@ -25,6 +25,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -64,7 +65,13 @@ std::string opText(Operation *op) {
   func::ReturnOp::create(b, op->getLoc());
   std::string s;
   llvm::raw_string_ostream os(s);
-  fn->print(os, OpPrintingFlags().printNameLocAsPrefix());
+  // Custom form without locations, whatever the tool's --mlir-print-* say.
+  fn->print(os, OpPrintingFlags()
+                    .printNameLocAsPrefix()
+                    .printGenericOpForm(false)
+                    .enableDebugInfo(false, false)
+                    .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
+                    .elideLargeResourceString(std::numeric_limits<int64_t>::max()));
   // The op is the function's body: between the signature's "{" and the
   // return.
   StringRef text(s);
@@ -312,6 +319,20 @@ public:
       return op->emitError("export: ")
              << op->getName()
              << " (an op with regions that are not isolated from above) has no RLX JSON form";
+    if (!mirJson(op)) {
+      // The escape is op text: resource blobs live outside it.
+      WalkResult blob = op->walk([](Operation *inner) {
+        for (NamedAttribute a : inner->getAttrs())
+          if (isa<DenseResourceElementsAttr>(a.getValue()))
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      if (blob.wasInterrupted())
+        return op->emitError("export: ")
+               << op->getName()
+               << " holds a dense_resource constant, which the {\"Mlir\": ...} escape cannot "
+                  "carry; make it a dense<...> constant first";
+    }
     return set(tagged("Mir", mirOrEscape(op)), *ins);
   }
 };

@@ -791,3 +791,25 @@ func.func @custom_fn_vjp_arguments(%x: tensor<8xf32>) -> tensor<8xf32> {
   }
   return %y : tensor<8xf32>
 }
+
+// -----
+
+func.func @custom_fn_body_without_yield(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %y = rlx_mir.custom_fn "f" ins(%x : tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    // expected-error @+1 {{block with no terminator}}
+    %n = rlx_mir.neg %a : tensor<8xf32>
+  }
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @custom_fn_without_results(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'rlx_mir.custom_fn' op expects at least one result}}
+  "rlx_mir.custom_fn"(%x) <{name = "f"}> ({
+  ^bb0(%a: tensor<8xf32>):
+    "rlx_mir.yield"() : () -> ()
+  }, {}, {}) : (tensor<8xf32>) -> ()
+  return
+}

@@ -40,21 +40,23 @@ static LogicalResult verifyRegion(CustomFnOp op, Region &region, StringRef what,
   if (region.empty())
     return success();
   Block &block = region.front();
+  if (block.empty() || !isa<YieldOp>(block.back()))
+    return op.emitOpError() << "expects its " << what << " region to end in rlx_mir.yield";
   if (TypeRange(block.getArgumentTypes()) != args)
     return op.emitOpError() << "expects its " << what << " region to take (" << typeList(args)
                             << "), got (" << typeList(block.getArgumentTypes()) << ")";
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
-  if (!yield)
-    return op.emitOpError() << "expects its " << what << " region to end in rlx_mir.yield";
+  auto yield = cast<YieldOp>(block.back());
   if (TypeRange(yield.getValues().getTypes()) != yields)
     return op.emitOpError() << "expects its " << what << " region to yield (" << typeList(yields)
                             << "), got (" << typeList(yield.getValues().getTypes()) << ")";
   return success();
 }
 
-LogicalResult CustomFnOp::verify() {
+LogicalResult CustomFnOp::verifyRegions() {
   if (getName().empty())
     return emitOpError("expects a non-empty name");
+  if (getNumResults() == 0)
+    return emitOpError("expects at least one result");
   TypeRange in = getInputs().getTypes(), out = getOutputs().getTypes();
   SmallVector<Type> vjpArgs(in), jvpArgs(in);
   vjpArgs.append(out.begin(), out.end());

@@ -132,17 +132,25 @@ LogicalResult mlir::rlx::mir::ad::checkIsMir(func::FuncOp fn, StringRef pass) {
 
 LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule keep) {
   SmallVector<Operation *> ops;
-  fn.walk([&](Operation *op) {
-    if (auto c = dyn_cast<CustomFnOp>(op);
-        c && ((keep == Rule::Vjp && !c.getVjp().empty()) ||
-              (keep == Rule::Jvp && !c.getJvp().empty())))
-      return;
+  // Pre-order: a custom_fn that stays keeps its regions as they are.
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto c = dyn_cast<CustomFnOp>(op)) {
+      bool hasRule = !c.getVjp().empty() || !c.getJvp().empty();
+      if ((keep == Rule::Vjp && !c.getVjp().empty()) ||
+          (keep == Rule::Jvp && !c.getJvp().empty()))
+        return WalkResult::skip();
+      if (keep == Rule::None && hasRule)
+        c.emitWarning() << "custom_fn '" << c.getName()
+                        << "' is inlined here; its vjp/jvp rules no longer apply to the result";
+    }
     if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp,
             DecomposableOpInterface>(op) ||
         (regions && isa<FusedElementwiseOp>(op)))
       ops.push_back(op);
+    return WalkResult::advance();
   });
-  for (Operation *op : ops) {
+  // Nested ops before the op around them (which clones its unfused body).
+  for (Operation *op : llvm::reverse(ops)) {
     OpBuilder b(op);
     MIRBuilder mb(b, op->getLoc(), /*diagnose=*/true);
     SmallVector<Value> repl;

@@ -8,7 +8,7 @@
 #ifndef RLX_DIALECT_MIR_IR_MIRCUSTOMOPS_TD
 #define RLX_DIALECT_MIR_IR_MIRCUSTOMOPS_TD
 
-def MIR_CustomFnOp : MIR_Op<"custom_fn", [IsolatedFromAbove,
+def MIR_CustomFnOp : MIR_Op<"custom_fn", [IsolatedFromAbove, RecursiveMemoryEffects,
     DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>,
     DeclareOpInterfaceMethods<MIR_DifferentiableOpInterface, ["vjp", "jvp"]>]> {
   let summary = "a function body as one op, with optional user VJP and JVP rules";
@@ -32,9 +32,12 @@ def MIR_CustomFnOp : MIR_Op<"custom_fn", [IsolatedFromAbove,
 
     `name` names the function for diagnostics and reports.
 
-    The verifier rejects a body whose arguments are not the input types or
-    whose `rlx_mir.yield` is not the result types, and rule regions whose
-    arguments or yields do not have the types above.
+    The verifier rejects an op without results, a body whose arguments are
+    not the input types or whose `rlx_mir.yield` is not the result types,
+    and rule regions whose arguments or yields do not have the types above.
+
+    `rlx-mir-vmap` and `rlx-mir-prepare-for-ad` inline the op; where it
+    carries rules they warn that the rules no longer apply.
 
     Example (a hard clamp whose gradient passes straight through):
     ```mlir
@@ -58,7 +61,7 @@ def MIR_CustomFnOp : MIR_Op<"custom_fn", [IsolatedFromAbove,
     $name `ins` `(` $inputs `:` type($inputs) `)` `->` type($outputs) attr-dict-with-keyword
     $body (`vjp` $vjp^)? (`jvp` $jvp^)?
   }];
-  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 #endif // RLX_DIALECT_MIR_IR_MIRCUSTOMOPS_TD
