@@ -65,6 +65,9 @@ struct FlashLogits {
   /// The scale (or the softcap's c·tanh(dot·scale / c)) in log2 units, for
   /// tiles every row sees whole (wholeKeyTile; never with a mask operand).
   Value scaled(Value dot) const;
+  /// scaled(dot) = dot · factor when that is all it does (no softcap): the
+  /// factor (scale · log2 e), for kernels that fold it into an FFMA.
+  std::optional<double> linearFactor() const;
   /// The logit of query i of head `head` for key j: -inf where a mask hides
   /// the key or it lies outside [kLo, kHi). An additive mask is added in
   /// natural units and the sum scaled after, clamped to -FLT_MAX (HF's

@@ -99,6 +99,12 @@ Value FlashLogits::scaled(Value dot) const {
   return scalarAttentionLogit(kb.b, kb.loc, cfg, logitScale(a.cfg, a.shape.headDim), in);
 }
 
+std::optional<double> FlashLogits::linearFactor() const {
+  if (a.cfg.softcap)
+    return std::nullopt;
+  return logitScale(a.cfg, a.shape.headDim) * kLog2e;
+}
+
 Value FlashLogits::masked(Value dot, Value i, Value head, Value j) const {
   Location loc = kb.loc;
   ScalarLogit in;
@@ -359,13 +365,13 @@ FailureOr<LaunchConfig> attention::buildFlashAttention(KernelContext &ctx,
           Value mNew = kb.combine(Combine::Max, c[h], mx[h]);
           // exp2(x - m) with m = 0 while the row has seen no key (all -inf).
           safe[h] = kb.select(kb.eq(mNew, ninf), zero, mNew);
-          alpha[h] = math::Exp2Op::create(kb.b, loc, kb.sub(c[h], safe[h]));
+          alpha[h] = kb.exp2Approx(kb.sub(c[h], safe[h]));
           next[h] = mNew;
         }
         SmallVector<Value> sum{zero, zero};
         for (int64_t e = 0; e < sTiles * 4; ++e) {
           int64_t h = (e % 4) / 2;
-          s[e] = math::Exp2Op::create(kb.b, loc, kb.sub(s[e], safe[h]));
+          s[e] = kb.exp2Approx(kb.sub(s[e], safe[h]));
           sum[h] = kb.add(sum[h], s[e]);
         }
         for (int64_t h = 0; h < 2; ++h)

@@ -46,6 +46,7 @@
 #include "AttentionKernels.h"
 
 #include "RLX/Dialect/Common/IR/FlashTiles.h"
+#include "RLX/Dialect/MIR/IR/AttentionLogits.h"
 #include "RLX/Target/NVVM/WgmmaRegisterA.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -240,11 +241,7 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
                   p.headMajor ? kb.divui(r, kb.idx(p.queries)) : kb.remui(r, kb.idx(group)));
   };
   // Stage and mbarrier phase of the n-th tile of the block.
-  auto slot = [&](Value t) {
-    Value nth = kb.sub(t, tLo);
-    return std::make_pair(kb.remui(nth, kb.idx(stages)),
-                          toI32(kb.remui(kb.divui(nth, kb.idx(stages)), kb.idx(2))));
-  };
+  auto slot = [&](Value t) { return kb.ringSlot(kb.sub(t, tLo), stages); };
   Value ticks = kb.i32(1000000);
   auto waitParity = [&](Value barrier, Value phase) {
     NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, barrier, phase, ticks);
@@ -352,15 +349,18 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
     auto wgType = bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     auto sType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(n / 2, f32));
     auto oType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(dv / 2, f32));
-    auto descriptor = [&](Value address, int64_t layout) -> Value {
-      Value a64 = arith::IndexCastOp::create(kb.b, loc, i64, address);
-      Value masked = arith::AndIOp::create(kb.b, loc, a64,
-                                           arith::ConstantIntOp::create(kb.b, loc, 0x3FFFF, 64));
-      Value start = arith::ShRUIOp::create(kb.b, loc, masked,
-                                           arith::ConstantIntOp::create(kb.b, loc, 4, 64));
-      return arith::OrIOp::create(kb.b, loc, start,
-                                  arith::ConstantIntOp::create(kb.b, loc, layout, 64));
+    // Descriptors advanced from the one of the shared base by 32-bit adds;
+    // with a mask operand (whose loads need the registers: ptxas spilled
+    // a head-dim-64 kernel) each built from its address.
+    MatrixDescriptors desc(kb, base);
+    auto descAt = [&](Value offset, int64_t layout) {
+      return a.mask ? MatrixDescriptors::of(kb, kb.add(base, offset), layout)
+                    : desc.at(offset, layout);
     };
+    auto kOffset = [&](Value s, int64_t chunk) {
+      return kb.add(kb.mul(s, kb.idx(p.stageBytes)), kb.idx(p.qBytes + chunk * n * kRowBytes));
+    };
+
     // K-major, 128B swizzle: LBO 16 B (unused), SBO 1024 B. MN-major V:
     // LBO = the next 64 columns' chunk, SBO 1024 B.
     const int64_t kMajor = (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62);
@@ -373,10 +373,10 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
     auto issueQK = [&](Value s) {
       Value acc = LLVM::UndefOp::create(kb.b, loc, sType);
       for (int64_t kk = 0; kk < d / 16; ++kk) {
-        Value da = descriptor(kb.add(qAt(kk / 4), kb.add(kb.mul(c, kb.idx(64 * kRowBytes)),
-                                                         kb.idx((kk % 4) * 32))),
-                              kMajor);
-        Value db = descriptor(kb.add(kAt(s, kk / 4), kb.idx((kk % 4) * 32)), kMajor);
+        Value da = descAt(kb.add(kb.mul(c, kb.idx(64 * kRowBytes)),
+                                  kb.idx((kk / 4) * p.rows * kRowBytes + (kk % 4) * 32)),
+                           kMajor);
+        Value db = descAt(kb.add(kOffset(s, kk / 4), kb.idx((kk % 4) * 32)), kMajor);
         acc = NVVM::WgmmaMmaAsyncOp::create(
             kb.b, loc, sType, acc, da, db, NVVM::MMAShapeAttr::get(mctx, 64, n, 16), wgType,
             wgType, NVVM::WGMMATypes::f32,
@@ -389,7 +389,7 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
     // O += P·V(t): P's registers for keys 16ks .. 16ks + 15 are A.
     auto issuePV = [&](Value s, Value o, ArrayRef<Value> pRegs) {
       for (int64_t ks = 0; ks < n / 16; ++ks) {
-        Value db = descriptor(kb.add(vAt(s, 0), kb.idx(ks * 16 * kRowBytes)), mnMajor);
+        Value db = descAt(kb.add(kOffset(s, 0), kb.idx(p.kBytes + ks * 16 * kRowBytes)), mnMajor);
         o = nvvm::createWgmmaRegisterA(kb.b, loc, {dv, bf16, /*transB=*/true, /*scaleD=*/true}, o,
                                        pRegs.slice(ks * 4, 4), db);
       }
@@ -415,9 +415,18 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
     struct Softmax {
       SmallVector<Value> m, l, alpha, p;
     };
+    // A tile every row sees whole yields the raw dots u and the factor
+    // k = scale·log2 e (a plain scale: no softcap), else the logits and
+    // k = 1: the row max is max(u)·k and P = exp2(u·k − m), one FFMA per
+    // element (FlashAttention-3's folding of the scale into the exponent).
+    // Only where keys are hidden, never shifted: no softcap (linearFactor)
+    // and no additive mask.
+    const bool boolMask = a.mask && elementTypeOf(a.mask).isInteger(1);
+    std::optional<double> linear =
+        !a.mask || boolMask ? logits.linearFactor() : std::optional<double>();
     auto softmax = [&](ArrayRef<Value> sAcc, Value t, ArrayRef<Value> m, ArrayRef<Value> l) {
       const int64_t count = n / 2;
-      SmallVector<Type> types(count, f32);
+      SmallVector<Type> types(linear ? count + 1 : count, f32);
       auto ifOp = scf::IfOp::create(kb.b, loc, types,
                                     wholeKeyTile(kb, a, kLo, kHi, iMin, iMax, t, n), true);
       {
@@ -425,7 +434,9 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
         kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         SmallVector<Value> v;
         for (int64_t e = 0; e < count; ++e)
-          v.push_back(logits.scaled(sAcc[e]));
+          v.push_back(linear ? sAcc[e] : logits.scaled(sAcc[e]));
+        if (linear)
+          v.push_back(kb.f32(*linear));
         scf::YieldOp::create(kb.b, loc, v);
         kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
         v.clear();
@@ -435,29 +446,73 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
           rc[h] = kb.minui(rows[h], kb.idx(tileRows - 1));
         Value qi[2] = {kb.minui(query(rc[0]), kb.idx(sq - 1)), kb.minui(query(rc[1]), kb.idx(sq - 1))};
         Value hd[2] = {head(rc[0]), head(rc[1])};
-        for (int64_t e = 0; e < count; ++e) {
-          int64_t h = (e % 4) / 2;
-          v.push_back(logits.masked(sAcc[e], qi[h], hd[h], kb.add(j0, column(e))));
+        if (linear) {
+          // Keys are only hidden (bounds: causal / sliding window,
+          // [kLo, kHi); a boolean mask), never shifted: the raw dot or -inf.
+          // As FlashAttention-3's column limits, each row's bounds are a
+          // range of this thread's column offsets 8(e/4) + e%2 from
+          // j0 + 2·tq, so a bound costs one compare with an immediate.
+          Value colBase = toI32(kb.add(j0, kb.mul(tq, kb.idx(2))));
+          auto rel = [&](Value x) { return arith::SubIOp::create(kb.b, loc, x, colBase).getResult(); };
+          auto smin = [&](Value x, Value y) { return arith::MinSIOp::create(kb.b, loc, x, y).getResult(); };
+          auto smax = [&](Value x, Value y) { return arith::MaxSIOp::create(kb.b, loc, x, y).getResult(); };
+          Value last[2], first[2] = {Value(), Value()};
+          for (int h = 0; h < 2; ++h) {
+            last[h] = rel(toI32(kb.sub(kHi, kb.idx(1))));
+            if (a.splits > 1)
+              first[h] = rel(toI32(kLo));
+            if (a.cfg.maskKind != MaskKind::None) {
+              attention_logits::KeyRange r = attention_logits::causalKeyRange(
+                  kb.b, loc, a.cfg.window, toI32(qi[h]), a.shape.sk - a.shape.sq);
+              last[h] = smin(last[h], rel(r.last));
+              if (r.first)
+                first[h] = first[h] ? smax(first[h], rel(r.first)) : rel(r.first);
+            }
+          }
+          for (int64_t e = 0; e < count; ++e) {
+            int64_t h = (e % 4) / 2;
+            Value col = kb.i32(8 * (e / 4) + e % 2);
+            Value visible = arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::sle, col, last[h]);
+            if (first[h])
+              visible = arith::AndIOp::create(
+                  kb.b, loc, visible,
+                  arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::sge, col, first[h]));
+            if (boolMask)
+              visible = arith::AndIOp::create(
+                  kb.b, loc, visible,
+                  loadMask(kb, a.mask, b, hd[h], qi[h],
+                           kb.minui(kb.add(j0, column(e)), kb.idx(a.shape.sk - 1))));
+            v.push_back(kb.select(visible, sAcc[e], ninf));
+          }
+          v.push_back(kb.f32(*linear));
+        } else {
+          for (int64_t e = 0; e < count; ++e) {
+            int64_t h = (e % 4) / 2;
+            v.push_back(logits.masked(sAcc[e], qi[h], hd[h], kb.add(j0, column(e))));
+          }
         }
         scf::YieldOp::create(kb.b, loc, v);
       }
-      SmallVector<Value> s(ifOp.getResults());
+      SmallVector<Value> s(ifOp.getResults().take_front(count));
+      Value k = linear ? ifOp.getResults().back() : Value();
       Softmax out;
-      SmallVector<Value> mx{ninf, ninf}, safe(2), sum{zero, zero};
+      SmallVector<Value> mx{ninf, ninf}, safe(2), negSafe(2), sum{zero, zero};
       for (int64_t e = 0; e < count; ++e)
         mx[(e % 4) / 2] = kb.combine(Combine::Max, mx[(e % 4) / 2], s[e]);
       for (int h = 0; h < 2; ++h) {
         for (int64_t off : {1, 2}) // the quad that holds the row
           mx[h] = kb.combine(Combine::Max, mx[h], kb.shuffleXor(mx[h], off));
-        Value mNew = kb.combine(Combine::Max, m[h], mx[h]);
+        // k > 0: max(u)·k is the max of the logits u·k (rounding is monotone).
+        Value mNew = kb.combine(Combine::Max, m[h], k ? kb.mul(mx[h], k) : mx[h]);
         // exp2(x - m) with m = 0 while the row has seen no key (all -inf).
         safe[h] = kb.select(kb.eq(mNew, ninf), zero, mNew);
-        out.alpha.push_back(math::Exp2Op::create(kb.b, loc, kb.sub(m[h], safe[h])));
+        negSafe[h] = arith::NegFOp::create(kb.b, loc, safe[h]);
+        out.alpha.push_back(kb.exp2Approx(kb.sub(m[h], safe[h])));
         out.m.push_back(mNew);
       }
       for (int64_t e = 0; e < count; ++e) {
         int64_t h = (e % 4) / 2;
-        s[e] = math::Exp2Op::create(kb.b, loc, kb.sub(s[e], safe[h]));
+        s[e] = kb.exp2Approx(k ? kb.fma(s[e], k, negSafe[h]) : kb.sub(s[e], safe[h]));
         sum[h] = kb.add(sum[h], s[e]);
       }
       for (int h = 0; h < 2; ++h)

@@ -70,6 +70,53 @@ Value KernelBuilder::eq(Value x, Value y) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
 }
 Value KernelBuilder::exp(Value x) { return math::ExpOp::create(b, loc, x); }
+MatrixDescriptors::MatrixDescriptors(KernelBuilder &kb, Value base) : kb(kb) {
+  Location loc = kb.loc;
+  Type i32 = kb.b.getI32Type();
+  Value a = arith::IndexCastUIOp::create(kb.b, loc, i32, base);
+  a = arith::AndIOp::create(kb.b, loc, a, kb.i32(0x3FFFF));
+  baseStart = arith::ShRUIOp::create(kb.b, loc, a, kb.i32(4));
+}
+
+Value MatrixDescriptors::at(Value offset, int64_t layout) {
+  Location loc = kb.loc;
+  Type i32 = kb.b.getI32Type(), i64 = kb.b.getI64Type();
+  // The layout's low word (LBO) above the 14-bit start address (the start
+  // address never carries into it); LLVM hoists the or out of loops.
+  Value word = arith::OrIOp::create(kb.b, loc, baseStart,
+                                    kb.i32(static_cast<int32_t>(layout & 0xFFFFFFFFll)));
+  Value off = arith::IndexCastUIOp::create(kb.b, loc, i32, offset);
+  off = arith::ShRUIOp::create(kb.b, loc, off, kb.i32(4));
+  Value lo = arith::AddIOp::create(kb.b, loc, word, off);
+  Value wide = arith::ExtUIOp::create(kb.b, loc, i64, lo);
+  return arith::OrIOp::create(kb.b, loc, wide,
+                              arith::ConstantIntOp::create(kb.b, loc, layout & ~0xFFFFFFFFll, 64));
+}
+
+Value MatrixDescriptors::of(KernelBuilder &kb, Value address, int64_t layout) {
+  Location loc = kb.loc;
+  Type i64 = kb.b.getI64Type();
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(kb.b, loc, i64, v); };
+  Value a = arith::IndexCastUIOp::create(kb.b, loc, i64, address);
+  a = arith::ShRUIOp::create(kb.b, loc, arith::AndIOp::create(kb.b, loc, a, c64(0x3FFFF)), c64(4));
+  return arith::OrIOp::create(kb.b, loc, a, c64(layout));
+}
+
+std::pair<Value, Value> KernelBuilder::ringSlot(Value n, int64_t stages) {
+  Value n32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), n);
+  Value s = arith::RemUIOp::create(b, loc, n32, i32(stages));
+  Value round = arith::DivUIOp::create(b, loc, n32, i32(stages));
+  Value phase = arith::AndIOp::create(b, loc, round, i32(1));
+  return {arith::IndexCastUIOp::create(b, loc, b.getIndexType(), s), phase};
+}
+
+Value KernelBuilder::exp2Approx(Value x) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                       b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+                                       ValueRange{x})
+      .getResult(0);
+}
+Value KernelBuilder::fma(Value x, Value y, Value z) { return math::FmaOp::create(b, loc, x, y, z); }
 Value KernelBuilder::select(Value c, Value x, Value y) {
   return arith::SelectOp::create(b, loc, c, x, y);
 }

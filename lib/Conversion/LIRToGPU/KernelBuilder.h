@@ -56,6 +56,18 @@ public:
   Value slt(Value x, Value y);
   Value eq(Value x, Value y);
   Value exp(Value x);
+  /// 2^x of an f32 as `ex2.approx.ftz.f32` (subnormals flushed): one MUFU,
+  /// where math.exp2 (libdevice's non-ftz ex2.approx) makes ptxas add a
+  /// range check and two FMULs around it. For the flash kernels' softmax,
+  /// whose values are ≤ 1 and whose subnormal terms do not count.
+  Value exp2Approx(Value x);
+  /// The stage (an index) and mbarrier phase parity (an i32) of the n-th
+  /// use of a ring of `stages` buffers: n mod stages and (n / stages) mod 2,
+  /// in 32-bit arithmetic (a 64-bit division by 3 is a dozen SASS
+  /// instructions in a main loop).
+  std::pair<Value, Value> ringSlot(Value n, int64_t stages);
+  /// x·y + z in one FFMA (arith's mul and add stay separate .rn ops).
+  Value fma(Value x, Value y, Value z);
   Value select(Value c, Value x, Value y);
   Value combine(Combine kind, Value x, Value y);
   /// The identity of `kind` in `t` (0, 1, -inf / INT_MIN, +inf / INT_MAX).
@@ -140,6 +152,28 @@ public:
   /// least threads/32 elements); ends with a barrier so `scratch` can be
   /// reused.
   Value blockReduce(Combine kind, Value v, Value scratch, int64_t threads);
+};
+
+/// Matrix descriptors of wgmma/tcgen05 operands in shared memory (PTX ISA,
+/// "Matrix Descriptor Format"): bits 0-13 the start address >> 4 (of its low
+/// 18 bits), the rest (LBO, SBO, base offset, swizzle mode, version) from a
+/// constant `layout`. The one definition of the start-address field: the
+/// descriptor of `base` is built once, and the descriptor of base + offset
+/// is one 32-bit add of offset >> 4 to its low word (shared addresses stay
+/// below 2^18, so the field never carries into LBO), not a 64-bit rebuild
+/// per operand (FlashAttention-3 and CUTLASS advance descriptors so).
+class MatrixDescriptors {
+public:
+  MatrixDescriptors(KernelBuilder &kb, Value base);
+  /// The descriptor of base + `offset` bytes (an index, a multiple of 16).
+  Value at(Value offset, int64_t layout);
+  Value at(int64_t offset, int64_t layout) { return at(kb.idx(offset), layout); }
+  /// The descriptor of any shared address (no base).
+  static Value of(KernelBuilder &kb, Value address, int64_t layout);
+
+private:
+  KernelBuilder &kb;
+  Value baseStart; ///< i32: (base & 0x3FFFF) >> 4
 };
 
 /// True when `m` (a memref of shape `shape`) can be accessed as `width`

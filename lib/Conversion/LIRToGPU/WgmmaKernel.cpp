@@ -53,6 +53,11 @@ constexpr int64_t kWarpgroup = 128;
 constexpr int64_t kBk = 64;             // K elements per stage (128 bytes of 16-bit values)
 constexpr int64_t kRowBytes = kBk * 2;  // one swizzled row
 constexpr int64_t kAlign = 1024;        // the 128-byte swizzle's period
+// Cs rows are padded by 8 floats: a warp's 64-bit accumulator stores cover
+// 8 rows × 32 bytes, which a 512-byte row stride puts on the same 8 banks
+// (8-way conflicts); 32 bytes more per row spread them over all 32 banks
+// (2 wavefronts for 256 bytes, the minimum).
+constexpr int64_t kCsPad = 8;
 constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232, kUniformRegs = 168;
 // With a norm prologue the producer warpgroup normalizes A tiles too.
 constexpr int64_t kNormProducerRegs = 96, kNormConsumerRegs = 200;
@@ -100,7 +105,7 @@ std::string GemmBuilder::whyNoWgmma() {
     // An NVFP4 weight also stages its packed codes (32 bytes per row).
     int64_t stage = (m + sets * n) * kRowBytes + (p.nvfp4() ? sets * n * kBk / 2 : 0);
     for (int64_t stages : {4, 3}) {
-      int64_t cs = stages * stage, head = cs + m * n * 4, bars = head + m * 4;
+      int64_t cs = stages * stage, head = cs + m * (n + kCsPad) * 4, bars = head + m * 4;
       bars = (bars + 7) / 8 * 8;
       // full, empty (and raw: A or packed B landed, not yet transformed)
       // per stage.
@@ -148,7 +153,11 @@ LogicalResult GemmBuilder::wgmmaSetup(LaunchConfig &launch) {
                                   MemRefType::get(shape, acc, MemRefLayoutAttrInterface(), smem),
                                   dyn, kb.add(pad, kb.idx(offset)), ValueRange{});
   };
-  cs = view(wgCsOffset, {tm, tn});
+  // Cs: [tm, tn] of a [tm, tn + kCsPad] buffer.
+  cs = memref::SubViewOp::create(kb.b, kb.loc, view(wgCsOffset, {tm, tn + kCsPad}),
+                                 ArrayRef<OpFoldResult>{kb.b.getIndexAttr(0), kb.b.getIndexAttr(0)},
+                                 ArrayRef<OpFoldResult>{kb.b.getIndexAttr(tm), kb.b.getIndexAttr(tn)},
+                                 ArrayRef<OpFoldResult>{kb.b.getIndexAttr(1), kb.b.getIndexAttr(1)});
   if (p.headNormWeight)
     headRstd = view(wgHeadOffset, {tm});
   return success();
@@ -196,11 +205,7 @@ void GemmBuilder::wgmmaMainLoop() {
           .getShuffleResult());
   Value ticks = kb.i32(1000000);
   // Stage and phase of k-tile kt.
-  auto slot = [&](Value kt) {
-    Value s = kb.remui(kt, kb.idx(stages));
-    Value phase = toI32(kb.remui(kb.divui(kt, kb.idx(stages)), kb.idx(2)));
-    return std::make_pair(s, phase);
-  };
+  auto slot = [&](Value kt) { return kb.ringSlot(kt, stages); };
 
   // One thread initializes the barriers: full[s] completes on the
   // producer's arrival plus the stage's TMA bytes (and, when the producer
@@ -310,11 +315,10 @@ void GemmBuilder::wgmmaMainLoop() {
     auto shape = NVVM::MMAShapeAttr::get(mctx, 64, tn, 16);
     // K-major, 128-byte swizzle: LBO 16 B, SBO 1024 B, mode 1.
     const int64_t layout = (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62);
-    auto descriptor = [&](Value address) -> Value {
-      Value a = arith::IndexCastOp::create(kb.b, loc, i64, address);
-      Value masked = arith::AndIOp::create(kb.b, loc, a, arith::ConstantIntOp::create(kb.b, loc, 0x3FFFF, 64));
-      Value start = arith::ShRUIOp::create(kb.b, loc, masked, arith::ConstantIntOp::create(kb.b, loc, 4, 64));
-      return arith::OrIOp::create(kb.b, loc, start, arith::ConstantIntOp::create(kb.b, loc, layout, 64));
+    // Descriptors advanced from the shared base's by 32-bit adds.
+    MatrixDescriptors desc(kb, wgBase);
+    auto stageOffset = [&](Value s, int64_t offset) {
+      return kb.add(kb.mul(s, kb.idx(wgStageBytes)), kb.idx(offset));
     };
     // One k-tile: wait for its stage, 4 × (one wgmma per accumulator set),
     // commit, wait for the previous tile's group and release its stage.
@@ -325,13 +329,13 @@ void GemmBuilder::wgmmaMainLoop() {
       auto [s, phase] = slot(kt);
       NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, full(s), phase, ticks);
       NVVM::WgmmaFenceAlignedOp::create(kb.b, loc);
-      Value aRows = kb.add(stageAddress(s, 0), kb.mul(c, kb.idx(64 * kRowBytes)));
+      Value aRows = kb.add(stageOffset(s, 0), kb.mul(c, kb.idx(64 * kRowBytes)));
       SmallVector<Value> next(carried);
       for (int64_t kk = 0; kk < kBk / 16; ++kk) {
-        Value da = descriptor(kb.add(aRows, kb.idx(kk * 32)));
+        Value da = desc.at(kb.add(aRows, kb.idx(kk * 32)), layout);
         auto scaleD = first && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one;
         for (int64_t half = 0; half < sets; ++half) {
-          Value db = descriptor(stageAddress(s, (tm + half * tn) * kRowBytes + kk * 32));
+          Value db = desc.at(stageOffset(s, (tm + half * tn) * kRowBytes + kk * 32), layout);
           next[half] = NVVM::WgmmaMmaAsyncOp::create(
               kb.b, loc, accType, next[half], da, db, shape, type, type, NVVM::WGMMATypes::f32,
               scaleD, NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,

@@ -17,11 +17,14 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <limits>
 
 namespace mlir::rlx {
 #define GEN_PASS_DEF_GPUOUTLINEFOREMULATOR
@@ -401,6 +404,34 @@ LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
          << op->getName() << "'";
 }
 
+/// NVPTX intrinsics kernels call (llvm.call_intrinsic "llvm.nvvm.*"), as
+/// the PTX ISA defines the instruction each one is:
+///  - ex2.approx.ftz.f32 d, a: 2^a, a subnormal a read as a zero of its sign
+///    and a subnormal result written as +0 (the relative error, at most
+///    2^-22 on hardware, is 0 here; -inf gives +0, +inf and NaN pass).
+/// Any other NVPTX intrinsic is an error, never a guess.
+LogicalResult rewriteNvvmIntrinsic(LLVM::CallIntrinsicOp op) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  StringRef name = op.getIntrin();
+  if (name != "llvm.nvvm.ex2.approx.ftz.f32" || op.getArgs().size() != 1 ||
+      !op.getArgs()[0].getType().isF32())
+    return op->emitError("rlx-gpu-outline-for-emulator: no emulation for the intrinsic '")
+           << name << "'";
+  Value a = op.getArgs()[0];
+  Type f32 = b.getF32Type();
+  auto cst = [&](double v) { return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32), APFloat(static_cast<float>(v))).getResult(); };
+  Value tiny = cst(std::numeric_limits<float>::min()), zero = cst(0.0);
+  Value absA = math::AbsFOp::create(b, loc, a);
+  Value subnormalIn = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, absA, tiny);
+  Value in = arith::SelectOp::create(b, loc, subnormalIn, zero, a);
+  Value r = math::Exp2Op::create(b, loc, in);
+  Value subnormalOut = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, r, tiny);
+  op.getResult(0).replaceAllUsesWith(arith::SelectOp::create(b, loc, subnormalOut, zero, r));
+  op->erase();
+  return success();
+}
+
 /// The register-A wgmma and the operand fences (WgmmaRegisterA.h), the only
 /// inline asm kernels carry.
 LogicalResult rewriteInlineAsm(Operation *op, const Hooks &h) {
@@ -634,12 +665,14 @@ struct GPUOutlineForEmulatorPass
         for (Block &blk : reg)
           for (BlockArgument a : blk.getArguments())
             a.setType(stripMemorySpace(a.getType()));
+      auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op);
       if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect()) ||
-          isa<LLVM::InlineAsmOp>(op))
+          isa<LLVM::InlineAsmOp>(op) || (intrinsic && intrinsic.getIntrin().starts_with("llvm.nvvm.")))
         gpuOps.push_back(op);
     });
     for (Operation *op : gpuOps)
-      if (failed(isa<LLVM::InlineAsmOp>(op)               ? rewriteInlineAsm(op, hooks)
+      if (failed(isa<LLVM::CallIntrinsicOp>(op) ? rewriteNvvmIntrinsic(cast<LLVM::CallIntrinsicOp>(op))
+                 : isa<LLVM::InlineAsmOp>(op)               ? rewriteInlineAsm(op, hooks)
                  : isa<NVVM::NVVMDialect>(op->getDialect()) ? rewriteNvvmOp(op, hooks)
                                                             : rewriteGpuOp(op, hooks)))
         return failure();

@@ -41,7 +41,7 @@
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: llvm.inline_asm has_side_effects {{.*}}{rlx.wgmma_fence_operands}
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: scf.for
 // CHECK: llvm.inline_asm has_side_effects {{.*}}{rlx.wgmma_register_a = {bf16 = true, n = 128 : i64, scale_d = true, trans_b = true}}
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1

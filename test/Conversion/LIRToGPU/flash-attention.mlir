@@ -22,7 +22,7 @@
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>, num = 2 : i32
 // CHECK: nvvm.mma.sync
 // PTX-DAG: .minnctapersm 2

@@ -298,3 +298,42 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// ex2.approx.ftz.f32 (the flash kernels' exp2) as the PTX ISA reads it:
+// subnormal inputs and results flushed, 2^x otherwise.
+// CHECK-LABEL: func.func @softmax_exp__body
+// CHECK:   %[[A:.*]] = math.absf %[[X:.*]] : f32
+// CHECK:   %[[SUB:.*]] = arith.cmpf olt, %[[A]], %{{.*}} : f32
+// CHECK:   %[[IN:.*]] = arith.select %[[SUB]], %{{.*}}, %[[X]] : f32
+// CHECK:   %[[R:.*]] = math.exp2 %[[IN]] : f32
+// CHECK:   arith.cmpf olt, %[[R]], %{{.*}} : f32
+// CHECK-NOT: llvm.call_intrinsic
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @softmax_exp(%x: memref<32xf32>) kernel {
+      %i = gpu.thread_id x
+      %v = memref.load %x[%i] : memref<32xf32>
+      %e = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%v) : (f32) -> f32
+      memref.store %e, %x[%i] : memref<32xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Any other NVPTX intrinsic is an error, not a guess.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @rsqrt(%x: memref<32xf32>) kernel {
+      %i = gpu.thread_id x
+      %v = memref.load %x[%i] : memref<32xf32>
+      // expected-error @+1 {{rlx-gpu-outline-for-emulator: no emulation for the intrinsic 'llvm.nvvm.rsqrt.approx.f'}}
+      %e = llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"(%v) : (f32) -> f32
+      memref.store %e, %x[%i] : memref<32xf32>
+      gpu.return
+    }
+  }
+}

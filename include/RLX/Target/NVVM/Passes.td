@@ -124,11 +124,15 @@ def GPUOutlineForEmulator : Pass<"rlx-gpu-outline-for-emulator", "::mlir::Module
     addressing, swizzle modes and accumulator layout
     (lib/Runtime/Emulator/Wgmma.h), computed when it issues, so
     `wgmma.fence` / `commit_group` / `wait_group` are dropped; LLVM pointers lose
-    their address space. A GPU or NVVM op it cannot emulate is an error
-    naming it.
+    their address space. NVPTX intrinsic calls (`llvm.call_intrinsic
+    "llvm.nvvm.*"`) as the PTX ISA defines their instruction:
+    `llvm.nvvm.ex2.approx.ftz.f32` is 2^x with subnormal inputs and results
+    flushed (math.exp2 between the flushes). A GPU or NVVM op or NVPTX
+    intrinsic it cannot emulate is an error naming it.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def EmulatorInstrument : Pass<"rlx-emulator-instrument", "::mlir::ModuleOp"> {

@@ -14,14 +14,25 @@ static Value cmpI(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x, V
   return arith::CmpIOp::create(b, loc, p, x, y);
 }
 
+attention_logits::KeyRange attention_logits::causalKeyRange(OpBuilder &b, Location loc,
+                                                             std::optional<int64_t> window, Value i,
+                                                             int64_t diagonal) {
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(i.getType(), v));
+  };
+  KeyRange r;
+  r.last = arith::AddIOp::create(b, loc, i, cst(diagonal));
+  if (window)
+    r.first = arith::AddIOp::create(b, loc, i, cst(diagonal - *window + 1));
+  return r;
+}
+
 Value attention_logits::causalVisible(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i,
                                Value j, int64_t diagonal) {
-  Value ip = arith::AddIOp::create(b, loc, i, arith::ConstantIndexOp::create(b, loc, diagonal));
-  Value visible = cmpI(b, loc, arith::CmpIPredicate::sle, j, ip);
-  if (window) {
-    Value lo = arith::SubIOp::create(b, loc, ip, arith::ConstantIndexOp::create(b, loc, *window));
-    visible = arith::AndIOp::create(b, loc, visible, cmpI(b, loc, arith::CmpIPredicate::sgt, j, lo));
-  }
+  KeyRange r = causalKeyRange(b, loc, window, i, diagonal);
+  Value visible = cmpI(b, loc, arith::CmpIPredicate::sle, j, r.last);
+  if (r.first)
+    visible = arith::AndIOp::create(b, loc, visible, cmpI(b, loc, arith::CmpIPredicate::sge, j, r.first));
   return visible;
 }
 

@@ -68,6 +68,15 @@ V attentionLogit(const LogitSteps<V> &steps, const AttentionConfig &cfg, double 
   return s;
 }
 
+/// The keys query row i sees under a causal or sliding-window mask: j in
+/// [first, last] (inclusive; first null without a window), i.e.
+/// last = i + Sk − Sq and first = last − window + 1. Integers of i's type
+/// (index or i32), signed. visible(i, j) below is this range.
+struct KeyRange {
+  Value first, last;
+};
+KeyRange causalKeyRange(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i,
+                        int64_t diagonal);
 /// visible(i, j) of a causal or sliding-window mask (an i1) for query row i
 /// and key j (index values; signed: i + Sk − Sq is negative for the first
 /// rows when Sq > Sk). `diagonal` is Sk − Sq.
