@@ -5,8 +5,9 @@
 #      libmpi for tensor parallelism: rlx-run --tp);
 #   2. a Python virtual environment .venv made from the `python3` on PATH,
 #      with the packages of python/requirements-dev.txt from PyPI, and,
-#      where no CUDA toolkit is installed, ptxas/libdevice/cuobjdump from
-#      NVIDIA's PyPI wheels (the toolkit found is printed);
+#      where no CUDA toolkit is installed, ptxas/libdevice from NVIDIA's
+#      PyPI wheels (the toolkit found is printed), and cuobjdump + nvdisasm
+#      from them wherever missing (CUDA 13 toolkits have neither);
 #   3. configure (build/) and build everything with ninja.
 # Re-running it is cheap: installed packages are skipped and ccache/ninja
 # rebuild only what changed.
@@ -54,10 +55,19 @@ wheel() { ls "$ROOT"/.venv/lib/python3*/site-packages/nvidia/cu*/bin/ptxas 2>/de
 if [ -z "$ptxas" ] && [ -z "$(wheel)" ]; then
   echo "== no CUDA toolkit: ptxas, libdevice and cuobjdump from PyPI into .venv"
   "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check \
-    nvidia-cuda-nvcc==13.5.37 nvidia-nvvm==13.5.37 nvidia-cuda-cuobjdump==13.5.37
+    nvidia-cuda-nvcc==13.5.37 nvidia-nvvm==13.5.37
   rm -f "$BUILD/CMakeCache.txt" "$BUILD/build.ninja"  # configure again: it records ptxas
 fi
 ptxas=${ptxas:-$(wheel)}
+# cuobjdump and the nvdisasm it runs (bench/gpu/sass_stats.py, the SASS
+# instruction budgets): CUDA 13 toolkits ship neither.
+if ! { command -v cuobjdump && command -v nvdisasm; } >/dev/null 2>&1 &&
+   ! [ -x /usr/local/cuda/bin/nvdisasm ] &&
+   ! ls "$ROOT"/.venv/lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm >/dev/null 2>&1; then
+  echo "== cuobjdump and nvdisasm from PyPI into .venv"
+  "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check \
+    nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37
+fi
 echo "== ptxas: $ptxas ($("$ptxas" --version | tail -1))"
 
 if [ ! -f "$BUILD/build.ninja" ]; then

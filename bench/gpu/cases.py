@@ -332,9 +332,40 @@ def attention_bench_case(B, Sq, Sk, H, Hkv, D, causal, name, kernel="auto"):
         return lambda: torch.nn.functional.scaled_dot_product_attention(
             q, k, v, is_causal=sdpa_causal, enable_gqa=H != Hkv)
 
+    def flash_baselines(torch):
+        """{name: step} of the FlashAttention kernels on the machine: SDPA
+        held to its flash backend, and FlashAttention-3 (flash_attn_interface)
+        or FlashAttention-2 (flash_attn) where their wheels are installed;
+        {name: why not} for those that are not."""
+        out = {}
+        sdpa = torch_baseline(torch)
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+
+            def sdpa_flash():
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    return sdpa()
+            sdpa_flash()
+            out["sdpa_flash"] = sdpa_flash
+        except Exception as e:  # noqa: BLE001
+            out["sdpa_flash"] = f"unavailable: {str(e)[:200]}"
+        q = torch.randn(B, Sq, H, D, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn(B, Sk, Hkv, D, device="cuda", dtype=torch.bfloat16)
+        v = torch.randn(B, Sk, Hkv, D, device="cuda", dtype=torch.bfloat16)
+        # Both are bottom-right aligned causal, as rlx_mir.attention is.
+        for label, module in (("flash_attn_3", "flash_attn_interface"), ("flash_attn_2", "flash_attn")):
+            try:
+                fa = __import__(module).flash_attn_func
+                fa(q, k, v, causal=causal)
+                out[label] = lambda fa=fa: fa(q, k, v, causal=causal)
+            except Exception as e:  # noqa: BLE001
+                out[label] = f"unavailable: {str(e)[:200]}"
+        return out
+
     flops = 4 * B * H * Sq * Sk * D // (2 if causal and Sq == Sk else 1)
     return dict(name=name, text=attention_text(B, Sq, Sk, H, Hkv, D, causal), inputs=lambda: {},
                 bench=True, kind="attention", torch_baseline=torch_baseline, dims={},
+                flash_baselines=flash_baselines,
                 flops=flops, kv_bytes=2 * B * Sk * Hkv * D * 2, decode=Sq == 1,
                 shape=dict(batch=B, sq=Sq, sk=Sk, heads=H, kv_heads=Hkv, head_dim=D,
                            causal=causal, kernel=kernel),

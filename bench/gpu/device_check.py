@@ -3,8 +3,13 @@ numerics case against its PyTorch float64 reference computed here on the GPU
 (and numpy's, which must agree), then the
 benchmarks, each against a baseline measured in the same run, interleaved:
 bandwidth-bound kernels against torch's device-to-device copy_, matmuls
-against torch.matmul (cuBLAS), the fused norm + SwiGLU matmul against the
-PyTorch sequence it replaces; all into one JSON file. Each case
+against torch.matmul (cuBLAS), attention against SDPA (its default choice
+and its flash backend) and FlashAttention-3/-2 where their wheels are
+installed (named as unavailable where not), the fused norm + SwiGLU matmul
+against the PyTorch sequence it replaces; all into one JSON file. Every
+timed run, ours and the baselines', starts with the L2 flushed (a buffer
+twice its size written outside the timed interval), so decode and GEMV
+bandwidths are memory's, not the L2's. Each case
 runs in its own process with a timeout, so a failing or hanging kernel does
 not stop the others.
 
@@ -12,7 +17,8 @@ not stop the others.
 
 --dry-run (here, in CI): the numerics cases run under the CPU GPU emulator,
 the benchmark artifacts are only loaded (rlx-gpu-run --info): everything is
-present, loadable and launchable without a GPU.
+present, loadable and launchable without a GPU; one small artifact is timed
+with --flush-l2 on the emulator (the timed path's flags).
 """
 from __future__ import annotations
 
@@ -80,6 +86,38 @@ def check(case, device, timeout, art=None):
     return {"status": "pass", "error_over_tolerance": worst, "seconds": time.time() - t0}
 
 
+_FLUSH = {}
+
+
+def flush_l2():
+    """Writes a buffer twice the GPU's L2 size (as rlx-gpu-run --flush-l2
+    does before each of its timed runs), so the baseline's inputs come from
+    memory too."""
+    import torch
+    if "buf" not in _FLUSH:
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size or 2 ** 20
+        _FLUSH["buf"] = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+        _FLUSH["n"] = 0
+    _FLUSH["n"] = (_FLUSH["n"] + 1) % 256
+    _FLUSH["buf"].fill_(_FLUSH["n"])
+
+
+# rlx-gpu-run's timed runs: medians over 20 after 3 warm-ups, L2 flushed
+# before each.
+TIMED = ("--time", "20", "--warmup", "3", "--json", "--flush-l2")
+
+
+def timed_event(step):
+    import torch
+    flush_l2()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    step()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e)
+
+
 def torch_copy_ms(nbytes, iters=50):
     import torch
     n = nbytes // 8  # copy moves 2 × 4-byte floats per element (read + write)
@@ -87,15 +125,7 @@ def torch_copy_ms(nbytes, iters=50):
     b = torch.empty_like(a)
     for _ in range(5):
         b.copy_(a)
-    times = []
-    for _ in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        b.copy_(a)
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return float(np.median(times))
+    return float(np.median([timed_event(lambda: b.copy_(a)) for _ in range(iters)]))
 
 
 def torch_matmul_ms(M, N, K, iters=20):
@@ -104,30 +134,13 @@ def torch_matmul_ms(M, N, K, iters=20):
     w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
     for _ in range(3):
         torch.matmul(x, w.t())
-    times = []
-    for _ in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        torch.matmul(x, w.t())
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return float(np.median(times))
+    return float(np.median([timed_event(lambda: torch.matmul(x, w.t())) for _ in range(iters)]))
 
 
 def torch_callable_ms(step, iters=20):
-    import torch
     for _ in range(3):
         step()
-    times = []
-    for _ in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        step()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return float(np.median(times))
+    return float(np.median([timed_event(step) for _ in range(iters)]))
 
 
 def bench(case, timeout, rounds=3):
@@ -138,7 +151,7 @@ def bench(case, timeout, rounds=3):
         rlx, base = [], []
         for _ in range(rounds):  # interleaved with the PyTorch sequence
             _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
-                                ("--time", "20", "--warmup", "3", "--json"), timeout)
+                                TIMED, timeout)
             rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
             base.append(torch_callable_ms(step))
         ms, bms = float(np.median(rlx)), float(np.median(base))
@@ -147,18 +160,27 @@ def bench(case, timeout, rounds=3):
     if case.get("kind") == "attention":
         import torch
         step = case["torch_baseline"](torch)
+        flash = case["flash_baselines"](torch)
+        runnable = {k: f for k, f in flash.items() if callable(f)}
         rlx, base, copy = [], [], []
-        for _ in range(rounds):  # interleaved with SDPA (and the copy for decode)
+        flash_ms = {k: [] for k in runnable}
+        for _ in range(rounds):  # interleaved with SDPA, FlashAttention (and the copy for decode)
             _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
-                                ("--time", "20", "--warmup", "3", "--json", "--zero-missing"),
+                                (*TIMED, "--zero-missing"),
                                 timeout)
             rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
             base.append(torch_callable_ms(step))
+            for k, f in runnable.items():
+                flash_ms[k].append(torch_callable_ms(f))
             if case["decode"]:
                 copy.append(torch_copy_ms(case["kv_bytes"]))
         ms, bms = float(np.median(rlx)), float(np.median(base))
         res = {"status": "ok", "median_ms": ms, "sdpa_ms": bms, "speedup_vs_sdpa": bms / ms,
-               "shape": case["shape"]}
+               "shape": case["shape"], "l2_flushed": True,
+               "flash_baselines": {k: (f if not callable(f) else
+                                       {"ms": float(np.median(flash_ms[k])),
+                                        "speedup": float(np.median(flash_ms[k])) / ms})
+                                   for k, f in flash.items()}}
         if case["decode"]:
             gbps, sgbps = case["kv_bytes"] / ms / 1e6, case["kv_bytes"] / bms / 1e6
             cgbps = case["kv_bytes"] / float(np.median(copy)) / 1e6
@@ -171,7 +193,7 @@ def bench(case, timeout, rounds=3):
         rlx, base = [], []
         for _ in range(rounds):  # interleaved with bf16 cuBLAS through torch.matmul
             _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
-                                ("--time", "20", "--warmup", "3", "--json", "--zero-missing"),
+                                (*TIMED, "--zero-missing"),
                                 timeout)
             rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
             base.append(torch_matmul_ms(*case["shape"]))
@@ -183,7 +205,7 @@ def bench(case, timeout, rounds=3):
         rlx, base = [], []
         for _ in range(rounds):  # interleaved with cuBLAS through torch.matmul
             _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
-                                ("--time", "20", "--warmup", "3", "--json"), timeout)
+                                TIMED, timeout)
             rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
             base.append(torch_matmul_ms(*case["shape"]))
         ms, bms = float(np.median(rlx)), float(np.median(base))
@@ -193,7 +215,7 @@ def bench(case, timeout, rounds=3):
     rlx, copy = [], []
     for _ in range(rounds):  # interleaved with the baseline
         _, stdout = gpu_run(HERE / "artifacts" / case["name"], "cuda", inputs,
-                            ("--time", "50", "--warmup", "5", "--json"), timeout)
+                            ("--time", "50", "--warmup", "5", "--json", "--flush-l2"), timeout)
         rlx.append(json.loads(stdout.strip().splitlines()[-1])["median_ms"])
         copy.append(torch_copy_ms(case["bytes"]))
     ms, cms = float(np.median(rlx)), float(np.median(copy))
@@ -252,6 +274,20 @@ def main():
             result["torch"] = torch.__version__
         except Exception as e:  # noqa: BLE001
             result["gpu"] = f"unavailable: {e}"
+    if a.dry_run:
+        # The timed path with the L2 flush, on the emulator (the benchmark
+        # artifacts are too large to run there): a small numerics artifact.
+        try:
+            small = next(c for c in CASES if c["name"] == "add_37x769")
+            _, stdout = gpu_run(HERE / "artifacts" / small["name"], "emu", small["inputs"](),
+                                ("--time", "2", "--warmup", "0", "--json", "--flush-l2"),
+                                a.timeout)
+            line = json.loads(stdout.strip().splitlines()[-1])
+            ok = line.get("flush_l2") is True and line["median_ms"] > 0
+            result["bench"]["timed_flush_l2_emu"] = {"status": "ok" if ok else "fail",
+                                                     "line": line}
+        except Exception as e:  # noqa: BLE001
+            result["bench"]["timed_flush_l2_emu"] = {"status": "fail", "error": str(e)[-1500:]}
     for case in CASES:
         name = case["name"]
         try:

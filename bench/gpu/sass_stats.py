@@ -18,7 +18,7 @@ Each case divides the per-iteration counts by the work of one iteration (a
 128-key tile, a 64-deep K step, a 16-element NVFP4 block) so the figures are
 those of issue 35's budgets, which `test/python/test_sass_budgets.py` holds.
 
-    python bench/gpu/sass_stats.py --build build [--chip sm_90a] [--json F] [--markdown]
+    python bench/gpu/sass_stats.py --build build [--chip sm_90a] [--json F] [--case NAME]...
 """
 from __future__ import annotations
 
@@ -183,6 +183,19 @@ class Block:
     succ: list = dataclasses.field(default_factory=list)
 
 
+def conditional(ins):
+    """Whether a branch may fall through: a guard predicate (@P0), a
+    predicate operand (BRA !P1, target) or a warp-vote form (BRA.DIV / .ANY /
+    .ALL / .CONV: taken by some warps, not others)."""
+    if ins.predicated:
+        return True
+    mods = ins.opcode.split(".")[1:]
+    if any(m in ("DIV", "ANY", "ALL", "CONV") for m in mods):
+        return True
+    operands = ins.text.split(None, 1)[1] if " " in ins.text else ""
+    return bool(re.match(r"!?U?P[0-6T]\b", operands.strip())) and "PT" not in operands.split(",")[0]
+
+
 def cfg(instrs, labels):
     """Basic blocks of a function and their successors (block indices)."""
     at = {i.addr: k for k, i in enumerate(instrs)}
@@ -202,7 +215,7 @@ def cfg(instrs, labels):
         if t is not None and t in at:
             b.succ.append(of[at[t]])
         ends = (t is not None or last.base in ("EXIT", "RET", "BRX", "JMX", "JMP")) \
-            and not last.predicated
+            and not conditional(last)
         if not ends and n + 1 < len(blocks):
             b.succ.append(n + 1)
     return blocks
@@ -264,15 +277,17 @@ def path_counts(instrs, blocks, header, body, latches, dom):
     once. Returns (shortest, longest), each a list of instructions."""
     size = lambda n: blocks[n].end - blocks[n].start  # noqa: E731
     succ = {n: [s for s in blocks[n].succ if s in body and s not in dom[n]] for n in body}
-    order, seen = [], set()
-
-    def visit(n):  # post-order DFS of the forward DAG
-        seen.add(n)
-        for s in succ[n]:
-            if s not in seen:
-                visit(s)
-        order.append(n)
-    visit(header)
+    # Post-order DFS of the forward DAG (iterative: large kernels).
+    order, seen, stack = [], {header}, [(header, iter(succ[header]))]
+    while stack:
+        n, it = stack[-1]
+        s = next(it, None)
+        if s is None:
+            stack.pop()
+            order.append(n)
+        elif s not in seen:
+            seen.add(s)
+            stack.append((s, iter(succ[s])))
 
     def best(better):
         cost, via = {header: size(header)}, {}
@@ -348,9 +363,13 @@ def kernel_stats(name, instrs, labels):
 
     def body_instrs(body):
         return [i for n in body for i in instrs[blocks[n].start:blocks[n].end]]
+    # The innermost loop with the most tensor-core instructions (a
+    # persistent kernel's tile loop holds the k-loop: the k-loop is the main
+    # one), else the largest loop.
     header, (body, latches) = max(
         loops_.items(), key=lambda kv: (mix(body_instrs(kv[1][0]))["tensor core"],
-                                        len(body_instrs(kv[1][0]))))
+                                        -len(kv[1][0]) if mix(body_instrs(kv[1][0]))["tensor core"]
+                                        else len(kv[1][0])))
     short, long_ = path_counts(instrs, blocks, header, body, latches, dom)
     stats.update(loop_static=len(body_instrs(body)), loop_min=len(short), loop_max=len(long_),
                  mix_min=mix(short), mix=mix(long_),
@@ -363,6 +382,7 @@ def sass_of(cuobjdump, cubins):
     # cuobjdump -sass runs nvdisasm: the one beside it (toolkit, wheels).
     env = dict(os.environ)
     env.setdefault("NVDISASM_PATH", os.path.dirname(cuobjdump))
+    env["PATH"] = os.path.dirname(cuobjdump) + os.pathsep + env.get("PATH", "")
     for cubin in cubins:
         r = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True,
                            env=env)

@@ -48,6 +48,9 @@ def _lib() -> ctypes.CDLL:
         lib.rlx_gpu_run.argtypes = [P, C]
         lib.rlx_gpu_time.argtypes = [P, C, I, I, ctypes.POINTER(ctypes.c_double),
                                      ctypes.POINTER(ctypes.c_double)]
+        lib.rlx_gpu_set_flush_caches.argtypes = [P, I]
+        lib.rlx_gpu_set_trace.argtypes = [P, I]
+        lib.rlx_gpu_write_trace.argtypes = [P, C]
         _LIB = lib
     return _LIB
 
@@ -219,10 +222,24 @@ class GpuModel:
         CompiledModel's, for parameters that changed)."""
         self._packed = False
 
-    def time(self, warmup: int = 3, iters: int = 20) -> dict:
+    def trace(self, on: bool = True) -> None:
+        """Starts (or stops) the kernel timeline: every kernel launch of the
+        runs that follow is timed on its own and recorded with its name,
+        launch shape and source positions; :meth:`write_trace` saves it."""
+        self._check(_lib().rlx_gpu_set_trace(self._h, int(on)))
+
+    def write_trace(self, path: str | os.PathLike) -> None:
+        """The recorded kernel timeline as Chrome trace-event JSON (open it
+        in https://ui.perfetto.dev or chrome://tracing)."""
+        self._check(_lib().rlx_gpu_write_trace(self._h, os.fspath(path).encode()))
+
+    def time(self, warmup: int = 3, iters: int = 20, flush_l2: bool = False) -> dict:
         """Median and minimum milliseconds of the entry (CUDA events on a GPU,
-        wall clock on the emulator), after one :meth:`run`."""
+        wall clock on the emulator), after one :meth:`run`. With `flush_l2`
+        a buffer twice the L2's size is written before each timed run, so
+        inputs come from memory rather than from the previous run's L2."""
         med, mn = ctypes.c_double(), ctypes.c_double()
+        self._check(_lib().rlx_gpu_set_flush_caches(self._h, int(flush_l2)))
         self._check(_lib().rlx_gpu_time(self._h, self.entry.encode(), warmup, iters,
                                         ctypes.byref(med), ctypes.byref(mn)))
         return {"median_ms": med.value, "min_ms": mn.value}

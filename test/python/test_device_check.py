@@ -1,6 +1,7 @@
 """The GPU device check's dry run (issue 15): the bundle builds (artifacts
 with cubins, runner without LLVM, scripts, under 64 MiB), every numerics case
-passes under the CPU GPU emulator and every benchmark artifact loads."""
+passes under the CPU GPU emulator, every benchmark artifact loads and the
+timed path runs with the L2 flush."""
 import json
 import os
 import pathlib
@@ -20,6 +21,9 @@ def test_device_check_dry_run(tmp_path):
     assert result["mode"].startswith("dry-run")
     assert len(result["tests"]) >= 8 and len(result["bench"]) >= 2
     assert all(r["status"] == "pass" for r in result["tests"].values()), result["tests"]
+    timed = result["bench"].pop("timed_flush_l2_emu")
+    # The timed path flushes the L2 before each run (issue 35).
+    assert timed["status"] == "ok" and timed["line"]["flush_l2"] is True, timed
     assert all(r["status"] == "loaded" for r in result["bench"].values()), result["bench"]
     bundle = BUILD / "device-check"
     ldd = subprocess.run(["ldd", str(bundle / "bin" / "rlx-gpu-run")], capture_output=True, text=True)

@@ -164,6 +164,7 @@ FLAGS = {
     "--kv-splits": ("--kv-splits=1", "gpu"), "--no-tensor-cores": ("--no-tensor-cores", "gpu"),
     "--strict-kernels": ("--strict-kernels", "gpu"),
     "--weight-args": ("--weight-args=none", "all"),
+    "--trace": ("--trace={tmp}/trace.json", "all"),
     # Needs a plugin built out of tree: test_custom_op.py runs it on cpu and emu.
     "--load-dialect-plugin": (None, "all"),
 }

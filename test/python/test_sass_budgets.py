@@ -111,11 +111,24 @@ def test_path_analysis_on_a_listing():
     itself a loop) and comes back; the masked branch adds two FSELs."""
     (instrs, labels), = sass_stats.parse_sass(LISTING).values()
     s = sass_stats.kernel_stats("k", instrs, labels)
-    # Shortest: 0x20, 0x30, then out of line once (0x120..0x150: 4) and back
-    # to 0x40..0x50, skipping the FSELs, 0x80..0xc0: 2 + 4 + 2 + 5 = 13.
-    # The in-line path (0x30 falls through) is shorter, and is taken as the
-    # cheapest only if the poll succeeds at once: that is the one counted.
+    # Shortest: the poll succeeds at once (0x30 falls through), the FSELs
+    # skipped: 0x20..0x30, 0x40..0x50, 0x80..0xc0 = 2 + 2 + 5. Longest: out
+    # of line once (0x120..0x150, its own retry cut) and the FSELs.
     assert s["loop_min"] == 2 + 2 + 5, s
     assert s["loop_max"] == 2 + 4 + 2 + 2 + 5, s
     assert s["mix"]["tensor core"] == 1 and s["mix"]["MUFU"] == 1
     assert s["stores"] == ["STG.E.U16"]
+
+
+def test_branch_forms():
+    """Which branches may fall through: guards, predicate operands and the
+    warp-vote forms ptxas emits around shuffles and elections."""
+    ins = lambda t: sass_stats.Instr(0, t)  # noqa: E731
+    assert not sass_stats.conditional(ins("BRA 0x330"))
+    assert sass_stats.conditional(ins("@!P0 BRA 0x330"))
+    assert sass_stats.conditional(ins("BRA.DIV UR4, 0x330"))
+    assert sass_stats.conditional(ins("@P0 BRA.U.ANY 0x470"))
+    assert sass_stats.conditional(ins("BRA.U.ANY 0x470"))
+    assert sass_stats.conditional(ins("BRA !P1, 0x330"))
+    assert sass_stats.conditional(ins("@P2 EXIT"))
+    assert not sass_stats.conditional(ins("EXIT"))

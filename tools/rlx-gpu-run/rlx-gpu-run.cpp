@@ -2,13 +2,21 @@
 //
 //   rlx-gpu-run ARTIFACT_DIR [--device cuda|emu|auto] [--function NAME]
 //               [--input NAME=FILE.npy]... [--inputs-dir DIR]
-//               [--output-dir DIR] [--repeat N] [--time ITERS [--warmup N]] [--json]
-//               [--zero-missing] [--nccl]
+//               [--output-dir DIR] [--repeat N] [--time ITERS [--warmup N] [--flush-l2]]
+//               [--json] [--zero-missing] [--nccl] [--trace FILE.json]
 //   rlx-gpu-run --info ARTIFACT_DIR
 //
 // --nccl runs the plan's collective steps (an artifact compiled with --tp 1)
 // with NCCL as rank 0 of 1: the single-GPU check of the NCCL path (a job of
 // several ranks runs under `mpirun -np N rlx-run --tp N --device cuda`).
+//
+// --flush-l2 writes a buffer twice the GPU's L2 size before each timed run
+// (outside the timed interval): the time is that of inputs read from memory,
+// not from an L2 the previous run filled.
+//
+// --trace writes the kernel timeline of the run (and of --repeat's runs, not
+// of --time's) as Chrome trace-event JSON for Perfetto: one event per kernel
+// launch, timed on its own, with the kernel's source positions.
 //
 // --zero-missing fills the inputs no file gives with zero bytes (timing runs
 // of problems too large to ship as .npy, e.g. a 32k-token KV cache).
@@ -47,8 +55,8 @@ namespace {
 void usage(FILE *to) {
   std::fprintf(to, "usage: rlx-gpu-run ARTIFACT_DIR [--device cuda|emu|auto] [--function NAME]\n"
                    "                   [--input NAME=FILE.npy]... [--inputs-dir DIR] [--output-dir DIR]\n"
-                   "                   [--repeat N] [--time ITERS [--warmup N]] [--json]\n"
-                   "                   [--zero-missing] [--nccl]\n"
+                   "                   [--repeat N] [--time ITERS [--warmup N] [--flush-l2]]\n"
+                   "                   [--json] [--zero-missing] [--nccl] [--trace FILE.json]\n"
                    "       rlx-gpu-run --info ARTIFACT_DIR\n");
 }
 
@@ -128,10 +136,10 @@ void makeDirs(const std::string &dir) {
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::string dir, device = "auto", function, inputsDir, outputDir;
+  std::string dir, device = "auto", function, inputsDir, outputDir, tracePath;
   std::map<std::string, std::string> inputs;
   long iters = 0, warmup = -1, repeat = 1;
-  bool json = false, showInfo = false, zeroMissing = false, nccl = false;
+  bool json = false, showInfo = false, zeroMissing = false, nccl = false, flushL2 = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](const char *flag) -> std::string {
@@ -167,6 +175,10 @@ int main(int argc, char **argv) {
       iters = parseCount("--time", value("--time"), 1);
     } else if (a == "--warmup") {
       warmup = parseCount("--warmup", value("--warmup"), 0);
+    } else if (a == "--trace") {
+      tracePath = value("--trace");
+    } else if (a == "--flush-l2") {
+      flushL2 = true;
     } else if (a == "--zero-missing") {
       zeroMissing = true;
     } else if (a == "--nccl") {
@@ -190,6 +202,8 @@ int main(int argc, char **argv) {
     return info(dir);
   if (warmup >= 0 && !iters)
     die("--warmup needs --time ITERS");
+  if (flushL2 && !iters)
+    die("--flush-l2 needs --time ITERS");
 
   // The manifest again (the C API describes buffers, not kernels): for the
   // dtype and shape of each buffer's .npy.
@@ -281,6 +295,8 @@ int main(int argc, char **argv) {
     die("missing inputs of function '" + fn.name + "': " + missing +
         " (pass --input NAME=FILE.npy or --inputs-dir DIR with NAME.npy)");
 
+  if (!tracePath.empty() && rlx_gpu_set_trace(h, 1))
+    die(rlx_gpu_last_error(h));
   if (rlx_gpu_run(h, fn.name.c_str()))
     die(rlx_gpu_last_error(h));
   // --repeat: run again with the same inputs; every run's outputs must be
@@ -315,8 +331,12 @@ int main(int argc, char **argv) {
       }
     }
   }
+  if (!tracePath.empty() && rlx_gpu_write_trace(h, tracePath.c_str()))
+    die(rlx_gpu_last_error(h));
   double median = 0, minimum = 0;
   if (iters) {
+    if (flushL2 && rlx_gpu_set_flush_caches(h, 1))
+      die(rlx_gpu_last_error(h));
     if (rlx_gpu_time(h, fn.name.c_str(), int(warmup < 0 ? 1 : warmup), int(iters), &median, &minimum))
       die(rlx_gpu_last_error(h));
   }
@@ -353,6 +373,7 @@ int main(int argc, char **argv) {
     if (iters) {
       line["iters"] = iters;
       line["warmup"] = warmup < 0 ? 1 : warmup;
+      line["flush_l2"] = flushL2;
       line["median_ms"] = median;
       line["min_ms"] = minimum;
     }

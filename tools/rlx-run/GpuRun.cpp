@@ -237,6 +237,8 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
   std::vector<double> times;
   for (unsigned i = 0; i < options.warmup + std::max(1u, options.repeat); ++i) {
+    if (i == options.warmup && !options.tracePath.empty() && rlx_gpu_set_trace(h, 1))
+      return fail(rlx_gpu_last_error(h));
     auto r0 = std::chrono::steady_clock::now();
     if (rlx_gpu_run(h, entry.c_str()))
       return fail(rlx_gpu_last_error(h));
@@ -244,6 +246,9 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
       times.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r0).count());
   }
+  if (!options.tracePath.empty() && (!options.world || options.world->rank == 0) &&
+      rlx_gpu_write_trace(h, options.tracePath.c_str()))
+    return fail(rlx_gpu_last_error(h));
   std::sort(times.begin(), times.end());
   // Outputs: split ones (KV caches by KV head) gathered to rank 0, which
   // alone prints and writes.

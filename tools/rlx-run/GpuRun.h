@@ -31,6 +31,8 @@ struct GpuRunOptions {
   std::string weights;
   unsigned warmup = 0, repeat = 1;
   std::string outputDir;
+  /// --trace: the timed runs' kernel timeline (rlx_gpu_set_trace) here.
+  std::string tracePath;
   /// Print each kernel's ptxas resources (registers, spills, stack, shared).
   bool report = false;
   /// Tensor parallelism (mpirun -np N rlx-run --tp N): this process's rank

@@ -1,7 +1,7 @@
 //===- rlx-run.cpp - Compile an RLX module for the CPU and run it ---------===//
 //
 //   rlx-run model.mlir [--input name=file.npy]... [--weights CHECKPOINT] [--dims name=size]...
-//                      [--seed N] [--output-dir DIR] [--repeat N] [--warmup N]
+//                      [--seed N] [--output-dir DIR] [--repeat N] [--warmup N] [--trace FILE.json]
 //                      [--fusion-policy direct|fusable] [--no-fuse] [--no-blas]
 //                      [--blas-threads N] [--blas-min-flops N] [--dump-ir DIR] [--entry NAME]
 //   mpirun -np N rlx-run model.mlir --tp N ...   (tensor parallelism, Open MPI)
@@ -11,6 +11,12 @@
 // other 1-D parameters 0.1·z, matrices z/sqrt(last dim); float inputs z;
 // integer inputs named *position* count up from past_seq (or 0), other
 // integer inputs are uniform in [0, 1000).
+//
+// --trace writes the timed runs' kernel timeline as Chrome trace-event JSON
+// (Perfetto, chrome://tracing): one event per kernel run with its name and
+// the source positions (file:line:col) of the ops fused into it; on the CPU
+// path each LIR kernel, on --device=emu|cuda each kernel launch (the GPU
+// runtime's rlx_gpu_set_trace).
 //
 // With --tp N (under `mpirun -np N`), every rank compiles the model's
 // rank-local program (rlx-mir-shard + upstream sharding-propagation and
@@ -26,6 +32,7 @@
 #include "RLX/InitAll.h"
 #include "RLX/Target/CPU/CpuRunner.h"
 #include "RLX/Target/CPU/Safetensors.h"
+#include "RLX/Runtime/Trace.h"
 #include "GpuRun.h"
 #include "HostArguments.h"
 #include "TensorParallelRun.h"
@@ -74,6 +81,9 @@ static cl::list<std::string> weightArgs(
 static cl::list<std::string> dimArgs("dims", cl::desc("name=size bindings"), cl::CommaSeparated, cl::cat(runCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"), cl::cat(runCat));
+static cl::opt<std::string> tracePath(
+    "trace", cl::desc("write the timed runs' kernel timeline here (Chrome trace-event JSON)"),
+    cl::cat(runCat));
 static cl::opt<unsigned> repeat("repeat", cl::desc("timed runs"), cl::init(1), cl::cat(runCat));
 static cl::opt<unsigned> warmup("warmup", cl::desc("untimed runs first"), cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> policy("fusion-policy", cl::desc("direct or fusable"),
@@ -227,7 +237,7 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
   std::string error;
-  OwningOpRef<ModuleOp> module = rlx::parseModuleFile(inputFile, ctx, sourceMgr, "rlx-run");
+  OwningOpRef<ModuleOp> module = mlir::rlx::parseModuleFile(inputFile, ctx, sourceMgr, "rlx-run");
   if (!module)
     return 1;
 
@@ -263,6 +273,7 @@ int main(int argc, char **argv) {
   options.rowTile = rowTile;
   options.runtimeDir = runtimeDir;
   options.optLevel = std::min(3u, optLevel.getValue());
+  options.trace = !tracePath.empty();
   options.cpu = cpuName;
   options.mattr = mattr;
   for (const std::string &d : dimArgs) {
@@ -371,6 +382,7 @@ int main(int argc, char **argv) {
     gpu.warmup = warmup;
     gpu.repeat = repeat;
     gpu.outputDir = outputDir;
+    gpu.tracePath = tracePath;
     gpu.report = gpuReport;
     if (world) {
       gpu.world = &*world;
@@ -459,6 +471,7 @@ int main(int argc, char **argv) {
       return fail();
     }
   std::vector<double> times;
+  m.trace.clear(); // the timed runs only
   for (unsigned i = 0; i < std::max(1u, repeat.getValue()); ++i) {
     auto t0 = std::chrono::steady_clock::now();
     if (failed(m.run(values, outputs, error))) {
@@ -467,6 +480,24 @@ int main(int argc, char **argv) {
     }
     times.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (!tracePath.empty() && (!world || world->rank == 0)) {
+    std::vector<::rlx::TraceEvent> events;
+    for (const CpuModel::KernelRun &k : m.trace) {
+      const CpuModel::TracedKernel &kernel = m.tracedKernels[size_t(k.id)];
+      ::rlx::TraceEvent e;
+      e.name = kernel.name;
+      e.category = "cpu";
+      e.startUs = k.startUs;
+      e.durationUs = k.durationUs;
+      e.locations = kernel.locations;
+      e.args = {{"kernel", std::to_string(k.id)}};
+      events.push_back(std::move(e));
+    }
+    if (!::rlx::writeChromeTrace(tracePath, events, "rlx-run (cpu)", error)) {
+      llvm::errs() << "rlx-run: " << error << "\n";
+      return fail();
+    }
   }
   // The first run also packs parameters; report packing separately.
   if (warmup == 0 && !times.empty())

@@ -75,6 +75,19 @@ int rlx_gpu_get_buffer(rlx_gpu_artifact *h, const char *function, const char *na
  * be NULL. */
 int rlx_gpu_time(rlx_gpu_artifact *h, const char *function, int warmups, int iters, double *median_ms,
                  double *min_ms);
+/** With `on`, rlx_gpu_time evicts what earlier runs left in the device's
+ * caches before each timed run (on "cuda" it writes a buffer twice the L2's
+ * size, outside the timed interval), so bandwidth figures are those of
+ * memory, not of an L2 that holds the inputs. Off by default. */
+int rlx_gpu_set_flush_caches(rlx_gpu_artifact *h, int on);
+/** Kernel timeline. With `on`, every kernel launch from here on is timed on
+ * its own (CUDA events around it on "cuda", which serializes the launches;
+ * the wall clock on "emu") and recorded with its name, launch shape and the
+ * source positions the manifest gives it; rlx_gpu_write_trace writes what was
+ * recorded as Chrome trace-event JSON (Perfetto, chrome://tracing). Setting
+ * it (on or off) clears the record. */
+int rlx_gpu_set_trace(rlx_gpu_artifact *h, int on);
+int rlx_gpu_write_trace(rlx_gpu_artifact *h, const char *path);
 
 /** Tensor parallelism. An artifact compiled with --tp N is the per-rank
  * program; its all-reduces and all-gathers are collective steps of the plan

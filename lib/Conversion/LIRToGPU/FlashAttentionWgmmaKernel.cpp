@@ -54,6 +54,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -421,9 +422,16 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
     // element (FlashAttention-3's folding of the scale into the exponent).
     // Only where keys are hidden, never shifted: no softcap (linearFactor)
     // and no additive mask.
+    // Column limits are 32-bit: lengths and windows below 2^30. A factor
+    // that is not a normal f32 would make max(u)·k a NaN or lose the order.
     const bool boolMask = a.mask && elementTypeOf(a.mask).isInteger(1);
+    const int64_t limit = int64_t(1) << 30;
+    const bool small = a.shape.sq < limit && a.shape.sk < limit &&
+                       (!a.cfg.window || *a.cfg.window < limit);
     std::optional<double> linear =
-        !a.mask || boolMask ? logits.linearFactor() : std::optional<double>();
+        (!a.mask || boolMask) && small ? logits.linearFactor() : std::optional<double>();
+    if (linear && !std::isnormal(static_cast<float>(*linear)))
+      linear.reset();
     auto softmax = [&](ArrayRef<Value> sAcc, Value t, ArrayRef<Value> m, ArrayRef<Value> l) {
       const int64_t count = n / 2;
       SmallVector<Type> types(linear ? count + 1 : count, f32);

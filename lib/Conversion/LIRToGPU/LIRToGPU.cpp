@@ -13,6 +13,7 @@
 #include "RLX/Conversion/LIRToGPU/LIRToGPU.h"
 
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/Common/IR/SourceLocations.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -357,7 +358,7 @@ struct ConvertRLXLIRToGPUPass : rlx::impl::ConvertRLXLIRToGPUBase<ConvertRLXLIRT
     SmallVector<Value> args(kernel.getInputs());
     llvm::append_range(args, kernel.getOutputs());
     gpu::GPUFuncOp k =
-        createKernelFunc(b, kernel.getLoc(), gm,
+        createKernelFunc(b, fusedOrigins(kernel), gm,
                          kernelName(fn, index, kernel.getName().value_or(chosen->name())),
                          ValueRange(args).getTypes());
     b.setInsertionPointToStart(&k.getBody().front());

@@ -75,6 +75,7 @@ bool loadCUDADriver(CUDADriver &out, std::string &error, const char *libraryName
       RLX_CU(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", false),
       RLX_CU(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", false),
       RLX_CU(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", true),
+      RLX_CU(cuMemsetD8Async, "cuMemsetD8Async", true),
       RLX_CU(cuModuleLoadData, "cuModuleLoadData", false),
       RLX_CU(cuModuleLoadDataEx, "cuModuleLoadDataEx", true),
       RLX_CU(cuModuleUnload, "cuModuleUnload", false),
@@ -141,6 +142,7 @@ public:
   bool synchronize(std::string &error) override;
   bool encodeTensorMap(const TensorMapInfo &map, DevicePtr base, void *out, std::string &error) override;
   bool timerStart(std::string &error) override;
+  bool flushCaches(std::string &error) override;
   bool timerStop(double &ms, std::string &error) override;
   bool setCommunicator(const Communicator &c, std::string &error) override;
   bool allReduceSum(DevicePtr send, DevicePtr recv, uint64_t count, const std::string &dtype,
@@ -190,6 +192,10 @@ private:
   CUcontext ctx_ = nullptr;
   CUstream stream_ = nullptr;
   CUevent start_ = nullptr, stop_ = nullptr;
+  /// Twice the L2's size, written before each timed run (flushCaches).
+  CUdeviceptr flush_ = 0;
+  size_t flushBytes_ = 0;
+  unsigned char flushValue_ = 0;
   int ccMajor_ = 0, ccMinor_ = 0;
   uint64_t optinLimit_ = kDefaultSharedLimit;
   std::vector<CUmodule> modules_;
@@ -211,6 +217,8 @@ CUDABackend::~CUDABackend() {
     d_.cuStreamSynchronize(stream_);
   if (ncclComm_)
     nccl_.ncclCommDestroy(ncclComm_);
+  if (flush_)
+    d_.cuMemFree(flush_);
   if (start_)
     d_.cuEventDestroy(start_);
   if (stop_)
@@ -515,6 +523,27 @@ bool CUDABackend::timerStart(std::string &error) {
                   !check(d_.cuEventCreate(&stop_, CU_EVENT_DEFAULT), "cuEventCreate", error)))
     return false;
   return check(d_.cuEventRecord(start_, stream_), "cuEventRecord", error);
+}
+
+bool CUDABackend::flushCaches(std::string &error) {
+  if (!makeCurrent(error))
+    return false;
+  if (!d_.cuMemsetD8Async) {
+    error = "the CUDA driver has no cuMemsetD8Async (flushing the L2 for timing)";
+    return false;
+  }
+  if (!flush_) {
+    int l2 = 0;
+    if (!check(d_.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev_),
+               "cuDeviceGetAttribute(L2_CACHE_SIZE)", error))
+      return false;
+    // Writing twice the L2's bytes leaves none of the timed work's data in it.
+    flushBytes_ = 2 * size_t(std::max(l2, 1 << 20));
+    if (!check(d_.cuMemAlloc(&flush_, flushBytes_), "cuMemAlloc (L2 flush buffer)", error))
+      return false;
+  }
+  ++flushValue_;
+  return check(d_.cuMemsetD8Async(flush_, flushValue_, flushBytes_, stream_), "cuMemsetD8Async", error);
 }
 
 bool CUDABackend::timerStop(double &ms, std::string &error) {

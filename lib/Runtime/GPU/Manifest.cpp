@@ -218,6 +218,12 @@ void parseKernel(const json &k, const std::string &p, Manifest &m, std::set<std:
     ki.stackBytes = int64_t(unsignedInt(*r, sub(p, "stack_bytes")));
   if (const json *u = optField(k, "emu_unavailable"))
     ki.emuUnavailable = string(*u, sub(p, "emu_unavailable"));
+  if (const json *l = optField(k, "locations")) {
+    std::string lp = sub(p, "locations");
+    array(*l, lp);
+    for (size_t i = 0; i < l->size(); ++i)
+      ki.locations.push_back(string((*l)[i], idx(lp, i)));
+  }
   if (const json *e = optField(k, "emu")) {
     std::string ep = sub(p, "emu");
     object(*e, ep);

@@ -6,11 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/GPURuntime.h"
+#include "RLX/Runtime/Trace.h"
 #include "RLX/Runtime/GPU/Backend.h"
 #include "RLX/Runtime/GPU/NCCL.h"
 #include "RLX/Runtime/IndexCheck.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -55,6 +57,13 @@ struct rlx_gpu_artifact {
   std::vector<DevicePtr> constants;
   std::vector<std::vector<char>> constantImages;
   std::string error;
+  /// rlx_gpu_time flushes the device's caches before each timed run.
+  bool flushCaches = false;
+  /// rlx_gpu_set_trace: every kernel launch timed on its own (the backend's
+  /// timer: CUDA events, the emulator's wall clock) into `trace`.
+  bool tracing = false;
+  std::chrono::steady_clock::time_point traceStart;
+  std::vector<rlx::TraceEvent> trace;
 
   ~rlx_gpu_artifact() {
     if (!backend)
@@ -196,7 +205,29 @@ struct rlx_gpu_artifact {
         continue;
       }
       void **params = s.argPointers[i].empty() ? nullptr : s.argPointers[i].data();
-      if (!backend->launch(l.kernel, l.grid, l.block, l.dynamicSharedBytes, params, err))
+      auto started = std::chrono::steady_clock::now();
+      if (tracing && !backend->timerStart(err))
+        return fail(err);
+      bool launched = backend->launch(l.kernel, l.grid, l.block, l.dynamicSharedBytes, params, err);
+      double ms = 0;
+      if (launched && tracing) {
+        if (!backend->timerStop(ms, err))
+          return fail("function '" + fn.name + "', launches[" + std::to_string(i) + "]: " + err);
+        const KernelInfo &k = manifest.kernels[l.kernel];
+        rlx::TraceEvent e;
+        e.name = k.name;
+        e.category = backend->name();
+        e.startUs = std::chrono::duration<double, std::micro>(started - traceStart).count();
+        e.durationUs = ms * 1000.0;
+        e.locations = k.locations;
+        auto dims = [](const Dim3 &d) {
+          return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+        };
+        e.args = {{"function", fn.name}, {"launch", std::to_string(i)},
+                  {"grid", dims(l.grid)}, {"block", dims(l.block)}};
+        trace.push_back(std::move(e));
+      }
+      if (!launched)
         return fail("function '" + fn.name + "', launches[" + std::to_string(i) + "] (kernel '" +
                     manifest.kernels[l.kernel].name + "'): " + err);
     }
@@ -483,6 +514,32 @@ int rlx_gpu_get_buffer(rlx_gpu_artifact *h, const char *function, const char *na
   });
 }
 
+int rlx_gpu_set_trace(rlx_gpu_artifact *h, int on) {
+  return guarded(h, [&] {
+    h->tracing = on != 0;
+    h->trace.clear();
+    h->traceStart = std::chrono::steady_clock::now();
+    return true;
+  });
+}
+
+int rlx_gpu_write_trace(rlx_gpu_artifact *h, const char *path) {
+  return guarded(h, [&] {
+    std::string err;
+    if (!rlx::writeChromeTrace(path, h->trace,
+                               std::string("rlx-gpu (") + h->backend->name() + ")", err))
+      return h->fail(err);
+    return true;
+  });
+}
+
+int rlx_gpu_set_flush_caches(rlx_gpu_artifact *h, int on) {
+  return guarded(h, [&] {
+    h->flushCaches = on != 0;
+    return true;
+  });
+}
+
 int rlx_gpu_time(rlx_gpu_artifact *h, const char *function, int warmups, int iters, double *median_ms,
                  double *min_ms) {
   return guarded(h, [&] {
@@ -491,6 +548,13 @@ int rlx_gpu_time(rlx_gpu_artifact *h, const char *function, int warmups, int ite
       return false;
     if (iters < 1 || warmups < 0)
       return h->fail("rlx_gpu_time: iters must be >= 1 and warmups >= 0");
+    // Timed runs are not traced: the trace's per-launch timers would nest
+    // in the run's timer.
+    struct Untraced {
+      bool &flag, saved;
+      ~Untraced() { flag = saved; }
+    } untraced{h->tracing, h->tracing};
+    h->tracing = false;
     for (int i = 0; i < warmups; ++i)
       if (!h->run(f))
         return false;
@@ -498,6 +562,8 @@ int rlx_gpu_time(rlx_gpu_artifact *h, const char *function, int warmups, int ite
     std::string err;
     for (int i = 0; i < iters; ++i) {
       double ms = 0;
+      if (h->flushCaches && !h->backend->flushCaches(err))
+        return h->fail(err);
       if (!h->backend->timerStart(err))
         return h->fail(err);
       if (!h->launchAll(f))

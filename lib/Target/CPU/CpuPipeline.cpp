@@ -35,7 +35,9 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
   front.planReportDir = options.planReportDir;
   buildFrontendPipeline(pm, front);
   // LIR kernels (planned here or given as input) run as their bodies.
-  pm.addPass(createCpuOutlineKernels());
+  CpuOutlineKernelsOptions outline;
+  outline.trace = options.trace;
+  pm.addPass(createCpuOutlineKernels(outline));
   ConvertRLXMIRToLinalgOptions linalg;
   linalg.rowTile = options.rowTile;
   pm.addPass(createConvertRLXMIRToLinalg(linalg));

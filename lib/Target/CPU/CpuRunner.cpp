@@ -19,6 +19,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -29,6 +30,30 @@
 #include <set>
 
 using namespace mlir;
+
+namespace mlir::rlx {
+namespace {
+/// The model whose entry runs on this thread (its traced kernels' calls).
+thread_local CpuModel *tracingModel = nullptr;
+} // namespace
+
+// The hooks traced kernels call (extern "C" ABI: one i64 argument).
+void traceKernelBegin(int64_t id) {
+  CpuModel *m = tracingModel;
+  if (m && id >= 0 && size_t(id) < m->traceBegun.size())
+    m->traceBegun[size_t(id)] = std::chrono::steady_clock::now();
+}
+
+void traceKernelEnd(int64_t id) {
+  CpuModel *m = tracingModel;
+  if (!m || id < 0 || size_t(id) >= m->traceBegun.size())
+    return;
+  auto now = std::chrono::steady_clock::now();
+  auto begun = m->traceBegun[size_t(id)];
+  using us = std::chrono::duration<double, std::micro>;
+  m->trace.push_back({id, us(begun - m->traceStart).count(), us(now - begun).count()});
+}
+} // namespace mlir::rlx
 using namespace mlir::rlx;
 
 CpuModel::~CpuModel() = default;
@@ -262,6 +287,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   cpu.blas = options.blas;
   cpu.blasMinFlops = options.blasMinFlops;
   cpu.lir = options.lir;
+  cpu.trace = options.trace;
   cpu.alignment = options.alignment;
   cpu.planReportDir = options.planReportDir;
   for (auto &[k, v] : dims)
@@ -408,12 +434,34 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   // global symbol scope, are not loaded.
   SmallVector<StringRef> libs{runtime};
   eeOptions.sharedLibPaths = libs;
+  if (options.trace)
+    if (auto table = module->getAttrOfType<ArrayAttr>("rlx.trace_kernels"))
+      for (auto k : table.getAsRange<DictionaryAttr>()) {
+        CpuModel::TracedKernel e;
+        e.name = k.getAs<StringAttr>("name").str();
+        for (auto l : k.getAs<ArrayAttr>("locations").getAsRange<StringAttr>())
+          e.locations.push_back(l.str());
+        model->tracedKernels.push_back(std::move(e));
+      }
   auto engine = ExecutionEngine::create(module, eeOptions, std::move(*tm));
   if (!engine) {
     error = "JIT: " + llvm::toString(engine.takeError());
     return failure();
   }
   model->engine = std::move(*engine);
+  if (options.trace) {
+    // The hooks the traced kernel calls name (rlx-cpu-outline-kernels).
+    model->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap symbols;
+      symbols[interner("rlx_trace_kernel_begin")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&traceKernelBegin), llvm::JITSymbolFlags::Exported};
+      symbols[interner("rlx_trace_kernel_end")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&traceKernelEnd), llvm::JITSymbolFlags::Exported};
+      return symbols;
+    });
+    model->traceStart = std::chrono::steady_clock::now();
+    model->traceBegun.assign(model->tracedKernels.size(), model->traceStart);
+  }
   if (options.blasThreads > 0) {
     // The runtime library the engine loaded sets the BLAS's thread count.
     auto *setThreads = reinterpret_cast<void (*)(int32_t)>(
@@ -492,7 +540,11 @@ LogicalResult CpuModel::invoke(const Signature &sig, std::vector<const HostTenso
     descPtrs.push_back(d.data());
   for (auto &p : descPtrs)
     args.push_back(&p);
-  if (auto err = engine->invokePacked("_mlir_ciface_" + sig.name, args)) {
+  CpuModel *outer = tracingModel;
+  tracingModel = this;
+  auto err = engine->invokePacked("_mlir_ciface_" + sig.name, args);
+  tracingModel = outer;
+  if (err) {
     error = "running @" + sig.name + ": " + llvm::toString(std::move(err));
     return failure();
   }

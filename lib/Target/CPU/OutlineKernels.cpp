@@ -1,5 +1,6 @@
 //===- OutlineKernels.cpp - rlx-cpu-outline-kernels -----------------------===//
 
+#include "RLX/Dialect/Common/IR/SourceLocations.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Target/CPU/Passes.h"
@@ -30,7 +31,8 @@ namespace {
 /// function, views of the same arena bytes at different times would break
 /// that promise.
 func::FuncOp outlineKernel(lir::KernelOp kernel, func::FuncOp parent, unsigned index,
-                           SymbolTable &symbols, IRRewriter &rw) {
+                           SymbolTable &symbols, IRRewriter &rw,
+                           function_ref<void(func::CallOp, func::FuncOp)> trace) {
   Location loc = kernel.getLoc();
   SmallVector<Value> args;
   auto argOf = [&](Value v) {
@@ -93,17 +95,65 @@ func::FuncOp outlineKernel(lir::KernelOp kernel, func::FuncOp parent, unsigned i
   }
   func::ReturnOp::create(rw, loc);
   rw.setInsertionPoint(kernel);
-  func::CallOp::create(rw, loc, fn, args);
+  // The call stands for every op of the kernel (the trace's provenance).
+  auto call = func::CallOp::create(rw, fusedOrigins(kernel), fn, args);
   rw.eraseOp(kernel);
+  if (trace)
+    trace(call, fn);
   return fn;
 }
 
+/// --trace: `@rlx_trace_kernel_begin(id)` and `@rlx_trace_kernel_end(id)`
+/// around the call of kernel `id`, and the module's `rlx.trace_kernels`
+/// entry `id`: {name, locations} (the runner's timeline, CpuRunner.h).
+struct KernelTracer {
+  ModuleOp module;
+  IRRewriter &rw;
+  func::FuncOp begin, end;
+  SmallVector<Attribute> table;
+
+  KernelTracer(ModuleOp module, IRRewriter &rw) : module(module), rw(rw) {
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPointToStart(module.getBody());
+    auto type = rw.getFunctionType({rw.getI64Type()}, {});
+    auto declare = [&](StringRef name) {
+      if (auto f = module.lookupSymbol<func::FuncOp>(name))
+        return f; // traced before (the pass run twice)
+      auto f = func::FuncOp::create(rw, module.getLoc(), name, type);
+      f.setPrivate();
+      return f;
+    };
+    begin = declare("rlx_trace_kernel_begin");
+    end = declare("rlx_trace_kernel_end");
+  }
+  void operator()(func::CallOp call, func::FuncOp fn) {
+    OpBuilder::InsertionGuard guard(rw);
+    Location loc = call.getLoc();
+    rw.setInsertionPoint(call);
+    Value id = arith::ConstantIntOp::create(rw, loc, rw.getI64Type(),
+                                            static_cast<int64_t>(table.size()));
+    func::CallOp::create(rw, loc, begin, ValueRange{id});
+    rw.setInsertionPointAfter(call);
+    func::CallOp::create(rw, loc, end, ValueRange{id});
+    SmallVector<Attribute> locations;
+    for (const std::string &l : sourceLocations(loc))
+      locations.push_back(rw.getStringAttr(l));
+    table.push_back(rw.getDictionaryAttr({rw.getNamedAttr("name", fn.getSymNameAttr()),
+                                          rw.getNamedAttr("locations", rw.getArrayAttr(locations))}));
+  }
+  void finish() { module->setAttr("rlx.trace_kernels", rw.getArrayAttr(table)); }
+};
+
 struct CpuOutlineKernelsPass : rlx::impl::CpuOutlineKernelsBase<CpuOutlineKernelsPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Functions still on tensors (the path without LIR): one value per result.
     lir::separateReturnedTensors(module);
     IRRewriter rw(&getContext());
+    std::optional<KernelTracer> tracer;
+    if (trace)
+      tracer.emplace(module, rw);
     SymbolTable symbols(module);
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
       SmallVector<lir::ViewOp> views;
@@ -121,8 +171,12 @@ struct CpuOutlineKernelsPass : rlx::impl::CpuOutlineKernelsBase<CpuOutlineKernel
                                               ValueRange{});
       }
       for (auto [i, kernel] : llvm::enumerate(kernels))
-        outlineKernel(kernel, fn, i, symbols, rw);
+        outlineKernel(kernel, fn, i, symbols, rw,
+                      tracer ? function_ref<void(func::CallOp, func::FuncOp)>(*tracer)
+                             : function_ref<void(func::CallOp, func::FuncOp)>());
     }
+    if (tracer)
+      tracer->finish();
   }
 };
 

@@ -415,12 +415,17 @@ LogicalResult rewriteNvvmIntrinsic(LLVM::CallIntrinsicOp op) {
   Location loc = op->getLoc();
   StringRef name = op.getIntrin();
   if (name != "llvm.nvvm.ex2.approx.ftz.f32" || op.getArgs().size() != 1 ||
-      !op.getArgs()[0].getType().isF32())
+      !op.getArgs()[0].getType().isF32() || op->getNumResults() != 1 ||
+      !op->getResult(0).getType().isF32())
     return op->emitError("rlx-gpu-outline-for-emulator: no emulation for the intrinsic '")
            << name << "'";
   Value a = op.getArgs()[0];
   Type f32 = b.getF32Type();
-  auto cst = [&](double v) { return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32), APFloat(static_cast<float>(v))).getResult(); };
+  auto cst = [&](double v) {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)))
+        .getResult();
+  };
   Value tiny = cst(std::numeric_limits<float>::min()), zero = cst(0.0);
   Value absA = math::AbsFOp::create(b, loc, a);
   Value subnormalIn = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, absA, tiny);

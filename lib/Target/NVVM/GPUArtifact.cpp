@@ -12,6 +12,7 @@
 #include "RLX/Dialect/Common/IR/IONames.h"
 #include "RLX/Target/NVVM/GPUArtifact.h"
 
+#include "RLX/Dialect/Common/IR/SourceLocations.h"
 #include "RLX/Dialect/Common/IR/StorageSize.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Target/NVVM/NVVMTarget.h"
@@ -375,6 +376,10 @@ json::Object kernelInfo(gpu::GPUModuleOp gm, gpu::GPUFuncOp k) {
     sharedBytes += bytes;
   }
   o["static_shared_bytes"] = sharedBytes;
+  json::Array locations;
+  for (const std::string &l : sourceLocations(k.getLoc()))
+    locations.push_back(l);
+  o["locations"] = std::move(locations);
   if (auto why = k->getAttrOfType<StringAttr>("rlx.emulator_unavailable"))
     o["emu_unavailable"] = why.getValue().str();
   else

@@ -72,6 +72,10 @@ public:
   /// (CUDA events on the stream; wall clock on the emulator).
   virtual bool timerStart(std::string &error) = 0;
   virtual bool timerStop(double &ms, std::string &error) = 0;
+  /// Evicts from the device's caches what earlier work left there, before a
+  /// timed run (CUDA: a buffer twice the L2's size written on the stream).
+  /// The emulator's timing models no cache: nothing to do.
+  virtual bool flushCaches(std::string &error) { return true; }
 
   /// The ranks a tensor-parallel plan's collectives run over (see
   /// rlx_gpu_set_communicator). Without one, a plan runs as one rank.

@@ -45,6 +45,7 @@ enum : CUresult {
 enum : int {
   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
@@ -90,6 +91,8 @@ struct CUDADriver {
   CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s) = nullptr;
   /// Optional: a one-rank collective (tensor parallelism) is a device copy.
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) = nullptr;
+  /// Optional: timing with the L2 flushed (rlx_gpu_set_flush_caches).
+  CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream s) = nullptr;
   CUresult (*cuModuleLoadData)(CUmodule *mod, const void *image) = nullptr;
   /// Optional: PTX is JIT-compiled with it to get ptxas' error log.
   CUresult (*cuModuleLoadDataEx)(CUmodule *mod, const void *image, unsigned numOptions, int *options,

@@ -46,6 +46,8 @@ struct KernelInfo {
   bool hasEmu = false;
   std::string emuSymbol;
   std::string emuUnavailable; ///< why there is no emulator entry (e.g. tcgen05)
+  /// The source positions of the ops the kernel computes (file:line:col).
+  std::vector<std::string> locations;
   std::vector<EmuShared> emuShared;
 };
 

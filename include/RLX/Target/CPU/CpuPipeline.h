@@ -51,6 +51,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                    llvm::cl::desc("go through LIR: kernels, One-Shot Bufferize, the arena "
                                   "plan and its check (false: MIR straight to linalg)"),
                    llvm::cl::init(true)};
+  Option<bool> trace{*this, "trace",
+                     llvm::cl::desc("wrap each kernel call in rlx_trace_kernel_begin/end calls "
+                                    "(rlx-cpu-outline-kernels' trace)"),
+                     llvm::cl::init(false)};
   Option<int64_t> alignment{*this, "alignment", llvm::cl::desc("arena buffer alignment"),
                             llvm::cl::init(64)};
   Option<std::string> planReportDir{

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,6 +53,9 @@ struct CpuRunnerOptions {
   /// compiled for it (rlx-mir-bind-rank: rank lookups and all_slices static).
   int64_t rank = -1;
   unsigned optLevel = 3;
+  /// Record a kernel timeline (CpuModel::trace): every LIR kernel's run,
+  /// timed on its own (rlx-cpu-outline-kernels' trace).
+  bool trace = false;
   /// The CPU the JIT compiles for: `host`, or an LLVM CPU name (x86-64-v3,
   /// znver3, skylake-avx512, ...). `mattr` adds or removes features
   /// ("-avx512f,+f16c"). Both "": $RLX_CPU and $RLX_CPU_MATTR. See JitCpu.h.
@@ -118,6 +122,19 @@ public:
   std::string blasInfo;
   /// What the JIT compiled for (the host, or --cpu / --mattr).
   JitCpu cpu;
+  /// With options.trace: the traced kernels (index = id), and one record
+  /// per kernel run (microseconds from the model's compilation) for every
+  /// run since; the caller may clear `trace`.
+  struct TracedKernel {
+    std::string name;                   ///< the kernel's function
+    std::vector<std::string> locations; ///< its ops' file:line:col
+  };
+  struct KernelRun {
+    int64_t id = 0;
+    double startUs = 0, durationUs = 0;
+  };
+  std::vector<TracedKernel> tracedKernels;
+  std::vector<KernelRun> trace;
 
 private:
   struct Signature {
@@ -144,6 +161,11 @@ private:
   std::map<std::string, HostTensor> packed;   ///< Computed packed params.
   std::map<std::string, HostTensor> arenas;   ///< One per function, reused by every run.
   std::vector<ModelTensor> args, outs;
+  /// When each traced kernel began (rlx_trace_kernel_begin).
+  std::chrono::steady_clock::time_point traceStart;
+  std::vector<std::chrono::steady_clock::time_point> traceBegun;
+  friend void traceKernelBegin(int64_t);
+  friend void traceKernelEnd(int64_t);
 };
 
 } // namespace mlir::rlx

@@ -49,7 +49,16 @@ def CpuOutlineKernels : Pass<"rlx-cpu-outline-kernels", "::mlir::ModuleOp"> {
     apart), so the promise holds. Functions still on tensors (compiled
     without LIR) get one value per result: a value returned twice or an
     argument returned as it is is copied first.
+
+    With `trace`, each kernel call is wrapped in calls of
+    `rlx_trace_kernel_begin(i64 id)` and `rlx_trace_kernel_end(i64 id)`
+    (external functions the runner provides) and the module gets
+    `rlx.trace_kernels`: entry `id` is `{name, locations}`, the kernel
+    function's name and the source positions of the ops it computes
+    (`rlx-run --trace`).
   }];
+  let options = [Option<"trace", "trace", "bool", "false",
+                        "wrap each kernel call in rlx_trace_kernel_begin/end calls">];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];

@@ -253,6 +253,22 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
       return op->emitError() << "rlx.kernel_ir must be a unit attribute on a module";
     return success();
   }
+  // The traced kernels of a module (rlx-cpu-outline-kernels' trace): entry
+  // id is {name, locations} of the kernel rlx_trace_kernel_begin(id) starts.
+  if (attr.getName() == "rlx.trace_kernels") {
+    auto table = dyn_cast<ArrayAttr>(attr.getValue());
+    auto wellFormed = [](Attribute a) {
+      auto d = dyn_cast<DictionaryAttr>(a);
+      auto locations = d ? d.getAs<ArrayAttr>("locations") : ArrayAttr();
+      return d && d.getAs<StringAttr>("name") && locations &&
+             llvm::all_of(locations, [](Attribute l) { return isa<StringAttr>(l); });
+    };
+    if (op->getName().getStringRef() != "builtin.module" || !table ||
+        !llvm::all_of(table, wellFormed))
+      return op->emitError() << "rlx.trace_kernels must be an array of {name = string, "
+                                "locations = [string]} on a module";
+    return success();
+  }
   if (attr.getName() == "rlx.wgmma_fence_operands") {
     if (op->getName().getStringRef() != "llvm.inline_asm" || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "rlx.wgmma_fence_operands must be a unit attribute on an "
@@ -260,7 +276,8 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     return success();
   }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue()
-                         << "' (the rlx dialect defines rlx.fusion_policy, rlx.tp_rank and rlx.kernel_ir on "
+                         << "' (the rlx dialect defines rlx.fusion_policy, rlx.tp_rank, rlx.kernel_ir "
+                            "and rlx.trace_kernels on "
                             "modules, "
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
                             "rlx.wgmma_fence_operands on llvm.inline_asm, "

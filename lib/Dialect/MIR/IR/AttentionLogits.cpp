@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 
@@ -22,8 +23,11 @@ attention_logits::KeyRange attention_logits::causalKeyRange(OpBuilder &b, Locati
   };
   KeyRange r;
   r.last = arith::AddIOp::create(b, loc, i, cst(diagonal));
-  if (window)
-    r.first = arith::AddIOp::create(b, loc, i, cst(diagonal - *window + 1));
+  // A window past every key hides none (and diagonal − window + 1 would
+  // overflow for windows near INT64_MAX).
+  int64_t shift;
+  if (window && !llvm::SubOverflow(diagonal + 1, *window, shift))
+    r.first = arith::AddIOp::create(b, loc, i, cst(shift));
   return r;
 }
 

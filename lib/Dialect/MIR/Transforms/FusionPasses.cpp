@@ -32,14 +32,80 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::mir;
 
-/// Applies `populate`'s patterns greedily with `report` listening.
+namespace {
+/// Provenance of fused ops (the kernel timeline's locations, DESIGN §5): an
+/// op a fusion replaces has its location fused into the ops that replace
+/// it, and so does every producer of its operands that dies in the same
+/// rewrite (the rest of the matched chain, erased once unused), transitively.
+struct Provenance : RewriterBase::ForwardingListener {
+  explicit Provenance(OpBuilder::Listener *next) : ForwardingListener(next) {}
+
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint previous) override {
+    live.insert(op);
+    ForwardingListener::notifyOperationInserted(op, previous);
+  }
+  void notifyOperationReplaced(Operation *op, ValueRange replacement) override {
+    SmallVector<Operation *> into;
+    for (Value v : replacement)
+      if (Operation *d = v.getDefiningOp();
+          d && d != op && live.contains(d) && !llvm::is_contained(into, d))
+        into.push_back(d);
+    absorb(op, into);
+    ForwardingListener::notifyOperationReplaced(op, replacement);
+  }
+  void notifyOperationReplaced(Operation *op, Operation *replacement) override {
+    if (live.contains(replacement))
+      absorb(op, {replacement});
+    ForwardingListener::notifyOperationReplaced(op, replacement);
+  }
+  void notifyOperationErased(Operation *op) override {
+    // No list may keep op: an op created later at its address is another.
+    if (live.erase(op))
+      for (auto &entry : absorbedBy)
+        llvm::erase(entry.second, op);
+    auto it = absorbedBy.find(op);
+    if (it != absorbedBy.end()) {
+      SmallVector<Operation *> into = std::move(it->second);
+      absorbedBy.erase(it);
+      llvm::erase_if(into, [&](Operation *n) { return !live.contains(n); });
+      absorb(op, into);
+    }
+    ForwardingListener::notifyOperationErased(op);
+  }
+
+private:
+  void absorb(Operation *op, ArrayRef<Operation *> into) {
+    if (into.empty())
+      return;
+    for (Operation *n : into)
+      n->setLoc(FusedLoc::get(n->getContext(), {n->getLoc(), op->getLoc()}));
+    for (Value in : op->getOperands())
+      if (Operation *p = in.getDefiningOp())
+        for (Operation *n : into)
+          if (!llvm::is_contained(absorbedBy[p], n))
+            absorbedBy[p].push_back(n);
+  }
+  /// Ops created by the rewrite and not erased since.
+  llvm::DenseSet<Operation *> live;
+  llvm::DenseMap<Operation *, SmallVector<Operation *, 1>> absorbedBy;
+};
+
+/// A listener that passes everything on to nobody (Provenance without a
+/// report).
+struct NoListener : RewriterBase::Listener {};
+} // namespace
+
+/// Applies `populate`'s patterns greedily with `report` listening, fusing
+/// the locations of what a fusion replaces into what replaces it.
 static LogicalResult applyFamily(Operation *root,
                                  function_ref<void(RewritePatternSet &, FusionReport *)> populate,
                                  FusionReport *report) {
   RewritePatternSet patterns(root->getContext());
   populate(patterns, report);
+  NoListener none;
+  Provenance provenance(report ? static_cast<OpBuilder::Listener *>(report) : &none);
   GreedyRewriteConfig config;
-  config.setListener(report);
+  config.setListener(&provenance);
   return applyPatternsGreedily(root, std::move(patterns), config);
 }
 
