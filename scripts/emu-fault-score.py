@@ -124,9 +124,9 @@ FAULTS = [
      lambda t: _swizzle_64b(t)),
     ("wgmma_matmul", "ring of 4 stages driven as 3 by the consumers",
      lambda t: _with_constant(
-         t, "%ring3 = arith.constant 3 : index", r"arith\.remui %arg5, %c4",
-         lambda u: sub(r"arith\.divui %arg5, %c4", "arith.divui %arg5, %ring3", 1)(
-             sub(r"arith\.remui %arg5, %c4", "arith.remui %arg5, %ring3", 1)(u)), nth=1)),
+         t, "%ring3 = arith.constant 3 : i32", r"arith\.remui %\w+, %c4_i32",
+         lambda u: sub(r"arith\.divui (%\w+), %c4_i32", r"arith.divui \1, %ring3", 1)(
+             sub(r"arith\.remui (%\w+), %c4_i32", r"arith.remui \1, %ring3", 1)(u)), nth=1)),
     ("wgmma_matmul", "TMA box of A one row off", lambda t: _tma_row_off(t)),
     ("wgmma_matmul", "consumers' setmaxnreg.inc past the SM's 64K registers (232 -> 240)",
      sub(r"nvvm\.setmaxregister  increase 232", "nvvm.setmaxregister  increase 240")),
