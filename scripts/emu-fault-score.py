@@ -162,11 +162,11 @@ FAULTS = [
                    r"memref.store \1, %arg2[%block_id_z, %block_id_x, %arg3]"))),
     ("split_kv", "combine: the last split ignored",
      in_kernel("f_1_attention_combine", sub(r"%c0 to %c2 step", "%c0 to %c1 step", 2))),
-    # NVFP4: the GEMV (SIMT, warp shuffles) and the wgmma producer that
-    # dequantizes B into shared memory with st.shared.
-    ("nvfp4_gemv", "warp reduction's xor-16 shuffle dropped to xor-8",
-     sub(r"gpu\.shuffle  xor (%\w+), %c16_i32", r"gpu.shuffle  xor \1, %c8_i32")),
-    ("nvfp4_gemv", "barrier before the cross-warp reduction dropped", drop(BAR, 0)),
+    # NVFP4: the GEMV (mma.sync on the staged lhs, quad shuffles) and the
+    # wgmma producer that dequantizes B into shared memory with st.shared.
+    ("nvfp4_gemv", "quad reduction's xor-2 shuffle dropped to xor-1",
+     sub(r"gpu\.shuffle  xor (%\w+), %c2_i32", r"gpu.shuffle  xor \1, %c1_i32")),
+    ("nvfp4_gemv", "barrier after the staged lhs dropped", drop(BAR, 0)),
     ("nvfp4_wgmma", "fence.proxy.async after the dequantized B tile dropped",
      drop(r"nvvm\.fence\.proxy \{kind = #nvvm\.proxy_kind<async")),
     ("nvfp4_wgmma", "final wgmma.wait_group 0 dropped", drop(WAIT + r" 0")),

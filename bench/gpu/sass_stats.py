@@ -69,10 +69,11 @@ def _cases():
         # bf16 4096³ on the wgmma kernel: one iteration is one 64-deep K step.
         SassCase("matmul_bf16_4096", C.bf16_matmul_text(4096, 4096, 4096),
                  "matmul", "64-deep K step", 1.0),
-        # NVFP4 W4A16 GEMV, M = 1, N = K = 4096: a lane's step is 32 codes
-        # (GemmBuilder::chooseGemvConfig), two 16-element blocks.
+        # NVFP4 W4A16 GEMV, M = 1, N = K = 4096 on mma.sync
+        # (Nvfp4GemvKernel.cpp): a lane's step is 32 codes of each of its
+        # two weight rows, four 16-element blocks.
         SassCase("nvfp4_gemv_m1_4096", C.nvfp4_bench_case(1, 4096, 4096, "x")["text"],
-                 "nvfp4", "16-element block", 2.0),
+                 "nvfp4", "16-element block", 4.0),
     ]
 
 

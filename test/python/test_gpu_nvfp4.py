@@ -412,3 +412,49 @@ def test_sm100a_takes_the_newest_ptx_and_tcgen05_where_it_applies(tmp_path):
     ptx_text = "".join(p.read_text() for p in (tmp_path / "art").glob("*.ptx"))
     assert "tcgen05.mma" in ptx_text
     assert "matmul-kernel=tcgen05 does not apply" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("dtype,m,n,k,split_k,chip,blocked", [
+    ("bf16", 1, 96, 1024, 0, "sm_90a", False),
+    ("bf16", 3, 40, 2048, 4, "sm_90a", True),
+    ("bf16", 16, 32, 256, 0, "sm_90a", False),
+    ("f16", 2, 48, 512, 2, "sm_90a", False),
+    ("bf16", 5, 24, 384, 0, "sm_80", True),
+])
+def test_decode_gemv_on_mma_sync_matches_numpy(tmp_path, dtype, m, n, k, split_k, chip, blocked):
+    """The NVFP4 GEMV on mma.sync (Nvfp4GemvKernel.cpp: bf16/f16 lhs, K a
+    multiple of 128): rows of 1, 3, 5 and 16, columns off its 16-row warp
+    tiles, split-K, blocked scales, sm_80 (no e4m3x2 cvt: the scale decode of
+    nvfp4::decodeScale); negative, subnormal and NaN (0x7F, 0xFF: 0) scales,
+    activations from 1e-30 to 3e4 (bf16; f16 1e-6 to 30) and zeros. The products are exact, so
+    the f32 sums round to the output type of the float64 reference."""
+    import ml_dtypes
+    rng = np.random.default_rng(k + m)
+    pw, ps, g = quant_ref(rng.standard_normal((n, k)).astype(np.float32))
+    ps = ps.copy()
+    ps[0, 0], ps[1, 1], ps[2, 2], ps[3, 3] = 0xB8, 0x7F, 0xFF, 0x03  # -1, NaN, -NaN, 3·2^-9
+    np_t = ml_dtypes.bfloat16 if dtype == "bf16" else np.float16
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    big, tiny = (3e4, 1e-30) if dtype == "bf16" else (30.0, 1e-6)
+    x[0, :8] = [big, -big, 0.0, tiny, 7.5, -0.0, 1e-3, 12.0]
+    x = x.astype(np_t).astype(np.float32)
+    ws, ss = t((n, k // 2), "i8"), t((n, k // 16), "f8E4M3FN")
+    bs = t((-(-n // 128), -(-k // 64), 32, 16), "f8E4M3FN")
+    xt, yt = t((m, k), dtype), t((m, n), dtype)
+    scales = f"%b = rlx_mir.nvfp4_block_scales %s : {ss}\n  " if blocked else ""
+    text = f"""func.func @f(%x: {xt} {{rlx.input = "x"}}, %w: {ws} {{rlx.param = "w"}}, %s: {ss} {{rlx.param = "s"}}, %g: tensor<f32> {{rlx.param = "g"}}) -> ({yt} {{rlx.output = "y"}}) {{
+  {scales}%y = rlx_mir.nvfp4_matmul %x, %w, {'%b' if blocked else '%s'}, %g : {xt}, {ws}, {bs if blocked else ss}, tensor<f32>
+  return %y : {yt}
+}}"""
+    art = tmp_path / "art"
+    model = rlx.gpu.compile(rlx.parse(text), device="emu", chip=chip, split_k=split_k,
+                            artifact_dir=art)
+    ptx = "".join(p.read_text() for p in art.glob("*.ptx"))
+    assert "mma.sync.aligned.m16n8k16.row.col.f32." + dtype in ptx
+    assert ("cvt.rn.f16x2.e4m3x2" in ptx) == (chip == "sm_90a")
+    y = np.asarray(model.run({"x": x, "w": pw, "s": ps, "g": np.array(g)})["y"], np.float32)
+    want = (x.astype(np.float64) @ dequant_ref(pw, ps, g).T.astype(np.float64))
+    want = want.astype(np.float32).astype(np_t).astype(np.float32)
+    assert np.isfinite(want).all()
+    ulp = 2.0 ** (-8 if dtype == "bf16" else -11)
+    np.testing.assert_allclose(y, want, rtol=ulp, atol=1e-6 * np.abs(want).max())

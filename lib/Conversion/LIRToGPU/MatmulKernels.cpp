@@ -544,6 +544,8 @@ bool GemmBuilder::gemvTileFits() const {
 }
 
 LogicalResult GemmBuilder::chooseGemvConfig() {
+  if (p.nvfp4() && whyNoNvfp4MmaGemv().empty())
+    return chooseNvfp4MmaGemvConfig();
   if (p.nvfp4()) {
     // 32 codes (16 bytes) per lane and step from NVIDIA's [N, K/2] layout;
     // 16 codes when more than 8 rows (and their sums) share the registers.
@@ -590,7 +592,40 @@ LogicalResult GemmBuilder::chooseGemvConfig() {
   return success();
 }
 
+/// The NVFP4 mma.sync GEMV (Nvfp4GemvKernel.cpp): warps of 16 weight rows
+/// (8 output columns with GLU) after the staged lhs; the split count as
+/// above, counting such warps and steps of 128 codes.
+LogicalResult GemmBuilder::chooseNvfp4MmaGemvConfig() {
+  nvfp4Mma = true;
+  threads = p.headStages() ? 512 : kThreads;
+  const int64_t warps = threads / 32, sets = p.glu ? 2 : 1, cw = p.glu ? 8 : 16;
+  auto cols = [&](int64_t s) { return p.headStages() ? tn : (warps / s) * cw; };
+  auto fits = [&](int64_t s) {
+    int64_t c = cols(s);
+    return (s > 1 ? s * sets * tm * c * 4 : 0) + tm * c * 4 + nvfp4StageBytes() <=
+           kGemvSharedBytes;
+  };
+  if (ctx.splitK > 0) {
+    splitK = std::min<int64_t>(ctx.splitK, warps);
+    if (!fits(splitK))
+      return unsupported(ctx, "split-k=" + Twine(ctx.splitK) + " on " + Twine(tm) +
+                                  " rows: the staged lhs and partial sums exceed " +
+                                  Twine(kGemvSharedBytes) + " bytes of shared memory");
+  } else {
+    splitK = 1;
+    int64_t want = 8 * ctx.target.smCount();
+    while (splitK < warps && ceilDiv(p.cols, cw) * splitK < want &&
+           p.k / (splitK * 2) >= 4 * 128 && fits(splitK * 2))
+      splitK *= 2;
+  }
+  if (!p.headStages())
+    tn = cols(splitK);
+  return success();
+}
+
 void GemmBuilder::gemvMainLoop() {
+  if (nvfp4Mma)
+    return nvfp4MmaGemvMainLoop();
   int64_t warps = threads / 32, groups = warps / splitK, sets = p.glu ? 2 : 1;
   Value lane = kb.laneId(), warp = kb.warpId();
   Value split = kb.remui(warp, kb.idx(splitK)), group = kb.divui(warp, kb.idx(splitK));
@@ -678,10 +713,17 @@ void GemmBuilder::gemvMainLoop() {
     });
   });
   kb.barrier();
+  gemvCombineSplits(part);
+}
+
+/// The splits' partial sums (part: [splitK][sets · tm][tn], null without
+/// split-K) in split order (the same bits on every run), then bias,
+/// activation or GLU once, into Cs.
+void GemmBuilder::gemvCombineSplits(Value part) {
   if (!part)
     return;
-  // The splits' partial sums in split order (the same bits on every run),
-  // then bias, activation or GLU once.
+  int64_t sets = p.glu ? 2 : 1;
+  Value zero = kb.f(acc, 0.0);
   kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
     Value mm = kb.divui(e, kb.idx(tn)), nn = kb.remui(e, kb.idx(tn));
     SmallVector<Value> total(sets, zero);

@@ -76,6 +76,7 @@ private:
   int64_t threads = kThreads;
   // GEMV: 16-byte vectors of `width` elements, `splitK` K ranges per column.
   int64_t width = 1, splitK = 1;
+  bool nvfp4Mma = false;
   // Block coordinates.
   Value bt, m0, n0;
   // Shared buffers.
@@ -125,6 +126,15 @@ private:
   LogicalResult wgmmaSetup(LaunchConfig &launch);
   void wgmmaMainLoop();
   LogicalResult chooseGemvConfig();
+  /// The NVFP4 GEMV on mma.sync (Nvfp4GemvKernel.cpp): why it cannot take
+  /// this matmul ("" when it can), the bytes of its staged lhs, its
+  /// configuration and main loop, and two E4M3 scales as f32 (cvt.f16x2.e4m3x2).
+  std::string whyNoNvfp4MmaGemv() const;
+  int64_t nvfp4StageBytes() const;
+  LogicalResult chooseNvfp4MmaGemvConfig();
+  void nvfp4MmaGemvMainLoop();
+  std::pair<Value, Value> decodeScalePair(Value s0, Value s1);
+  void gemvCombineSplits(Value part);
   bool gemvTileFits() const;
   LogicalResult chooseKernel();
   /// What every tensor-core kernel needs: tensor cores enabled, the chip's

@@ -12,8 +12,9 @@
 //    CPU path's (the same f32 operations in the same order).
 //  - the matmul kernels' NVFP4 weight (nvfp4_matmul, fused_matmul with
 //    nvfp4(...)): element (k, n) for the SIMT and scalar GEMV paths, and the
-//    GEMV's vector path for decode (M <= 16, NVIDIA's [N, K/2] layout, K a
-//    multiple of 32): each lane reads 16 bytes (32 codes; 8 bytes when more
+//    GEMV's vector path for decode where the mma.sync GEMV
+//    (Nvfp4GemvKernel.cpp) does not apply (M <= 16, NVIDIA's [N, K/2]
+//    layout, K a multiple of 32; an f32 lhs): each lane reads 16 bytes (32 codes; 8 bytes when more
 //    than 8 rows share them, for registers) and their scale bytes, decodes pairs of codes with the bit trick of ../shared/GPU.md
 //    (h = (q & 0x80008000) | ((q & 0x70007000) >> 3) read as two f16 is
 //    e2m1 · 2^-14, exact for all 16 codes) once, then for each row sums

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -184,10 +185,56 @@ std::optional<LogicalResult> rewriteMBarrierOp(Operation *op, const Hooks &h) {
   return LogicalResult(success());
 }
 
+/// cvt.rn.f16x2.e4m3x2 d, a (PTX ISA, cvt): byte i of a (the low byte is
+/// element 0) as an E4M3 value s.eeee.mmm, 2^(e-7)·(1 + m/8), e = 0 giving
+/// m·2^-9, s.1111.111 NaN; every E4M3 value is exact in f16.
+LogicalResult rewriteF8x2ToF16x2(NVVM::ConvertF8x2ToF16x2Op cvt) {
+  OpBuilder b(cvt);
+  Location loc = cvt.getLoc();
+  if (!isa<Float8E4M3FNType>(cvt.getSrcType()) || cvt.getRelu())
+    return cvt.emitError("rlx-gpu-outline-for-emulator: only cvt.rn.f16x2.e4m3x2 (no .relu) is "
+                         "emulated");
+  Type i32 = b.getI32Type(), f32 = b.getF32Type(), f16 = b.getF16Type();
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+  auto cf = [&](float v) {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32), APFloat(v)).getResult();
+  };
+  SmallVector<Value> halves;
+  for (int64_t i = 0; i < 2; ++i) {
+    Value byte = vector::ExtractOp::create(b, loc, cvt.getSrc(), ArrayRef<int64_t>{i});
+    Value v = arith::ExtUIOp::create(b, loc, i32, byte);
+    Value e = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, v, c32(3)), c32(15));
+    Value m = arith::AndIOp::create(b, loc, v, c32(7));
+    Value normal = arith::BitcastOp::create(
+        b, loc, f32,
+        arith::OrIOp::create(
+            b, loc,
+            arith::ShLIOp::create(b, loc, arith::AddIOp::create(b, loc, e, c32(120)), c32(23)),
+            arith::ShLIOp::create(b, loc, m, c32(20))));
+    Value subnormal =
+        arith::MulFOp::create(b, loc, arith::UIToFPOp::create(b, loc, f32, m), cf(0x1p-9f));
+    Value mag = arith::SelectOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, c32(0)), subnormal,
+        normal);
+    Value isNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        arith::AndIOp::create(b, loc, v, c32(0x7F)), c32(0x7F));
+    mag = arith::SelectOp::create(b, loc, isNan, cf(std::numeric_limits<float>::quiet_NaN()), mag);
+    Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, v, c32(0x80));
+    Value val = arith::SelectOp::create(b, loc, negative, arith::NegFOp::create(b, loc, mag), mag);
+    halves.push_back(arith::TruncFOp::create(b, loc, f16, val));
+  }
+  cvt.getResult().replaceAllUsesWith(
+      vector::FromElementsOp::create(b, loc, cvt.getResult().getType(), halves).getResult());
+  cvt->erase();
+  return success();
+}
+
 LogicalResult rewriteNvvmOp(Operation *op, const Hooks &h) {
   OpBuilder b(op);
   Location loc = op->getLoc();
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  if (auto cvt = dyn_cast<NVVM::ConvertF8x2ToF16x2Op>(op))
+    return rewriteF8x2ToF16x2(cvt);
   if (auto ld = dyn_cast<NVVM::LdMatrixOp>(op)) {
     if (ld.getEltType() != NVVM::LdStMatrixEltType::B16 || ld.getShape().getM() != 8 ||
         ld.getShape().getN() != 8)

@@ -324,6 +324,50 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// cvt.rn.f16x2.e4m3x2 (the NVFP4 GEMV's scales) as the emulator reads the
+// PTX ISA: each byte's exponent and mantissa fields, e = 0 as m · 2^-9,
+// s.1111.111 as NaN, the sign last; the low byte is element 0.
+// CHECK-LABEL: func.func @scales__body
+// CHECK:   %[[B0:.*]] = vector.extract %[[V:.*]][0] : i8 from vector<2xi8>
+// CHECK:   arith.extui %[[B0]] : i8 to i32
+// CHECK:   arith.uitofp
+// CHECK:   arith.cmpi eq
+// CHECK:   arith.negf
+// CHECK:   %[[H0:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK:   vector.extract %[[V]][1] : i8 from vector<2xi8>
+// CHECK:   %[[H1:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK:   vector.from_elements %[[H0]], %[[H1]] : vector<2xf16>
+// CHECK-NOT: nvvm.convert
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @scales(%x: memref<32xvector<2xi8>>, %y: memref<32xvector<2xf16>>) kernel {
+      %i = gpu.thread_id x
+      %v = memref.load %x[%i] : memref<32xvector<2xi8>>
+      %h = nvvm.convert.f8x2.to.f16x2 %v : vector<2xi8> (f8E4M3FN) -> vector<2xf16>
+      memref.store %h, %y[%i] : memref<32xvector<2xf16>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Its .relu form and E5M2 are not what the kernels use: an error.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @scales_e5m2(%x: memref<32xvector<2xi8>>, %y: memref<32xvector<2xf16>>) kernel {
+      %i = gpu.thread_id x
+      %v = memref.load %x[%i] : memref<32xvector<2xi8>>
+      // expected-error @+1 {{rlx-gpu-outline-for-emulator: only cvt.rn.f16x2.e4m3x2 (no .relu) is emulated}}
+      %h = nvvm.convert.f8x2.to.f16x2 %v : vector<2xi8> (f8E5M2) -> vector<2xf16>
+      memref.store %h, %y[%i] : memref<32xvector<2xf16>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Any other NVPTX intrinsic is an error, not a guess.
 module attributes {gpu.container_module} {
   gpu.module @k {

@@ -127,12 +127,14 @@ def GPUOutlineForEmulator : Pass<"rlx-gpu-outline-for-emulator", "::mlir::Module
     their address space. NVPTX intrinsic calls (`llvm.call_intrinsic
     "llvm.nvvm.*"`) as the PTX ISA defines their instruction:
     `llvm.nvvm.ex2.approx.ftz.f32` is 2^x with subnormal inputs and results
-    flushed (math.exp2 between the flushes). A GPU or NVVM op or NVPTX
-    intrinsic it cannot emulate is an error naming it.
+    flushed (math.exp2 between the flushes); `nvvm.convert.f8x2.to.f16x2`
+    (E4M3, no .relu: cvt.rn.f16x2.e4m3x2) decodes each byte's fields, NaN
+    kept. A GPU or NVVM op or NVPTX intrinsic it cannot emulate is an error
+    naming it.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect", "::mlir::vector::VectorDialect"];
 }
 
 def EmulatorInstrument : Pass<"rlx-emulator-instrument", "::mlir::ModuleOp"> {
