@@ -1,7 +1,8 @@
 """Kernel timelines (issue 35): `rlx-run --trace` on the CPU path and the
 emulator, and `rlx-gpu-run --trace`, write Chrome trace-event JSON that
 Perfetto loads: one complete event per kernel run, in order, each with the
-kernel's name and the source positions of the ops fused into it. The example
+kernel's name and the source positions of the ops fused into it; on the
+emulator each launch's blocks too (a second track). The example
 Llama-3.2-1B layer on both devices from one test body; the events are
 checked against the kernels the compiler reports (the CPU path's plan, the
 GPU artifact's manifest)."""
@@ -18,9 +19,10 @@ LAYER = ROOT / "examples" / "llama-3.2-1b-layer.mlir"
 DEVICES = ["cpu", "emu"]
 
 
-def load_trace(path):
-    """The events of a trace file, checked as Perfetto reads the JSON
-    object format: complete ("X") events with pid, tid, ts, dur."""
+def load_trace(path, blocks=False):
+    """The kernel events of a trace file (tid 0; with `blocks`, the
+    emulator's block events on tid 1 too), checked as Perfetto reads the
+    JSON object format: complete ("X") events with pid, tid, ts, dur."""
     doc = json.loads(pathlib.Path(path).read_text())
     assert doc["displayTimeUnit"] == "ms"
     meta = [e for e in doc["traceEvents"] if e["ph"] == "M"]
@@ -29,10 +31,32 @@ def load_trace(path):
     for e in events:
         assert {"name", "cat", "pid", "tid", "ts", "dur", "args"} <= set(e), e
         assert e["dur"] >= 0 and e["ts"] >= 0, e
-    # Kernels run one after another: each starts after the previous began.
+    # Kernels run one after another, and on the emulator their blocks too:
+    # each event starts after the previous began.
     starts = [e["ts"] for e in events]
     assert starts == sorted(starts)
-    return events
+    return events if blocks else [e for e in events if e["tid"] == 0]
+
+
+def check_block_events(events):
+    """The emulator's per-block events (tid 1) after each launch's event:
+    as many as its "blocks_traced" says (all of the grid, up to 1024), each
+    inside the launch's interval, its block index within the grid."""
+    at = 0
+    while at < len(events):
+        k = events[at]
+        assert k["tid"] == 0, k
+        grid = [int(d) for d in k["args"]["grid"].split("x")]
+        shown, total = (int(v) for v in k["args"]["blocks_traced"].split(" of "))
+        assert total == grid[0] * grid[1] * grid[2] and shown == min(total, 1024), k
+        blocks = events[at + 1:at + 1 + shown]
+        assert len(blocks) == shown and all(b["tid"] == 1 and b["name"] == k["name"] and
+                                            b["cat"] == "emu-block" for b in blocks), k
+        for i, b in enumerate(blocks):
+            x, y, z = (int(v) for v in b["args"]["block"].strip("()").split(","))
+            assert x + grid[0] * (y + grid[1] * z) == i and x < grid[0] and y < grid[1], b
+            assert k["ts"] <= b["ts"] and b["ts"] + b["dur"] <= k["ts"] + k["dur"] + 1, (k, b)
+        at += 1 + shown
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -63,8 +87,13 @@ def test_layer_trace(device, tmp_path):
     assert len(lines) >= per_run // 2, lines
     assert any(len(e["args"]["locations"]) > 1 for e in events), "no fused kernel"
     if device == "emu":
-        # Launch shapes as the GPU runtime launched them.
+        # Launch shapes as the GPU runtime launched them, and each launch's
+        # blocks as the emulator ran them.
         assert all("x" in e["args"]["grid"] and "x" in e["args"]["block"] for e in events)
+        check_block_events(load_trace(trace, blocks=True))
+        doc = json.loads(trace.read_text())
+        assert {(e["tid"], e["args"]["name"]) for e in doc["traceEvents"]
+                if e["name"] == "thread_name"} == {(0, "kernels"), (1, "blocks")}
 
 
 def test_gpu_run_trace_matches_manifest(tmp_path):

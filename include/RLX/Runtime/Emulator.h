@@ -281,6 +281,16 @@ int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[3],
 /// The text stays valid until the next launch.
 const char *rlx_emu_last_report(void);
 
+/// When each block of the last launch ran (the emulator runs them one after
+/// another, x fastest, then y, then z): microseconds from the launch's start
+/// and the block's wall time. Returns how many blocks ran (all of them, or
+/// those up to the one a finding aborted); `*times` stays valid until the
+/// next launch. What rlx-gpu-run --trace shows per block on the emulator.
+typedef struct rlx_emu_block_time {
+  double start_us, duration_us;
+} rlx_emu_block_time;
+uint64_t rlx_emu_last_block_times(const rlx_emu_block_time **times);
+
 // Thread safety: one launch runs at a time per process. The host functions
 // serialize on one process-wide mutex (a registration from another thread
 // waits for a running launch); the kernel-side functions may only be called

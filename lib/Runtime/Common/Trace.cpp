@@ -14,6 +14,17 @@ std::string rlx::chromeTraceJson(const std::vector<TraceEvent> &events,
                   {"pid", 1},
                   {"tid", 0},
                   {"args", {{"name", process}}}});
+  // Track names: launches on thread 0, the emulator's blocks on thread 1.
+  bool blocks = false;
+  for (const TraceEvent &e : events)
+    blocks |= e.thread == 1;
+  if (blocks)
+    for (auto [tid, name] : {std::pair{0, "kernels"}, std::pair{1, "blocks"}})
+      list.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", tid},
+                      {"args", {{"name", name}}}});
   for (const TraceEvent &e : events) {
     nlohmann::json args = nlohmann::json::object();
     if (!e.locations.empty())

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <csetjmp>
@@ -32,6 +33,9 @@ namespace {
 Launch *Active = nullptr;
 thread_local bool OnLaunchThread = false;
 std::atomic<uint32_t> Options{RLX_EMU_CHECK_ALL};
+// The last launch's blocks: when each ran, in launch order (process-wide,
+// like the last report).
+std::vector<rlx_emu_block_time> BlockTimes;
 
 // CUDA's limits (compute capability 9.0: 227 KiB of shared memory per block
 // with the opt-in attribute).
@@ -723,13 +727,21 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
     Active = &l;
     OnLaunchThread = true;
     bool aborted = false;
+    BlockTimes.clear();
+    auto launchStart = std::chrono::steady_clock::now();
+    auto us = [&](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double, std::micro>(t - launchStart).count();
+    };
     for (uint32_t z = 0; z < l.grid[2] && !aborted; ++z)
       for (uint32_t y = 0; y < l.grid[1] && !aborted; ++y)
         for (uint32_t x = 0; x < l.grid[0] && !aborted; ++x) {
           l.blockId[0] = x;
           l.blockId[1] = y;
           l.blockId[2] = z;
+          auto started = std::chrono::steady_clock::now();
           aborted = !runBlock(l, pool);
+          auto ended = std::chrono::steady_clock::now();
+          BlockTimes.push_back({us(started), us(ended) - us(started)});
         }
     Active = nullptr;
     OnLaunchThread = false;
@@ -740,6 +752,11 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
   std::free(window);
   setLastReport(l);
   return l.findings.empty() && l.droppedFindings == 0 ? 0 : 1;
+}
+
+extern "C" uint64_t rlx_emu_last_block_times(const rlx_emu_block_time **times) {
+  *times = BlockTimes.data();
+  return BlockTimes.size();
 }
 
 extern "C" void __rlx_emu_mma_m16n8k16(uint32_t type, const uint32_t *a, const uint32_t *b,

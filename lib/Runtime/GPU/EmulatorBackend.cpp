@@ -95,6 +95,15 @@ public:
     ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
     return true;
   }
+  std::vector<std::pair<double, double>> lastBlockTimes() override {
+    std::lock_guard<std::mutex> lock(emulatorMutex());
+    const rlx_emu_block_time *t = nullptr;
+    uint64_t n = rlx_emu_last_block_times(&t);
+    std::vector<std::pair<double, double>> out;
+    for (uint64_t i = 0; i < n; ++i)
+      out.emplace_back(t[i].start_us, t[i].duration_us);
+    return out;
+  }
 
   // Launches run to completion, so a collective sees every earlier write.
   // Device memory is host memory: the caller's host all-reduce (MPI) runs

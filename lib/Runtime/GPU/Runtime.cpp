@@ -23,6 +23,9 @@ using namespace rlx::gpu;
 
 namespace {
 
+/// Block events of one launch in a trace (emulator): at most this many.
+constexpr size_t kTracedBlocks = 1024;
+
 struct alignas(64) TensorMapImage {
   unsigned char bytes[128];
 };
@@ -225,7 +228,28 @@ struct rlx_gpu_artifact {
         };
         e.args = {{"function", fn.name}, {"launch", std::to_string(i)},
                   {"grid", dims(l.grid)}, {"block", dims(l.block)}};
+        // Where the backend times blocks (the emulator): after the launch's
+        // event, one event per block on thread 1, up to kTracedBlocks.
+        std::vector<std::pair<double, double>> blocks = backend->lastBlockTimes();
+        size_t shown = std::min<size_t>(blocks.size(), kTracedBlocks);
+        if (!blocks.empty())
+          e.args.push_back({"blocks_traced", std::to_string(shown) + " of " +
+                                                 std::to_string(blocks.size())});
+        double kernelStart = e.startUs;
         trace.push_back(std::move(e));
+        for (size_t b = 0; b < shown; ++b) {
+          rlx::TraceEvent be;
+          be.name = k.name;
+          be.category = std::string(backend->name()) + "-block";
+          be.thread = 1;
+          be.startUs = kernelStart + blocks[b].first;
+          be.durationUs = blocks[b].second;
+          uint64_t x = b % l.grid[0], y = b / l.grid[0] % l.grid[1], z = b / l.grid[0] / l.grid[1];
+          be.args = {{"block", "(" + std::to_string(x) + ", " + std::to_string(y) + ", " +
+                                   std::to_string(z) + ")"},
+                     {"launch", std::to_string(i)}};
+          trace.push_back(std::move(be));
+        }
       }
       if (!launched)
         return fail("function '" + fn.name + "', launches[" + std::to_string(i) + "] (kernel '" +

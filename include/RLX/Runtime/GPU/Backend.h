@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rlx::gpu {
 
@@ -76,6 +78,10 @@ public:
   /// timed run (CUDA: a buffer twice the L2's size written on the stream).
   /// The emulator's timing models no cache: nothing to do.
   virtual bool flushCaches(std::string &error) { return true; }
+  /// Per block of the last launch, in launch order (x fastest): its start
+  /// (µs from the launch's) and duration, where the backend knows them (the
+  /// emulator, which runs blocks one after another); empty elsewhere.
+  virtual std::vector<std::pair<double, double>> lastBlockTimes() { return {}; }
 
   /// The ranks a tensor-parallel plan's collectives run over (see
   /// rlx_gpu_set_communicator). Without one, a plan runs as one rank.
