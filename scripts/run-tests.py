@@ -5,12 +5,13 @@ totals over all of them as one line: `N passed, N failed[, N skipped]`.
 Each suite writes JUnit XML, which this script sums; a suite that cannot run
 at all counts as one failure.
 
-  run-tests.py --build <build dir> [--pytest ARG]... [--no-pytest] [--junit NAME=XML]...
+  run-tests.py --build <build dir> [--pytest ARG]... [--no-pytest] [--jobs N] [--junit NAME=XML]...
                [--sanitizer-logs DIR]
   run-tests.py --sum LOG...
 
 --pytest replaces the pytest arguments (default: all of test/python; paths
-relative to the checkout); --stripped-cpu CPU runs the low-precision (bf16,
+relative to the checkout); --jobs spreads the test files over N pytest-xdist
+workers (default: the cores, at most 4); --stripped-cpu CPU runs the low-precision (bf16,
 f16, f8, NVFP4) op and layer tests once more as on an AVX2-only machine: the
 CPU path's code compiled for CPU (RLX_CPU=CPU, e.g. x86-64-v3: AVX2, no
 AVX-512 or BF16/FP16 extensions) and oneDNN held to AVX2
@@ -132,6 +133,9 @@ def main():
     ap.add_argument("--pytest", action="append", default=None,
                     help="pytest argument (repeatable; default: test/python)")
     ap.add_argument("--no-pytest", action="store_true", help="lit and unit tests only")
+    ap.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 4),
+                    help="pytest worker processes (pytest-xdist, one test file per worker "
+                         "at a time; default: the cores, at most 4; 1: in this process)")
     ap.add_argument("--stripped-cpu", default="", metavar="CPU",
                     help="also run the low-precision tests with RLX_CPU=CPU (x86-64 only)")
     ap.add_argument("--junit", action="append", default=[],
@@ -174,9 +178,17 @@ def main():
                 os.path.exists(os.path.join(ROOT, a.split("::")[0])) else a for a in selection]
 
     selection = rooted(args.pytest or [os.path.join("test", "python")])
+    # Test files spread over worker processes (2 cores: the suite in about
+    # half the time); a file's tests stay together (--dist loadfile), so a
+    # module-scoped fixture is built once.
+    try:
+        import xdist  # noqa: F401
+        workers = ["-n", str(args.jobs), "--dist", "loadfile"] if args.jobs > 1 else []
+    except ImportError:
+        workers = []
     # -rs: every skipped test is listed with its reason.
     if not args.no_pytest:
-        add(run_suite("pytest", [sys.executable, "-m", "pytest", "-q", "-rs",
+        add(run_suite("pytest", [sys.executable, "-m", "pytest", "-q", "-rs", *workers,
                                  "--junitxml", os.path.join(out, "pytest.xml")] + selection,
                       os.path.join(out, "pytest.xml"), env=env))
     if args.stripped_cpu and not args.no_pytest:

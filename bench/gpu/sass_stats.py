@@ -364,13 +364,18 @@ def kernel_stats(name, instrs, labels):
 
     def body_instrs(body):
         return [i for n in body for i in instrs[blocks[n].start:blocks[n].end]]
-    # The innermost loop with the most tensor-core instructions (a
-    # persistent kernel's tile loop holds the k-loop: the k-loop is the main
-    # one), else the largest loop.
-    header, (body, latches) = max(
-        loops_.items(), key=lambda kv: (mix(body_instrs(kv[1][0]))["tensor core"],
-                                        -len(kv[1][0]) if mix(body_instrs(kv[1][0]))["tensor core"]
-                                        else len(kv[1][0])))
+    # Among the innermost loops with tensor-core instructions (a persistent
+    # kernel's tile loop holds the k-loop, with more of them counting the
+    # peeled first k-tile: the k-loop is the main one) the one with the
+    # most, else the largest loop.
+    tc = {h: mix(body_instrs(b))["tensor core"] for h, (b, _) in loops_.items()}
+    innermost = [h for h, (b, _) in loops_.items() if tc[h] and not any(
+        o != h and tc[o] and ob < b for o, (ob, _) in loops_.items())]
+    if innermost:
+        header = max(innermost, key=lambda h: (tc[h], -len(loops_[h][0])))
+    else:
+        header = max(loops_, key=lambda h: len(loops_[h][0]))
+    body, latches = loops_[header]
     short, long_ = path_counts(instrs, blocks, header, body, latches, dom)
     stats.update(loop_static=len(body_instrs(body)), loop_min=len(short), loop_max=len(long_),
                  mix_min=mix(short), mix=mix(long_),

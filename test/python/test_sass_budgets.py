@@ -32,7 +32,8 @@ BUDGETS = {
     # The split-KV partial of a decode step, 128 keys per iteration.
     ("decode_split_kv_llama8b_kv8k", "attention_partial"): dict(unmasked=480, masked=680),
     # 4 HGMMA 64x128x16 per 64-deep K step; CUTLASS issues 45 on this tile
-    # (72 before descriptors were advanced by 32-bit adds, 41 since).
+    # (72 before descriptors were advanced by 32-bit adds, 41 since, 42 with
+    # the persistent grid's tile loop).
     ("matmul_bf16_4096", "matmul"): dict(unmasked=45, masked=50),
     # Per 16-element NVFP4 block (four per iteration of a lane): issue 35's
     # ≤ 50 (117.5 before the GEMV moved onto mma.sync, 41 since).

@@ -941,7 +941,9 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   } else {
     tiledMainLoop();
   }
-  epilogue();
+  // A persistent wgmma kernel ran the epilogue per tile.
+  if (!(wgmma && wgPersistent))
+    epilogue();
   return launch;
 }
 

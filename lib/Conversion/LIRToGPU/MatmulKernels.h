@@ -69,6 +69,10 @@ private:
   // byte offsets of the ring, Cs, head statistics and mbarriers in the
   // dynamic shared memory (after aligning its base to 1024 bytes).
   int64_t wgConsumers = 1, wgStages = 4;
+  // A persistent grid (no producer transform): wgGrid blocks over the
+  // wgTilesN × wgTilesM tiles, N first; the epilogue runs per tile.
+  bool wgPersistent = false;
+  int64_t wgTilesN = 1, wgTilesM = 1, wgGrid = 1;
   int64_t wgStageBytes = 0, wgCsOffset = 0, wgHeadOffset = 0, wgBarOffset = 0, wgSharedBytes = 0;
   Value wgBase; // the aligned shared address of the ring (index)
   Value wgMapA, wgMapB; // the tensor-map parameters

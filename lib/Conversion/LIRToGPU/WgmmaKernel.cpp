@@ -21,10 +21,18 @@
 //    return to 168 for the epilogue, which every thread runs.
 // The accumulators then go through bias, activation or GLU into the shared
 // f32 tile Cs, and the epilogue of MatmulKernels.cpp (head norm, RoPE,
-// residual, one rounding) writes the output. Stage s of k-tile kt is
-// kt % stages, in mbarrier phase (kt / stages) % 2; a fresh mbarrier
+// residual, one rounding) writes the output. Stage s of the ring's k-tile g
+// is g % stages, in mbarrier phase (g / stages) % 2; a fresh mbarrier
 // reports its phase "-1" (parity 1) complete, so the producer's first
 // waits pass.
+//
+// Without a producer transform the grid is persistent: min(tiles, SMs)
+// blocks, block b taking tiles b, b + grid, ... (along N first). The ring
+// runs on across a block's tiles (its i-th tile's k-tiles are g = i·kTiles
+// ..), the consumers release the last stage of each tile too, and the
+// producer thread issues the next tile's first min(stages, kTiles) k-tiles
+// as soon as their stages are free, so they land while every thread runs
+// this tile's epilogue.
 //
 // Everything lives in dynamic shared memory, its base aligned at run time
 // to 1024 bytes (the 128-byte swizzle repeats every 8 rows of 128 bytes):
@@ -133,6 +141,17 @@ std::string GemmBuilder::whyNoWgmma() {
 LogicalResult GemmBuilder::wgmmaSetup(LaunchConfig &launch) {
   MLIRContext *mctx = kb.b.getContext();
   launch.dynamicSharedBytes = wgSharedBytes;
+  // Persistent where the producer only issues TMA loads: one block per SM
+  // at most (the ring and Cs take most of its shared memory), each looping
+  // over tiles with the next tile's first stages in flight during the
+  // epilogue.
+  wgPersistent = !producerTransforms();
+  if (wgPersistent) {
+    wgTilesN = ceilDiv(p.cols, tn);
+    wgTilesM = ceilDiv(p.rows, tm);
+    wgGrid = std::min<int64_t>(wgTilesN * wgTilesM, ctx.target.smCount());
+    launch.grid = {wgGrid, 1, 1};
+  }
   auto arg = [](Value v) { return cast<BlockArgument>(v).getArgNumber(); };
   // A as [rows, K] (leading dimensions collapsed), B as [N (· 2 for GLU), K].
   wgMapA = ctx.addTensorMapParam(launch, {arg(p.lhs), {p.rows, p.k}, {tm, kBk}, 3});
@@ -168,7 +187,9 @@ void GemmBuilder::wgmmaMainLoop() {
   Location loc = kb.loc;
   Type i32 = kb.b.getI32Type(), i64 = kb.b.getI64Type(), f32 = kb.b.getF32Type();
   const int64_t stages = wgStages, sets = p.glu ? 2 : 1, kTiles = ceilDiv(p.k, kBk);
-  const bool reallocate = wgConsumers == 2;
+  // setmaxnreg per tile would keep the tile loop's values within the
+  // producer's 40 registers: a persistent kernel keeps 168 everywhere.
+  const bool reallocate = wgConsumers == 2 && !wgPersistent;
   auto toI32 = [&](Value v) { return arith::IndexCastOp::create(kb.b, loc, i32, v).getResult(); };
   auto pointer = [&](Value address, unsigned space) -> Value {
     Value a = arith::IndexCastOp::create(kb.b, loc, i64, address);
@@ -204,8 +225,21 @@ void GemmBuilder::wgmmaMainLoop() {
                              kb.i32(32), gpu::ShuffleMode::IDX)
           .getShuffleResult());
   Value ticks = kb.i32(1000000);
-  // Stage and phase of k-tile kt.
-  auto slot = [&](Value kt) { return kb.ringSlot(kt, stages); };
+  // `v` read from lane 0 (shfl.sync.idx): provably warp-uniform for ptxas,
+  // which then keeps what derives from it in uniform registers.
+  auto uniform = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(
+        kb.b, loc, kb.b.getIndexType(),
+        gpu::ShuffleOp::create(kb.b, loc, toI32(v), kb.i32(0), kb.i32(32), gpu::ShuffleMode::IDX)
+            .getShuffleResult());
+  };
+  // Stage and phase of the ring's k-tile g.
+  auto slot = [&](Value g) { return kb.ringSlot(g, stages); };
+  // The (n0, m0) of tile t of a persistent grid: along N first.
+  auto tileOrigin = [&](Value t) -> std::pair<Value, Value> {
+    return {kb.mul(kb.remui(t, kb.idx(wgTilesN)), kb.idx(tn)),
+            kb.mul(kb.divui(t, kb.idx(wgTilesN)), kb.idx(tm))};
+  };
 
   // One thread initializes the barriers: full[s] completes on the
   // producer's arrival plus the stage's TMA bytes (and, when the producer
@@ -231,47 +265,66 @@ void GemmBuilder::wgmmaMainLoop() {
   });
   kb.barrier();
 
+  // Thread 0 of the producer issues k-tile kt of the tile at (tileN0,
+  // tileM0), the ring's k-tile g, once the consumers freed its stage: what
+  // the producer transforms lands on raw[s], the rest on full[s].
+  const int64_t aBytes = tm * kRowBytes, bBytes = sets * tn * kRowBytes,
+                qBytes = p.nvfp4() ? sets * tn * kBk / 2 : 0, bOffset = tm * kRowBytes,
+                qOffset = (tm + sets * tn) * kRowBytes;
+  auto issue = [&](Value g, Value kt, Value tileN0, Value tileM0) {
+    auto [s, phase] = slot(g);
+    Value k0 = toI32(kb.mul(kt, kb.idx(kBk)));
+    // NVFP4 codes: two per byte along K.
+    Value kq = toI32(kb.mul(kt, kb.idx(kBk / 2)));
+    auto load = [&](Value map, int64_t offset, Value row, Value bar, Value inner) {
+      Value dst = pointer(stageAddress(s, offset), 7);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          kb.b, loc, dst, map, ValueRange{inner, toI32(row)}, bar, ValueRange{}, Value(), Value(),
+          NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+    };
+    auto expect = [&](Value bar, int64_t bytes) {
+      NVVM::MBarrierArriveExpectTxOp::create(kb.b, loc, Type(), bar, kb.i32(bytes),
+                                             NVVM::MemScopeKind::CTA, false, Value());
+    };
+    Value other = arith::XOrIOp::create(kb.b, loc, phase, kb.i32(1));
+    NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, empty(s), other, ticks);
+    if (transform)
+      expect(raw(s), (p.norm ? aBytes : 0) + qBytes);
+    expect(full(s), (p.norm ? 0 : aBytes) + (p.nvfp4() ? 0 : bBytes));
+    load(wgMapA, 0, tileM0, p.norm ? raw(s) : full(s), k0);
+    for (int64_t half = 0; half < sets; ++half) {
+      Value row = half ? kb.add(tileN0, kb.idx(p.cols)) : tileN0;
+      if (p.nvfp4())
+        load(wgMapB, qOffset + half * tn * kBk / 2, row, raw(s), kq);
+      else
+        load(wgMapB, bOffset + half * tn * kRowBytes, row, full(s), k0);
+    }
+    return s;
+  };
+  // A persistent block issues the first `prefetch` k-tiles of its next
+  // tile right after this one's, so they land while the epilogue runs.
+  // (Issuing the first tile's before the tile loop instead of in it made
+  // ptxas move the consumers' descriptors out of uniform registers: 42 ->
+  // 59 SASS per k-tile.)
+  const int64_t prefetch = wgPersistent ? std::min(stages, kTiles) : 0;
+  // One tile: the ring's k-tiles base .. base + kTiles - 1; with a next
+  // tile (persistent), its first k-tiles at (nextN0, nextM0) after them.
+  auto mainLoop = [&](Value base, Value hasNext, Value nextN0, Value nextM0) {
   // The producer warpgroup.
   kb.ifThen(kb.eq(warpgroup, kb.idx(0)), [&] {
     setMaxRegisters(producerRegs, NVVM::SetMaxRegisterAction::decrease);
-    kb.forLoop(kb.idx(0), kb.idx(kTiles), kb.idx(1), [&](Value kt) {
-      Value s, phase;
-      std::tie(s, phase) = slot(kt);
-      Value k0 = toI32(kb.mul(kt, kb.idx(kBk)));
-      // NVFP4 codes: two per byte along K.
-      Value kq = toI32(kb.mul(kt, kb.idx(kBk / 2)));
-      auto load = [&](Value map, int64_t offset, Value row, Value bar, Value inner) {
-        Value dst = pointer(stageAddress(s, offset), 7);
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            kb.b, loc, dst, map, ValueRange{inner, toI32(row)}, bar, ValueRange{}, Value(),
-            Value(), NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
-      };
-      const int64_t aBytes = tm * kRowBytes, bBytes = sets * tn * kRowBytes,
-                    qBytes = p.nvfp4() ? sets * tn * kBk / 2 : 0, bOffset = tm * kRowBytes,
-                    qOffset = (tm + sets * tn) * kRowBytes;
-      auto expect = [&](Value bar, int64_t bytes) {
-        NVVM::MBarrierArriveExpectTxOp::create(kb.b, loc, Type(), bar, kb.i32(bytes),
-                                               NVVM::MemScopeKind::CTA, false, Value());
-      };
-      // Thread 0 issues the stage's loads once the consumers freed it: what
-      // the producer transforms lands on raw[s], the rest on full[s].
-      kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
-        Value other = arith::XOrIOp::create(kb.b, loc, phase, kb.i32(1));
-        NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, empty(s), other, ticks);
-        if (transform)
-          expect(raw(s), (p.norm ? aBytes : 0) + qBytes);
-        expect(full(s), (p.norm ? 0 : aBytes) + (p.nvfp4() ? 0 : bBytes));
-        load(wgMapA, 0, m0, p.norm ? raw(s) : full(s), k0);
-        for (int64_t half = 0; half < sets; ++half) {
-          Value row = half ? kb.add(n0, kb.idx(p.cols)) : n0;
-          if (p.nvfp4())
-            load(wgMapB, qOffset + half * tn * kBk / 2, row, raw(s), kq);
-          else
-            load(wgMapB, bOffset + half * tn * kRowBytes, row, full(s), k0);
-        }
-      });
+    // A block's first tile issues all its k-tiles, the later ones those
+    // past the prefetched ones.
+    Value from = prefetch ? kb.select(kb.eq(base, kb.idx(0)), kb.idx(0), kb.idx(prefetch))
+                          : kb.idx(0);
+    kb.forLoop(from, kb.idx(kTiles), kb.idx(1), [&](Value kt) {
+      Value g = kb.add(base, kt);
+      Value s;
+      kb.ifThen(kb.eq(tid, kb.idx(0)), [&] { issue(g, kt, n0, m0); });
       if (!transform)
         return;
+      Value phase;
+      std::tie(s, phase) = slot(g);
       NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, raw(s), phase, ticks);
       if (p.nvfp4())
         wgmmaDequantizeB(s, kt, stageAddress(s, qOffset), stageAddress(s, bOffset));
@@ -302,6 +355,11 @@ void GemmBuilder::wgmmaMainLoop() {
           NVVM::SharedSpaceAttr::get(mctx, NVVM::SharedSpace::shared_cta));
       NVVM::MBarrierArriveOp::create(kb.b, loc, Type(), full(s), Value());
     });
+    if (wgPersistent)
+      kb.ifThen(arith::AndIOp::create(kb.b, loc, hasNext, kb.eq(tid, kb.idx(0))), [&] {
+        for (int64_t k = 0; k < prefetch; ++k)
+          issue(kb.add(base, kb.idx(kTiles + k)), kb.idx(k), nextN0, nextM0);
+      });
   });
 
   // The consumer warpgroups: rows 64·c .. 64·c + 63 of the tile.
@@ -326,7 +384,7 @@ void GemmBuilder::wgmmaMainLoop() {
     // accumulators (scale-d 0), so no register is zeroed between the fence
     // and the wgmma (ptxas would insert a warpgroup.arrive, C7519).
     auto tile = [&](Value kt, ValueRange carried, bool first) -> SmallVector<Value> {
-      auto [s, phase] = slot(kt);
+      auto [s, phase] = slot(wgPersistent ? uniform(kb.add(base, kt)) : kt);
       NVVM::MBarrierTryWaitParityOp::create(kb.b, loc, full(s), phase, ticks);
       NVVM::WgmmaFenceAlignedOp::create(kb.b, loc);
       Value aRows = kb.add(stageOffset(s, 0), kb.mul(c, kb.idx(64 * kRowBytes)));
@@ -346,7 +404,7 @@ void GemmBuilder::wgmmaMainLoop() {
       NVVM::WgmmaWaitGroupSyncOp::create(kb.b, loc, 1);
       if (!first) {
         // The previous k-tile's products are done: its stage is free.
-        auto [prev, unused] = slot(kb.sub(kt, kb.idx(1)));
+        auto [prev, unused] = slot(kb.sub(kb.add(base, kt), kb.idx(1)));
         (void)unused;
         NVVM::MBarrierArriveOp::create(kb.b, loc, Type(), empty(prev), Value());
       }
@@ -356,6 +414,13 @@ void GemmBuilder::wgmmaMainLoop() {
     accs = kb.forLoop(kb.idx(1), kb.idx(kTiles), kb.idx(1), accs,
                       [&](Value kt, ValueRange carried) { return tile(kt, carried, false); });
     NVVM::WgmmaWaitGroupSyncOp::create(kb.b, loc, 0);
+    if (wgPersistent) {
+      // The last k-tile's stage is free too: the next tile's loads may
+      // fill it.
+      auto [last, unused] = slot(kb.add(base, kb.idx(kTiles - 1)));
+      (void)unused;
+      NVVM::MBarrierArriveOp::create(kb.b, loc, Type(), empty(last), Value());
+    }
     // Accumulator register i of thread t (PTX ISA, wgmma D fragment):
     // row 16·(t / 32) + (t % 32) / 4 + 8·((i % 4) / 2), column
     // 8·(i / 4) + 2·(t % 4) + i % 2.
@@ -390,4 +455,32 @@ void GemmBuilder::wgmmaMainLoop() {
     kb.ifThen(kb.eq(warpgroup, kb.idx(0)),
               [&] { setMaxRegisters(kUniformRegs, NVVM::SetMaxRegisterAction::increase); });
   }
+  };
+  if (!wgPersistent) {
+    mainLoop(kb.idx(0), Value(), Value(), Value());
+    return;
+  }
+  // Persistent: block b takes tiles b, b + grid, ...; each through the
+  // main loop, then the shared epilogue, then a barrier (Cs is rewritten
+  // by the next tile).
+  const int64_t tiles = wgTilesN * wgTilesM;
+  Value first = kb.blockId(gpu::Dimension::x);
+  kb.forLoop(first, kb.idx(tiles), kb.idx(wgGrid), [&](Value tile) {
+    // Read from lane 0, like the warpgroup index: provably uniform for
+    // ptxas, whose descriptors and TMA coordinates then stay in uniform
+    // registers.
+    Value t = arith::IndexCastOp::create(
+        kb.b, loc, kb.b.getIndexType(),
+        gpu::ShuffleOp::create(kb.b, loc, toI32(tile), kb.i32(0), kb.i32(32),
+                               gpu::ShuffleMode::IDX)
+            .getShuffleResult());
+    Value base = kb.mul(kb.divui(kb.sub(t, first), kb.idx(wgGrid)), kb.idx(kTiles));
+    std::tie(n0, m0) = tileOrigin(t);
+    Value next = kb.add(t, kb.idx(wgGrid));
+    Value hasNext = kb.ult(next, kb.idx(tiles));
+    auto [nextN0, nextM0] = tileOrigin(kb.minui(next, kb.idx(tiles - 1)));
+    mainLoop(base, hasNext, nextN0, nextM0);
+    epilogue();
+    kb.barrier();
+  });
 }

@@ -10,7 +10,9 @@
 //
 // The emulator keeps the state beside the shared memory (by address, per
 // block; the 8 bytes themselves are not touched), so a kernel that uses an
-// address it never initialized, or one outside shared memory, is a finding.
+// address it never initialized, or one outside shared memory, is a finding,
+// and so is a use by another thread that no synchronization orders after
+// the mbarrier.init (the vector clocks of Clocks.cpp).
 // try_wait blocks the calling GPU thread until its phase completes: a wait
 // that nothing can complete is then reported as a deadlock, never a hang.
 // A completed phase starts a new shared-memory epoch for the race checker,
@@ -59,7 +61,18 @@ MBarrier *lookup(Launch &l, const void *bar, const char *op, bool init = false) 
                           ", which mbarrier.init never initialized");
     return nullptr;
   }
-  return &it->second;
+  MBarrier &m = it->second;
+  if (l.current != m.initThread && !m.initRaceReported &&
+      clockOf(l, l.current)[m.initThread] < m.initClock) {
+    // The init is a write to the object: unordered with this use, the use
+    // may see the memory before it (PTX memory model).
+    m.initRaceReported = true;
+    addFinding(l, &t, std::string(op) + " on the mbarrier at " + mbarrierName(l, bar) +
+                          ", which thread " + std::to_string(m.initThread) +
+                          " initialized with no barrier or other synchronization ordering "
+                          "the mbarrier.init before this use");
+  }
+  return &m;
 }
 
 /// The running launch and the state of the mbarrier at `bar` for `op` (null
@@ -121,6 +134,7 @@ extern "C" void __rlx_emu_mbarrier_init(void *bar, uint32_t count) {
     m->expected = m->pending = count;
     m->initThread = l->current;
     m->initFences = l->self().proxyFences;
+    m->initClock = clockOf(*l, l->current)[l->current];
   }
 }
 

@@ -104,6 +104,11 @@ struct MBarrier {
   /// The thread that initialized it and its proxy-fence count then: TMA may
   /// complete on it only after that thread's fence.mbarrier_init.
   uint32_t initThread = 0, initFences = 0;
+  /// The initializing thread's own vector-clock entry at the init: another
+  /// thread may use the mbarrier only once its clock has reached it (a
+  /// barrier or other synchronization in between).
+  uint32_t initClock = 0;
+  bool initRaceReported = false;
   uint32_t index = 0; ///< of the block's mbarriers, in mbarrier.init order
   /// The phases the current phase's arrivals observed, and those the last
   /// completed phase's did (a waiter learns them with the completion).

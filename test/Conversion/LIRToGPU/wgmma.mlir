@@ -3,7 +3,10 @@
 // [2, 37, 136] seen as 74 rows) and passes it to the kernel's !llvm.ptr
 // parameters; the kernel (384 threads: a producer warpgroup and two
 // consumers) keeps its pipeline in dynamic shared memory, loads with TMA
-// under mbarriers and multiplies with wgmma. The PTX has the instructions
+// under mbarriers and multiplies with wgmma, persistent over the tiles
+// (block b takes tiles b, b + grid, ...: a loop from the block id around
+// the main loop and the epilogue; no setmaxnreg without a producer
+// transform). The PTX has the instructions
 // and ptxas no spills, no stack and no serialized wgmma (a warning would
 // name C7517/C7519/C7520); sm_80 takes mma.sync.
 // RUN: rlx-opt %s --convert-rlx-mir-to-lir --rlx-lir-bufferize --rlx-lir-plan-buffers --convert-rlx-lir-to-gpu | FileCheck %s
@@ -24,12 +27,12 @@
 // CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
 // CHECK: gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: nvvm.mbarrier.init
-// CHECK: nvvm.setmaxregister{{ +}}decrease 40
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %block_id_x{{.*}} to %c2{{.*}} step %c2
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]]
-// CHECK: nvvm.setmaxregister{{ +}}increase 232
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
@@ -38,14 +41,13 @@
 
 // PTX: .target sm_90a
 // PTX-DAG: mbarrier.init.shared.b64
-// PTX-DAG: setmaxnreg.dec.sync.aligned.u32 {{(\\09)?}}40;
 // PTX-DAG: mbarrier.arrive.expect_tx.shared.b64
 // PTX-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 {{(\\09)?}}232;
 // PTX-DAG: wgmma.fence.sync.aligned
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX-DAG: wgmma.commit_group.sync.aligned
 // PTX-DAG: wgmma.wait_group.sync.aligned {{(\\09)?}}1;
+// PTX-NOT: setmaxnreg
 // PTX-NOT: mma.sync
 // PTXAS-NOT: warning
 
