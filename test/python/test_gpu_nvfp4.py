@@ -320,14 +320,15 @@ def test_sm100a_block_scaled_fp4_kernels_build_clean(stage, tmp_path):
 
 NVFP4_CONFIGS = [
     # (chip, rows, stages, kernel the PTX must show)
-    ("sm_90a", 1, "bias-silu", "shfl.sync.bfly"),       # GEMV, 16-byte code groups
-    ("sm_90a", 16, "norm-glu", "shfl.sync.bfly"),       # GEMV, 8-byte groups
+    ("sm_90a", 1, "bias-silu", "mma.sync.aligned.m16n8k16"),  # GEMV on mma.sync
+    ("sm_90a", 16, "norm-glu", "shfl.sync.bfly"),       # GEMV vector path: 16 rows of
+                                                        # K = 2048 exceed the staging
     ("sm_90a", 300, "norm-glu", "wgmma.mma_async"),     # wgmma, producer dequant
     ("sm_90a", 300, "residual", "wgmma.mma_async"),
     ("sm_80", 300, "bias-silu", "fma.rn.f32"),          # SIMT
     ("sm_100a features=+ptx88 matmul-kernel=tcgen05", 300, "norm-glu", "tcgen05.mma"),
     ("sm_100a features=+ptx88", 300, "bias-silu", "fma.rn.f32"),  # auto: W4A16 (SIMT)
-    ("sm_100a features=+ptx88", 1, "residual", "shfl.sync.bfly"),
+    ("sm_100a features=+ptx88", 1, "residual", "mma.sync.aligned.m16n8k16"),
 ]
 
 

@@ -240,7 +240,13 @@ Value KernelBuilder::workgroupBuffer(gpu::GPUFuncOp fn, ArrayRef<int64_t> shape,
                                      Type elementType) {
   auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto type = MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), space);
-  return fn.addWorkgroupAttribution(type, loc);
+  Value buffer = fn.addWorkgroupAttribution(type, loc);
+  // 16-byte aligned (the .shared variable's .align): kernels read and write
+  // their buffers with 16-byte vector accesses; the element type alone
+  // would give 2 for a bf16 buffer.
+  fn.setWorkgroupAttributionAttr(fn.getNumWorkgroupAttributions() - 1,
+                                 LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+  return buffer;
 }
 
 SmallVector<Value> KernelBuilder::loadRow(Value m, ArrayRef<Value> pos, int64_t width,

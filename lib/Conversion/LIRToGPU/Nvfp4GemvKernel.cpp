@@ -80,7 +80,9 @@ std::string GemmBuilder::whyNoNvfp4MmaGemv() const {
       ShapedType::isDynamic(offset) || ShapedType::isDynamic(strides[0]) || offset % 16 != 0 ||
       strides[0] % 16 != 0)
     return "its codes are not 16-byte aligned rows";
-  if (nvfp4StageBytes() + std::max<int64_t>(p.rows, 1) * 16 * 4 > kGemvSharedBytes)
+  // With its Cs (rows × the tile's columns, f32): split-K only adds.
+  int64_t cols = p.headStages() ? p.headDim : (kThreads / 32) * (p.glu ? 8 : 16);
+  if (nvfp4StageBytes() + std::max<int64_t>(p.rows, 1) * cols * 4 > kGemvSharedBytes)
     return std::to_string(p.rows) + " rows of K = " + std::to_string(p.k) +
            " exceed its shared memory";
   return "";

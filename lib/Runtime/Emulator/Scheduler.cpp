@@ -674,6 +674,9 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
   Launch l;
   l.kernel = kernel;
   l.name = kernel && kernel->name ? kernel->name : "<unnamed>";
+  // Block times from the launch's entry (a failed launch leaves none).
+  BlockTimes.clear();
+  auto launchStart = std::chrono::steady_clock::now();
   l.options = Options.load();
   if (!validate(l, kernel, grid, block, dynamicShared, params)) {
     setLastReport(l);
@@ -727,8 +730,6 @@ extern "C" int rlx_emu_launch(const rlx_emu_kernel *kernel, const uint32_t grid[
     Active = &l;
     OnLaunchThread = true;
     bool aborted = false;
-    BlockTimes.clear();
-    auto launchStart = std::chrono::steady_clock::now();
     auto us = [&](std::chrono::steady_clock::time_point t) {
       return std::chrono::duration<double, std::micro>(t - launchStart).count();
     };
