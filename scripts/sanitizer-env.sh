@@ -20,7 +20,9 @@
 #   * UBSan findings abort (-fno-sanitize-recover=undefined);
 #   * CFLAGS/CXXFLAGS/LDFLAGS carry the sanitizer flags into the projects the
 #     tests configure against this build (examples/consumer, through
-#     find_package(RLX): they link its instrumented static libraries);
+#     find_package(RLX): they link its instrumented static libraries), and
+#     CC/CXX name the compiler those flags are for (clang-22: -shared-libsan;
+#     README's custom-op commands configure with the default compiler);
 #   * RLX_TEST_PIP_INSTALL=0: test_pip_install.py builds an uninstrumented
 #     package with pip (a Release build of its own) and is reported as skipped
 #     with that reason: that is the normal suite's job, not this one's.
@@ -38,5 +40,6 @@ export RLX_TEST_PIP_INSTALL=0
 # test/python/conftest.py leaves the torch-mlir export tests out under the sanitizers.
 export RLX_UNDER_SANITIZERS=1
 RLX_SAN_FLAGS=$(grep -E '^RLX_SANITIZE:' "$BUILD/CMakeCache.txt" | cut -d= -f2)
+export CC=clang-22 CXX=clang++-22
 export CFLAGS="-fsanitize=$RLX_SAN_FLAGS" CXXFLAGS="-fsanitize=$RLX_SAN_FLAGS"
 export LDFLAGS="-fsanitize=$RLX_SAN_FLAGS -shared-libsan -Wl,-rpath,$(dirname "$RLX_ASAN_RT")"
