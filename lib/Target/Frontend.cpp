@@ -40,7 +40,7 @@ void mlir::rlx::addImportPasses(OpPassManager &pm, ArrayRef<std::string> weightA
 void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options) {
   ConvertRLXHIRToMIROptions hir;
   // Sharding runs on primitive MIR (fusion follows on each rank).
-  hir.fusionPolicy = options.tp > 0 ? FusionPolicy::Fusable : options.fusionPolicy;
+  hir.fusionPolicy = options.tp > 0 ? FusionPolicy::Fusable : options.policy();
   pm.addPass(createConvertRLXHIRToMIR(hir));
   // TOSA / linalg from exporters: raised to MIR blocks; what is not raised is
   // lowered by upstream's TOSA passes and compiled as it is.
@@ -97,7 +97,7 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     pm.addPass(lir::createLIRBufferize());
     lir::LIRPlanBuffersOptions plan;
     plan.alignment = options.alignment;
-    plan.reportDir = options.planReportDir;
+    plan.reportDir = options.planDir;
     pm.addPass(lir::createLIRPlanBuffers(plan));
     pm.addPass(lir::createLIRVerifyPlan());
   }

@@ -51,10 +51,12 @@ _default_blas()
 from ._rlx import Context, CpuModel as _CpuModel, Module, RlxError  # noqa: F401
 from . import _rlx
 from . import gpu  # noqa: E402,F401  (rlx.gpu.compile)
+from . import options  # noqa: E402,F401  (rlx.options.compile_options)
+from . import options as _options  # noqa: E402
 
 __all__ = ["Context", "Module", "RlxError", "default_context", "parse", "load_bytecode",
            "compile_cpu", "CompiledModel", "load_weights", "export_torch", "from_torch",
-           "tensor_parallel_split", "shard_weight", "vjp", "jvp", "hvp", "vmap"]
+           "tensor_parallel_split", "shard_weight", "vjp", "jvp", "hvp", "vmap", "options"]
 
 _DEFAULT: Optional[Context] = None
 
@@ -210,16 +212,14 @@ def _as_array(v) -> np.ndarray:
     return a.view(np.uint8) if a.dtype.kind == "V" and a.dtype.itemsize == 1 else a
 
 
-def compile_cpu(module: Module, *, entry: str = "", dims: Mapping[str, int] | None = None,
+def compile_cpu(module: Module, *, entry: str = "",
                 input_shapes: Mapping[str, Sequence[int]] | None = None,
-                fusion_policy: str = "direct", fuse: bool = True, blas: bool = True,
-                lir: bool = True, opt_level: int = 3, plan_dir: str = "", cpu: str = "",
-                mattr: str = "") -> CompiledModel:
+                **options) -> CompiledModel:
     """JIT-compiles `module` for this CPU: HIR → MIR → fusion → LIR with an
     arena plan → LLVM (the rlx-lower-to-cpu pipeline).
 
-    Symbolic dims (``seq``, ``past_seq``) are bound by `dims` or from
-    `input_shapes` (argument name → shape). The module is not modified.
+    Symbolic dims (``seq``, ``past_seq``) are bound by the `dims` option or
+    from `input_shapes` (argument name → shape). The module is not modified.
 
     `cpu` names the CPU the code is for: ``"host"`` (this machine, the
     default unless ``$RLX_CPU`` names another) or an LLVM x86-64 name such as
@@ -227,12 +227,17 @@ def compile_cpu(module: Module, *, entry: str = "", dims: Mapping[str, int] | No
     removes features as llc's ``-mattr`` does (``"-avx512bf16,+f16c"``;
     with neither given, ``$RLX_CPU_MATTR``). The code runs here, so a target with a
     feature this CPU lacks is refused. ``stats["cpu"]`` says what it was.
-    Raises RlxError with the diagnostics when compilation fails."""
+    Raises RlxError with the diagnostics when compilation fails, and for an
+    option that is not one of these or a value it cannot take.
+    """
     runtime_dir = os.path.dirname(os.path.abspath(_rlx.__file__))
     shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
-    return CompiledModel(_CpuModel.compile(module, entry, fusion_policy, fuse, dict(dims or {}),
-                                           shapes, blas, lir, opt_level, plan_dir, runtime_dir,
-                                           cpu, mattr))
+    return CompiledModel(_CpuModel.compile(module, entry, _options.as_text(options), shapes,
+                                           runtime_dir))
+
+
+if compile_cpu.__doc__:  # not under python -OO
+    compile_cpu.__doc__ += _options.describe(("common", "cpu", "cpu_jit"))
 
 
 def export_torch(module, *example_args, output: str = "tosa", weights: str = "args",

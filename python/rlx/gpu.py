@@ -25,6 +25,7 @@ import numpy as np
 
 from ._rlx import Module, RlxError
 from . import _rlx
+from . import options as _options
 
 __all__ = ["compile", "GpuModel"]
 
@@ -245,34 +246,36 @@ class GpuModel:
         return {"median_ms": med.value, "min_ms": mn.value}
 
 
-def compile(module: Module, *, device: str = "emu", chip: str = "sm_90a", features: str = "",
-            dims: Mapping[str, int] | None = None, artifact_dir: str | os.PathLike | None = None,
-            cubin: bool | None = None, spills: str = "warn", matmul_kernel: str = "auto",
-            attention_kernel: str = "auto", kv_splits: int = 0, split_k: int = 0,
-            strict_kernels: bool = False, tensor_cores: bool = True, fuse: bool = True,
-            generic_kernels: Sequence[str] = ()) -> GpuModel:
-    """Compiles `module` (HIR, MIR or LIR; not modified) for `chip` into a
-    GPU artifact and opens it on `device` ("emu", "cuda" or "auto"). The
-    artifact is kept in `artifact_dir` when given (deployable with
-    rlx-gpu-run), else in a temporary directory. Cubins need ptxas; by
-    default they are built unless the device is the emulator.
-    `matmul_kernel` (auto, gemv, simt, tensor-cores, wgmma, tcgen05),
-    `attention_kernel` (auto, simt, flash, wgmma), `kv_splits`, `split_k`
-    and `tensor_cores` are rlx-compile's options: a kernel named is used
-    where it applies, elsewhere the heuristic's with a remark
-    (`strict_kernels=True`: an error). Ops without a kernel template take
-    the generic path (their linalg lowering); `generic_kernels` names ops
-    (``"rlx_mir.softmax"``) sent that way even where a template exists.
-    Raises RlxError with the compiler's diagnostics."""
+def compile(module: Module, *, device: str = "emu",
+            artifact_dir: str | os.PathLike | None = None, **options) -> GpuModel:
+    """Compiles `module` (HIR, MIR or LIR; not modified) into a GPU artifact
+    and opens it on `device` ("emu", "cuda" or "auto"). The artifact is kept
+    in `artifact_dir` when given (deployable with rlx-gpu-run), else in a
+    temporary directory. Cubins need ptxas; by default (`cubin` not given)
+    they are built unless the device is the emulator.
+    `matmul_kernel`, `attention_kernel`, `kv_splits`, `split_k` and
+    `tensor_cores` are rlx-compile's options: a kernel named is used where it
+    applies, elsewhere the heuristic's with a remark (`strict_kernels=True`:
+    an error). Ops without a kernel template take the generic path (their
+    linalg lowering); `generic_kernels` names ops (``"rlx_mir.softmax"``)
+    sent that way even where a template exists. Raises RlxError with the
+    compiler's diagnostics, and for an option that is not one of these or a
+    value it cannot take.
+    """
     owned = None
     if artifact_dir is None:
         owned = tempfile.mkdtemp(prefix="rlx-gpu-")
         artifact_dir = os.path.join(owned, "artifact")
-    if cubin is None:
-        cubin = device != "emu"
-    _rlx.write_gpu_artifact(module, str(artifact_dir), chip, features,
-                            {k: int(v) for k, v in (dims or {}).items()}, True, cubin, spills,
-                            matmul_kernel, attention_kernel, int(kv_splits), int(split_k),
-                            bool(strict_kernels), bool(tensor_cores), bool(fuse),
-                            [str(k) for k in generic_kernels])
+    if options.get("cubin") is None:
+        options["cubin"] = device != "emu"
+    try:
+        _rlx.write_gpu_artifact(module, str(artifact_dir), _options.as_text(options))
+    except Exception:
+        if owned:
+            shutil.rmtree(owned, ignore_errors=True)
+        raise
     return GpuModel(pathlib.Path(artifact_dir), device, owned)
+
+
+if compile.__doc__:  # not under python -OO
+    compile.__doc__ += _options.describe(("common", "gpu", "gpu_artifact"))

@@ -24,9 +24,11 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -187,6 +189,63 @@ std::vector<std::string> inferResultTypes(std::shared_ptr<RlxContext> ctx,
   return types;
 }
 
+/// The result types of an op in generic form without results
+/// (`"rlx_mir.cumsum"(%a0) <{axis = 1 : i64}> : (tensor<4x8xf32>)`, its
+/// operands %a0, %a1, ... of `argTypes`): `explicitTypes` when given, else
+/// the op's own inference (InferTypeOpInterface). The op with those results
+/// is then verified; a parse, inference or verifier error raises RlxError.
+std::vector<std::string> inferGenericResultTypes(std::shared_ptr<RlxContext> ctx,
+                                                 const std::vector<std::string> &argTypes,
+                                                 const std::string &op,
+                                                 std::optional<std::vector<std::string>> explicitTypes) {
+  MLIRContext *c = ctx->get();
+  auto probeText = [&](const std::string &results, const std::string &types) {
+    std::string text = "func.func @probe(";
+    for (size_t i = 0; i < argTypes.size(); ++i)
+      text += (i ? ", " : "") + std::string("%a") + std::to_string(i) + ": " + argTypes[i];
+    return text + ") {\n  " + results + op + " -> (" + types + ")\n  func.return\n}\n";
+  };
+  std::vector<std::string> types;
+  if (explicitTypes) {
+    types = *explicitTypes;
+  } else {
+    Diagnostics diags(c);
+    llvm::SourceMgr sm;
+    sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(probeText("", ""), "<rlx.hir>"),
+                          llvm::SMLoc());
+    ParserConfig config(c, /*verifyAfterParse=*/false);
+    OwningOpRef<ModuleOp> probe = parseSourceFile<ModuleOp>(sm, config);
+    if (!probe)
+      diags.raise("cannot parse the op");
+    auto fn = *probe->getOps<func::FuncOp>().begin();
+    Operation &first = fn.getBody().front().front();
+    auto infer = dyn_cast<InferTypeOpInterface>(&first);
+    if (!infer)
+      throw RlxError(first.getName().getStringRef().str() +
+                     " does not infer its result types: give result_types");
+    SmallVector<Type> inferred;
+    if (failed(infer.inferReturnTypes(c, first.getLoc(), first.getOperands(),
+                                      first.getRawDictionaryAttrs(), first.getPropertiesStorage(),
+                                      first.getRegions(), inferred)))
+      diags.raise("cannot infer the result types");
+    for (Type t : inferred) {
+      std::string str;
+      llvm::raw_string_ostream os(str);
+      os << t;
+      types.push_back(str);
+    }
+  }
+  std::string results, typeList;
+  for (size_t i = 0; i < types.size(); ++i) {
+    results += (i ? ", %r" : "%r") + std::to_string(i);
+    typeList += (i ? ", " : "") + types[i];
+  }
+  auto verified = parseModule(ctx, probeText(results.empty() ? "" : results + " = ", typeList),
+                              "<rlx.hir>");
+  verified->verify();
+  return types;
+}
+
 std::shared_ptr<RlxModule> generateModel(std::shared_ptr<RlxContext> ctx, const std::string &json,
                                         const std::vector<std::string> &overrides,
                                         std::optional<int64_t> layers, const std::string &dtype,
@@ -337,34 +396,49 @@ std::vector<std::pair<int64_t, int64_t>> tensorParallelRunsPy(const std::string 
   return runs;
 }
 
+/// Compile options from Python's keyword arguments, as text (Python turns
+/// bools, lists and dims mappings into it), for the entry point that takes
+/// `groups`: an unknown name or a bad value raises RlxError naming it.
+void setOptions(rlx::CompileOptions &options, const std::map<std::string, std::string> &values,
+                std::initializer_list<rlx::CompileOptionGroup> groups) {
+  std::string error;
+  unsigned mask = rlx::compileOptionGroups(groups);
+  for (const auto &[name, value] : values)
+    if (failed(options.set(name, value, mask, error)))
+      throw RlxError(error);
+  if (failed(options.verify(error)))
+    throw RlxError(error);
+}
+
 /// rlx-compile from Python: the module (not modified) into a GPU artifact.
 void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
-                      const std::string &chip, const std::string &features,
-                      const std::map<std::string, int64_t> &dims, bool emulator, bool cubin,
-                      const std::string &spills, const std::string &matmulKernel,
-                      const std::string &attentionKernel, int64_t kvSplits, int64_t splitK,
-                      bool strictKernels, bool tensorCores, bool fuse,
-                      const std::vector<std::string> &genericKernels) {
+                      const std::map<std::string, std::string> &values) {
+  rlx::CompileOptions options;
+  setOptions(options, values,
+             {rlx::CompileOptionGroup::Common, rlx::CompileOptionGroup::Gpu,
+              rlx::CompileOptionGroup::GpuArtifact});
   OwningOpRef<ModuleOp> copy(module->module->clone());
   Diagnostics diags(copy->getContext());
-  rlx::GPUArtifactOptions options;
-  options.chip = chip;
-  options.features = features;
-  for (auto &[name, size] : dims)
-    options.dims.push_back(name + "=" + std::to_string(size));
-  options.emulator = emulator;
-  options.cubin = cubin;
-  options.spills = spills;
-  options.matmulKernel = matmulKernel;
-  options.attentionKernel = attentionKernel;
-  options.kvSplits = kvSplits;
-  options.splitK = splitK;
-  options.strictKernels = strictKernels;
-  options.tensorCores = tensorCores;
-  options.fuse = fuse;
-  options.genericKernels = genericKernels;
   if (failed(rlx::writeGPUArtifact(*copy, options, dir)))
     diags.raise("GPU compilation failed");
+}
+
+/// The compile options (CompileOptions.def) as Python sees them.
+nb::list compileOptionsPy() {
+  nb::list out;
+  static const char *groupNames[] = {"common", "cpu", "cpu_pipeline", "cpu_jit",
+                                     "gpu",    "gpu_pipeline", "gpu_artifact"};
+  for (const rlx::CompileOptionInfo &info : rlx::compileOptionInfos()) {
+    nb::dict d;
+    d["name"] = info.pythonName;
+    d["flag"] = info.flag;
+    d["type"] = info.type;
+    d["default"] = info.defaultValue;
+    d["help"] = info.help;
+    d["group"] = groupNames[llvm::countr_zero(static_cast<unsigned>(info.group))];
+    out.append(d);
+  }
+  return out;
 }
 
 class RlxCpuModel {
@@ -373,22 +447,15 @@ public:
 
   static std::shared_ptr<RlxCpuModel>
   compile(std::shared_ptr<RlxModule> module, const std::string &entry,
-          const std::string &fusionPolicy, bool fuse, std::map<std::string, int64_t> dims,
-          const std::map<std::string, std::vector<int64_t>> &inputShapes, bool blas, bool lir,
-          unsigned optLevel, const std::string &planDir, const std::string &runtimeDir,
-          const std::string &cpu, const std::string &mattr) {
+          const std::map<std::string, std::string> &values,
+          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+          const std::string &runtimeDir) {
     rlx::CpuRunnerOptions options;
+    setOptions(options, values,
+               {rlx::CompileOptionGroup::Common, rlx::CompileOptionGroup::Cpu,
+                rlx::CompileOptionGroup::CpuJit});
     options.entry = entry;
-    options.fusionPolicy = fusionPolicy;
-    options.fuse = fuse;
-    options.dims = std::move(dims);
-    options.blas = blas;
-    options.lir = lir;
-    options.optLevel = optLevel;
-    options.planReportDir = planDir;
     options.runtimeDir = runtimeDir;
-    options.cpu = cpu;
-    options.mattr = mattr;
     std::string error;
     auto compiled = rlx::CpuModel::compile(OwningOpRef<ModuleOp>(module->module->clone()),
                                            options, inputShapes, error);
@@ -480,12 +547,12 @@ NB_MODULE(_rlx, m) {
         nb::arg("size"), nb::arg("rank"), nb::arg("tp"));
   m.def("infer_result_types", &inferResultTypes, nb::arg("context"), nb::arg("arg_types"),
         nb::arg("op"));
+  m.def("infer_generic_result_types", &inferGenericResultTypes, nb::arg("context"),
+        nb::arg("arg_types"), nb::arg("op"), nb::arg("result_types").none());
   m.def("write_gpu_artifact", &writeGpuArtifact, nb::arg("module"), nb::arg("dir"),
-        nb::arg("chip"), nb::arg("features"), nb::arg("dims"), nb::arg("emulator"),
-        nb::arg("cubin"), nb::arg("spills"), nb::arg("matmul_kernel") = "auto",
-        nb::arg("attention_kernel") = "auto", nb::arg("kv_splits") = 0, nb::arg("split_k") = 0,
-        nb::arg("strict_kernels") = false, nb::arg("tensor_cores") = true, nb::arg("fuse") = true,
-        nb::arg("generic_kernels") = std::vector<std::string>{});
+        nb::arg("options"));
+  m.def("compile_options", &compileOptionsPy,
+        "Every compile option (CompileOptions.def): name, flag, type, default, help, group.");
   m.def("generate_model", &generateModel, nb::arg("context"), nb::arg("config_json"),
         nb::arg("overrides"), nb::arg("layers").none(), nb::arg("dtype"),
         nb::arg("seq").none(), nb::arg("kv_cache"), nb::arg("past").none(),
@@ -494,10 +561,7 @@ NB_MODULE(_rlx, m) {
 
   nb::class_<RlxCpuModel>(m, "CpuModel", "A module JIT-compiled for this CPU.")
       .def_static("compile", &RlxCpuModel::compile, nb::arg("module"), nb::arg("entry"),
-                  nb::arg("fusion_policy"), nb::arg("fuse"), nb::arg("dims"),
-                  nb::arg("input_shapes"), nb::arg("blas"), nb::arg("lir"), nb::arg("opt_level"),
-                  nb::arg("plan_dir"), nb::arg("runtime_dir"), nb::arg("cpu") = "",
-                  nb::arg("mattr") = "")
+                  nb::arg("options"), nb::arg("input_shapes"), nb::arg("runtime_dir"))
       .def("run", &RlxCpuModel::run, nb::arg("inputs"))
       .def("invalidate_packed_params",
            [](RlxCpuModel &m) { m.model->invalidatePackedParams(); })

@@ -150,11 +150,11 @@ FLAGS = {
     "--cpu": ("--cpu=host", "cpu"), "--device": (None, "all"),
     "--dims": ("--dims=seq=4", "all"), "--dump-ir": ("--dump-ir={tmp}/ir", "cpu"),
     "--emit-artifact": ("--emit-artifact={tmp}/art", "gpu"), "--entry": ("--entry=f", "all"),
-    "--features": ("--features=+ptx80", "gpu"), "--fusion-policy": ("--fusion-policy=fusable", "cpu"),
+    "--features": ("--features=+ptx80", "gpu"), "--fusion-policy": ("--fusion-policy=fusable", "all"),
     "--gpu-report": ("--gpu-report", "gpu"), "--input": ("--input=x={x}", "all"),
     "--mattr": ("--mattr=-avx512bf16", "cpu"), "--no-blas": ("--no-blas", "cpu"),
     "--no-fuse": ("--no-fuse", "all"), "--no-lir": ("--no-lir", "cpu"),
-    "--output-dir": (None, "all"), "--plan-dir": ("--plan-dir={tmp}/plan", "cpu"),
+    "--output-dir": (None, "all"), "--plan-dir": ("--plan-dir={tmp}/plan", "all"),
     "--repeat": ("--repeat=2", "all"), "--row-tile": ("--row-tile=2", "cpu"),
     "--runtime-dir": ("--runtime-dir={runtime}", "cpu"), "--seed": ("--seed=3", "all"),
     "--serve": ("--serve", "cpu"), "--tp": ("--tp=1", "all"), "-v": ("-v", "all"),
@@ -165,6 +165,14 @@ FLAGS = {
     "--strict-kernels": ("--strict-kernels", "gpu"),
     "--weight-args": ("--weight-args=none", "all"),
     "--trace": ("--trace={tmp}/trace.json", "all"),
+    # The compile options (CompileOptions.def), as both paths take them.
+    "--fuse": ("--fuse", "all"), "--import": ("--import", "all"),
+    "--no-import": ("--no-import", "all"), "--blas": ("--blas", "cpu"), "--lir": ("--lir", "cpu"),
+    "--alignment": ("--alignment=128", "cpu"),
+    "--approximate-math": ("--approximate-math", "cpu"),
+    "--no-approximate-math": ("--no-approximate-math", "cpu"),
+    "--tensor-cores": ("--tensor-cores", "gpu"), "--spills": ("--spills=error", "gpu"),
+    "--generic-kernels": ("--generic-kernels=rlx_mir.matmul", "gpu"),
     # Needs a plugin built out of tree: test_custom_op.py runs it on cpu and emu.
     "--load-dialect-plugin": (None, "all"),
 }

@@ -99,9 +99,9 @@ def test_input_naming_no_argument(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--input", "x"], "bad --input 'x', expected name=file.npy"),
-    (["--dims", "seq=-1"], "bad --dims entry 'seq=-1'"),
+    (["--dims", "seq=-1"], "--dims: 'seq=-1' is not name=size"),
     (["--dims", "seq=4"], "no dim is named 'seq' (the module names no dims)"),
-    (["--blas-threads", "-2"], "--blas-threads must be >= 1"),
+    (["--blas-threads", "-2"], "--blas-threads must be >= 0, got -2"),
     (["--row-tile", "0"], "--row-tile must be >= 1"),
     (["--fusion-policy", "bogus"], "--fusion-policy must be direct or fusable, got 'bogus'"),
 ])

@@ -110,7 +110,7 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
   // The unsharded shapes of the named tensors (before compiling shards it).
   std::map<std::string, std::vector<int64_t>> whole =
       world ? wholeShapes(module) : std::map<std::string, std::vector<int64_t>>{};
-  GPUArtifactOptions artifact = options.artifact;
+  CompileOptions artifact = options.artifact;
   // The emulator needs no cubin (and no ptxas); CUDA needs no emulator library.
   if (options.device == "emu")
     artifact.cubin = (!options.artifactDir.empty() || options.report) && artifact.cubin;

@@ -25,7 +25,7 @@ namespace mlir::rlx {
 struct GpuRunOptions {
   std::string device;      ///< cuda | emu | auto
   std::string artifactDir; ///< keep the artifact here ("" = temporary)
-  GPUArtifactOptions artifact;
+  CompileOptions artifact; ///< The Common, Gpu and GpuArtifact options.
   std::string entry;
   /// --weights CHECKPOINT, bound as on the CPU path (HostArguments.h).
   std::string weights;

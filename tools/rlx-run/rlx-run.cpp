@@ -71,14 +71,6 @@ static cl::opt<std::string> weights(
     cl::desc("bind every parameter from a safetensors checkpoint (a file, or a directory with "
              "model.safetensors.index.json or .safetensors files), by name"),
     cl::cat(runCat));
-static cl::list<std::string> weightArgs(
-    "weight-args",
-    cl::desc("which arguments without rlx.param are weights, packed once: auto (2-D arguments "
-             "read only as matmul weights, 1-D ones only added to their results; the default "
-             "for one run without --weights or --serve), none, or positions and name patterns "
-             "(1,3,w_*)"),
-    cl::CommaSeparated, cl::cat(runCat));
-static cl::list<std::string> dimArgs("dims", cl::desc("name=size bindings"), cl::CommaSeparated, cl::cat(runCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"), cl::cat(runCat));
 static cl::opt<std::string> tracePath(
@@ -86,27 +78,7 @@ static cl::opt<std::string> tracePath(
     cl::cat(runCat));
 static cl::opt<unsigned> repeat("repeat", cl::desc("timed runs"), cl::init(1), cl::cat(runCat));
 static cl::opt<unsigned> warmup("warmup", cl::desc("untimed runs first"), cl::init(0), cl::cat(runCat));
-static cl::opt<std::string> policy("fusion-policy", cl::desc("direct or fusable"),
-                                   cl::init("direct"), cl::cat(runCat));
-static cl::opt<bool> noFuse("no-fuse", cl::desc("skip rlx-mir-fuse"), cl::cat(runCat));
-static cl::opt<bool> noLir("no-lir",
-                           cl::desc("lower MIR straight to linalg (no LIR kernels, no arena plan)"),
-                           cl::cat(runCat));
-static cl::opt<std::string> planDir("plan-dir",
-                                    cl::desc("write the arena plan (<fn>.plan.json, .svg) here"),
-                                    cl::cat(runCat));
-static cl::opt<bool> noBlas("no-blas", cl::desc("generate loops for matmuls"), cl::cat(runCat));
-static cl::opt<int64_t> rowTile("row-tile", cl::desc("fused_matmul row tile"), cl::init(512), cl::cat(runCat));
-static cl::opt<int64_t> blasMinFlops("blas-min-flops",
-                                     cl::desc("matmuls with fewer multiply-adds stay loops"),
-                                     cl::init(32768), cl::cat(runCat));
-static cl::opt<int> threads("blas-threads", cl::desc("BLAS threads (default: OPENBLAS_NUM_THREADS)"),
-                            cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> dumpDir("dump-ir", cl::desc("write the IR after each stage here"), cl::cat(runCat));
-static cl::opt<unsigned> optLevel("O",
-                                  cl::desc("optimization level (0-3) of the JIT, or of LLVM and "
-                                           "ptxas on GPU devices"),
-                                  cl::init(3), cl::Prefix, cl::cat(runCat));
 static cl::opt<std::string> device("device",
                                    cl::desc("cpu (JIT, default), cuda (the CUDA driver), emu (the "
                                             "GPU emulator: the GPU kernels on this CPU) or auto"),
@@ -118,39 +90,6 @@ static cl::opt<std::string> emitArtifact("emit-artifact",
 static cl::opt<bool> gpuReport("gpu-report",
                                cl::desc("GPU devices: print each kernel's ptxas resources"),
                                cl::cat(runCat));
-static cl::opt<std::string> chip("chip", cl::desc("GPU devices: the NVIDIA chip"),
-                                 cl::init("sm_90a"), cl::cat(runCat));
-static cl::opt<std::string> features("features", cl::desc("GPU devices: +ptxNN"), cl::cat(runCat));
-static cl::opt<std::string> matmulKernel(
-    "matmul-kernel",
-    cl::desc("GPU devices: auto | gemv | simt | tensor-cores | wgmma | tcgen05 (as rlx-compile)"),
-    cl::init("auto"), cl::cat(runCat));
-static cl::opt<int64_t> splitK("split-k",
-                               cl::desc("GPU devices: K splits of the gemv kernel (0: heuristic)"),
-                               cl::init(0), cl::cat(runCat));
-static cl::opt<std::string> attentionKernel(
-    "attention-kernel", cl::desc("GPU devices: auto | simt | flash | wgmma (as rlx-compile)"),
-    cl::init("auto"), cl::cat(runCat));
-static cl::opt<bool> strictKernels(
-    "strict-kernels",
-    cl::desc("GPU devices: a --matmul-kernel / --attention-kernel that cannot take an op is an "
-             "error (else the heuristic's kernel there, with a remark)"),
-    cl::cat(runCat));
-static cl::opt<int64_t> kvSplits(
-    "kv-splits", cl::desc("GPU devices: split-KV attention: 0 heuristic, 1 never, N forced"),
-    cl::init(0), cl::cat(runCat));
-static cl::opt<bool> noTensorCores("no-tensor-cores",
-                                   cl::desc("GPU devices: SIMT kernels only (no mma.sync)"),
-                                   cl::cat(runCat));
-static cl::opt<std::string> cpuName(
-    "cpu",
-    cl::desc("CPU the JIT compiles for: host (default; $RLX_CPU), or an LLVM name such as "
-             "x86-64-v3, znver3, skylake-avx512 (it must run on this machine)"),
-    cl::cat(runCat));
-static cl::opt<std::string> mattr("mattr",
-                                  cl::desc("features to add or remove for --cpu, as llc's "
-                                           "-mattr: -avx512bf16,+f16c ($RLX_CPU_MATTR)"),
-                                  cl::cat(runCat));
 static cl::opt<std::string> entry("entry", cl::desc("function to run"), cl::cat(runCat));
 static cl::list<std::string> dialectPlugins(
     "load-dialect-plugin",
@@ -162,10 +101,12 @@ static cl::opt<bool> verbose("v", cl::desc("also print the host CPU (model, LLVM
 static cl::alias verboseLong("verbose", cl::desc("alias for -v"), cl::aliasopt(verbose),
                              cl::cat(runCat));
 static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of librlx_cpu_runtime.so"), cl::cat(runCat));
-static cl::opt<int64_t> tp("tp",
-                          cl::desc("tensor parallelism over N MPI processes (run under "
-                                   "mpirun -np N; Open MPI)"),
-                          cl::init(0), cl::cat(runCat));
+// Every compile option (CompileOptions.def) of the CPU runner and the GPU
+// artifact writer; --device decides which path takes them.
+static CompileOptionsFlags compileFlags(runCat,
+                                        {CompileOptionGroup::Common, CompileOptionGroup::Cpu,
+                                         CompileOptionGroup::CpuJit, CompileOptionGroup::Gpu},
+                                        /*except=*/{"rank"}); // a process's MPI rank
 static cl::opt<bool> serve("serve",
                            cl::desc("after compiling, run once per 'run' line on stdin and print "
                                     "'ms <time>' (for interleaved benchmarks); 'quit' ends"), cl::cat(runCat));
@@ -258,33 +199,19 @@ int main(int argc, char **argv) {
     values[name.str()] = std::move(*t);
   }
   CpuRunnerOptions options;
+  static_cast<CompileOptions &>(options) = compileFlags.values();
   options.entry = entry;
-  options.fusionPolicy = policy;
-  options.weightArgs.assign(weightArgs.begin(), weightArgs.end());
   // One run: the values packing reads are the ones every call is given. A
   // server takes new values per request, a checkpoint names its parameters.
   if (options.weightArgs.empty() && !serve && weights.empty())
     options.weightArgs = {"auto"};
-  options.fuse = !noFuse;
-  options.blas = !noBlas;
-  options.lir = !noLir;
-  options.planReportDir = planDir;
-  options.blasMinFlops = blasMinFlops;
-  options.rowTile = rowTile;
   options.runtimeDir = runtimeDir;
-  options.optLevel = std::min(3u, optLevel.getValue());
   options.trace = !tracePath.empty();
-  options.cpu = cpuName;
-  options.mattr = mattr;
-  for (const std::string &d : dimArgs) {
-    auto [name, size] = StringRef(d).split('=');
-    int64_t v;
-    if (name.empty() || size.getAsInteger(10, v) || v < 0) {
-      llvm::errs() << "rlx-run: bad --dims entry '" << d << "', expected name=size with size >= 0\n";
-      return 1;
-    }
-    options.dims[name.str()] = v;
+  if (failed(options.verify(error))) {
+    llvm::errs() << "rlx-run: --" << error << "\n";
+    return 1;
   }
+  std::map<std::string, int64_t> dims = *options.dimBindings(error);
   if (!dumpDir.empty()) {
     llvm::sys::fs::create_directories(dumpDir);
     options.onStage = [](StringRef stage, ModuleOp m) {
@@ -294,23 +221,11 @@ int main(int argc, char **argv) {
         m.print(os);
     };
   }
-  if (threads < 0) {
-    llvm::errs() << "rlx-run: --blas-threads must be >= 1 (0: the BLAS default)\n";
-    return 1;
-  }
-  if (rowTile <= 0) {
-    llvm::errs() << "rlx-run: --row-tile must be >= 1\n";
-    return 1;
-  }
-  if (policy != "direct" && policy != "fusable") {
-    llvm::errs() << "rlx-run: --fusion-policy must be direct or fusable, got '" << policy << "'\n";
-    return 1;
-  }
-  options.blasThreads = threads;
   std::optional<MpiWorld> world;
+  int64_t tp = options.tp;
   if (tp != 0) {
-    if (tp < 1 || serve) {
-      llvm::errs() << "rlx-run: --tp must be >= 1, without --serve\n";
+    if (serve) {
+      llvm::errs() << "rlx-run: --tp runs without --serve\n";
       return 1;
     }
     auto w = MpiWorld::init(tp, error);
@@ -319,7 +234,6 @@ int main(int argc, char **argv) {
       return 1;
     }
     world = *w;
-    options.tp = tp;
     options.rank = w->rank;
   }
   // Errors end the whole MPI job (the other ranks would wait in a collective).
@@ -338,23 +252,19 @@ int main(int argc, char **argv) {
   // rest work the same on every device).
   {
     bool gpuDevice = device != "cpu";
-    const cl::Option *cpuOnly[] = {&noLir,  &planDir, &noBlas,     &rowTile, &blasMinFlops,
-                                   &threads, &cpuName, &mattr,     &runtimeDir, &serve,
-                                   &dumpDir};
-    const cl::Option *gpuOnly[] = {&emitArtifact, &gpuReport,       &chip,     &features,
-                                   &matmulKernel, &attentionKernel, &kvSplits, &splitK,
-                                   &noTensorCores, &strictKernels};
+    std::vector<std::string> wrong = compileFlags.given(
+        gpuDevice ? compileOptionGroups({CompileOptionGroup::Cpu, CompileOptionGroup::CpuJit})
+                  : compileOptionGroups({CompileOptionGroup::Gpu}));
+    const cl::Option *cpuOnly[] = {&runtimeDir, &serve, &dumpDir};
+    const cl::Option *gpuOnly[] = {&emitArtifact, &gpuReport};
     for (const cl::Option *o : gpuDevice ? ArrayRef(cpuOnly) : ArrayRef(gpuOnly))
-      if (o->getNumOccurrences()) {
-        llvm::errs() << "rlx-run: --" << o->ArgStr << " is for "
-                     << (gpuDevice ? "--device=cpu (the CPU path's JIT code)"
-                                   : "--device=emu|cuda|auto (the GPU path)")
-                     << ", not --device=" << device << "\n";
-        return 1;
-      }
-    if (gpuDevice && policy != "direct") {
-      llvm::errs() << "rlx-run: --fusion-policy=" << policy
-                   << " is for --device=cpu; the GPU path fuses with the direct policy\n";
+      if (o->getNumOccurrences())
+        wrong.push_back(o->ArgStr.str());
+    if (!wrong.empty()) {
+      llvm::errs() << "rlx-run: --" << wrong.front() << " is for "
+                   << (gpuDevice ? "--device=cpu (the CPU path's JIT code)"
+                                 : "--device=emu|cuda|auto (the GPU path)")
+                   << ", not --device=" << device << "\n";
       return 1;
     }
   }
@@ -363,19 +273,7 @@ int main(int argc, char **argv) {
     GpuRunOptions gpu;
     gpu.device = device;
     gpu.artifactDir = emitArtifact;
-    gpu.artifact.chip = chip;
-    gpu.artifact.features = features;
-    gpu.artifact.optLevel = static_cast<int>(std::min(3u, optLevel.getValue()));
-    gpu.artifact.fuse = !noFuse;
-    gpu.artifact.tensorCores = !noTensorCores;
-    gpu.artifact.matmulKernel = matmulKernel;
-    gpu.artifact.splitK = splitK;
-    gpu.artifact.attentionKernel = attentionKernel;
-    gpu.artifact.kvSplits = kvSplits;
-    gpu.artifact.strictKernels = strictKernels;
-    gpu.artifact.weightArgs = options.weightArgs;
-    for (auto &[name, size] : options.dims)
-      gpu.artifact.dims.push_back(name + "=" + std::to_string(size));
+    gpu.artifact = options;
     // Dims bound by the given inputs' shapes are left to the front end's
     // specialization: name them with --dims on the GPU path.
     gpu.entry = entry;
@@ -386,11 +284,9 @@ int main(int argc, char **argv) {
     gpu.report = gpuReport;
     if (world) {
       gpu.world = &*world;
-      gpu.artifact.tp = tp;
-      gpu.artifact.rank = world->rank;
     }
     gpu.weights = weights;
-    int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
+    int64_t positionOffset = dims.count("past_seq") ? dims["past_seq"] : 0;
     int rc = runOnGpu(*module, gpu, std::move(values),
                       [&](const ModelTensor &a) { return generate(a, positionOffset); });
     if (world) {
@@ -429,7 +325,7 @@ int main(int argc, char **argv) {
     return fail();
   }
   CpuModel &m = **model;
-  int64_t positionOffset = options.dims.count("past_seq") ? options.dims["past_seq"] : 0;
+  int64_t positionOffset = dims.count("past_seq") ? dims["past_seq"] : 0;
   ArgumentSources sources;
   sources.weights = weights;
   if (world) {

@@ -10,7 +10,7 @@
 #ifndef RLX_TARGET_FRONTEND_H
 #define RLX_TARGET_FRONTEND_H
 
-#include "RLX/Conversion/HIRToMIR/HIRToMIR.h"
+#include "RLX/Target/CompileOptions.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -20,38 +20,27 @@
 
 namespace mlir::rlx {
 
-struct FrontendOptions {
-  FusionPolicy fusionPolicy = FusionPolicy::Direct;
-  bool importUpstream = true;
-  bool fuse = true;
-  std::vector<std::string> dims;
-  /// Plan LIR (false: stop at fused, specialized MIR).
-  bool lir = true;
-  int64_t alignment = 64;
-  std::string planReportDir;
+/// The compile options with what a backend derives from them and its target.
+struct FrontendOptions : CompileOptions {
   /// rlx-mir-split-kv before LIR (GPU backends): the target's SM count, or 0
-  /// to leave attention unsplit; and its kv-splits option.
+  /// to leave attention unsplit (kvSplits is its kv-splits option).
   int64_t splitKVSMs = 0;
-  int64_t kvSplits = 0;
   /// The sm_90a wgmma attention kernel's tiles for the split heuristic.
   bool splitKVWgmma = false;
   /// rlx-mir-block-nvfp4-scales before fusion (targets with block-scaled
   /// FP4 MMA).
   bool blockNvfp4Scales = false;
-  /// Tensor parallelism over `tp` ranks (0: none): the primitive MIR
-  /// (fusable policy) is annotated by rlx-mir-shard and partitioned by
-  /// upstream's sharding-propagation and shard-partition before fusion, so
-  /// the rest of the pipeline sees the per-rank program.
-  int64_t tp = 0;
-  /// GPU backends: rlx-mir-gpu-collectives after partitioning, with this
-  /// rank (-1: not given).
+  /// GPU backends: rlx-mir-gpu-collectives after tensor-parallel
+  /// partitioning (tp > 0; primitive MIR annotated by rlx-mir-shard and
+  /// partitioned by upstream's sharding-propagation and shard-partition
+  /// before fusion), with `rank`.
   bool gpuCollectives = false;
-  int64_t rank = -1;
-  /// Which unmarked arguments are weights (rlx-import-to-mir's `weights`).
-  std::vector<std::string> weightArgs;
   /// A backend's passes on the final MIR, just before MIR → LIR (the GPU
   /// path's rlx-gpu-generic-kernels).
   std::function<void(OpPassManager &)> beforeLIR;
+
+  FrontendOptions() = default;
+  explicit FrontendOptions(const CompileOptions &options) : CompileOptions(options) {}
 };
 
 void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);

@@ -24,15 +24,8 @@
 using namespace mlir;
 using namespace mlir::rlx;
 
-void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
-  FrontendOptions front;
-  front.fusionPolicy = options.fusionPolicy;
-  front.importUpstream = options.importUpstream;
-  front.fuse = options.fuse;
-  front.dims.assign(options.dims.begin(), options.dims.end());
-  front.lir = options.lir;
-  front.alignment = options.alignment;
-  front.planReportDir = options.planReportDir;
+void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CompileOptions &options) {
+  FrontendOptions front(options);
   buildFrontendPipeline(pm, front);
   // LIR kernels (planned here or given as input) run as their bodies.
   CpuOutlineKernelsOptions outline;
@@ -73,12 +66,12 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CpuPipelineOptio
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 }
 
-void mlir::rlx::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+void mlir::rlx::buildCpuPipeline(OpPassManager &pm, const CompileOptions &options) {
   buildCpuBufferPipeline(pm, options);
   buildCpuLLVMPipeline(pm, options);
 }
 
-void mlir::rlx::buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+void mlir::rlx::buildCpuLLVMPipeline(OpPassManager &pm, const CompileOptions &options) {
   // MPI calls (Open MPI's ABI: see the module's DLTI) before memrefs lower.
   ConvertToLLVMPassOptions mpi;
   mpi.filterDialects = {"mpi"};
@@ -116,7 +109,7 @@ void mlir::rlx::buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions
 
 void mlir::rlx::registerCpuPipelines() {
   registerRLXCpuPasses();
-  PassPipelineRegistration<CpuPipelineOptions>(
+  registerCompilePipeline<CpuPipelineOptions>(
       "rlx-lower-to-cpu",
       "Compile an RLX module (HIR, MIR or LIR) for the CPU: fusion, LIR kernels, "
       "One-Shot Bufferize, the arena plan, linalg, BLAS sgemm for f32 matmuls, loops, "

@@ -123,15 +123,8 @@ FailureOr<std::unique_ptr<CpuModel>>
 CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
                   const std::map<std::string, std::vector<int64_t>> &inputShapes,
                   std::string &error) {
-  if (options.fusionPolicy != "direct" && options.fusionPolicy != "fusable") {
-    error = "fusion policy must be direct or fusable, got '" + options.fusionPolicy + "'";
+  if (failed(options.verify(error)))
     return failure();
-  }
-  if (options.rowTile <= 0 || options.blasThreads < 0 || options.alignment <= 0 ||
-      options.blasMinFlops < 0) {
-    error = "row tile and alignment must be >= 1, BLAS threads and min flops >= 0";
-    return failure();
-  }
   // The CPU the code is for, checked before anything is compiled.
   auto targetCpu = resolveJitCpu(options.cpu, options.mattr, error);
   if (failed(targetCpu))
@@ -164,9 +157,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   if (failed(runPasses(module, [&](OpPassManager &pm) {
         ConvertRLXHIRToMIROptions hir;
         // Sharding runs on primitive MIR (fusion follows on each rank).
-        hir.fusionPolicy = options.fusionPolicy == "fusable" || options.tp > 0
-                               ? FusionPolicy::Fusable
-                               : FusionPolicy::Direct;
+        hir.fusionPolicy = options.tp > 0 ? FusionPolicy::Fusable : options.policy();
         pm.addPass(createConvertRLXHIRToMIR(hir));
         // TOSA / linalg input is raised to MIR blocks before fusion counts
         // and fuses them.
@@ -211,7 +202,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
 
   // The caller's view of the arguments: entry args, with packed parameters
   // replaced by the original parameters their pack function reads.
-  std::map<std::string, int64_t> dims = options.dims;
+  std::map<std::string, int64_t> dims = *options.dimBindings(error);
   std::vector<std::string> entryArgNames;
   std::vector<bool> entryIsParam;
   std::map<std::string, int64_t> indexBounds;
@@ -279,19 +270,15 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
 
   // Stage 2: specialize, linalg, bufferize (the signatures are read here).
   auto t1 = std::chrono::steady_clock::now();
-  CpuPipelineOptions cpu;
-  cpu.fusionPolicy = options.fusionPolicy == "fusable" ? FusionPolicy::Fusable
-                                                      : FusionPolicy::Direct;
+  CompileOptions cpu = options;
+  // Stage 1 imported, partitioned and fused.
   cpu.fuse = false;
-  cpu.rowTile = options.rowTile;
-  cpu.blas = options.blas;
-  cpu.blasMinFlops = options.blasMinFlops;
-  cpu.lir = options.lir;
-  cpu.trace = options.trace;
-  cpu.alignment = options.alignment;
-  cpu.planReportDir = options.planReportDir;
+  cpu.weightArgs.clear();
+  cpu.tp = 0;
+  cpu.rank = -1;
+  cpu.dims.clear();
   for (auto &[k, v] : dims)
-    cpu.dims.push_back(k + "=" + std::to_string(v));
+    cpu.bindDim(k, v);
   // Result names survive as attributes only until results become out-params.
   std::vector<std::string> resultNames = bufferOutputs;
   for (unsigned i = 0; i < entry.getNumResults(); ++i)
@@ -414,7 +401,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
   jtmb->setCPU(model->cpu.cpu);
   jtmb->getFeatures() = llvm::SubtargetFeatures();
   jtmb->addFeatures(model->cpu.features);
-  auto codeGenLevel = static_cast<llvm::CodeGenOptLevel>(std::min(3u, options.optLevel));
+  auto codeGenLevel = static_cast<llvm::CodeGenOptLevel>(options.optLevel);
   jtmb->setCodeGenOptLevel(codeGenLevel);
   auto tm = jtmb->createTargetMachine();
   if (!tm) {

@@ -429,29 +429,16 @@ LogicalResult writeFile(Location loc, StringRef path, StringRef bytes) {
 
 } // namespace
 
-LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOptions &options,
+LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const CompileOptions &options,
                                           StringRef dir) {
   MLIRContext *ctx = module.getContext();
   Location loc = module.getLoc();
   nameUnnamedIO(module);
-  NVVMPipelineOptions pipe;
-  pipe.chip = options.chip;
-  pipe.features = options.features;
-  pipe.optLevel = options.optLevel;
-  pipe.spills = options.spills;
-  pipe.dims = ArrayRef<std::string>(options.dims);
-  pipe.weightArgs = ArrayRef<std::string>(options.weightArgs);
+  std::string error;
+  if (failed(options.verify(error)))
+    return emitError(module.getLoc()) << error;
+  CompileOptions pipe = options;
   pipe.assemble = options.cubin;
-  pipe.tensorCores = options.tensorCores;
-  pipe.fuse = options.fuse;
-  pipe.matmulKernel = options.matmulKernel;
-  pipe.splitK = options.splitK;
-  pipe.attentionKernel = options.attentionKernel;
-  pipe.strictKernels = options.strictKernels;
-  pipe.genericKernels = ArrayRef<std::string>(options.genericKernels);
-  pipe.kvSplits = options.kvSplits;
-  pipe.tp = options.tp;
-  pipe.rank = options.rank;
   if (options.fromKernelIR) {
     if (!module->hasAttr(kKernelIRAttr))
       return emitError(loc, "--from-kernel-ir: the module does not come from --emit-kernel-ir "
@@ -482,7 +469,6 @@ LogicalResult mlir::rlx::writeGPUArtifact(ModuleOp module, const GPUArtifactOpti
   json::Object manifest;
   manifest["format"] = "rlx-gpu-artifact";
   manifest["version"] = 1;
-  std::string error;
   FailureOr<nvvm::NVVMTarget> target = nvvm::parseTarget(options.chip, options.features, error);
   if (failed(target))
     return emitError(loc) << error;

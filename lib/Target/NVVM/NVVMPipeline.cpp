@@ -29,7 +29,7 @@ using namespace mlir::rlx;
 namespace {
 /// The features nvvm-attach-target gets: always an explicit PTX ISA (its
 /// default, +ptx60, is fatal for sm_90a: ../shared/GPU.md pitfall 3).
-std::string attachFeatures(const NVVMPipelineOptions &options) {
+std::string attachFeatures(const CompileOptions &options) {
   if (!options.features.empty())
     return options.features;
   if (std::optional<int> ptx = nvvm::defaultPtxVersion(options.chip))
@@ -46,20 +46,16 @@ void addKernelBodyLowering(OpPassManager &pm) {
 }
 } // namespace
 
-void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOptions &options) {
-  FrontendOptions front;
-  front.fuse = options.fuse;
-  front.dims.assign(options.dims.begin(), options.dims.end());
-  front.weightArgs.assign(options.weightArgs.begin(), options.weightArgs.end());
-  front.tp = options.tp;
+void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const CompileOptions &options) {
+  FrontendOptions front(options);
   front.gpuCollectives = true;
-  front.rank = options.rank;
+  // GPU kernels are LIR kernels on the planned arena.
+  front.lir = true;
   // Split-KV for the target's SMs (an unknown chip fails later, located, in
   // convert-rlx-lir-to-gpu).
   std::string error;
   FailureOr<nvvm::NVVMTarget> target = nvvm::parseTarget(options.chip, options.features, error);
   front.splitKVSMs = succeeded(target) ? target->smCount() : 0;
-  front.kvSplits = options.kvSplits;
   front.blockNvfp4Scales =
       succeeded(target) && target->hasBlockScaledFP4Mma() && options.tensorCores;
   front.splitKVWgmma = succeeded(target) && target->hasWgmma() && options.tensorCores &&
@@ -95,7 +91,7 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const NVVMPipelineOpt
   pm.addPass(createNVVMCheckTarget(check));
 }
 
-void mlir::rlx::buildNVVMCodegenPipeline(OpPassManager &pm, const NVVMPipelineOptions &options) {
+void mlir::rlx::buildNVVMCodegenPipeline(OpPassManager &pm, const CompileOptions &options) {
   GpuNVVMAttachTargetOptions attach;
   attach.chip = options.chip;
   attach.features = attachFeatures(options);
@@ -154,21 +150,21 @@ void mlir::rlx::buildEmulatorCodegenPipeline(OpPassManager &pm, bool checks) {
 
 void mlir::rlx::registerNVVMPipelines() {
   registerRLXNVVMPasses();
-  PassPipelineRegistration<NVVMPipelineOptions>(
+  registerCompilePipeline<NVVMPipelineOptions>(
       "rlx-lower-to-nvvm",
       "Compile an RLX module (HIR, MIR or LIR) for an NVIDIA GPU: fusion, the arena plan, "
       "gpu.func kernels and a launch plan, the target check, NVVM, PTX and a cubin per "
       "gpu.module with ptxas's resource report",
-      [](OpPassManager &pm, const NVVMPipelineOptions &options) {
+      [](OpPassManager &pm, const CompileOptions &options) {
         buildNVVMKernelPipeline(pm, options);
         buildNVVMCodegenPipeline(pm, options);
       });
-  PassPipelineRegistration<NVVMPipelineOptions>(
+  registerCompilePipeline<NVVMPipelineOptions>(
       "rlx-lower-to-emulator",
       "Compile an RLX module's GPU kernels (the ones rlx-lower-to-nvvm compiles, after the "
       "target check) for the CPU GPU emulator: LLVM dialect functions <kernel>__emu with "
       "every memory access checked",
-      [](OpPassManager &pm, const NVVMPipelineOptions &options) {
+      [](OpPassManager &pm, const CompileOptions &options) {
         buildNVVMKernelPipeline(pm, options);
         buildEmulatorCodegenPipeline(pm, /*checks=*/true);
       });

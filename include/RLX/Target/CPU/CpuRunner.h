@@ -14,6 +14,7 @@
 
 #include "RLX/Target/CPU/HostTensor.h"
 #include "RLX/Target/CPU/JitCpu.h"
+#include "RLX/Target/CompileOptions.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -29,38 +30,10 @@ class ExecutionEngine;
 
 namespace mlir::rlx {
 
-struct CpuRunnerOptions {
-  std::string entry;                  ///< Default: the first public function.
-  std::string fusionPolicy = "direct"; ///< HIR lowering policy.
-  bool fuse = true;
-  int64_t rowTile = 512;
-  bool blas = true;
-  int blasThreads = 0;          ///< BLAS threads (0: the library's default).
-  int64_t blasMinFlops = 32768; ///< Smaller matmuls stay generated loops.
-  bool lir = true;              ///< Through LIR and the arena plan.
-  int64_t alignment = 64;       ///< Arena buffer alignment.
-  std::string planReportDir;    ///< Where to write the plan's JSON and SVG.
-  std::map<std::string, int64_t> dims; ///< Explicit dim bindings.
-  /// Which unmarked arguments are weights (rlx-import-to-mir's weights;
-  /// empty: auto).
-  std::vector<std::string> weightArgs;
-  /// Tensor parallelism: > 0 compiles rank-local programs for a grid of tp
-  /// ranks (rlx-mir-shard, then upstream sharding-propagation and
-  /// shard-partition on the fusable MIR, before fusion); the argument and
-  /// result shapes are then the rank's. 0: the whole model.
-  int64_t tp = 0;
-  /// With tp: this process's rank (-1: not known). The program is then
-  /// compiled for it (rlx-mir-bind-rank: rank lookups and all_slices static).
-  int64_t rank = -1;
-  unsigned optLevel = 3;
-  /// Record a kernel timeline (CpuModel::trace): every LIR kernel's run,
-  /// timed on its own (rlx-cpu-outline-kernels' trace).
-  bool trace = false;
-  /// The CPU the JIT compiles for: `host`, or an LLVM CPU name (x86-64-v3,
-  /// znver3, skylake-avx512, ...). `mattr` adds or removes features
-  /// ("-avx512f,+f16c"). Both "": $RLX_CPU and $RLX_CPU_MATTR. See JitCpu.h.
-  std::string cpu;
-  std::string mattr;
+/// The compile options (the Common, Cpu and CpuJit groups of
+/// CompileOptions.def) and what only the runner needs.
+struct CpuRunnerOptions : CompileOptions {
+  std::string entry; ///< Default: the first public function.
   /// Directory of librlx_cpu_runtime.so (default: ../lib next to the tool).
   std::string runtimeDir;
   /// Called with (stage name, module) after each stage, to dump IR.
