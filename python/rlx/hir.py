@@ -33,6 +33,29 @@ def _float(v: float) -> str:
     return f"{float(v):.17e}"
 
 
+# Modules whose frames are not the user's line (the builders themselves).
+_BUILDER_MODULES = {__name__, "rlx.mir", "rlx._hir_ops", "rlx._opbuild"}
+
+
+def _caller_loc():
+    """The user's frame that made the op and its MLIR location text."""
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame else None
+    while caller is not None and caller.f_globals.get("__name__") in _BUILDER_MODULES:
+        caller = caller.f_back
+    if caller is None:
+        return None, ""
+    path = os.path.abspath(caller.f_code.co_filename).replace('"', "'")
+    return caller, f' loc("{path}":{caller.f_lineno}:0)'
+
+
+def _at_caller(e: RlxError, caller, op_name: str) -> RlxError:
+    """The error pointing at the Python line that made the op, not the probe text."""
+    where = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller else "<unknown>"
+    detail = re.sub(r"^<rlx\.hir>:\d+:\d+: ", "", str(e).split("\n", 1)[-1], flags=re.M)
+    return RlxError(f"{where}: {op_name}: {detail.strip()}")
+
+
 def tensor_type(shape: Sequence[Dim], dtype: str) -> str:
     """``tensor<1x?x2048xf32>`` for ``(1, "seq", 2048), "f32"``."""
     dims = "".join(("?" if isinstance(d, str) else str(int(d))) + "x" for d in shape)
@@ -102,16 +125,11 @@ class Function:
         """Adds one op. `template` is the op's text with ``{0}``, ``{1}`` ...
         for the operands (e.g. ``"rlx_mir.add {0}, {1} : {t0}, {t1}"``, where
         ``{tN}`` is operand N's type). Returns the results, typed by the op's
-        own inference; raises RlxError when the op does not verify."""
+        own inference; raises RlxError when the op does not verify. The
+        generated builders (:mod:`rlx.mir`, this module's op functions) need
+        no template."""
         self._check(*operands)
-        frame = inspect.currentframe()
-        caller = frame.f_back if frame else None
-        while caller is not None and caller.f_globals.get("__name__") == __name__:
-            caller = caller.f_back
-        loc = ""
-        if caller is not None:
-            path = os.path.abspath(caller.f_code.co_filename).replace('"', "'")
-            loc = f' loc("{path}":{caller.f_lineno}:0)'
+        caller, loc = _caller_loc()
         types = {f"t{i}": v.type for i, v in enumerate(operands)}
         probe_results = ", ".join(f"%r{i}" for i in range(num_results))
         probe = template.format(*[f"%a{i}" for i in range(len(operands))], **types)
@@ -119,14 +137,43 @@ class Function:
             result_types = _rlx.infer_result_types(self.context, [v.type for v in operands],
                                                    f"  {probe_results} = {probe}{loc}")
         except RlxError as e:
-            # Point at the Python line that made the op, not the probe text.
-            where = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller else "<unknown>"
-            detail = re.sub(r"^<rlx\.hir>:\d+:\d+: ", "", str(e).split("\n", 1)[-1], flags=re.M)
-            raise RlxError(f"{where}: {template.split()[0]}: {detail.strip()}") from None
-        names = [f"v{self._count + i}" for i in range(num_results)]
-        self._count += num_results
-        text = template.format(*[f"%{v.name}" for v in operands], **types)
-        self._lines.append(f"  {', '.join('%' + n for n in names)} = {text}{loc}")
+            raise _at_caller(e, caller, template.split()[0]) from None
+        return self._add_line(lambda args: template.format(*args, **types), operands,
+                              result_types, loc)
+
+    def _emit_generic(self, op_name: str, operands: Sequence[Value], props: Sequence[str],
+                      result_types: Optional[Sequence[str]]) -> list[Value]:
+        """Adds ``"op_name"(operands) <{props}>`` in generic form (what the
+        generated builders call); result types from the op's inference unless
+        given."""
+        for v in operands:
+            if not isinstance(v, Value):
+                raise TypeError(f"{op_name}: operands are Values of a Function, got "
+                                f"{type(v).__name__}")
+        self._check(*operands)
+        caller, loc = _caller_loc()
+        attrs = f" <{{{', '.join(props)}}}>" if props else ""
+        in_types = ", ".join(v.type for v in operands)
+
+        def text(args):
+            return f'"{op_name}"({", ".join(args)}){attrs} : ({in_types})'
+
+        try:
+            types = _rlx.infer_generic_result_types(
+                self.context, [v.type for v in operands],
+                text([f"%a{i}" for i in range(len(operands))]),
+                None if result_types is None else [str(t) for t in result_types])
+        except RlxError as e:
+            raise _at_caller(e, caller, op_name) from None
+        return self._add_line(lambda args: f"{text(args)} -> ({', '.join(types)})", operands,
+                              types, loc)
+
+    def _add_line(self, text, operands: Sequence[Value], result_types: Sequence[str],
+                  loc: str) -> list[Value]:
+        names = [f"v{self._count + i}" for i in range(len(result_types))]
+        self._count += len(result_types)
+        lhs = f"{', '.join('%' + n for n in names)} = " if names else ""
+        self._lines.append(f"  {lhs}{text([f'%{v.name}' for v in operands])}{loc}")
         return [Value(self, n, t) for n, t in zip(names, result_types)]
 
     def text(self) -> str:
@@ -155,56 +202,52 @@ def _fn(*values: Optional[Value]) -> Function:
     raise ValueError("no operands")
 
 
-def _opt(keyword: str, value, fmt=str) -> str:
-    return f" {keyword} {fmt(value)}" if value is not None else ""
+def _scaling_text(scaling: Optional[dict]) -> Optional[str]:
+    """HF's ``rope_scaling`` dict (llama3 or linear) as #rlx.rope_scaling text."""
+    if not scaling:
+        return None
+    fields = [f"rope_type = {scaling['rope_type']}", f"factor = {_float(scaling['factor'])}"]
+    for key in ("low_freq_factor", "high_freq_factor"):
+        if key in scaling:
+            fields.append(f"{key} = {_float(scaling[key])}")
+    if "original_max_position_embeddings" in scaling:
+        fields.append("original_max_position_embeddings = "
+                      f"{int(scaling['original_max_position_embeddings'])}")
+    return "#rlx.rope_scaling<" + ", ".join(fields) + ">"
+
+
+def _mask_kind(causal: bool, window: Optional[int]) -> str:
+    return "sliding_window" if window is not None else ("causal" if causal else "none")
 
 
 def linear(x: Value, weight: Value, bias: Optional[Value] = None, activation: str = "none",
            layout: str = "out_in") -> Value:
     """``act(x · Wᵀ + b)`` (PyTorch nn.Linear). x ``[..., K]``; weight ``[N, K]``
     (``layout="in_out"``: ``[K, N]``, GPT-2 Conv1D); bias ``[N]``. Result ``[..., N]``."""
-    ops = [x, weight] + ([bias] if bias is not None else [])
-    t = "{t0}, {t1}" + (", {t2}" if bias is not None else "")
-    tmpl = ("rlx_hir.linear {0}, {1}" + (" bias {2}" if bias is not None else "") +
-            (f" activation {activation}" if activation != "none" else "") +
-            (f" layout {layout}" if layout != "out_in" else "") + " : " + t)
-    return _fn(x).emit(tmpl, ops)[0]
+    return _ops.linear(x, weight, bias, activation=activation, layout=layout)
 
 
 def rms_norm(x: Value, weight: Value, eps: float = 1e-5) -> Value:
     """HF LlamaRMSNorm over the last axis: ``x · rsqrt(mean(x²) + eps) · weight``."""
-    return _fn(x).emit(f"rlx_hir.rms_norm {{0}}, {{1}} eps = {_float(eps)} : {{t0}}, {{t1}}",
-                       [x, weight])[0]
+    return _ops.rms_norm(x, weight, eps=eps)
 
 
 def residual_rms_norm(x: Value, residual: Value, weight: Value, eps: float = 1e-5
                       ) -> tuple[Value, Value]:
     """``s = x + residual; (rms_norm(s) · weight, s)``: the normalized value and the sum."""
-    n, s = _fn(x).emit(f"rlx_hir.residual_rms_norm {{0}}, {{1}}, {{2}} eps = {_float(eps)} "
-                       f": {{t0}}, {{t1}}, {{t2}}", [x, residual, weight], num_results=2)
-    return n, s
+    return _ops.residual_rms_norm(x, residual, weight, eps=eps)
 
 
 def layer_norm(x: Value, weight: Optional[Value] = None, bias: Optional[Value] = None,
                eps: float = 1e-5) -> Value:
     """PyTorch LayerNorm over the last axis with optional affine weight and bias."""
-    ops, parts = [x], ""
-    if weight is not None:
-        parts += f" weight({{{len(ops)}}} : {{t{len(ops)}}})"
-        ops.append(weight)
-    if bias is not None:
-        parts += f" bias({{{len(ops)}}} : {{t{len(ops)}}})"
-        ops.append(bias)
-    return _fn(x).emit(f"rlx_hir.layer_norm {{0}}{parts} eps = {_float(eps)} : {{t0}}", ops)[0]
+    return _ops.layer_norm(x, weight, bias, eps=eps)
 
 
 def swiglu(x: Value, gate: Value, up: Value, down: Value, activation: str = "silu",
            layout: str = "out_in") -> Value:
     """``(act(x·Wgateᵀ) ⊙ (x·Wupᵀ))·Wdownᵀ`` (HF LlamaMLP). gate/up ``[I, H]``, down ``[H, I]``."""
-    tmpl = ("rlx_hir.swiglu {0}, gate {1}, up {2}, down {3}" +
-            (f" activation {activation}" if activation != "silu" else "") +
-            (f" layout {layout}" if layout != "out_in" else "") + " : {t0}, {t1}, {t2}, {t3}")
-    return _fn(x).emit(tmpl, [x, gate, up, down])[0]
+    return _ops.swiglu(x, gate, up, down, activation=activation, layout=layout)
 
 
 def attention(q: Value, k: Value, v: Value, num_heads: int, num_kv_heads: int, head_dim: int, *,
@@ -216,17 +259,9 @@ def attention(q: Value, k: Value, v: Value, num_heads: int, num_kv_heads: int, h
     makes it sliding-window (each query sees itself and the window-1 keys
     before it); ``mask`` is a boolean or additive mask. Layout ``bsd``: q
     ``[B, Sq, H·D]``, k/v ``[B, Sk, Hkv·D]``."""
-    ops = [q, k, v]
-    m = ""
-    if mask is not None:
-        m = " mask({3} : {t3})"
-        ops.append(mask)
-    kind = " sliding_window window = %d" % window if window is not None else (" causal" if causal else "")
-    tmpl = ("rlx_hir.attention {0}, {1}, {2}" + m +
-            f" heads = {num_heads}, kv_heads = {num_kv_heads}, head_dim = {head_dim}" +
-            _opt("scale =", scale, _float) + _opt("softcap =", softcap, _float) + kind +
-            (f" layout {layout}" if layout != "bsd" else "") + " : {t0}, {t1}, {t2}")
-    return _fn(q).emit(tmpl, ops)[0]
+    return _ops.attention(q, k, v, mask, num_heads=num_heads, num_kv_heads=num_kv_heads,
+                          head_dim=head_dim, mask_kind=_mask_kind(causal, window),
+                          window=window, scale=scale, softcap=softcap, layout=layout)
 
 
 def rope(x: Value, head_dim: int, positions: Optional[Value] = None,
@@ -236,44 +271,28 @@ def rope(x: Value, head_dim: int, positions: Optional[Value] = None,
     """Rotary position embedding on x ``[B, S, H·head_dim]`` from integer
     ``positions`` ``[S]``/``[B, S]`` (frequencies from ``theta`` and the HF
     ``rope_scaling`` dict: llama3 or linear) or from ``tables=(cos, sin)``."""
-    ops, src = [x], ""
-    if positions is not None:
-        src = " positions({1} : {t1})"
-        ops.append(positions)
-    elif tables is not None:
-        src = " tables({1}, {2} : {t1}, {t2})"
-        ops += list(tables)
-    else:
+    if positions is None and tables is None:
         raise ValueError("rope needs positions or tables")
-    scale = ""
-    if scaling:
-        fields = [f"rope_type = {scaling['rope_type']}", f"factor = {_float(scaling['factor'])}"]
-        for key in ("low_freq_factor", "high_freq_factor"):
-            if key in scaling:
-                fields.append(f"{key} = {_float(scaling[key])}")
-        if "original_max_position_embeddings" in scaling:
-            fields.append(f"original_max_position_embeddings = {int(scaling['original_max_position_embeddings'])}")
-        scale = " scaling <" + ", ".join(fields) + ">"
-    tmpl = ("rlx_hir.rope {0}" + src + f" head_dim = {head_dim}" + _opt("rotary_dim =", rotary_dim) +
-            (f" theta = {_float(theta)}" if positions is not None else "") +
-            (f" style {style}" if style != "neox" else "") + scale + " : {t0}")
-    return _fn(x).emit(tmpl, ops)[0]
+    cos, sin = tables if positions is None else (None, None)
+    return _ops.rope(x, positions, cos, sin, head_dim=head_dim, rotary_dim=rotary_dim,
+                     theta=theta if positions is not None else None, style=style,
+                     scaling=_scaling_text(scaling))
 
 
 def qk_norm(x: Value, weight: Value, head_dim: int, eps: float = 1e-6) -> Value:
     """Per-head RMSNorm of x ``[..., H·head_dim]`` with weight ``[head_dim]`` (Qwen3)."""
-    return _fn(x).emit(f"rlx_hir.qk_norm {{0}}, {{1}} head_dim = {head_dim} eps = {_float(eps)} "
-                       f": {{t0}}, {{t1}}", [x, weight])[0]
+    return _ops.qk_norm(x, weight, head_dim=head_dim, eps=eps)
 
 
 def embedding(ids: Value, table: Value) -> Value:
     """``table[ids]``: ids ``[...]`` integers, table ``[V, H]``; result ``[..., H]``."""
-    return _fn(ids).emit("rlx_hir.embedding {0}, {1} : {t0}, {t1}", [ids, table])[0]
+    return _ops.embedding(ids, table)
 
 
 def add(a: Value, b: Value) -> Value:
     """Elementwise sum with numpy broadcasting (rlx_mir.add; HIR may hold MIR ops)."""
-    return _fn(a).emit("rlx_mir.add {0}, {1} : {t0}, {t1}", [a, b])[0]
+    from . import mir
+    return mir.add(a, b)
 
 
 def decoder_layer(x: Value, positions: Value, weights: Sequence[Value], *, num_heads: int,
@@ -287,31 +306,26 @@ def decoder_layer(x: Value, positions: Value, weights: Sequence[Value], *, num_h
     gate, up, down. Returns (hidden states, present key, present value)."""
     if len(weights) != 9:
         raise ValueError("decoder_layer needs 9 weights: input_norm, q, k, v, o, post_norm, gate, up, down")
-    ops = [x, positions, *weights]
-    w = ", ".join("{%d}" % (i + 2) for i in range(9)) + " : " + ", ".join("{t%d}" % (i + 2) for i in range(9))
-    extra = ""
-    if qk_norm is not None:
-        extra += " qk_norm({%d}, {%d} : {t%d}, {t%d})" % (len(ops), len(ops) + 1, len(ops), len(ops) + 1)
-        ops += list(qk_norm)
-    if cache is not None:
-        extra += " cache({%d}, {%d} : {t%d}, {t%d})" % (len(ops), len(ops) + 1, len(ops), len(ops) + 1)
-        ops += list(cache)
-    scale = ""
-    if scaling:
-        scale = " scaling <" + ", ".join(
-            [f"rope_type = {scaling['rope_type']}", f"factor = {_float(scaling['factor'])}"] +
-            [f"{k} = {_float(scaling[k])}" for k in ("low_freq_factor", "high_freq_factor") if k in scaling] +
-            ([f"original_max_position_embeddings = {int(scaling['original_max_position_embeddings'])}"]
-             if "original_max_position_embeddings" in scaling else [])) + ">"
-    tmpl = ("rlx_hir.decoder_layer {0} positions({1} : {t1}) weights(" + w + ")" + extra +
-            f" heads = {num_heads}, kv_heads = {num_kv_heads}, head_dim = {head_dim}"
-            f" eps = {_float(eps)} theta = {_float(theta)}" + scale +
-            (f" mask sliding_window window = {window}" if window is not None else "") +
-            (f" activation {activation}" if activation != "silu" else "") + " : {t0}")
-    y, k, v = _fn(x).emit(tmpl, ops, num_results=3)
+    q_norm, k_norm = qk_norm if qk_norm is not None else (None, None)
+    past_key, past_value = cache if cache is not None else (None, None)
+    y, k, v = _ops.decoder_layer(
+        x, positions, *weights, q_norm, k_norm, past_key, past_value, num_heads=num_heads,
+        num_kv_heads=num_kv_heads, head_dim=head_dim, eps=eps, theta=theta,
+        scaling=_scaling_text(scaling), mask=None if window is None else "sliding_window",
+        window=window, activation=activation)
     return y, k, v
 
+
+# Every rlx_hir op's builder, generated from its ODS record (operands
+# positional, attributes by their ODS names); the functions above are the
+# shorter spellings of some of them and take their names.
+from . import _hir_ops as _ops  # noqa: E402
 
 __all__ = ["Function", "Value", "tensor_type", "linear", "rms_norm", "residual_rms_norm",
            "layer_norm", "swiglu", "attention", "rope", "qk_norm", "embedding", "add",
            "decoder_layer", "RlxError"]
+for _name in _ops.__all__:
+    if _name not in globals():
+        globals()[_name] = getattr(_ops, _name)
+        __all__.append(_name)
+del _name
