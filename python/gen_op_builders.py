@@ -86,7 +86,7 @@ def attr_kind(records, name):
         return ("str", None, optional)
     if storage.startswith("::mlir::Dense") and storage.endswith("ArrayAttr"):
         elem = storage[len("::mlir::Dense"):-len("ArrayAttr")].lower()
-        return ("dense_array", elem, optional)
+        return ("dense_array", "i1" if elem == "bool" else elem, optional)
     if storage == "::mlir::TypeAttr":
         return ("type", None, optional)
     if storage == "::mlir::ElementsAttr" or "ElementsAttrBase" in sup:
@@ -123,8 +123,11 @@ def generate(records, dialect):
         d = records[r["opDialect"]["def"]]
         if d.get("name") != dialect:
             continue
+        # Ops with regions, terminators and ops without operands (no function
+        # to add them to: Function.emit builds those).
         if r["regions"]["args"] or r["successors"]["args"] or \
-                "Terminator" in trait_names(records, r.get("traits")):
+                "Terminator" in trait_names(records, r.get("traits")) or \
+                not [a for a, _ in r["arguments"]["args"] if not is_attr(records, a["def"])]:
             continue
         ops.append((r["opName"], name))
     ops.sort()
@@ -162,8 +165,9 @@ def generate(records, dialect):
         kw = []
         for n, kind, detail, optional in attrs:
             kw.append(f"{py_name(n)}=None" if optional else py_name(n))
-        infers = any(t.startswith("InferTypeOp") or
-                     records.get(t, {}).get("cppInterfaceName") == "InferTypeOpInterface"
+        # InferTypeOp traits, or the type constraints ODS infers results from.
+        infers = any(t.startswith(("InferTypeOp", "SameOperandsAndResultType", "AllTypesMatch"))
+                     or records.get(t, {}).get("cppInterfaceName") == "InferTypeOpInterface"
                      for t in traits)
         # Result types: given where the op does not infer them.
         kw.append("result_types=None" if infers else "result_types")
@@ -190,10 +194,10 @@ def main(argv=None):
     p.add_argument("--dialect", required=True, help="the dialect's name (rlx_mir)")
     p.add_argument("-o", "--output", required=True)
     args = p.parse_args(argv)
-    with open(args.json) as f:
+    with open(args.json, encoding="utf-8") as f:
         records = json.load(f)
     text = generate(records, args.dialect)
-    with open(args.output, "w") as f:
+    with open(args.output, "w", encoding="utf-8") as f:
         f.write(text)
     return 0
 

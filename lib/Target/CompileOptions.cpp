@@ -124,6 +124,17 @@ LogicalResult CompileOptions::set(StringRef name, StringRef value, unsigned grou
   return success();
 }
 
+std::string mlir::rlx::spellOptionError(StringRef error, bool python) {
+  size_t end = error.find_first_of(" :");
+  StringRef flag = error.substr(0, end);
+  for (const CompileOptionInfo &info : compileOptionInfos())
+    if (flag == info.flag)
+      return (python ? info.pythonName
+                     : std::string(flag.size() == 1 ? "-" : "--") + flag.str()) +
+             error.substr(flag.size()).str();
+  return error.str();
+}
+
 FailureOr<std::map<std::string, int64_t>>
 CompileOptions::dimBindings(std::string &error) const {
   std::map<std::string, int64_t> out;
@@ -176,10 +187,6 @@ LogicalResult CompileOptions::verify(std::string &error) const {
   }
   if (rank >= 0 && rank >= tp) {
     error = "rank " + std::to_string(rank) + " needs tp > rank (tp = " + std::to_string(tp) + ")";
-    return failure();
-  }
-  if (!llvm::isPowerOf2_64(alignment)) {
-    error = "alignment must be a power of two, got " + std::to_string(alignment);
     return failure();
   }
   return success();

@@ -68,12 +68,13 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
     specialize();
   if (options.tp > 0) {
     addTensorParallelPasses(pm, options.tp);
-    if (options.gpuCollectives) {
+    if (options.gpuCollectives || options.rank >= 0) {
       mir::MIRBindRankOptions bind;
       bind.rank = options.rank;
       pm.addPass(mir::createMIRBindRank(bind));
-      pm.addPass(mir::createMIRGpuCollectives());
     }
+    if (options.gpuCollectives)
+      pm.addPass(mir::createMIRGpuCollectives());
   }
   if (options.blockNvfp4Scales)
     pm.addPass(mir::createMIRBlockNvfp4Scales());

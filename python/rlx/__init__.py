@@ -237,7 +237,7 @@ def compile_cpu(module: Module, *, entry: str = "",
 
 
 if compile_cpu.__doc__:  # not under python -OO
-    compile_cpu.__doc__ += _options.describe(("common", "cpu", "cpu_jit"))
+    compile_cpu.__doc__ += _options.describe(("common", "codegen", "cpu", "cpu_jit"))
 
 
 def export_torch(module, *example_args, output: str = "tosa", weights: str = "args",

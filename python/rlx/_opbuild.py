@@ -20,7 +20,9 @@ def _float_text(v: float, ftype: str) -> str:
     # MLIR spells non-finite floats by their bits.
     if ftype == "f32":
         return f"0x{struct.unpack('<I', struct.pack('<f', v))[0]:08X} : f32"
-    return f"0x{struct.unpack('<Q', struct.pack('<d', v))[0]:016X} : {ftype}"
+    if ftype == "f64":
+        return f"0x{struct.unpack('<Q', struct.pack('<d', v))[0]:016X} : f64"
+    raise ValueError(f"a non-finite {ftype} attribute takes MLIR attribute text")
 
 
 def _string_text(s: str) -> str:
@@ -65,7 +67,12 @@ def attribute_text(name: str, kind: str, detail: Any, value: Any) -> str | None:
     if kind == "str":
         return f"{name} = {_string_text(str(value))}"
     if kind == "dense_array":
-        items = ", ".join(str(int(x)) for x in value)
+        if detail == "i1":
+            items = ", ".join("true" if x else "false" for x in value)
+        elif detail.startswith("f"):
+            items = ", ".join(f"{float(x):.17e}" for x in value)
+        else:
+            items = ", ".join(str(int(x)) for x in value)
         return f"{name} = array<{detail}{': ' + items if items else ''}>"
     if kind == "enum":
         dialect, mnemonic, cases = detail

@@ -278,4 +278,4 @@ def compile(module: Module, *, device: str = "emu",
 
 
 if compile.__doc__:  # not under python -OO
-    compile.__doc__ += _options.describe(("common", "gpu", "gpu_artifact"))
+    compile.__doc__ += _options.describe(("common", "codegen", "gpu", "gpu_artifact"))

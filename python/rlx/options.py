@@ -17,8 +17,8 @@ __all__ = ["compile_options", "as_text", "describe"]
 
 
 def compile_options() -> list[dict[str, str]]:
-    """Every option: name, flag, type, default, help and group (common, cpu,
-    cpu_pipeline, cpu_jit, gpu, gpu_pipeline, gpu_artifact)."""
+    """Every option: name, flag, type, default, help and group (common,
+    codegen, cpu, cpu_pipeline, cpu_jit, gpu, gpu_pipeline, gpu_artifact)."""
     return list(_rlx.compile_options())
 
 

@@ -407,7 +407,7 @@ void setOptions(rlx::CompileOptions &options, const std::map<std::string, std::s
     if (failed(options.set(name, value, mask, error)))
       throw RlxError(error);
   if (failed(options.verify(error)))
-    throw RlxError(error);
+    throw RlxError(rlx::spellOptionError(error, /*python=*/true));
 }
 
 /// rlx-compile from Python: the module (not modified) into a GPU artifact.
@@ -415,8 +415,8 @@ void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
                       const std::map<std::string, std::string> &values) {
   rlx::CompileOptions options;
   setOptions(options, values,
-             {rlx::CompileOptionGroup::Common, rlx::CompileOptionGroup::Gpu,
-              rlx::CompileOptionGroup::GpuArtifact});
+             {rlx::CompileOptionGroup::Common, rlx::CompileOptionGroup::Codegen,
+              rlx::CompileOptionGroup::Gpu, rlx::CompileOptionGroup::GpuArtifact});
   OwningOpRef<ModuleOp> copy(module->module->clone());
   Diagnostics diags(copy->getContext());
   if (failed(rlx::writeGPUArtifact(*copy, options, dir)))
@@ -426,8 +426,8 @@ void writeGpuArtifact(std::shared_ptr<RlxModule> module, const std::string &dir,
 /// The compile options (CompileOptions.def) as Python sees them.
 nb::list compileOptionsPy() {
   nb::list out;
-  static const char *groupNames[] = {"common", "cpu", "cpu_pipeline", "cpu_jit",
-                                     "gpu",    "gpu_pipeline", "gpu_artifact"};
+  static const char *groupNames[] = {"common", "codegen",      "cpu",         "cpu_pipeline",
+                                     "cpu_jit", "gpu", "gpu_pipeline", "gpu_artifact"};
   for (const rlx::CompileOptionInfo &info : rlx::compileOptionInfos()) {
     nb::dict d;
     d["name"] = info.pythonName;
@@ -452,8 +452,11 @@ public:
           const std::string &runtimeDir) {
     rlx::CpuRunnerOptions options;
     setOptions(options, values,
-               {rlx::CompileOptionGroup::Common, rlx::CompileOptionGroup::Cpu,
-                rlx::CompileOptionGroup::CpuJit});
+               {rlx::CompileOptionGroup::Common, rlx::CompileOptionGroup::Codegen,
+                rlx::CompileOptionGroup::Cpu, rlx::CompileOptionGroup::CpuJit});
+    if (options.tp > 0)
+      throw RlxError("tp: tensor parallelism runs over MPI processes: mpirun -np N rlx-run "
+                     "--tp N (Python: rlx.gpu.compile(tp=N) for a per-rank GPU artifact)");
     options.entry = entry;
     options.runtimeDir = runtimeDir;
     std::string error;

@@ -15,10 +15,10 @@ from harness import BUILD
 from rlx import hir, mir
 
 OPTIONS = rlx.options.compile_options()
-TOOLS = {"rlx-run": {"common", "cpu", "cpu_jit", "gpu"},
-         "rlx-compile": {"common", "gpu", "gpu_artifact"}}
+TOOLS = {"rlx-run": {"common", "codegen", "cpu", "cpu_jit", "gpu"},
+         "rlx-compile": {"common", "codegen", "gpu", "gpu_artifact"}}
 PIPELINES = {"rlx-lower-to-cpu": {"common", "cpu", "cpu_pipeline"},
-             "rlx-lower-to-nvvm": {"common", "gpu", "gpu_pipeline"}}
+             "rlx-lower-to-nvvm": {"common", "codegen", "gpu", "gpu_pipeline"}}
 
 
 def tool(name, *args, **kw):
@@ -30,8 +30,8 @@ def test_every_option_is_declared_once_with_help():
     names = [o["name"] for o in OPTIONS]
     assert len(names) == len(set(names))
     assert all(o["help"] and o["flag"] for o in OPTIONS)
-    assert {o["group"] for o in OPTIONS} == {"common", "cpu", "cpu_pipeline", "cpu_jit", "gpu",
-                                             "gpu_pipeline", "gpu_artifact"}
+    assert {o["group"] for o in OPTIONS} == {"common", "codegen", "cpu", "cpu_pipeline",
+                                             "cpu_jit", "gpu", "gpu_pipeline", "gpu_artifact"}
 
 
 @pytest.mark.parametrize("name", sorted(TOOLS))
@@ -72,30 +72,44 @@ def module():
     return f.build()
 
 
-BAD = [("fusion_policy", "greedy", "fusion-policy must be direct or fusable, got 'greedy'"),
-       ("matmul_kernel", "cublas", "matmul-kernel must be auto, gemv, simt, tensor-cores, wgmma "
-                                   "or tcgen05, got 'cublas'"),
-       ("row_tile", 0, "row-tile must be >= 1, got 0"),
-       ("dims", {"seq": -1}, "dims: 'seq=-1' is not name=size"),
-       ("opt_level", 7, "O must be 0, 1, 2 or 3, got 7")]
+# (Python name, value, the message after the option's name)
+BAD = [("fusion_policy", "greedy", " must be direct or fusable, got 'greedy'"),
+       ("matmul_kernel", "cublas", " must be auto, gemv, simt, tensor-cores, wgmma or tcgen05, "
+                                   "got 'cublas'"),
+       ("row_tile", 0, " must be >= 1, got 0"),
+       ("dims", {"seq": -1}, ": 'seq=-1' is not name=size"),
+       ("opt_level", 7, " must be 0, 1, 2 or 3, got 7")]
 
 
 @pytest.mark.parametrize("name,value,message", BAD)
 def test_a_bad_value_is_the_same_error_everywhere(name, value, message):
+    """The one check, with the option named as each caller spells it."""
     o = next(o for o in OPTIONS if o["name"] == name)
     text = rlx.options.as_text({name: value})[name]
-    if o["group"] in ("common", "cpu"):
-        with pytest.raises(rlx.RlxError, match=re.escape(message)):
+    dash = "-" if len(o["flag"]) == 1 else "--"
+    if o["group"] in ("common", "codegen", "cpu"):
+        with pytest.raises(rlx.RlxError, match=re.escape(name + message)):
             rlx.compile_cpu(module(), **{name: value})
+        flag = f"-{o['flag']}{text}" if dash == "-" else f"--{o['flag']}={text}"
+        run = tool("rlx-run", "-", flag, input=module().text())
+        assert run.returncode != 0 and f"rlx-run: {dash}{o['flag']}{message}" in run.stderr, \
+            run.stderr
+    if o["group"] in ("common", "cpu"):
         src = tool("rlx-opt", "--pass-pipeline=builtin.module(rlx-lower-to-cpu{"
                    f"{o['flag']}={text}}})", input="module {}\n")
-        assert src.returncode != 0 and message in src.stderr, src.stderr
-        flag = f"-{o['flag']}{text}" if len(o["flag"]) == 1 else f"--{o['flag']}={text}"
-        run = tool("rlx-run", "-", flag, input=module().text())
-        assert run.returncode != 0 and message in run.stderr, run.stderr
-    if o["group"] in ("common", "gpu"):
-        with pytest.raises(rlx.RlxError, match=re.escape(message)):
+        assert src.returncode != 0 and o["flag"] + message in src.stderr, src.stderr
+    if o["group"] in ("common", "codegen", "gpu"):
+        with pytest.raises(rlx.RlxError, match=re.escape(name + message)):
             rlx.gpu.compile(module(), device="emu", **{name: value})
+        out = tool("rlx-compile", "-", "-o", "/dev/null/x", f"{dash}{o['flag']}" +
+                   (text if dash == "-" else f"={text}"), input=module().text())
+        assert out.returncode != 0 and f"rlx-compile: {dash}{o['flag']}{message}" in out.stderr, \
+            out.stderr
+
+
+def test_python_refuses_tensor_parallel_cpu_runs():
+    with pytest.raises(rlx.RlxError, match="mpirun -np N rlx-run --tp N"):
+        rlx.compile_cpu(module(), tp=2)
 
 
 def test_unknown_keyword_names_the_options():

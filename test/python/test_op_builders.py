@@ -16,8 +16,9 @@ from rlx import hir, mir
 
 from test_every_mir_op import EXAMPLES, module_text
 
-# Ops with regions (or terminators) are built with Function.emit.
-REGION_OPS = {"rlx_mir.elementwise", "rlx_mir.custom_fn", "rlx_mir.yield"}
+# Ops with regions, terminators and ops without operands are built with
+# Function.emit.
+REGION_OPS = {"rlx_mir.elementwise", "rlx_mir.custom_fn", "rlx_mir.yield", "rlx_mir.constant"}
 
 
 @pytest.mark.parametrize("dialect,module", [("rlx_mir", mir), ("rlx_hir", hir)])

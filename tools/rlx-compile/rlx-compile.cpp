@@ -34,6 +34,7 @@ static cl::opt<std::string> outputDir("o", cl::desc("artifact directory"), cl::R
                                       cl::cat(cat));
 // Every compile option (CompileOptions.def) that the artifact writer takes.
 static rlx::CompileOptionsFlags compileFlags(cat, {rlx::CompileOptionGroup::Common,
+                                                   rlx::CompileOptionGroup::Codegen,
                                                    rlx::CompileOptionGroup::Gpu,
                                                    rlx::CompileOptionGroup::GpuArtifact});
 static cl::opt<bool> verbose("v", cl::desc("print the target: chip, PTX ISA and the ptxas used"),
@@ -57,7 +58,7 @@ int main(int argc, char **argv) {
   rlx::CompileOptions options = compileFlags.values();
   std::string error;
   if (failed(options.verify(error))) {
-    llvm::errs() << "rlx-compile: --" << error << "\n";
+    llvm::errs() << "rlx-compile: " << rlx::spellOptionError(error, /*python=*/false) << "\n";
     return 1;
   }
   if (verbose) {

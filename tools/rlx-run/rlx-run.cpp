@@ -104,7 +104,8 @@ static cl::opt<std::string> runtimeDir("runtime-dir", cl::desc("directory of lib
 // Every compile option (CompileOptions.def) of the CPU runner and the GPU
 // artifact writer; --device decides which path takes them.
 static CompileOptionsFlags compileFlags(runCat,
-                                        {CompileOptionGroup::Common, CompileOptionGroup::Cpu,
+                                        {CompileOptionGroup::Common, CompileOptionGroup::Codegen,
+                                         CompileOptionGroup::Cpu,
                                          CompileOptionGroup::CpuJit, CompileOptionGroup::Gpu},
                                         /*except=*/{"rank"}); // a process's MPI rank
 static cl::opt<bool> serve("serve",
@@ -208,10 +209,10 @@ int main(int argc, char **argv) {
   options.runtimeDir = runtimeDir;
   options.trace = !tracePath.empty();
   if (failed(options.verify(error))) {
-    llvm::errs() << "rlx-run: --" << error << "\n";
+    llvm::errs() << "rlx-run: " << spellOptionError(error, /*python=*/false) << "\n";
     return 1;
   }
-  std::map<std::string, int64_t> dims = *options.dimBindings(error);
+  std::map<std::string, int64_t> dims = options.dimBindings(error).value(); // verified
   if (!dumpDir.empty()) {
     llvm::sys::fs::create_directories(dumpDir);
     options.onStage = [](StringRef stage, ModuleOp m) {

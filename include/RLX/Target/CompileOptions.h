@@ -31,12 +31,13 @@ namespace mlir::rlx {
 /// Where an option is taken (see CompileOptions.def).
 enum class CompileOptionGroup : unsigned {
   Common = 1,
-  Cpu = 2,
-  CpuPipeline = 4,
-  CpuJit = 8,
-  Gpu = 16,
-  GpuPipeline = 32,
-  GpuArtifact = 64,
+  Codegen = 2,
+  Cpu = 4,
+  CpuPipeline = 8,
+  CpuJit = 16,
+  Gpu = 32,
+  GpuPipeline = 64,
+  GpuArtifact = 128,
 };
 
 /// A set of groups, as a mask.
@@ -49,8 +50,8 @@ struct CompileOptions {
 
   /// Refuses values no entry point can compile with (an unknown fusion
   /// policy, kernel or spill mode, a rank outside [0, tp), a malformed dim
-  /// binding, ...). The error starts with the option's flag (tools print it
-  /// after "--").
+  /// binding, ...). The error starts with the option's flag
+  /// (spellOptionError names it as the caller spells it).
   LogicalResult verify(std::string &error) const;
   /// `dims` as name -> size.
   FailureOr<std::map<std::string, int64_t>> dimBindings(std::string &error) const;
@@ -65,6 +66,10 @@ struct CompileOptions {
   /// is not one of them.
   LogicalResult set(StringRef name, StringRef value, unsigned groups, std::string &error);
 };
+
+/// `error` from CompileOptions::verify, the option named as a tool's flag
+/// (-O, --row-tile) or, with `python`, as Python's keyword (row_tile).
+std::string spellOptionError(StringRef error, bool python);
 
 /// One option as CompileOptions.def declares it.
 struct CompileOptionInfo {

@@ -161,7 +161,8 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
         pm.addPass(createConvertRLXHIRToMIR(hir));
         // TOSA / linalg input is raised to MIR blocks before fusion counts
         // and fuses them.
-        addImportPasses(pm, options.weightArgs);
+        if (options.importUpstream)
+          addImportPasses(pm, options.weightArgs);
         pm.addPass(mir::createMIRIndexBounds());
         if (options.tp > 0) {
           addTensorParallelPasses(pm, options.tp);
@@ -202,7 +203,10 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
 
   // The caller's view of the arguments: entry args, with packed parameters
   // replaced by the original parameters their pack function reads.
-  std::map<std::string, int64_t> dims = *options.dimBindings(error);
+  FailureOr<std::map<std::string, int64_t>> bound = options.dimBindings(error);
+  if (failed(bound))
+    return failure();
+  std::map<std::string, int64_t> dims = std::move(*bound);
   std::vector<std::string> entryArgNames;
   std::vector<bool> entryIsParam;
   std::map<std::string, int64_t> indexBounds;

@@ -28,6 +28,7 @@ namespace mlir::rlx {
 /// CompileOptions.def.
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 #define RLX_SELECT_Common(...) __VA_ARGS__
+#define RLX_SELECT_Codegen(...)
 #define RLX_SELECT_Cpu(...) __VA_ARGS__
 #define RLX_SELECT_CpuPipeline(...) __VA_ARGS__
 #define RLX_SELECT_CpuJit(...)

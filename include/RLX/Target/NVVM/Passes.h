@@ -27,10 +27,11 @@ namespace mlir::rlx {
 #define GEN_PASS_REGISTRATION
 #include "RLX/Target/NVVM/Passes.h.inc"
 
-/// rlx-lower-to-nvvm's options: the Common, Gpu and GpuPipeline groups of
+/// rlx-lower-to-nvvm's options: the Common, Codegen, Gpu and GpuPipeline groups of
 /// CompileOptions.def.
 struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
 #define RLX_SELECT_Common(...) __VA_ARGS__
+#define RLX_SELECT_Codegen(...) __VA_ARGS__
 #define RLX_SELECT_Cpu(...)
 #define RLX_SELECT_CpuPipeline(...)
 #define RLX_SELECT_CpuJit(...)
