@@ -114,6 +114,12 @@ EXAMPLES.update({
                        f"%r0 = rlx_mir.cumsum %x axis = 1 exclusive : {t(F)}"),
     "rlx_mir.topk": ({"x": (F, "f32")}, [t((2, 3, 3)), t((2, 3, 3), "i64")],
                      f"%r0, %r1 = rlx_mir.topk %x k = 3 : {t(F)}"),
+    "rlx_mir.random_uniform": ({"o": ((), "i64")}, [t((3, 5))],
+                               f"%r0 = rlx_mir.random_uniform %o seed = 7 shape = [3, 5] "
+                               f": tensor<i64> -> {t((3, 5))}"),
+    "rlx_mir.sample": ({"x": (F, "f32"), "u": ((2, 3), "f32")}, [t((2, 3), "i64")],
+                       f"%r0 = rlx_mir.sample %x, %u temperature = 0.5 top_k = 5 top_p = 0.9 "
+                       f"min_p = 0.01 : {t(F)}, {t((2, 3))}"),
     "rlx_mir.custom_fn": ({"x": ((2, 8), "f32"), "w": ((8, 3), "f32")}, [t((2, 3))],
                           f"%r0 = rlx_mir.custom_fn \"proj_tanh\" ins(%x, %w : {t((2, 8))}, {t((8, 3))}) "
                           f"-> {t((2, 3))} {{\n"

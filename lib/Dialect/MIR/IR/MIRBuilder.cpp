@@ -396,6 +396,31 @@ FailureOr<SmallVector<Value>> MIRBuilder::expandScalarBody(Block &body, ValueRan
   return results;
 }
 
+SmallVector<Value>
+MIRBuilder::elementwise(TypeRange types, ValueRange inputs,
+                        function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
+  if (hasFailed || llvm::any_of(inputs, [](Value v) { return !v; })) {
+    hasFailed = true;
+    return SmallVector<Value>(types.size(), Value());
+  }
+  auto op = FusedElementwiseOp::create(b, loc, types, inputs);
+  record(op);
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&op.getBody());
+  for (Value v : inputs)
+    block->addArgument(elementType(v), loc);
+  YieldOp::create(b, loc, body(b, loc, block->getArguments()));
+  return SmallVector<Value>(op->getResults());
+}
+
+Value MIRBuilder::iota(int64_t n, Type elementType) {
+  auto t = RankedTensorType::get({n}, elementType);
+  Attribute one = isa<FloatType>(elementType) ? Attribute(b.getFloatAttr(elementType, 1.0))
+                                              : Attribute(b.getIntegerAttr(elementType, 1));
+  Value ones = record(ConstantOp::create(b, loc, DenseElementsAttr::get(t, one)));
+  return create<CumsumOp>(ones, int64_t(0), /*exclusive=*/true, /*reverse=*/false);
+}
+
 Value MIRBuilder::zerosLike(Value like) {
   if (!like)
     return fail();
@@ -405,14 +430,11 @@ Value MIRBuilder::zerosLike(Value like) {
         b, loc, DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), 0.0))));
   // Dynamic: a region that yields 0 for every element (like·0 would be NaN
   // where `like` is ±inf, as masked scores are).
-  auto op = FusedElementwiseOp::create(b, loc, TypeRange{t}, ValueRange{like});
-  OpBuilder::InsertionGuard guard(b);
-  Block *block = b.createBlock(&op.getBody());
-  block->addArgument(t.getElementType(), loc);
-  Value zero = arith::ConstantOp::create(b, loc, t.getElementType(),
-                                         b.getFloatAttr(t.getElementType(), 0.0));
-  YieldOp::create(b, loc, ValueRange{zero});
-  return record(op);
+  return elementwise(TypeRange{t}, ValueRange{like},
+                     [&](OpBuilder &b, Location loc, ValueRange) -> SmallVector<Value> {
+                       return {arith::ConstantOp::create(
+                           b, loc, t.getElementType(), b.getFloatAttr(t.getElementType(), 0.0))};
+                     })[0];
 }
 
 Value MIRBuilder::sumTo(Value g, RankedTensorType target) {

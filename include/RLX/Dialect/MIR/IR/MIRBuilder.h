@@ -172,12 +172,23 @@ public:
   /// A reshape pattern for `shape`: static dims as they are, -1 for dynamic.
   static SmallVector<int64_t> pattern(ArrayRef<int64_t> shape);
 
-private:
+  /// Takes `op` (built at this builder's point) as one of its own: erased
+  /// by discardUnused. Its first result.
   Value record(Operation *op) {
     created.push_back(op);
     return op->getResult(0);
   }
+  /// An rlx_mir.elementwise over `inputs` (numpy-broadcast) with results of
+  /// `types`, its scalar body built by `body` from the block's arguments
+  /// (one per input, of its element type); the results (null after a failure).
+  SmallVector<Value>
+  elementwise(TypeRange types, ValueRange inputs,
+              function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body);
+  /// 0, 1, ..., n - 1 as a [n] tensor of `elementType` (an exclusive cumsum
+  /// of ones).
+  Value iota(int64_t n, Type elementType);
 
+private:
   OpBuilder &b;
   Location loc;
   bool diagnose;
