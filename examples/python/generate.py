@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Greedy generation from a Hugging Face checkpoint with RLX's KV-cache step.
+"""Generation from a Hugging Face checkpoint with RLX's KV-cache step, greedy or sampled.
 
     python examples/python/generate.py CHECKPOINT_DIR --prompt 1,2,3 [--new-tokens 32]
                                        [--device cpu|emu|cuda|auto]
+                                       [--temperature T --top-k K --top-p P --min-p M --seed S]
 
 CHECKPOINT_DIR is what ``save_pretrained`` writes: ``config.json`` and the
 safetensors weights (one file or shards). The model is built from the config
@@ -11,7 +12,12 @@ name (``rlx.load_weights``); the prompt runs once as a prefill (an empty
 history, ``past_seq = 0``), then one decode step per new token feeds the
 previous step's present K/V back as the history. Token ids in, token ids out
 (no tokenizer); greedy: the arg-max of the last position's logits, as
-``transformers``' ``generate(do_sample=False)``. ``--device`` compiles each
+``transformers``' ``generate(do_sample=False)``. With ``--temperature`` (or
+any of ``--top-k``, ``--top-p``, ``--min-p``) it samples instead: a compiled
+sampler (``rlx_mir.random_uniform``, Philox-4x32 numbers keyed by ``--seed``
+and the step, then ``rlx_mir.sample``: transformers' temperature, top-k,
+top-p and min-p warpers and an inverse CDF), reproducible on every device.
+``--device`` compiles each
 step for this CPU (``rlx.compile_cpu``, the default) or for the GPU path
 (``rlx.gpu.compile``: ``emu`` runs the GPU kernels on the emulator).
 
@@ -32,6 +38,32 @@ import numpy as np
 
 import rlx
 from rlx.models import from_hf_config
+
+
+class Sampler:
+    """A token from the last logits: rlx_mir.sample of one row, its uniform
+    number from rlx_mir.random_uniform (seed, step), compiled once."""
+
+    def __init__(self, vocab: int, device: str = "cpu", *, temperature: float = 1.0,
+                 top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0, seed: int = 0):
+        from rlx import hir, mir
+        f = hir.Function("sample")
+        logits = f.input("logits", (1, vocab))
+        step = f.input("step", (), "i64")
+        u = mir.random_uniform(step, seed=seed, shape=[1])
+        f.output("id", mir.sample(logits, u, temperature=temperature, top_k=top_k,
+                                  top_p=top_p, min_p=min_p))
+        module = f.build()
+        if device == "cpu":
+            self.model = rlx.compile_cpu(module)
+        else:
+            from rlx import gpu
+            self.model = gpu.compile(module, device=device)
+
+    def __call__(self, logits: np.ndarray, step: int) -> int:
+        out = self.model.run(logits=np.asarray(logits, np.float32)[None],
+                             step=np.array(step, np.int64))
+        return int(out["id"][0])
 
 
 class Generator:
@@ -78,18 +110,27 @@ class Generator:
         present = {k: v for k, v in out.items() if k.startswith("present.")}
         return out["logits"][0, -1], present
 
-    def generate(self, prompt: list[int], new_tokens: int) -> list[int]:
+    def generate(self, prompt: list[int], new_tokens: int,
+                 sampler: Sampler | None = None) -> list[int]:
+        """`new_tokens` ids after `prompt`: greedy, or drawn by `sampler`
+        (its step number: the index of the new token)."""
+        def pick(logits, step):
+            return int(np.argmax(logits)) if sampler is None else sampler(logits, step)
+
         ids = np.asarray([prompt], dtype=np.int64)
         width = self._kv_width()
         empty = np.zeros((1, 0, width), np.float32)
         cache = {f"present.{i}.{k}": empty for i in range(self.layers) for k in ("key", "value")}
         logits, cache = self.step(ids, 0, cache)
-        out = [int(np.argmax(logits))]
+        out = [pick(logits, 0)]
         for _ in range(new_tokens - 1):
             past = len(prompt) + len(out) - 1
             logits, cache = self.step(np.asarray([[out[-1]]], dtype=np.int64), past, cache)
-            out.append(int(np.argmax(logits)))
+            out.append(pick(logits, len(out)))
         return out
+
+    def vocab_size(self) -> int:
+        return self.config["vocab_size"]
 
     def _kv_width(self) -> int:
         c = self.config
@@ -105,10 +146,19 @@ def main() -> None:
     ap.add_argument("--prompt", required=True, help="comma-separated token ids")
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--device", default="cpu", help="cpu (default), emu, cuda or auto")
+    ap.add_argument("--temperature", type=float, help="sample (default: greedy)")
+    ap.add_argument("--top-k", type=int, default=0, help="sample from the K most likely (0: all)")
+    ap.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
+    ap.add_argument("--min-p", type=float, default=0.0, help="min-p relative to the top token")
+    ap.add_argument("--seed", type=int, default=0, help="the sampler's Philox seed")
     a = ap.parse_args()
     gen = Generator(a.checkpoint, a.device)
+    sampler = None
+    if a.temperature is not None or a.top_k or a.top_p < 1 or a.min_p > 0:
+        sampler = Sampler(gen.vocab_size(), a.device, temperature=a.temperature or 1.0,
+                          top_k=a.top_k, top_p=a.top_p, min_p=a.min_p, seed=a.seed)
     t0 = time.perf_counter()
-    tokens = gen.generate([int(t) for t in a.prompt.split(",")], a.new_tokens)
+    tokens = gen.generate([int(t) for t in a.prompt.split(",")], a.new_tokens, sampler)
     total = time.perf_counter() - t0
     print(",".join(map(str, tokens)))
     print(f"{a.new_tokens} tokens in {total:.2f} s ({gen.compile_s:.2f} s compiling "

@@ -50,3 +50,28 @@ def test_greedy_generation_matches_transformers(name, device, tmp_path):
     got = gen.generate(prompt[0].tolist(), NEW_TOKENS)
     assert got == want, f"RLX {got}\nHF  {want}"
     assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_sampled_generation_matches_transformers(device, tmp_path):
+    """Sampling (temperature, top-k, top-p) with the compiled Philox numbers:
+    each token is the one transformers' model and warpers give for the
+    sequence so far, drawn by the inverse CDF with the same numbers."""
+    from test_sampling import inverse_cdf, uniform_ref, warped_probs
+    case = next(c for c in hfm.CASES if c.name == "llama-3.2-1b")
+    model = hfm.HFModel(case).models["sdpa"]
+    model.save_pretrained(tmp_path)
+    prompt = hfm.token_ids(5, seed=4)[0].tolist()
+    settings = dict(temperature=0.8, top_k=20, top_p=0.9, min_p=0.0)
+    seed, new_tokens = 11, 8
+    gen = generate.Generator(tmp_path, device)
+    sampler = generate.Sampler(gen.vocab_size(), device, seed=seed, **settings)
+    got = gen.generate(prompt, new_tokens, sampler)
+    want, seq = [], list(prompt)
+    with torch.no_grad():
+        for step in range(new_tokens):
+            logits = model(input_ids=torch.tensor([seq])).logits[0, -1].numpy()[None]
+            probs = warped_probs(logits, *settings.values())
+            want.append(int(inverse_cdf(logits, probs, uniform_ref(seed, step, 1))[0]))
+            seq.append(want[-1])
+    assert got == want, f"RLX {got}\nHF  {want}"
