@@ -1,5 +1,6 @@
-"""Greedy generation with the KV-cache decode step (examples/python/generate.py)
-against transformers' generate(do_sample=False), token for token.
+"""Generation with the KV-cache decode step (examples/python/generate.py):
+greedy against transformers' generate(do_sample=False), token for token, and
+sampled against transformers' model and logits warpers.
 
 A small random-init LlamaForCausalLM (seeded weights as in test_hf_models.py)
 is saved with save_pretrained; the example's Generator builds the model from
