@@ -114,6 +114,10 @@ EXAMPLES.update({
                        f"%r0 = rlx_mir.cumsum %x axis = 1 exclusive : {t(F)}"),
     "rlx_mir.topk": ({"x": (F, "f32")}, [t((2, 3, 3)), t((2, 3, 3), "i64")],
                      f"%r0, %r1 = rlx_mir.topk %x k = 3 : {t(F)}"),
+    "rlx_mir.grouped_matmul": ({"x": ((5, 8), "f32"), "w": ((3, 6, 8), "f32"),
+                                "ids": ((5,), "i64")}, [t((5, 6))],
+                               f"%r0 = rlx_mir.grouped_matmul %x, %w, %ids : {t((5, 8))}, "
+                               f"{t((3, 6, 8))}, {t((5,), 'i64')}"),
     "rlx_mir.random_uniform": ({"o": ((), "i64")}, [t((3, 5))],
                                f"%r0 = rlx_mir.random_uniform %o seed = 7 shape = [3, 5] "
                                f": tensor<i64> -> {t((3, 5))}"),

@@ -921,6 +921,7 @@ def MIR_Nvfp4MatmulOp : MIR_InferOp<"nvfp4_matmul"> {
 include "RLX/Dialect/MIR/IR/MIRIndexOps.td"
 include "RLX/Dialect/MIR/IR/MIRNormOps.td"
 include "RLX/Dialect/MIR/IR/MIRSamplingOps.td"
+include "RLX/Dialect/MIR/IR/MIRMoeOps.td"
 include "RLX/Dialect/MIR/IR/MIRCustomOps.td"
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_TD

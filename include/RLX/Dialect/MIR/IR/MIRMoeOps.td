@@ -1,0 +1,49 @@
+//===- MIRMoeOps.td - rlx_mir mixture-of-experts ops ---------*- tablegen -*-===//
+//
+// Mixture-of-experts building blocks, each defined by its chain of MIR ops
+// (DecomposableOpInterface, lib/Dialect/MIR/IR/MoeOps.cpp): the linalg
+// lowering (CPU and GPU generic path), autodiff and vmap use it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_IR_MIRMOEOPS_TD
+#define RLX_DIALECT_MIR_IR_MIRMOEOPS_TD
+
+def MIR_GroupedMatmulOp : MIR_InferOp<"grouped_matmul", [
+    DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>]> {
+  let summary = "each row times the weight of its expert: out[t] = x[t] · W[ids[t]]ᵀ";
+  let description = [{
+    `out[t, n] = Σ_k input[t, k] · weight[ids[t], n, k]`: row `t` of `input`
+    `[T, K]` through the `nn.Linear` weight `[N, K]` of expert `ids[t]`, the
+    experts' weights stacked as `weight` `[E, N, K]` (transformers'
+    `MixtralSparseMoeBlock`, `Qwen3MoeSparseMoeBlock` and friends hold one
+    `nn.Linear` per expert; their checkpoints stack into this). Expert ids
+    outside `[0, E)` are clamped, as `gather` clamps its indices. `ids` is an
+    i32 or i64 tensor `[T]`. Result: `[T, N]` in the input's element type
+    (f16/bf16 accumulate in f32).
+
+    Its definition (the chain of MIR ops): every expert's matmul over all
+    rows, `[E, T, N]`, and the row's expert picked by a one-hot sum over
+    `E`. That is E times the arithmetic of the grouped product, which the
+    generic path pays; a grouped kernel (rows sorted per expert, one BLAS
+    call or tensor-core tile per expert) is the fast path to come.
+
+    The verifier rejects an input that is not `[T, K]`, a weight that is
+    not `[E, N, K]` with the input's K and element type, and ids that are
+    not `[T]`.
+
+    Example:
+    ```mlir
+    %y = rlx_mir.grouped_matmul %x, %w, %ids
+        : tensor<6x64xf32>, tensor<8x128x64xf32>, tensor<6xi64>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$weight,
+                   RLX_IndexTensor:$ids);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $ids attr-dict `:` type($input) `,` type($weight) `,` type($ids)
+  }];
+}
+
+#endif // RLX_DIALECT_MIR_IR_MIRMOEOPS_TD
