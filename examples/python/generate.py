@@ -16,7 +16,10 @@ previous step's present K/V back as the history. Token ids in, token ids out
 any of ``--top-k``, ``--top-p``, ``--min-p``) it samples instead: a compiled
 sampler (``rlx_mir.random_uniform``, Philox-4x32 numbers keyed by ``--seed``
 and the step, then ``rlx_mir.sample``: transformers' temperature, top-k,
-top-p and min-p warpers and an inverse CDF), reproducible on every device.
+top-p and min-p warpers and an inverse CDF): the same numbers on every
+device, so the same tokens wherever the devices' logits agree. The sampler's
+sort and sums are quadratic in the vocabulary on today's generic lowerings:
+fine for small vocabularies, slow for a real one.
 ``--device`` compiles each
 step for this CPU (``rlx.compile_cpu``, the default) or for the GPU path
 (``rlx.gpu.compile``: ``emu`` runs the GPU kernels on the emulator).
@@ -147,16 +150,20 @@ def main() -> None:
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--device", default="cpu", help="cpu (default), emu, cuda or auto")
     ap.add_argument("--temperature", type=float, help="sample (default: greedy)")
-    ap.add_argument("--top-k", type=int, default=0, help="sample from the K most likely (0: all)")
+    ap.add_argument("--top-k", type=int,
+                    help="sample from the K most likely (0: all; default 50 when sampling, "
+                         "as transformers' generation config)")
     ap.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
     ap.add_argument("--min-p", type=float, default=0.0, help="min-p relative to the top token")
     ap.add_argument("--seed", type=int, default=0, help="the sampler's Philox seed")
     a = ap.parse_args()
     gen = Generator(a.checkpoint, a.device)
     sampler = None
-    if a.temperature is not None or a.top_k or a.top_p < 1 or a.min_p > 0:
-        sampler = Sampler(gen.vocab_size(), a.device, temperature=a.temperature or 1.0,
-                          top_k=a.top_k, top_p=a.top_p, min_p=a.min_p, seed=a.seed)
+    if a.temperature is not None or a.top_k is not None or a.top_p < 1 or a.min_p > 0:
+        sampler = Sampler(gen.vocab_size(), a.device,
+                          temperature=1.0 if a.temperature is None else a.temperature,
+                          top_k=50 if a.top_k is None else a.top_k, top_p=a.top_p,
+                          min_p=a.min_p, seed=a.seed)
     t0 = time.perf_counter()
     tokens = gen.generate([int(t) for t in a.prompt.split(",")], a.new_tokens, sampler)
     total = time.perf_counter() - t0

@@ -68,11 +68,19 @@ def test_sampled_generation_matches_transformers(device, tmp_path):
     gen = generate.Generator(tmp_path, device)
     sampler = generate.Sampler(gen.vocab_size(), device, seed=seed, **settings)
     got = gen.generate(prompt, new_tokens, sampler)
-    want, seq = [], list(prompt)
+    want, greedy, seq = [], [], list(prompt)
     with torch.no_grad():
         for step in range(new_tokens):
             logits = model(input_ids=torch.tensor([seq])).logits[0, -1].numpy()[None]
             probs = warped_probs(logits, *settings.values())
-            want.append(int(inverse_cdf(logits, probs, uniform_ref(seed, step, 1))[0]))
+            u = uniform_ref(seed, step, 1)
+            want.append(int(inverse_cdf(logits, probs, u)[0]))
+            greedy.append(int(np.argmax(logits)))
             seq.append(want[-1])
+            # RLX's logits differ from these by ~1e-6: no draw may sit that
+            # close to a step of the CDF (else the test would be luck).
+            p = probs[0][np.argsort(-logits[0], kind="stable")]
+            cdf = np.cumsum(p) / p.sum()
+            assert np.min(np.abs(cdf - u[0])) > 1e-4, f"step {step} is a borderline draw"
     assert got == want, f"RLX {got}\nHF  {want}"
+    assert got != greedy, "sampling that only ever took the arg-max would not test it"

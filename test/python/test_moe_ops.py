@@ -57,6 +57,18 @@ def test_grouped_matmul_bf16(device):
     np.testing.assert_allclose(got, want, rtol=2 ** -8, atol=2 ** -8 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_another_experts_inf_does_not_reach_the_row(device):
+    f = hir.Function("f")
+    x, w, ids = f.input("x", (2, 4)), f.input("w", (3, 2, 4)), f.input("ids", (2,), "i64")
+    f.output("y", mir.grouped_matmul(x, w, ids))
+    xs = np.ones((2, 4), np.float32)
+    ws = np.ones((3, 2, 4), np.float32)
+    ws[2] = np.inf  # expert 2: no row routed to it
+    got = compile_on(f.build(), device).run(x=xs, w=ws, ids=np.array([0, 1], np.int64))["y"]
+    np.testing.assert_array_equal(got, np.full((2, 2), 4.0, np.float32))
+
+
 def test_grouped_matmul_rules():
     rng = np.random.default_rng(2)
     body = (f"  %y = rlx_mir.grouped_matmul %x, %w, %ids : {t((5, 4))}, {t((3, 6, 4))}, "
@@ -72,6 +84,7 @@ def test_grouped_matmul_rules():
     (((5, 4), (3, 6, 5), (5,)), "grouped_matmul K is 4 in the input but 5 in the weight"),
     (((5, 4), (3, 6, 4), (4,)), "one expert id per row: 5 rows, 4 ids"),
     (((5, 4), (6, 4), (5,)), r"needs input \[T, K\], weight \[E, N, K\] and ids \[T\]"),
+    (((5, 4), (0, 6, 4), (5,)), "needs at least one expert"),
 ])
 def test_grouped_matmul_errors(shapes, message):
     f = hir.Function("f")

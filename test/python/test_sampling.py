@@ -28,8 +28,10 @@ def philox4x32_10(ctr, key):
 
 
 def uniform_ref(seed, offset, n):
+    """The words of the 64-bit two's complements of seed and offset."""
     key = [seed & M32, (seed >> 32) & M32]
-    return np.array([(philox4x32_10([i & M32, i >> 32, offset & M32, offset >> 32], key)[0] >> 8)
+    off = [offset & M32, (offset >> 32) & M32]
+    return np.array([(philox4x32_10([i & M32, i >> 32, *off], key)[0] >> 8)
                      * 2.0 ** -24 for i in range(n)], np.float32)
 
 
@@ -47,14 +49,14 @@ def compile_on(module, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("seed,offset", [(0, 0), (42, 7), ((1 << 40) + 7, (1 << 33) + 5)])
+@pytest.mark.parametrize("seed,offset", [(0, 0), (42, 7), ((1 << 40) + 7, (1 << 33) + 5),
+                                         (-1, -(1 << 40)), ((1 << 63) - 1, -3)])
 def test_random_uniform_is_philox(device, seed, offset):
     f = hir.Function("f")
     o = f.input("o", (), "i64")
     f.output("u", mir.random_uniform(o, seed=seed, shape=[4, 33]))
     got = compile_on(f.build(), device).run(o=np.array(offset, np.int64))["u"]
     np.testing.assert_array_equal(got, uniform_ref(seed, offset, 4 * 33).reshape(4, 33))
-    assert 0 <= got.min() and got.max() < 1
 
 
 def warped_probs(logits, temperature, top_k, top_p, min_p):
@@ -126,8 +128,32 @@ def test_sample_of_bf16_logits_and_extreme_uniforms(device):
     assert got[0] == order[0, 0] and got[1] == order[1, 7]
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_sample_edges(device):
+    """u = 1 (the cap at the last kept token), one token, NaN and all -inf
+    rows (the first sorted id, where torch.multinomial would raise)."""
+    logits = np.array([[0.5, 2.0, 1.0, -1.0], [3.0, 3.0, 0.0, 0.0],
+                       [np.nan, 1.0, 0.0, 2.0], [-np.inf] * 4], np.float32)
+    u = np.array([1.0, 0.0, 0.3, 0.5], np.float32)
+    f = hir.Function("f")
+    x, uu = f.input("x", (4, 4)), f.input("u", (4,))
+    f.output("ids", mir.sample(x, uu, top_k=3))
+    got = compile_on(f.build(), device).run(x=logits, u=u)["ids"]
+    # Row 0 keeps 1, 2, 0 (top 3): u = 1 takes the last kept; row 1: a tie,
+    # the lower id first.
+    assert got[0] == 0 and got[1] == 0
+    assert 0 <= got[2] < 4 and got[3] == 0
+    f1 = hir.Function("g")
+    x1, u1 = f1.input("x", (2, 1)), f1.input("u", (2,))
+    f1.output("ids", mir.sample(x1, u1))
+    one = compile_on(f1.build(), device).run(x=np.array([[5.0], [-2.0]], np.float32),
+                                             u=np.array([0.9, 0.1], np.float32))["ids"]
+    np.testing.assert_array_equal(one, [0, 0])
+
+
 @pytest.mark.parametrize("kw,message", [
     ({"temperature": 0.0}, "temperature must be > 0"),
+    ({"temperature": 1e-40}, "1/temperature an f32"),
     ({"top_k": -1}, "top_k must be >= 0"),
     ({"top_p": 0.0}, r"top_p must be in \(0, 1\]"),
     ({"min_p": 1.0}, r"min_p must be in \[0, 1\)"),
@@ -137,8 +163,15 @@ def test_sample_verifier(kw, message):
     x, u = f.input("x", (2, 8)), f.input("u", (2,))
     with pytest.raises(rlx.RlxError, match=message):
         mir.sample(x, u, **kw)
+
+
+def test_shape_errors():
+    f = hir.Function("f")
+    x, u = f.input("x", (2, 8)), f.input("u", (2,))
     with pytest.raises(rlx.RlxError, match="one uniform number per row: shape 2 for logits 2x8, got 3"):
         mir.sample(x, f.input("v", (3,)))
+    with pytest.raises(rlx.RlxError, match="V >= 1, got 2x0"):
+        mir.sample(f.input("e", (2, 0)), u)
     with pytest.raises(rlx.RlxError, match="offset must be tensor<i64>"):
         mir.random_uniform(f.input("o", (2,), "i64"), seed=0, shape=[2])
 

@@ -415,10 +415,13 @@ MIRBuilder::elementwise(TypeRange types, ValueRange inputs,
 
 Value MIRBuilder::iota(int64_t n, Type elementType) {
   auto t = RankedTensorType::get({n}, elementType);
-  Attribute one = isa<FloatType>(elementType) ? Attribute(b.getFloatAttr(elementType, 1.0))
-                                              : Attribute(b.getIntegerAttr(elementType, 1));
-  Value ones = record(ConstantOp::create(b, loc, DenseElementsAttr::get(t, one)));
-  return create<CumsumOp>(ones, int64_t(0), /*exclusive=*/true, /*reverse=*/false);
+  SmallVector<Attribute> values;
+  values.reserve(n);
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(isa<FloatType>(elementType)
+                         ? Attribute(b.getFloatAttr(elementType, double(i)))
+                         : Attribute(b.getIntegerAttr(elementType, i)));
+  return record(ConstantOp::create(b, loc, DenseElementsAttr::get(t, values)));
 }
 
 Value MIRBuilder::zerosLike(Value like) {

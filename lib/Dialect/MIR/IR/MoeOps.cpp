@@ -22,6 +22,9 @@ LogicalResult GroupedMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Loc
                            "got " + shapeToString(x->getShape()) + ", " +
                                shapeToString(w->getShape()) + " and " +
                                shapeToString(ids->getShape()));
+  if (w->getDimSize(0) == 0)
+    return shapeError(loc, "grouped_matmul needs at least one expert, got weight " +
+                               shapeToString(w->getShape()));
   if (!dimsMatch(x->getDimSize(1), w->getDimSize(2)))
     return shapeError(loc, "grouped_matmul K is " + Twine(x->getDimSize(1)) +
                                " in the input but " + Twine(w->getDimSize(2)) +
@@ -38,7 +41,7 @@ LogicalResult GroupedMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Loc
 FailureOr<SmallVector<Value>> GroupedMatmulOp::decompose(MIRBuilder &mb) {
   auto wt = getWeight().getType();
   auto xt = getInput().getType();
-  if (!wt.hasStaticShape() || !xt.hasStaticShape())
+  if (!wt.hasStaticShape() || !xt.hasStaticShape() || !getIds().getType().hasStaticShape())
     return emitError("grouped_matmul: the decomposition needs static shapes; bind the dims "
                      "first (rlx-mir-specialize)"),
            failure();
@@ -47,21 +50,22 @@ FailureOr<SmallVector<Value>> GroupedMatmulOp::decompose(MIRBuilder &mb) {
   Type idType = getIds().getType().getElementType();
   // Every expert on every row: [E, T, N].
   Value all = mb.matmul(getInput(), getWeight(), /*transA=*/false, /*transB=*/true);
-  // The row's expert as a one-hot [E, T, 1] (ids clamped to [0, E)).
-  Value experts = mb.reshape(mb.iota(e, idType), {e, 1});
-  auto onehot = mb.elementwise(
-      TypeRange{RankedTensorType::get({e, t}, et)}, ValueRange{experts, getIds()},
+  // Each row keeps its expert's product (ids clamped to [0, E)); a select,
+  // so that another expert's inf or NaN does not reach the row.
+  Value experts = mb.reshape(mb.iota(e, idType), {e, 1, 1});
+  Value rowIds = mb.reshape(getIds(), {t, 1});
+  int64_t n = wt.getDimSize(1);
+  auto picked = mb.elementwise(
+      TypeRange{RankedTensorType::get({e, t, n}, et)}, ValueRange{all, experts, rowIds},
       [&](OpBuilder &b, Location loc, ValueRange a) -> SmallVector<Value> {
         Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(idType, 0));
         Value last = arith::ConstantOp::create(b, loc, b.getIntegerAttr(idType, e - 1));
-        Value id = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, a[1], zero),
+        Value id = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, a[2], zero),
                                           last);
-        Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a[0], id);
-        return {arith::SelectOp::create(b, loc, hit,
-                                        arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 1.0)),
-                                        arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 0.0)))};
-      });
-  Value picked = mb.mul(all, mb.reshape(onehot[0], {e, t, 1}));
+        Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a[1], id);
+        Value none = arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 0.0));
+        return {arith::SelectOp::create(b, loc, hit, a[0], none)};
+      })[0];
   Value y = mb.reduce(ReduceKind::Sum, picked, {0}, /*keepDims=*/false);
   if (mb.failed() || !y)
     return emitError("grouped_matmul: cannot build its decomposition for these types"),

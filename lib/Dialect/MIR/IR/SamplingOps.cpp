@@ -6,6 +6,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cfloat>
 #include <cmath>
 
 using namespace mlir;
@@ -115,8 +118,9 @@ LogicalResult SampleOp::inferReturnTypes(MLIRContext *ctx, std::optional<Locatio
   auto uniform = getRankedTensor(loc, a.getUniform(), "uniform");
   if (failed(logits) || failed(uniform))
     return failure();
-  if (logits->getRank() == 0)
-    return shapeError(loc, "sample needs logits [..., V], got a scalar");
+  if (logits->getRank() == 0 || logits->getShape().back() == 0)
+    return shapeError(loc, "sample needs logits [..., V] with V >= 1, got " +
+                               shapeToString(logits->getShape()));
   ArrayRef<int64_t> rows = logits->getShape().drop_back();
   if (uniform->getRank() != static_cast<int64_t>(rows.size()) ||
       !llvm::all_of(llvm::zip(rows, uniform->getShape()),
@@ -128,14 +132,17 @@ LogicalResult SampleOp::inferReturnTypes(MLIRContext *ctx, std::optional<Locatio
   double t = orDefault(a.getTemperature(), 1.0), p = orDefault(a.getTopP(), 1.0),
          minP = orDefault(a.getMinP(), 0.0);
   int64_t topK = a.getTopK().value_or(0);
-  if (!(t > 0) || std::isinf(t))
-    return shapeError(loc, "sample temperature must be > 0 and finite, got " + std::to_string(t));
+  auto show = [](double v) { return llvm::formatv("{0:g}", v).str(); };
+  // 1/temperature is applied in f32.
+  if (!(t > 0) || !(1.0 / t <= FLT_MAX) || std::isinf(t))
+    return shapeError(loc, "sample temperature must be > 0 and finite (1/temperature an f32), "
+                           "got " + show(t));
   if (topK < 0)
     return shapeError(loc, "sample top_k must be >= 0 (0: all), got " + Twine(topK));
   if (!(p > 0 && p <= 1))
-    return shapeError(loc, "sample top_p must be in (0, 1], got " + std::to_string(p));
+    return shapeError(loc, "sample top_p must be in (0, 1], got " + show(p));
   if (!(minP >= 0 && minP < 1))
-    return shapeError(loc, "sample min_p must be in [0, 1), got " + std::to_string(minP));
+    return shapeError(loc, "sample min_p must be in [0, 1), got " + show(minP));
   out.push_back(RankedTensorType::get(rows, IntegerType::get(ctx, 64)));
   return success();
 }
@@ -148,7 +155,9 @@ FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
            failure();
   OpBuilder &b = mb.builder();
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
-  int64_t v = lt.getShape().back(), rows = lt.getNumElements() / std::max<int64_t>(v, 1);
+  int64_t v = lt.getShape().back(), rows = 1;
+  for (int64_t d : lt.getShape().drop_back())
+    rows *= d;
   int64_t topK = getTopK().value_or(0);
   int64_t k = topK > 0 ? std::min(topK, v) : v;
   double topP = orDefault(getTopP(), 1.0), minP = orDefault(getMinP(), 0.0);
@@ -156,9 +165,10 @@ FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
   Value x = mb.reshape(mb.cast(getLogits(), f32), {rows, v});
   x = mb.mul(x, mb.scalar(f32, invT));
   // Sorted descending (ties to the lower id): the kept set is a prefix.
-  auto top = TopKOp::create(b, mb.getLoc(), x, k);
-  mb.record(top);
-  Value vals = top.getValues(), ids = top.getIndices();
+  Value vals = mb.create<TopKOp>(x, k);
+  if (!vals)
+    return emitError("sample: cannot build its decomposition for these types"), failure();
+  Value ids = vals.getDefiningOp()->getResult(1);
   Value first = mb.slice(vals, {0, 0}, {rows, 1}, {1, 1});
   // Probability mass ranked above each token, for top-p.
   Value above = mb.create<CumsumOp>(mb.softmax(vals, 1), int64_t(1), /*exclusive=*/true,
@@ -208,10 +218,14 @@ FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
       [&](OpBuilder &b, Location loc, ValueRange a) -> SmallVector<Value> {
         Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
         Value last = arith::SubFOp::create(b, loc, a[2], one);
-        Value j = arith::MinimumFOp::create(b, loc, a[1], last);
+        // Capped at the last kept token, and at the first when none is kept
+        // (NaN or all -inf logits: the first sorted id).
+        Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+        Value j = arith::MaximumFOp::create(
+            b, loc, arith::MinimumFOp::create(b, loc, a[1], last), zero);
         Value hit = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, a[0], j);
-        Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
-        return {arith::SelectOp::create(b, loc, hit, a[3], zero)};
+        Value none = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+        return {arith::SelectOp::create(b, loc, hit, a[3], none)};
       });
   Value token = mb.reduce(ReduceKind::Sum, picked[0], {1}, /*keepDims=*/false);
   token = mb.reshape(token, SmallVector<int64_t>(lt.getShape().drop_back()));

@@ -184,8 +184,7 @@ public:
   SmallVector<Value>
   elementwise(TypeRange types, ValueRange inputs,
               function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body);
-  /// 0, 1, ..., n - 1 as a [n] tensor of `elementType` (an exclusive cumsum
-  /// of ones).
+  /// 0, 1, ..., n - 1 as a [n] constant of `elementType`.
   Value iota(int64_t n, Type elementType);
 
 private:

@@ -14,23 +14,24 @@ def MIR_GroupedMatmulOp : MIR_InferOp<"grouped_matmul", [
   let summary = "each row times the weight of its expert: out[t] = x[t] · W[ids[t]]ᵀ";
   let description = [{
     `out[t, n] = Σ_k input[t, k] · weight[ids[t], n, k]`: row `t` of `input`
-    `[T, K]` through the `nn.Linear` weight `[N, K]` of expert `ids[t]`, the
-    experts' weights stacked as `weight` `[E, N, K]` (transformers'
-    `MixtralSparseMoeBlock`, `Qwen3MoeSparseMoeBlock` and friends hold one
-    `nn.Linear` per expert; their checkpoints stack into this). Expert ids
-    outside `[0, E)` are clamped, as `gather` clamps its indices. `ids` is an
-    i32 or i64 tensor `[T]`. Result: `[T, N]` in the input's element type
+    `[T, K]` through the `nn.Linear`-layout weight `[N, K]` of expert
+    `ids[t]`, the experts' weights stacked as `weight` `[E, N, K]`: the
+    layout of transformers' `MixtralExperts` / `Qwen3MoeExperts` parameters
+    (`gate_up_proj` `[E, 2I, H]`, `down_proj` `[E, H, I]`). A token routed
+    to k experts is k rows. Expert ids outside `[0, E)` are clamped. `ids` is
+    an i32 or i64 tensor `[T]`. Result: `[T, N]` in the input's element type
     (f16/bf16 accumulate in f32).
 
     Its definition (the chain of MIR ops): every expert's matmul over all
-    rows, `[E, T, N]`, and the row's expert picked by a one-hot sum over
-    `E`. That is E times the arithmetic of the grouped product, which the
-    generic path pays; a grouped kernel (rows sorted per expert, one BLAS
+    rows, `[E, T, N]` (E times the arithmetic and an `[E, T, N]`
+    intermediate), then each row's expert selected and summed over `E`
+    (another expert's inf or NaN does not reach it). That is what the
+    generic path runs; a grouped kernel (rows sorted per expert, one BLAS
     call or tensor-core tile per expert) is the fast path to come.
 
     The verifier rejects an input that is not `[T, K]`, a weight that is
-    not `[E, N, K]` with the input's K and element type, and ids that are
-    not `[T]`.
+    not `[E, N, K]` with E ≥ 1 and the input's K and element type, and ids
+    that are not `[T]`.
 
     Example:
     ```mlir

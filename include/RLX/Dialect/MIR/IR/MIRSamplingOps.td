@@ -15,8 +15,9 @@ def MIR_RandomUniformOp : MIR_InferOp<"random_uniform", [
   let description = [{
     Element `i` (row-major index into `shape`) is the first 32-bit word `w`
     of Philox-4x32-10 (Salmon et al., SC'11; Random123's `philox4x32`, 10
-    rounds) with key `(seed mod 2^32, seed >> 32)` and counter
-    `(i mod 2^32, i >> 32, offset mod 2^32, offset >> 32)`, as
+    rounds) with key (the low and high 32-bit words of `seed`'s 64-bit two's
+    complement) and counter (the low and high words of `i`, then of
+    `offset`), as
     `(w >> 8) · 2^-24`: every value is a multiple of 2^-24 in [0, 1). The
     stream is a pure function of (seed, offset, i), so the same call gives
     the same numbers on every backend and run, and a decode step passes its
@@ -47,9 +48,12 @@ def MIR_SampleOp : MIR_InferOp<"sample", [
     For each row of `logits` `[..., V]`, with its uniform number `u` from
     `uniform` `[...]` (in [0, 1), e.g. from `rlx_mir.random_uniform`):
 
-    1. `x = logits / temperature` (transformers' `TemperatureLogitsWarper`);
+    1. `x = logits · (1 / temperature)`, the reciprocal in f32
+       (transformers' `TemperatureLogitsWarper` divides);
     2. keeps the `top_k` largest (`TopKLogitsWarper`; 0: all), sorted
-       descending, ties to the lower token id;
+       descending, ties to the lower token id: exactly `top_k` tokens, where
+       transformers keeps every token tied with the k-th (with bf16 logits
+       ties at the cut are common, and transformers then keeps more);
     3. with `top_p` < 1, keeps the tokens whose probability mass ranked above
        them is below `top_p` (`TopPLogitsWarper`: the smallest prefix
        whose mass reaches `top_p`; the first token always stays);
@@ -61,12 +65,20 @@ def MIR_SampleOp : MIR_InferOp<"sample", [
        to the kept ones, as `torch.multinomial` does with its own numbers).
 
     Absent attributes take the values that turn their step off: temperature
-    1, top_k 0, top_p 1, min_p 0. Arithmetic in f32. Result: `[...]` i64
-    token ids. Needs static shapes (bind the dims first: rlx-mir-specialize).
+    1, top_k 0, top_p 1, min_p 0. Arithmetic in f32. NaN or all −∞ logits
+    give the first sorted id (`torch.multinomial` raises). Result: `[...]`
+    i64 token ids. Needs static shapes (bind the dims first:
+    rlx-mir-specialize).
 
-    The verifier rejects logits of rank 0, `uniform` whose shape is not the
-    logits' without the last dim, temperature ≤ 0, `top_k` < 0, `top_p`
-    outside (0, 1] and `min_p` outside [0, 1).
+    Cost: its chain sorts with `topk` and sums with `cumsum`, whose generic
+    lowerings are quadratic in their axis (a rank and a masked sum per
+    element): fine for the vocabularies of tests, slow for a real one (a
+    128k vocabulary is about 1.6e10 steps per row) until those lowerings
+    get linear kernels.
+
+    The verifier rejects logits of rank 0 or V = 0, `uniform` whose shape is
+    not the logits' without the last dim, temperature ≤ 0 or with 1/t past
+    f32, `top_k` < 0, `top_p` outside (0, 1] and `min_p` outside [0, 1).
 
     Example:
     ```mlir
