@@ -6,7 +6,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cfloat>
 #include <cmath>
@@ -132,7 +133,11 @@ LogicalResult SampleOp::inferReturnTypes(MLIRContext *ctx, std::optional<Locatio
   double t = orDefault(a.getTemperature(), 1.0), p = orDefault(a.getTopP(), 1.0),
          minP = orDefault(a.getMinP(), 0.0);
   int64_t topK = a.getTopK().value_or(0);
-  auto show = [](double v) { return llvm::formatv("{0:g}", v).str(); };
+  auto show = [](double v) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", v);
+    return text;
+  };
   // 1/temperature is applied in f32.
   if (!(t > 0) || !(1.0 / t <= FLT_MAX) || std::isinf(t))
     return shapeError(loc, "sample temperature must be > 0 and finite (1/temperature an f32), "
