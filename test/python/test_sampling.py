@@ -151,8 +151,96 @@ def test_sample_edges(device):
     np.testing.assert_array_equal(one, [0, 0])
 
 
+def kept_distribution(device, logits, **kw):
+    """The distribution sample draws from for one row of logits, read back by
+    the inverse CDF over a grid of 4096 uniform numbers: token -> share."""
+    n = 4096
+    f = hir.Function("f")
+    x, uu = f.input("x", (n, len(logits))), f.input("u", (n,))
+    f.output("ids", mir.sample(x, uu, **kw))
+    u = ((np.arange(n) + 0.5) / n).astype(np.float32)
+    got = compile_on(f.build(), device).run(
+        x=np.tile(np.asarray(logits, np.float32), (n, 1)), u=u)["ids"]
+    return np.bincount(got, minlength=len(logits)) / n
+
+
+S1_P = [0.5, 0.25, 0.125, 0.0625, 0.0625]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [
+    # ../shared/cases S1: top-p keeps a token while the mass before it is < top_p.
+    (dict(top_p=1e-8), S1_P, [1, 0, 0, 0, 0]),
+    (dict(top_p=0.5), S1_P, [1, 0, 0, 0, 0]),
+    (dict(top_p=0.6), S1_P, [2 / 3, 1 / 3, 0, 0, 0]),
+    (dict(top_p=0.75), S1_P, [2 / 3, 1 / 3, 0, 0, 0]),
+    (dict(top_p=0.8), S1_P, [4 / 7, 2 / 7, 1 / 7, 0, 0]),
+    (dict(top_p=0.95), S1_P, S1_P),
+    (dict(top_p=1.0), S1_P, S1_P),
+    # S2: the top-k filter keeps ties at the k-th value; min-p.
+    (dict(top_k=2), np.exp([3, 1, 3, 2, 3]), [1 / 3, 0, 1 / 3, 0, 1 / 3]),
+    (dict(top_k=1, temperature=0.7), np.exp([3, 1, 3, 2, 3]), [1 / 3, 0, 1 / 3, 0, 1 / 3]),
+    (dict(min_p=0.3), S1_P, [2 / 3, 1 / 3, 0, 0, 0]),
+    # S5: temperature before the filters.
+    (dict(temperature=0.5, top_p=0.85), np.exp([2, 1, 0]), [1, 0, 0]),
+], ids=lambda c: "-".join("%s%s" % kv for kv in c[0].items()))
+def test_sampling_field_cases(device, case):
+    kw, p, want = case
+    got = kept_distribution(device, np.log(np.asarray(p, np.float64)), **kw)
+    # Exactly the kept set; shares within the grid's resolution.
+    np.testing.assert_array_equal(got > 0, np.asarray(want) > 0)
+    np.testing.assert_allclose(got, want, atol=2 / 4096)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_temperature_zero_is_greedy(device):
+    """S5: T = 0 takes the first largest logit, for any filter, with no NaN."""
+    logits = np.array([[1, 5, 5, 2], [0, 0, 0, 0], [-np.inf, -1, -np.inf, -2]], np.float32)
+    u = np.array([0.99, 0.5, 0.0], np.float32)
+    for kw in [{}, dict(top_k=3), dict(top_p=0.1), dict(top_k=1, top_p=0.5, min_p=0.9)]:
+        f = hir.Function("f")
+        x, uu = f.input("x", logits.shape), f.input("u", (3,))
+        f.output("ids", mir.sample(x, uu, temperature=0.0, **kw))
+        got = compile_on(f.build(), device).run(x=logits, u=u)["ids"]
+        np.testing.assert_array_equal(got, [1, 0, 1])
+
+
+CHI_SETTINGS = [dict(), dict(temperature=0.6), dict(temperature=1.5, top_k=5),
+                dict(top_p=0.7), dict(top_k=8, top_p=0.9, min_p=0.05), dict(min_p=0.2)]
+
+
+@pytest.mark.parametrize("kw", CHI_SETTINGS, ids=lambda kw: "-".join(
+    "%s%s" % kv for kv in kw.items()) or "plain")
+def test_sampled_distribution_chi_square(kw):
+    """100,000 tokens drawn with rlx_mir.random_uniform's numbers follow the
+    distribution transformers' warpers leave (chi-square, p > 0.001), and
+    no filtered-out token is ever drawn; the emulator draws the same tokens
+    as the CPU for the same seed (on a prefix, for time)."""
+    from scipy.stats import chisquare
+    n, vocab = 100_000, 12
+    logits = np.random.default_rng(5).standard_normal(vocab).astype(np.float32) * 1.5
+    probs = warped_probs(logits[None], kw.get("temperature", 1.0), kw.get("top_k", 0),
+                         kw.get("top_p", 1.0), kw.get("min_p", 0.0))[0]
+
+    def draw(rows, device):
+        f = hir.Function("f")
+        x, off = f.input("x", (rows, vocab)), f.input("offset", (), "i64")
+        f.output("ids", mir.sample(x, mir.random_uniform(off, seed=1234, shape=[rows]), **kw))
+        return compile_on(f.build(), device).run(
+            x=np.tile(logits, (rows, 1)), offset=np.array(0, np.int64))["ids"]
+
+    ids = draw(n, "cpu")
+    counts = np.bincount(ids, minlength=vocab)
+    kept = probs > 0
+    assert counts[~kept].sum() == 0
+    p = chisquare(counts[kept], probs[kept] / probs[kept].sum() * n).pvalue
+    assert p > 1e-3, (counts, probs * n)
+    np.testing.assert_array_equal(draw(512, "emu"), ids[:512])
+
+
 @pytest.mark.parametrize("kw,message", [
-    ({"temperature": 0.0}, "temperature must be > 0"),
+    ({"temperature": -1.0}, "temperature must be >= 0"),
+    ({"temperature": float("inf")}, "temperature must be >= 0 and finite"),
     ({"temperature": 1e-40}, "1/temperature an f32"),
     ({"top_k": -1}, "top_k must be >= 0"),
     ({"top_p": 0.0}, r"top_p must be in \(0, 1\]"),

@@ -11,6 +11,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -139,9 +140,9 @@ LogicalResult SampleOp::inferReturnTypes(MLIRContext *ctx, std::optional<Locatio
     return text;
   };
   // 1/temperature is applied in f32.
-  if (!(t > 0) || !(1.0 / t <= FLT_MAX) || std::isinf(t))
-    return shapeError(loc, "sample temperature must be > 0 and finite (1/temperature an f32), "
-                           "got " + show(t));
+  if (!(t >= 0) || (t > 0 && !(1.0 / t <= FLT_MAX)) || std::isinf(t))
+    return shapeError(loc, "sample temperature must be >= 0 and finite (1/temperature an f32; "
+                           "0: greedy), got " + show(t));
   if (topK < 0)
     return shapeError(loc, "sample top_k must be >= 0 (0: all), got " + Twine(topK));
   if (!(p > 0 && p <= 1))
@@ -164,16 +165,41 @@ FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
   for (int64_t d : lt.getShape().drop_back())
     rows *= d;
   int64_t topK = getTopK().value_or(0);
-  int64_t k = topK > 0 ? std::min(topK, v) : v;
+  // Every token is sorted: the top-k filter keeps the ties at the k-th
+  // value, which may be more than k tokens.
+  int64_t k = v;
   double topP = orDefault(getTopP(), 1.0), minP = orDefault(getMinP(), 0.0);
-  float invT = static_cast<float>(1.0 / orDefault(getTemperature(), 1.0));
+  double temperature = orDefault(getTemperature(), 1.0);
   Value x = mb.reshape(mb.cast(getLogits(), f32), {rows, v});
+  if (temperature == 0) {
+    // Greedy: the first largest logit, whatever the filters (they all keep
+    // it), with no division.
+    Value top = mb.create<TopKOp>(x, int64_t(1));
+    if (!top)
+      return emitError("sample: cannot build its decomposition for these types"), failure();
+    Value token = mb.reshape(top.getDefiningOp()->getResult(1),
+                             SmallVector<int64_t>(lt.getShape().drop_back()));
+    return SmallVector<Value>{token};
+  }
+  float invT = static_cast<float>(1.0 / temperature);
   x = mb.mul(x, mb.scalar(f32, invT));
   // Sorted descending (ties to the lower id): the kept set is a prefix.
   Value vals = mb.create<TopKOp>(x, k);
   if (!vals)
     return emitError("sample: cannot build its decomposition for these types"), failure();
   Value ids = vals.getDefiningOp()->getResult(1);
+  if (topK > 0 && topK < v) {
+    // TopKLogitsWarper: -inf below the k-th largest value.
+    Value kth = mb.slice(vals, {0, topK - 1}, {rows, 1}, {1, 1});
+    vals = mb.elementwise(
+        TypeRange{RankedTensorType::get({rows, k}, f32)}, ValueRange{vals, kth},
+        [&](OpBuilder &b, Location loc, ValueRange a) -> SmallVector<Value> {
+          Value low = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a[0], a[1]);
+          Value ninf = arith::ConstantOp::create(
+              b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+          return {arith::SelectOp::create(b, loc, low, ninf, a[0])};
+        })[0];
+  }
   Value first = mb.slice(vals, {0, 0}, {rows, 1}, {1, 1});
   // Probability mass ranked above each token, for top-p.
   Value above = mb.create<CumsumOp>(mb.softmax(vals, 1), int64_t(1), /*exclusive=*/true,

@@ -49,11 +49,14 @@ def MIR_SampleOp : MIR_InferOp<"sample", [
     `uniform` `[...]` (in [0, 1), e.g. from `rlx_mir.random_uniform`):
 
     1. `x = logits · (1 / temperature)`, the reciprocal in f32
-       (transformers' `TemperatureLogitsWarper` divides);
-    2. keeps the `top_k` largest (`TopKLogitsWarper`; 0: all), sorted
-       descending, ties to the lower token id: exactly `top_k` tokens, where
-       transformers keeps every token tied with the k-th (with bf16 logits
-       ties at the cut are common, and transformers then keeps more);
+       (transformers' `TemperatureLogitsWarper` divides); temperature 0 is
+       greedy: the first largest logit (`argmax`), no division, whatever
+       the other attributes (every filter keeps that token);
+    2. keeps the tokens at least as large as the `top_k`-th largest
+       (`TopKLogitsWarper`; 0: all): every token tied with the k-th stays,
+       so more than `top_k` may (with bf16 logits ties at the cut are
+       common). The kept tokens are ordered by value, descending, ties to
+       the lower token id (`rlx_mir.topk`'s order);
     3. with `top_p` < 1, keeps the tokens whose probability mass ranked above
        them is below `top_p` (`TopPLogitsWarper`: the smallest prefix
        whose mass reaches `top_p`; the first token always stays);
@@ -77,8 +80,8 @@ def MIR_SampleOp : MIR_InferOp<"sample", [
     get linear kernels.
 
     The verifier rejects logits of rank 0 or V = 0, `uniform` whose shape is
-    not the logits' without the last dim, temperature ≤ 0 or with 1/t past
-    f32, `top_k` < 0, `top_p` outside (0, 1] and `min_p` outside [0, 1).
+    not the logits' without the last dim, temperature < 0, infinite or with
+    1/t past f32, `top_k` < 0, `top_p` outside (0, 1] and `min_p` outside [0, 1).
 
     Example:
     ```mlir
