@@ -263,4 +263,5 @@ void mlir::rlx::populateHIRToMIRConversionPatterns(RewritePatternSet &patterns,
                SwiGluLowering, AttentionLowering, RopeLowering, QkNormLowering,
                EmbeddingLowering, DequantLinearLowering, DecoderLayerLowering>(
       patterns.getContext(), policy);
+  rlx::detail::populateMoeLowerings(patterns);
 }

@@ -30,6 +30,9 @@ std::pair<Value, Value> buildRopeTables(mir::MIRBuilder &mb, Value positions,
                                         int64_t rotaryDim, double theta,
                                         RopeScalingAttr scaling);
 
+/// moe_router and moe_experts (MoeLowering.cpp).
+void populateMoeLowerings(RewritePatternSet &patterns);
+
 } // namespace mlir::rlx::detail
 
 #endif // RLX_LIB_CONVERSION_HIRTOMIR_LOWERINGS_H

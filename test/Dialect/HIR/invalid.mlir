@@ -786,3 +786,45 @@ func.func @decoder_layer_cache_pair(%x: tensor<1x8x64xf32>, %pos: tensor<8xi64>,
   %0:3 = "rlx_hir.decoder_layer"(%x, %pos, %n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd, %pk) <{eps = 1.0e-05 : f64, head_dim = 16 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, theta = 1.0e4 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0>}> : (tensor<1x8x64xf32>, tensor<8xi64>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<1x4x32xf32>) -> (tensor<1x8x64xf32>, tensor<1x12x32xf32>, tensor<1x12x32xf32>)
   return
 }
+
+// -----
+
+func.func @moe_router_top_k(%x: tensor<2x64xf32>, %w: tensor<8x64xf32>) {
+  // expected-error @+1 {{moe_router top_k must be in [1, E = 8], got 9}}
+  %w0, %i0 = rlx_hir.moe_router %x, %w top_k = 9 : tensor<2x64xf32>, tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @moe_router_hidden(%x: tensor<2x32xf32>, %w: tensor<8x64xf32>) {
+  // expected-error @+1 {{moe_router weight 8x64 is [E, H] for H = 64, but the input has H = 32}}
+  %w0, %i0 = rlx_hir.moe_router %x, %w top_k = 2 : tensor<2x32xf32>, tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @moe_router_groups(%x: tensor<2x64xf32>, %w: tensor<8x64xf32>) {
+  // expected-error @+1 {{moe_router n_group = 8 must split the 8 experts into equal groups of at least two}}
+  %w0, %i0 = rlx_hir.moe_router %x, %w top_k = 2 scoring sigmoid n_group = 8 topk_group = 2 : tensor<2x64xf32>, tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @moe_experts_down(%x: tensor<2x64xf32>, %w: tensor<2x2xf32>, %i: tensor<2x2xi64>,
+                            %gu: tensor<8x48x64xf32>, %d: tensor<8x64x20xf32>) {
+  // expected-error @+1 {{moe_experts down must be [E, H, I] = [8, 64, 24] for gate_up 8x48x64, got 8x64x20}}
+  %y = rlx_hir.moe_experts %x, %w, %i, gate_up %gu, down %d : tensor<2x64xf32>, tensor<2x2xf32>, tensor<2x2xi64>, tensor<8x48x64xf32>, tensor<8x64x20xf32>
+  return
+}
+
+// -----
+
+func.func @moe_experts_routing(%x: tensor<2x64xf32>, %w: tensor<3x2xf32>, %i: tensor<2x2xi64>,
+                               %gu: tensor<8x48x64xf32>, %d: tensor<8x64x24xf32>) {
+  // expected-error @+1 {{moe_experts weights and ids must both be [..., k] over the input's leading dims 2, got 3x2 and 2x2}}
+  %y = rlx_hir.moe_experts %x, %w, %i, gate_up %gu, down %d : tensor<2x64xf32>, tensor<3x2xf32>, tensor<2x2xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
+  return
+}

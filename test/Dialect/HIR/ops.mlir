@@ -133,3 +133,17 @@ func.func @decoder_layer(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor
       mask sliding_window window = 8 activation gelu_tanh : tensor<1x?x64xf32>
   return %1#0, %1#1, %1#2 : tensor<1x?x64xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>
 }
+
+// CHECK-LABEL: func @moe
+func.func @moe(%x: tensor<1x?x64xf32>, %w: tensor<8x64xf32>, %b: tensor<8xf32>,
+               %gu: tensor<8x48x64xf32>, %d: tensor<8x64x24xf32>) -> tensor<1x?x64xf32> {
+  // CHECK: rlx_hir.moe_router %{{.*}}, %{{.*}} top_k = 2 norm_topk_prob : tensor<1x?x64xf32>, tensor<8x64xf32>
+  %w0, %i0 = rlx_hir.moe_router %x, %w top_k = 2 norm_topk_prob : tensor<1x?x64xf32>, tensor<8x64xf32>
+  // CHECK: rlx_hir.moe_router %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<8xf32>) top_k = 4 scoring topk_softmax
+  %w1, %i1 = rlx_hir.moe_router %x, %w bias(%b : tensor<8xf32>) top_k = 4 scoring topk_softmax : tensor<1x?x64xf32>, tensor<8x64xf32>
+  // CHECK: rlx_hir.moe_router %{{.*}}, %{{.*}} correction_bias(%{{.*}} : tensor<8xf32>) top_k = 3 scoring sigmoid norm_topk_prob routed_scaling_factor = 2.500000e+00 n_group = 4 topk_group = 2
+  %w2, %i2 = rlx_hir.moe_router %x, %w correction_bias(%b : tensor<8xf32>) top_k = 3 scoring sigmoid norm_topk_prob routed_scaling_factor = 2.5 n_group = 4 topk_group = 2 : tensor<1x?x64xf32>, tensor<8x64xf32>
+  // CHECK: rlx_hir.moe_experts %{{.*}}, %{{.*}}, %{{.*}}, gate_up %{{.*}}, down %{{.*}} activation gelu : tensor<1x?x64xf32>, tensor<1x?x2xf32>, tensor<1x?x2xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
+  %y = rlx_hir.moe_experts %x, %w0, %i0, gate_up %gu, down %d activation gelu : tensor<1x?x64xf32>, tensor<1x?x2xf32>, tensor<1x?x2xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
+  return %y : tensor<1x?x64xf32>
+}

@@ -2,8 +2,8 @@
 // RUN: rlx-opt %s -split-input-file -verify-diagnostics
 
 func.func @temperature(%x: tensor<2x8xf32>, %u: tensor<2xf32>) {
-  // expected-error @+1 {{sample temperature must be > 0 and finite}}
-  %a = rlx_mir.sample %x, %u temperature = 0.0 : tensor<2x8xf32>, tensor<2xf32>
+  // expected-error @+1 {{sample temperature must be >= 0 and finite}}
+  %a = rlx_mir.sample %x, %u temperature = -0.5 : tensor<2x8xf32>, tensor<2xf32>
   return
 }
 

@@ -91,6 +91,25 @@ def RLX_ActivationKind : RLX_I32Enum<"ActivationKind", "activation function", [
 def RLX_ActivationAttr : RLX_EnumAttr<RLX_ActivationKind, "activation">;
 
 //===----------------------------------------------------------------------===//
+// Mixture-of-experts router scoring
+//===----------------------------------------------------------------------===//
+
+def RLX_MoeScoring : RLX_I32Enum<"MoeScoring", "how a MoE router turns logits into weights", [
+  I32EnumAttrCase<"Softmax", 0, "softmax">,
+  I32EnumAttrCase<"TopkSoftmax", 1, "topk_softmax">,
+  I32EnumAttrCase<"Sigmoid", 2, "sigmoid">
+]> {
+  let description = [{
+    `softmax`: softmax over all experts in f32, then the top k of those
+    probabilities (Mixtral, Qwen2/3-MoE, OLMoE). `topk_softmax`: the top k of
+    the logits, then softmax over those k (gpt-oss). `sigmoid`: sigmoid of
+    each logit in f32, then the top k (DeepSeek-V3, with a selection-only
+    correction bias).
+  }];
+}
+def RLX_MoeScoringAttr : RLX_EnumAttr<RLX_MoeScoring, "moe_scoring">;
+
+//===----------------------------------------------------------------------===//
 // Attention mask kind and tensor layout
 //===----------------------------------------------------------------------===//
 

@@ -468,4 +468,6 @@ def HIR_DecoderLayerOp : HIR_Op<"decoder_layer", [AttrSizedOperandSegments]> {
   }];
 }
 
+include "RLX/Dialect/HIR/IR/HIRMoeOps.td"
+
 #endif // RLX_DIALECT_HIR_IR_HIROPS_TD

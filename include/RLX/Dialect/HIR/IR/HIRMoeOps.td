@@ -1,0 +1,127 @@
+//===- HIRMoeOps.td - rlx_hir mixture-of-experts blocks ------*- tablegen -*-===//
+//
+// A sparse MoE block as transformers writes it: a router (moe_router) that
+// picks k experts per token with their weights, and the experts
+// (moe_experts) that run each token through its k SwiGLU experts and sum the
+// weighted outputs. Both lower to rlx_mir primitives (linear, softmax or
+// sigmoid, topk, grouped_matmul, reductions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_HIR_IR_HIRMOEOPS_TD
+#define RLX_DIALECT_HIR_IR_HIRMOEOPS_TD
+
+def HIR_MoeRouterOp : HIR_Op<"moe_router", [AttrSizedOperandSegments]> {
+  let summary = "mixture-of-experts router: top-k experts and their weights per token";
+  let description = [{
+    For each token `x` (a row of `input` `[..., H]`) with router `weight`
+    `[E, H]` (HF's `mlp.gate.weight`, an `nn.Linear` without bias unless
+    `bias` `[E]` is given):
+
+    ```
+    logits = x·weightᵀ (+ bias)                       (f32)
+    softmax:      s = softmax(logits); ids = topk(s + c, k); w = s[ids]
+    topk_softmax: ids = topk(logits, k); w = softmax(logits[ids])
+    sigmoid:      s = sigmoid(logits); ids = topk(s + c, k); w = s[ids]
+    w = w / sum(w)            (norm_topk_prob)
+    w = w · routed_scaling_factor                     (when given)
+    ```
+
+    `c` is the optional `correction_bias` `[E]` (DeepSeek-V3's
+    `e_score_correction_bias`): it changes which experts are chosen, not
+    their weights. With `n_group` and `topk_group` (DeepSeek-V3's
+    group-limited routing) the experts are split into `n_group` groups of
+    consecutive ids, each group scored by the sum of its two largest
+    `s + c`, and the top k is taken among the experts of the `topk_group`
+    best groups only. Sources: transformers' `MixtralTopKRouter` (softmax,
+    normalized), `Qwen2MoeTopKRouter`/`Qwen3MoeTopKRouter`/`OlmoeTopKRouter`
+    (softmax, `norm_topk_prob`), `GptOssTopKRouter` (topk_softmax, with a
+    bias), `DeepseekV3TopkRouter` + `route_tokens_to_experts` (sigmoid,
+    correction bias, groups, normalized, scaled).
+
+    Ties between experts go to the lower expert id (`rlx_mir.topk`'s rule;
+    `torch.topk` does not promise an order for ties).
+
+    Results: `weights` `[..., k]` f32 (HF keeps them in f32 for Mixtral and
+    casts to the model's type for Qwen/OLMoE before scaling the expert
+    outputs; with an f32 model the two agree), `ids` `[..., k]` i64, in
+    descending order of the selection score.
+
+    The verifier rejects a weight that is not `[E, H]` for the input's H,
+    biases that are not `[E]`, `top_k` < 1 or > E, a
+    `routed_scaling_factor` that is not positive and finite, one of
+    `n_group`/`topk_group` without the other, groups that do not split E
+    into groups of at least two, `topk_group` outside [1, n_group], fewer
+    experts in the chosen groups than `top_k`, groups with a scoring other
+    than sigmoid or softmax, and mixed element types.
+
+    Example:
+    ```mlir
+    %w, %ids = rlx_hir.moe_router %x, %gate top_k = 2 norm_topk_prob
+        : tensor<1x?x4096xf32>, tensor<8x4096xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$weight,
+                   Optional<RLX_FloatTensor>:$bias,
+                   Optional<RLX_FloatTensor>:$correction_bias,
+                   RLX_I64Attr:$top_k,
+                   DefaultValuedAttr<RLX_MoeScoringAttr, "::mlir::rlx::MoeScoring::Softmax">:$scoring,
+                   UnitAttr:$norm_topk_prob,
+                   OptionalAttr<F64Attr>:$routed_scaling_factor,
+                   OptionalAttr<RLX_I64Attr>:$n_group, OptionalAttr<RLX_I64Attr>:$topk_group);
+  let results = (outs RankedTensorOf<[F32]>:$weights, RankedTensorOf<[I64]>:$ids);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`correction_bias` `(` $correction_bias^ `:` type($correction_bias) `)`)?
+    `top_k` `=` $top_k (`scoring` `` $scoring^)? (`norm_topk_prob` $norm_topk_prob^)?
+    (`routed_scaling_factor` `=` $routed_scaling_factor^)?
+    (`n_group` `=` $n_group^ `topk_group` `=` $topk_group)? attr-dict `:`
+    type($input) `,` type($weight)
+  }];
+}
+
+def HIR_MoeExpertsOp : HIR_Op<"moe_experts"> {
+  let summary = "each token through its k gated experts, weighted and summed";
+  let description = [{
+    For each token `x` (a row of `input` `[..., H]`) with its expert `ids`
+    `[..., k]` and routing `weights` `[..., k]` (from `moe_router`):
+
+    ```
+    y = Σ_j weights[j] · down[e]·(act(gate[e]·x) ⊙ up[e]·x),   e = ids[j]
+    ```
+
+    as transformers' `MixtralExperts` / `Qwen2MoeExperts` /
+    `Qwen3MoeExperts` / `OlmoeExperts` (v5) compute it. Weights stacked
+    over the `E` experts: `gate_up` `[E, 2·I, H]` (gate rows first, then up:
+    v5's `experts.gate_up_proj`, or the per-expert `gate_proj` and `up_proj`
+    of a checkpoint stacked), `down` `[E, H, I]` (`experts.down_proj`).
+    `activation`: silu (default), gelu, gelu_tanh or relu (the config's
+    `hidden_act`). An id outside [0, E) is clamped (as `grouped_matmul`).
+    Result `[..., H]` of the input's type; the routing weights are
+    converted to it before scaling the expert outputs.
+
+    The verifier rejects a `gate_up` whose middle dim is odd, a `down` that
+    is not `[E, H, I]` for the same E, H and I, `weights`/`ids` whose shape
+    is not the input's leading dims plus `k`, an input H that is not the
+    experts', non-integer ids, activations other than the four above, and
+    mixed element types of input and expert weights.
+
+    Example:
+    ```mlir
+    %y = rlx_hir.moe_experts %x, %w, %ids, gate_up %gu, down %d
+        : tensor<1x?x4096xf32>, tensor<1x?x2xf32>, tensor<1x?x2xi64>,
+          tensor<8x28672x4096xf32>, tensor<8x4096x14336xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$weights,
+                   RLX_IndexTensor:$ids, RLX_FloatTensor:$gate_up, RLX_FloatTensor:$down,
+                   DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::Silu">:$activation);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weights `,` $ids `,` `gate_up` $gate_up `,` `down` $down
+    (`activation` `` $activation^)? attr-dict `:` type($input) `,` type($weights) `,`
+    type($ids) `,` type($gate_up) `,` type($down)
+  }];
+}
+
+#endif // RLX_DIALECT_HIR_IR_HIRMOEOPS_TD
