@@ -84,9 +84,10 @@ class Generator:
         self.compiled = 0
         self.compile_s = 0.0
 
-    def step(self, ids: np.ndarray, past: int, cache: dict[str, np.ndarray]):
+    def step(self, ids: np.ndarray, past: int, cache: dict[str, np.ndarray] | None):
         """Logits of the last position and the present K/V, for `ids` [1, S]
-        after `past` cached positions."""
+        after `past` cached positions (`cache` None: the prefill, on an empty
+        cache of the model's own K/V width)."""
         key = (ids.shape[1], past)
         if self.current is None or self.current[0] != key:
             self.current = None  # the previous step's model (and packed weights) go first
@@ -105,6 +106,9 @@ class Generator:
                 self.weights = rlx.load_weights(self.checkpoint, model)
             self.current = (key, model)
         model = self.current[1]
+        if cache is None:
+            cache = {a["name"].replace("past_key_values", "present"): np.zeros(a["shape"], np.float32)
+                     for a in model.arguments if a["name"].startswith("past_key_values.")}
         inputs = {"input_ids": ids, "position_ids": np.arange(past, past + ids.shape[1])}
         for i in range(self.layers):
             for kind in ("key", "value"):
@@ -121,10 +125,7 @@ class Generator:
             return int(np.argmax(logits)) if sampler is None else sampler(logits, step)
 
         ids = np.asarray([prompt], dtype=np.int64)
-        width = self._kv_width()
-        empty = np.zeros((1, 0, width), np.float32)
-        cache = {f"present.{i}.{k}": empty for i in range(self.layers) for k in ("key", "value")}
-        logits, cache = self.step(ids, 0, cache)
+        logits, cache = self.step(ids, 0, None)
         out = [pick(logits, 0)]
         for _ in range(new_tokens - 1):
             past = len(prompt) + len(out) - 1
@@ -134,13 +135,6 @@ class Generator:
 
     def vocab_size(self) -> int:
         return self.config["vocab_size"]
-
-    def _kv_width(self) -> int:
-        c = self.config
-        heads = c.get("num_attention_heads", c.get("n_head"))
-        kv = c.get("num_key_value_heads", heads)
-        hidden = c.get("hidden_size", c.get("n_embd"))
-        return kv * c.get("head_dim", hidden // heads)
 
 
 def main() -> None:

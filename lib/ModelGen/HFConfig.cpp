@@ -127,8 +127,8 @@ void readGPT2(Reader &r, ModelConfig &c) {
 
 /// rope_theta and the scaling: transformers >= 5 writes `rope_parameters`
 /// (theta inside); older configs `rope_theta` and `rope_scaling`.
-void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
-  c.ropeTheta = r.number("rope_theta", 10000.0);
+void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c, double defaultTheta) {
+  c.ropeTheta = r.number("rope_theta", defaultTheta);
   const llvm::json::Object *rs = root.getObject("rope_parameters");
   if (!rs)
     rs = root.getObject("rope_scaling");
@@ -197,6 +197,77 @@ void readQwenWindow(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   }
 }
 
+/// A list of integers (`mlp_only_layers`); absent or null is empty.
+std::vector<int64_t> integers(Reader &r, const llvm::json::Object &root, StringRef key) {
+  std::vector<int64_t> out;
+  if (!r.has(key))
+    return out;
+  const llvm::json::Array *list = root.getArray(key);
+  if (!list) {
+    r.wrongType(key, "a list of integers");
+    return out;
+  }
+  for (const llvm::json::Value &v : *list) {
+    std::optional<int64_t> i = v.getAsInteger();
+    if (!i) {
+      r.wrongType(key, "a list of integers");
+      return {};
+    }
+    out.push_back(*i);
+  }
+  return out;
+}
+
+/// The sparse MoE block's sizes as each config class names and defaults
+/// them (MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig, OlmoeConfig;
+/// transformers 5 writes `num_local_experts` where older configs have
+/// `num_experts`, and maps one name onto the other).
+void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+  ModelConfig::Moe &m = c.moe;
+  switch (c.family) {
+  case ModelFamily::Mixtral:
+    // MixtralTopKRouter always renormalizes; the experts are intermediate_size wide.
+    m.numExperts = r.integerOf({"num_local_experts", "num_experts"}, 8);
+    m.topK = r.integer("num_experts_per_tok", 2);
+    m.intermediateSize = c.intermediateSize;
+    m.normTopkProb = true;
+    break;
+  case ModelFamily::Olmoe:
+    m.numExperts = r.integerOf({"num_local_experts", "num_experts"}, 64);
+    m.topK = r.integer("num_experts_per_tok", 8);
+    m.intermediateSize = c.intermediateSize;
+    m.normTopkProb = r.boolean("norm_topk_prob", false);
+    break;
+  case ModelFamily::Qwen2Moe:
+  case ModelFamily::Qwen3Moe: {
+    bool qwen2 = c.family == ModelFamily::Qwen2Moe;
+    m.numExperts = r.integerOf({"num_local_experts", "num_experts"}, qwen2 ? 60 : 128);
+    m.topK = r.integer("num_experts_per_tok", qwen2 ? 4 : 8);
+    m.intermediateSize = r.integer("moe_intermediate_size", qwen2 ? 1408 : 768);
+    m.normTopkProb = r.boolean("norm_topk_prob", false);
+    m.sparseStep = r.integer("decoder_sparse_step", 1);
+    m.mlpOnlyLayers = integers(r, root, "mlp_only_layers");
+    if (qwen2)
+      m.sharedIntermediateSize = r.integer("shared_expert_intermediate_size", 5632);
+    break;
+  }
+  default:
+    return;
+  }
+  if (!r.error.empty())
+    return;
+  if (m.numExperts <= 0 || m.intermediateSize <= 0 || m.sparseStep <= 0 ||
+      (c.family == ModelFamily::Qwen2Moe && m.sharedIntermediateSize <= 0))
+    r.fail("the number of experts, their intermediate sizes and decoder_sparse_step must be "
+           "positive");
+  else if (m.numExperts > 4096)
+    r.fail("the number of experts is " + std::to_string(m.numExperts) +
+           ", more than 4096 (released models have at most a few hundred)");
+  else if (m.topK < 1 || m.topK > m.numExperts)
+    r.fail("num_experts_per_tok must be in [1, " + std::to_string(m.numExperts) + "], got " +
+           std::to_string(m.topK));
+}
+
 void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   c.hiddenSize = r.integer("hidden_size");
   c.numLayers = r.integer("num_hidden_layers");
@@ -212,10 +283,12 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   c.intermediateSize = r.integer("intermediate_size");
   c.vocabSize = r.integer("vocab_size");
   c.maxPositions = r.integer("max_position_embeddings", 2048);
-  c.eps = r.number("rms_norm_eps", 1e-6);
+  // MixtralConfig and OlmoeConfig default eps to 1e-5, Mixtral's theta to 1e6.
+  bool eps5 = c.family == ModelFamily::Mixtral || c.family == ModelFamily::Olmoe;
+  c.eps = r.number("rms_norm_eps", eps5 ? 1e-5 : 1e-6);
   c.activation = activation(r, "hidden_act", "silu");
   c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
-  readRope(r, root, c);
+  readRope(r, root, c, c.family == ModelFamily::Mixtral ? 1e6 : 10000.0);
   switch (c.family) {
   case ModelFamily::Llama:
     // LlamaAttention: bias=attention_bias on q, k, v and o; LlamaMLP:
@@ -245,9 +318,38 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
         w && w->kind() != llvm::json::Value::Null)
       c.slidingWindow = r.integer("sliding_window");
     break;
+  case ModelFamily::Mixtral:
+    // Mistral's attention; a window on every layer only when one is given
+    // (MixtralConfig's default is none).
+    if (const llvm::json::Value *w = root.get("sliding_window");
+        w && w->kind() != llvm::json::Value::Null)
+      c.slidingWindow = r.integer("sliding_window");
+    break;
+  case ModelFamily::Qwen2Moe:
+    // Qwen2MoeAttention: bias=qkv_bias on q/k/v, none on o.
+    c.qkvBias = r.boolean("qkv_bias", true);
+    readQwenWindow(r, root, c);
+    break;
+  case ModelFamily::Qwen3Moe:
+    // Qwen3's attention (per-head q/k norms); every layer slides when
+    // use_sliding_window is on.
+    c.qkNorm = true;
+    c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
+    if (r.boolean("use_sliding_window", false))
+      c.slidingWindow = windowOrDefault(r, root);
+    break;
+  case ModelFamily::Olmoe:
+    // OlmoeAttention: q_norm/k_norm over the whole projections,
+    // attention_bias on q, k, v and o; clip_qkv's clamps are not built.
+    c.fullWidthQkNorm = true;
+    c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
+    if (r.has("clip_qkv"))
+      r.fail("clip_qkv is not supported (OLMoE's clamp of q, k and v)");
+    break;
   case ModelFamily::GPT2:
     break;
   }
+  readMoe(r, root, c);
   if (r.number("partial_rotary_factor", 1.0) != 1.0)
     r.fail("partial_rotary_factor " + std::to_string(r.number("partial_rotary_factor", 1.0)) +
            " is not supported (every dim of a head is rotated)");
@@ -347,6 +449,8 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
       {"the MLP (intermediate_size x hidden_size)", product({c.intermediateSize, c.hiddenSize})},
       {"the position tables (max_position_embeddings x head_dim)",
        product({c.maxPositions, c.headDim})},
+      {"the experts (3 x num_experts x their intermediate size x hidden_size)",
+       product({3, c.moe.numExperts, c.moe.intermediateSize, c.hiddenSize})},
   };
   uint64_t total = 0;
   for (const Weight &w : weights) {

@@ -19,6 +19,10 @@ const hf::Architecture kArchitectures[] = {
     {"Qwen3ForCausalLM", "qwen3", ModelFamily::Qwen3},
     {"Phi3ForCausalLM", "phi3", ModelFamily::Phi3},
     {"GPT2LMHeadModel", "gpt2", ModelFamily::GPT2},
+    {"MixtralForCausalLM", "mixtral", ModelFamily::Mixtral},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", ModelFamily::Qwen2Moe},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", ModelFamily::Qwen3Moe},
+    {"OlmoeForCausalLM", "olmoe", ModelFamily::Olmoe},
 };
 
 struct Activation {

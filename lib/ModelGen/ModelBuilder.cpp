@@ -190,6 +190,8 @@ private:
   }
 
   LayerOut llamaLayer(int64_t i, Value x, Value positions);
+  Value moeBlock(const std::string &layerPrefix, Value x);
+  std::pair<Value, Value> expertWeights(const std::string &prefix);
   LayerOut gpt2Layer(int64_t i, Value x);
 
   MLIRContext *ctx;
@@ -234,24 +236,34 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
     qNorm = param(p + "self_attn.q_norm.weight", {c.headDim});
     kNorm = param(p + "self_attn.k_norm.weight", {c.headDim});
   }
+  if (c.fullWidthQkNorm) {
+    qNorm = param(p + "self_attn.q_norm.weight", {q});
+    kNorm = param(p + "self_attn.k_norm.weight", {kv});
+  }
   Weight wo = weight(p + "self_attn.o_proj", h, q);
   Value bo = bias(c.oProjBias, "self_attn.o_proj", h);
   Value postNorm = param(p + "post_attention_layernorm.weight", {h});
-  SmallVector<Weight> gateUp =
-      packed ? packedRows(p + "mlp.gate_up_proj", {inter, inter}, h)
-             : SmallVector<Weight>{weight(p + "mlp.gate_proj", inter, h),
-                                   weight(p + "mlp.up_proj", inter, h)};
-  Weight wg = gateUp[0], wu = gateUp[1];
-  Weight wd = weight(p + "mlp.down_proj", h, inter);
-  Value bg = bias(c.mlpBias, "mlp.gate_proj", inter);
-  Value bu = bias(c.mlpBias, "mlp.up_proj", inter);
-  Value bd = bias(c.mlpBias, "mlp.down_proj", h);
+  bool moe = c.isMoeLayer(i);
+  Weight wg, wu, wd;
+  Value bg, bu, bd;
+  if (!moe) {
+    SmallVector<Weight> gateUp =
+        packed ? packedRows(p + "mlp.gate_up_proj", {inter, inter}, h)
+               : SmallVector<Weight>{weight(p + "mlp.gate_proj", inter, h),
+                                     weight(p + "mlp.up_proj", inter, h)};
+    wg = gateUp[0];
+    wu = gateUp[1];
+    wd = weight(p + "mlp.down_proj", h, inter);
+    bg = bias(c.mlpBias, "mlp.gate_proj", inter);
+    bu = bias(c.mlpBias, "mlp.up_proj", inter);
+    bd = bias(c.mlpBias, "mlp.down_proj", h);
+  }
   bool sliding = c.usesSlidingWindow(i);
   MaskKindAttr mask = MaskKindAttr::get(ctx, sliding ? MaskKind::SlidingWindow : MaskKind::Causal);
   IntegerAttr window = sliding ? b.getI64IntegerAttr(*c.slidingWindow) : IntegerAttr();
   FloatAttr eps = b.getF64FloatAttr(c.eps);
   bool anyBias = c.qkvBias || c.oProjBias || c.mlpBias;
-  if (!anyBias && !o.nvfp4Weights) {
+  if (!anyBias && !o.nvfp4Weights && c.moe.numExperts == 0 && !c.fullWidthQkNorm) {
     auto layer = createMulti<hir::DecoderLayerOp>(
         x, positions, inNorm, wq.dense, wk.dense, wv.dense, wo.dense, postNorm, wg.dense,
         wu.dense, wd.dense, qNorm, kNorm, pastK,
@@ -269,6 +281,10 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   if (c.qkNorm) {
     qs = mb.createWithOptional<hir::QkNormOp>(qs, qNorm, c.headDim, eps.getValue());
     ks = mb.createWithOptional<hir::QkNormOp>(ks, kNorm, c.headDim, eps.getValue());
+  }
+  if (c.fullWidthQkNorm) {
+    qs = mb.createWithOptional<hir::RmsNormOp>(qs, qNorm, eps);
+    ks = mb.createWithOptional<hir::RmsNormOp>(ks, kNorm, eps);
   }
   auto rope = [&](Value t) {
     RopeScalingAttr scaling = ropeScaling();
@@ -292,7 +308,9 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   if (!rn)
     return {};
   Value mlp;
-  if (o.nvfp4Weights || c.mlpBias) {
+  if (moe) {
+    mlp = moeBlock(p, rn.getOutput());
+  } else if (o.nvfp4Weights || c.mlpBias) {
     // HF LlamaMLP: down(act(gate(x) + bg) * (up(x) + bu)) + bd.
     Value g = proj(rn.getOutput(), wg, bg, activation());
     mlp = proj(mb.mul(g, proj(rn.getOutput(), wu, bu)), wd, bd);
@@ -301,6 +319,58 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
                                                activation(), WeightLayout::OutIn);
   }
   return {mb.add(mlp, rn.getSum()), ks, vs};
+}
+
+/// The experts' stacked gate_up [E, 2I, H] and down [E, H, I]: transformers
+/// 5's parameters, or the checkpoint's per-expert tensors stacked.
+std::pair<Value, Value> ModelBuilder::expertWeights(const std::string &prefix) {
+  int64_t e = c.moe.numExperts, inter = c.moe.intermediateSize, h = c.hiddenSize;
+  if (o.stackedExperts)
+    return {param(prefix + "experts.gate_up_proj", {e, 2 * inter, h}),
+            param(prefix + "experts.down_proj", {e, h, inter})};
+  bool mixtral = c.family == ModelFamily::Mixtral;
+  SmallVector<Value> gateUps, downs;
+  for (int64_t j = 0; j < e; ++j) {
+    std::string ep = prefix + "experts." + std::to_string(j) + ".";
+    Value gate = param(ep + (mixtral ? "w1" : "gate_proj") + ".weight", {inter, h});
+    Value up = param(ep + (mixtral ? "w3" : "up_proj") + ".weight", {inter, h});
+    Value down = param(ep + (mixtral ? "w2" : "down_proj") + ".weight", {h, inter});
+    gateUps.push_back(mb.reshape(mb.concat({gate, up}, 0), {1, 2 * inter, h}));
+    downs.push_back(mb.reshape(down, {1, h, inter}));
+  }
+  return {mb.concat(gateUps, 0), mb.concat(downs, 0)};
+}
+
+/// transformers' sparse MoE block: router, experts, and Qwen2-MoE's
+/// sigmoid-gated shared expert.
+Value ModelBuilder::moeBlock(const std::string &layerPrefix, Value x) {
+  // Mixtral's checkpoints keep the pre-v5 module name; transformers 5
+  // calls it `mlp` like the others.
+  bool legacy = c.family == ModelFamily::Mixtral && !o.stackedExperts;
+  std::string p = layerPrefix + (legacy ? "block_sparse_moe." : "mlp.");
+  Value router = param(p + "gate.weight", {c.moe.numExperts, c.hiddenSize});
+  auto [gateUp, down] = expertWeights(p);
+  auto route = createMulti<hir::MoeRouterOp>(
+      x, router, Value(), Value(), b.getI64IntegerAttr(c.moe.topK),
+      MoeScoringAttr::get(ctx, MoeScoring::Softmax),
+      c.moe.normTopkProb ? b.getUnitAttr() : UnitAttr(), FloatAttr(), IntegerAttr(),
+      IntegerAttr());
+  if (!route)
+    return mb.fail();
+  Value y = mb.create<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(), gateUp, down,
+                                         activation());
+  if (c.moe.sharedIntermediateSize > 0) {
+    int64_t is = c.moe.sharedIntermediateSize, h = c.hiddenSize;
+    Value wg = param(p + "shared_expert.gate_proj.weight", {is, h});
+    Value wu = param(p + "shared_expert.up_proj.weight", {is, h});
+    Value wd = param(p + "shared_expert.down_proj.weight", {h, is});
+    Value shared = mb.createWithOptional<hir::SwiGluOp>(x, wg, wu, wd, activation(),
+                                                        WeightLayout::OutIn);
+    Value gate = linear(x, param(p + "shared_expert_gate.weight", {1, h}), Value(),
+                        ActivationKind::Sigmoid);
+    y = mb.add(y, mb.mul(gate, shared));
+  }
+  return y;
 }
 
 ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
@@ -427,6 +497,11 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
   ctx->loadDialect<hir::HIRDialect, mir::MIRDialect, func::FuncDialect>();
   if (options.dtype != "f32" && options.dtype != "bf16" && options.dtype != "f16") {
     emitError(UnknownLoc::get(ctx)) << "dtype must be f32, f16 or bf16, got " << options.dtype;
+    return nullptr;
+  }
+  if (options.nvfp4Weights && config.moe.numExperts > 0) {
+    emitError(UnknownLoc::get(ctx))
+        << "--nvfp4-weights is not supported for mixture-of-experts models yet";
     return nullptr;
   }
   if (options.nvfp4Weights && config.family == ModelFamily::Phi3) {

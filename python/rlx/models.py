@@ -21,7 +21,8 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
                    dtype: str = "f32", seq: Optional[int] = None, kv_cache: bool = False,
                    past: Optional[int] = None, layer_only: bool = False, batch: int = 1,
                    overrides: Optional[Mapping[str, object]] = None, func_name: str = "forward",
-                   nvfp4_weights: bool = False, context: Optional[Context] = None) -> Module:
+                   nvfp4_weights: bool = False, stacked_experts: bool = False,
+                   context: Optional[Context] = None) -> Module:
     """The model a config.json describes, in rlx_hir.
 
     `config`: a path to config.json, or its contents as a dict. `num_layers`
@@ -33,7 +34,11 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
     decoder-layer linear weight as NVFP4 (``<name>.weight`` int8 [N, K/2],
     ``<name>.weight_scale`` float8_e4m3fn [N, K/16], ``<name>.weight_scale_2``
     float32, ModelOpt's names); embeddings, norms and the LM head stay in
-    `dtype`."""
+    `dtype`. Mixture-of-experts models (Mixtral, Qwen2-MoE, Qwen3-MoE,
+    OLMoE) take their experts under the checkpoint's per-expert names, or
+    with `stacked_experts` under transformers 5's stacked parameters
+    (``experts.gate_up_proj`` [E, 2I, H], ``experts.down_proj`` [E, H, I])
+    as ``model.named_parameters()`` gives them."""
     if isinstance(config, Mapping):
         text = json.dumps(dict(config))
     else:
@@ -41,7 +46,8 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
             text = f.read()
     sets = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in (overrides or {}).items()]
     return _rlx.generate_model(context or default_context(), text, sets, num_layers, dtype, seq,
-                               kv_cache, past, layer_only, batch, func_name, nvfp4_weights)
+                               kv_cache, past, layer_only, batch, func_name, nvfp4_weights,
+                               stacked_experts)
 
 
 __all__ = ["from_hf_config"]

@@ -252,7 +252,7 @@ std::shared_ptr<RlxModule> generateModel(std::shared_ptr<RlxContext> ctx, const 
                                         std::optional<int64_t> seq, bool kvCache,
                                         std::optional<int64_t> past, bool layerOnly,
                                         int64_t batch, const std::string &funcName,
-                                        bool nvfp4Weights) {
+                                        bool nvfp4Weights, bool stackedExperts) {
   std::string error;
   auto config = rlx::parseHFConfig(json, overrides, error);
   if (failed(config))
@@ -265,6 +265,7 @@ std::shared_ptr<RlxModule> generateModel(std::shared_ptr<RlxContext> ctx, const 
   options.pastLen = past;
   options.layerOnly = layerOnly;
   options.nvfp4Weights = nvfp4Weights;
+  options.stackedExperts = stackedExperts;
   options.batch = batch;
   options.funcName = funcName;
   Diagnostics diags(ctx->get());
@@ -560,7 +561,7 @@ NB_MODULE(_rlx, m) {
         nb::arg("overrides"), nb::arg("layers").none(), nb::arg("dtype"),
         nb::arg("seq").none(), nb::arg("kv_cache"), nb::arg("past").none(),
         nb::arg("layer_only"), nb::arg("batch"), nb::arg("func_name"),
-        nb::arg("nvfp4_weights") = false);
+        nb::arg("nvfp4_weights") = false, nb::arg("stacked_experts") = false);
 
   nb::class_<RlxCpuModel>(m, "CpuModel", "A module JIT-compiled for this CPU.")
       .def_static("compile", &RlxCpuModel::compile, nb::arg("module"), nb::arg("entry"),

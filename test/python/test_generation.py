@@ -45,8 +45,7 @@ def test_greedy_generation_matches_transformers(name, device, tmp_path):
     want = want[0, prompt.shape[1]:].tolist()
     gen = generate.Generator(tmp_path, device)
     # The prefill's last logits first (a wrong step would show here before a token flips).
-    logits, _ = gen.step(prompt, 0, {f"present.{i}.{k}": np.zeros((1, 0, gen._kv_width()), np.float32)
-                                     for i in range(gen.layers) for k in ("key", "value")})
+    logits, _ = gen.step(prompt, 0, None)
     hfm.close(logits, want_logits, f"{name} {device} prefill logits")
     got = gen.generate(prompt[0].tolist(), NEW_TOKENS)
     assert got == want, f"RLX {got}\nHF  {want}"

@@ -1,7 +1,8 @@
 //===- rlx-gen.cpp - Generate a HIR model from a HF config.json -----------===//
 //
 //   rlx-gen config.json [--layers N] [--dtype f32|bf16|f16] [--seq N]
-//           [--kv-cache [--past N]] [--layer-only] [--nvfp4-weights] [--set key=value]...
+//           [--kv-cache [--past N]] [--layer-only] [--nvfp4-weights] [--stacked-experts]
+//           [--set key=value]...
 //           [-o out.mlir]
 //
 //===----------------------------------------------------------------------===//
@@ -36,6 +37,12 @@ static cl::opt<bool> nvfp4Weights(
     "nvfp4-weights",
     cl::desc("store every decoder-layer linear weight as NVFP4 (dequant_linear; embeddings, norms "
              "and the LM head stay in --dtype)"),
+    cl::cat(genCat));
+static cl::opt<bool> stackedExperts(
+    "stacked-experts",
+    cl::desc("MoE expert weights under transformers 5's stacked names (experts.gate_up_proj "
+             "[E, 2I, H], experts.down_proj [E, H, I]) instead of the checkpoint's per-expert "
+             "names"),
     cl::cat(genCat));
 static cl::opt<int64_t> batch("batch", cl::desc("batch size"), cl::init(1), cl::cat(genCat));
 static cl::list<std::string> overrides("set", cl::desc("override a config.json key (key=value)"), cl::cat(genCat));
@@ -72,6 +79,7 @@ int main(int argc, char **argv) {
     options.pastLen = past;
   options.dtype = dtype;
   options.nvfp4Weights = nvfp4Weights;
+  options.stackedExperts = stackedExperts;
   options.kvCache = kvCache;
   options.layerOnly = layerOnly;
   options.batch = batch;

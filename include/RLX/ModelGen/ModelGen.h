@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
@@ -23,9 +24,11 @@
 namespace mlir::rlx {
 
 /// The architectures the generator builds (transformers' LlamaForCausalLM,
-/// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel).
+/// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM,
+/// GPT2LMHeadModel, and the mixtures of experts MixtralForCausalLM,
+/// Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM).
 /// Anything else is an error, never a Llama look-alike.
-enum class ModelFamily { Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2 };
+enum class ModelFamily { Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe };
 
 /// What the generator needs from a config.json, after transformers' defaults
 /// for the architecture (its config class) and its modeling code (which
@@ -58,6 +61,27 @@ struct ModelConfig {
   double ropeFactor = 1.0, ropeLowFreqFactor = 1.0, ropeHighFreqFactor = 4.0;
   int64_t ropeOriginalMaxPositions = 8192;
 
+  /// Sparse MoE blocks (numExperts > 0): the router picks `topK` of
+  /// `numExperts` SwiGLU experts of `intermediateSize` per token
+  /// (`num_local_experts`/`num_experts`, `num_experts_per_tok`,
+  /// `moe_intermediate_size`, or `intermediate_size` for Mixtral/OLMoE).
+  /// Qwen2-MoE adds a sigmoid-gated shared expert; Qwen2/3-MoE put dense
+  /// MLPs (`intermediate_size`) on `mlp_only_layers` and on the layers that
+  /// `decoder_sparse_step` skips.
+  struct Moe {
+    int64_t numExperts = 0, topK = 0, intermediateSize = 0, sharedIntermediateSize = 0;
+    int64_t sparseStep = 1;
+    bool normTopkProb = false;
+    std::vector<int64_t> mlpOnlyLayers;
+  } moe;
+  /// OLMoE's q_norm/k_norm: RMSNorm over the whole q (k) projection, not
+  /// per head (Qwen3's qkNorm).
+  bool fullWidthQkNorm = false;
+
+  bool isMoeLayer(int64_t layer) const {
+    return moe.numExperts > 0 && (layer + 1) % moe.sparseStep == 0 &&
+           llvm::find(moe.mlpOnlyLayers, layer) == moe.mlpOnlyLayers.end();
+  }
   /// Whether decoder layer `layer` attends through the sliding window.
   bool usesSlidingWindow(int64_t layer) const {
     if (!slidingWindow)
@@ -91,6 +115,13 @@ struct ModelGenOptions {
   /// [N, K/16] f8E4M3FN, .weight_scale_2 f32); embeddings, norms and the LM
   /// head stay in `dtype`.
   bool nvfp4Weights = false;
+  /// MoE expert weights under transformers 5's in-memory names, stacked:
+  /// `<mlp>.experts.gate_up_proj` [E, 2I, H] and `<mlp>.experts.down_proj`
+  /// [E, H, I] (named_parameters()). Default: the per-expert names that
+  /// save_pretrained writes and checkpoints hold (`experts.<e>.gate_proj`,
+  /// Mixtral's `experts.<e>.w1`/`w3`/`w2`), stacked in the graph from
+  /// parameters only, so weight packing does it once at load.
+  bool stackedExperts = false;
   std::string funcName = "forward";
 };
 

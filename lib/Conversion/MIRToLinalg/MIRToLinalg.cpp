@@ -71,6 +71,7 @@ void mlir::rlx::populateMIRToLinalgConversionPatterns(RewritePatternSet &pattern
   linalg_builders::populateAttentionLowerings(patterns);
   linalg_builders::populateNvfp4Lowerings(patterns);
   linalg_builders::populateIndexLowerings(patterns);
+  linalg_builders::populateMoeLowerings(patterns);
 }
 
 namespace {

@@ -1,0 +1,86 @@
+//===- MoeLowering.cpp - grouped_matmul to linalg --------------------------===//
+//
+// out[t, n] = Σ_k x[t, k] · w[clamp(ids[t]), n, k]: one linalg.generic over
+// (t, n, k) that reads each row's expert weight with tensor.extract, so the
+// work is the routed T·N·K multiply-adds. It takes precedence over the op's
+// decomposition (every expert on every row, E times the work), which
+// autodiff and vmap still use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::mir;
+using namespace mlir::rlx::linalg_builders;
+
+namespace {
+
+struct GroupedMatmulLowering : OpConversionPattern<GroupedMatmulOp> {
+  GroupedMatmulLowering(MLIRContext *ctx)
+      : OpConversionPattern<GroupedMatmulOp>(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(GroupedMatmulOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    MLIRContext *ctx = rw.getContext();
+    RankedTensorType out = op.getType();
+    auto wt = tensorTypeOf(a.getWeight());
+    int64_t experts = wt.getDimSize(0);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    // Loops (t, n, k); the sum in the output's type, as matmul's lowering.
+    SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                                   AffineMap::get(3, 0, {d(0)}, ctx),
+                                   AffineMap::get(3, 0, {d(0), d(1)}, ctx)};
+    SmallVector<utils::IteratorType> iters = {utils::IteratorType::parallel,
+                                              utils::IteratorType::parallel,
+                                              utils::IteratorType::reduction};
+    Value weight = a.getWeight();
+    Location loc = op.getLoc();
+    // bf16/f16 accumulate in f32 and round once at the end.
+    Type et = out.getElementType();
+    Type acc = et.isF64() ? et : rw.getF32Type();
+    auto accType = RankedTensorType::get(out.getShape(), acc);
+    auto widen = [&](OpBuilder &b, Location l, Value v) -> Value {
+      return v.getType() == acc ? v : arith::ExtFOp::create(b, l, acc, v).getResult();
+    };
+    auto generic = linalg::GenericOp::create(
+        rw, loc, TypeRange{accType}, ValueRange{a.getInput(), a.getIds()},
+        ValueRange{filled(rw, loc, accType, 0.0)}, maps, iters,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value id = arith::IndexCastOp::create(b, l, b.getIndexType(), args[1]);
+          id = arith::MaxSIOp::create(b, l, id, arith::ConstantIndexOp::create(b, l, 0));
+          id = arith::MinSIOp::create(b, l, id,
+                                      arith::ConstantIndexOp::create(b, l, experts - 1));
+          Value w = tensor::ExtractOp::create(
+              b, l, weight,
+              ValueRange{id, linalg::IndexOp::create(b, l, 1), linalg::IndexOp::create(b, l, 2)});
+          Value prod = arith::MulFOp::create(b, l, widen(b, l, args[0]), widen(b, l, w));
+          linalg::YieldOp::create(b, l, ValueRange{arith::AddFOp::create(b, l, args[2], prod)});
+        });
+    Value result = generic.getResult(0);
+    if (acc != et) {
+      auto id = AffineMap::getMultiDimIdentityMap(2, ctx);
+      result = linalg::GenericOp::create(
+                   rw, loc, TypeRange{out}, ValueRange{result}, ValueRange{empty(rw, loc, out)},
+                   SmallVector<AffineMap>{id, id},
+                   SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+                   [&](OpBuilder &b, Location l, ValueRange args) {
+                     linalg::YieldOp::create(
+                         b, l, ValueRange{arith::TruncFOp::create(b, l, et, args[0])});
+                   })
+                   .getResult(0);
+    }
+    rw.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void linalg_builders::populateMoeLowerings(RewritePatternSet &patterns) {
+  patterns.add<GroupedMatmulLowering>(patterns.getContext());
+}

@@ -1,0 +1,122 @@
+"""Mixture-of-experts models from their Hugging Face configs and checkpoints
+against transformers itself: MixtralForCausalLM, Qwen2MoeForCausalLM (shared
+expert, a dense layer from mlp_only_layers), Qwen3MoeForCausalLM (a dense
+layer from decoder_sparse_step, per-head q/k norms) and OlmoeForCausalLM
+(whole-projection q/k norms).
+
+A small random-init model per family (every parameter seeded, so the routers
+spread tokens over the experts) is written by `save_pretrained`, whose
+per-expert names are the checkpoints' (`experts.<e>.w1` for Mixtral,
+`experts.<e>.gate_proj` for the others); `rlx-gen` builds the same config and
+`rlx-run --weights DIR` runs it on the CPU path and on the emulator
+(`--device=emu`) from one test body. Logits must equal transformers' (f32,
+rtol 1e-4); with `--stacked-experts` the model takes transformers 5's stacked
+`experts.gate_up_proj`/`down_proj` (named_parameters()) instead; greedy
+generation of 32 tokens must be the tokens of `generate(do_sample=False)`.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from harness import ROOT, gen_model
+
+torch = pytest.importorskip("torch")
+import test_hf_models as hfm  # noqa: E402  (seeded weights, tolerances)
+from test_checkpoints import logits_with_weights  # noqa: E402
+
+DEVICES = ["cpu", "emu"]
+BASE = {"hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "num_hidden_layers": 2, "vocab_size": hfm.VOCAB, "max_position_embeddings": 128,
+        "intermediate_size": 24, "num_experts_per_tok": 2}
+FAMILIES = {
+    "mixtral": ("MixtralForCausalLM", {"num_local_experts": 4}),
+    "qwen2_moe": ("Qwen2MoeForCausalLM", {"num_experts": 6, "moe_intermediate_size": 16,
+                                          "shared_expert_intermediate_size": 20,
+                                          "mlp_only_layers": [1]}),
+    "qwen3_moe": ("Qwen3MoeForCausalLM", {"num_experts": 5, "moe_intermediate_size": 16,
+                                          "num_experts_per_tok": 3, "norm_topk_prob": True,
+                                          "decoder_sparse_step": 2, "head_dim": 16}),
+    "olmoe": ("OlmoeForCausalLM", {"num_experts": 4}),
+}
+
+
+def hf_model(family):
+    arch, extra = FAMILIES[family]
+    import transformers
+    cfg = transformers.AutoConfig.for_model(family, **(BASE | extra), architectures=[arch],
+                                            pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = getattr(transformers, arch)(cfg).to(torch.float32).eval()
+    hfm.seeded_parameters(model)
+    return model
+
+
+@pytest.fixture(scope="module", params=list(FAMILIES))
+def saved(request, tmp_path_factory):
+    model = hf_model(request.param)
+    ckpt = tmp_path_factory.mktemp(request.param)
+    model.save_pretrained(ckpt)
+    return request.param, model, ckpt
+
+
+def reference_logits(model, ids):
+    with torch.no_grad():
+        return model(input_ids=torch.from_numpy(ids)).logits.numpy()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
+    family, model, ckpt = saved
+    names = json.loads((ckpt / "model.safetensors.index.json").read_text())["weight_map"] \
+        if (ckpt / "model.safetensors.index.json").exists() else None
+    ids = hfm.token_ids(hfm.PREFILL)
+    text = gen_model(ckpt / "config.json")
+    proc = logits_with_weights(text, ckpt, ids, tmp_path, ("--device", device))
+    assert proc.returncode == 0, proc.stderr
+    assert "generated" not in proc.stdout, proc.stdout  # every weight from the checkpoint
+    assert names is None or any(".experts.0." in n for n in names)
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), reference_logits(model, ids),
+              f"{family} {device}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_stacked_expert_names(saved, device, tmp_path):
+    """--stacked-experts: the parameters as transformers 5 holds them."""
+    from safetensors.torch import save_file
+    family, model, _ = saved
+    params = {n: p.detach().contiguous() for n, p in model.named_parameters()}
+    assert any(n.endswith("experts.gate_up_proj") for n in params)
+    (tmp_path / "w").mkdir()
+    save_file(params, tmp_path / "w" / "model.safetensors")
+    ids = hfm.token_ids(hfm.PREFILL, seed=4)
+    cfg = tmp_path / "config.json"
+    cfg.write_text(model.config.to_json_string())
+    text = gen_model(cfg, "--stacked-experts")
+    proc = logits_with_weights(text, tmp_path / "w", ids, tmp_path, ("--device", device))
+    assert proc.returncode == 0, proc.stderr
+    assert "generated" not in proc.stdout, proc.stdout
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), reference_logits(model, ids),
+              f"{family} stacked {device}")
+
+
+spec = importlib.util.spec_from_file_location("generate", ROOT / "examples" / "python" / "generate.py")
+generate = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(generate)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_greedy_generation_matches_transformers(saved, device):
+    family, model, ckpt = saved
+    prompt = hfm.token_ids(7, seed=3)
+    with torch.no_grad():
+        want = model.generate(torch.from_numpy(prompt), max_new_tokens=32, min_new_tokens=32,
+                              do_sample=False, pad_token_id=0, eos_token_id=None)
+    want = want[0, prompt.shape[1]:].tolist()
+    got = generate.Generator(ckpt, device).generate(prompt[0].tolist(), 32)
+    assert got == want, f"RLX {got}\nHF  {want}"
+    assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
