@@ -45,11 +45,16 @@ struct ZeroElementResults : ConversionPattern {
   }
 };
 /// A composite op (DecomposableOpInterface): its chain of MIR ops, which
-/// the conversion then lowers like any other.
+/// the conversion then lowers like any other. Not for the composite ops
+/// that have a linalg lowering of their own: the conversion ranks an
+/// interface pattern by its place among all such patterns, so a
+/// benefit would not put the op's own pattern first.
 struct Decompose : OpInterfaceConversionPattern<mir::DecomposableOpInterface> {
   using OpInterfaceConversionPattern::OpInterfaceConversionPattern;
   LogicalResult matchAndRewrite(mir::DecomposableOpInterface op, ArrayRef<Value>,
                                 ConversionPatternRewriter &rw) const override {
+    if (isa<mir::GroupedMatmulOp>(op))
+      return rw.notifyMatchFailure(op, "lowered by its own pattern (MoeLowering.cpp)");
     mir::MIRBuilder mb(rw, op->getLoc(), /*diagnose=*/true);
     auto values = op.decompose(mb);
     if (failed(values) || mb.failed())

@@ -3,8 +3,11 @@
 // out[t, n] = Σ_k x[t, k] · w[clamp(ids[t]), n, k]: one linalg.generic over
 // (t, n, k) that reads each row's expert weight with tensor.extract, so the
 // work is the routed T·N·K multiply-adds. It takes precedence over the op's
-// decomposition (every expert on every row, E times the work), which
-// autodiff and vmap still use.
+// decomposition (every expert on every row, E times the work; the
+// Decompose pattern leaves this op alone), which
+// autodiff and vmap still use. An f32 one carries `rlx.grouped_matmul`, by
+// which the CPU path's cpu-matmul-to-blas turns it, once bufferized, into
+// a call of the runtime's grouped GEMM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,8 +25,7 @@ using namespace mlir::rlx::linalg_builders;
 namespace {
 
 struct GroupedMatmulLowering : OpConversionPattern<GroupedMatmulOp> {
-  GroupedMatmulLowering(MLIRContext *ctx)
-      : OpConversionPattern<GroupedMatmulOp>(ctx, /*benefit=*/2) {}
+  using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(GroupedMatmulOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     MLIRContext *ctx = rw.getContext();
@@ -61,6 +63,9 @@ struct GroupedMatmulLowering : OpConversionPattern<GroupedMatmulOp> {
           Value prod = arith::MulFOp::create(b, l, widen(b, l, args[0]), widen(b, l, w));
           linalg::YieldOp::create(b, l, ValueRange{arith::AddFOp::create(b, l, args[2], prod)});
         });
+    // The CPU path calls its grouped GEMM for this op (cpu-matmul-to-blas).
+    if (et.isF32())
+      generic->setAttr(kGroupedMatmulAttr, rw.getUnitAttr());
     Value result = generic.getResult(0);
     if (acc != et) {
       auto id = AffineMap::getMultiDimIdentityMap(2, ctx);

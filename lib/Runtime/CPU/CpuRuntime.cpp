@@ -118,6 +118,69 @@ void _mlir_ciface_rlx_cpu_sgemm_batched(Desc<3> *a, Desc<3> *b, Desc<3> *c, int3
          ta != 0, tb != 0, beta);
 }
 
+/// A 1-D integer memref descriptor (expert ids: i32 or i64 elements).
+struct IdDesc {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+};
+
+/// out[t, :] = x[t, :]·w[clamp(ids[t])]ᵀ (rlx_mir.grouped_matmul on f32):
+/// the rows of each expert gathered, one GEMM per expert with rows (a GEMV
+/// for a single row), the results scattered back. `idBits`: 32 or 64.
+static void groupedSgemm(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out, int idBits) {
+  int64_t t = x->sizes[0], k = x->sizes[1], e = w->sizes[0], n = w->sizes[1];
+  if (t == 0 || n == 0 || e == 0)
+    return;
+  const float *xs = x->aligned + x->offset;
+  float *os = out->aligned + out->offset;
+  auto idAt = [&](int64_t i) -> int64_t {
+    int64_t at = ids->offset + i * ids->strides[0];
+    int64_t id = idBits == 32 ? static_cast<const int32_t *>(ids->aligned)[at]
+                              : static_cast<const int64_t *>(ids->aligned)[at];
+    return std::clamp<int64_t>(id, 0, e - 1);
+  };
+  // Rows by expert (a counting sort keeps each expert's rows in order).
+  std::vector<int64_t> start(e + 1, 0), order(t);
+  for (int64_t i = 0; i < t; ++i)
+    ++start[idAt(i) + 1];
+  for (int64_t j = 0; j < e; ++j)
+    start[j + 1] += start[j];
+  std::vector<int64_t> fill(start.begin(), start.end() - 1);
+  for (int64_t i = 0; i < t; ++i)
+    order[fill[idAt(i)]++] = i;
+  std::vector<float> a, c;
+  for (int64_t j = 0; j < e; ++j) {
+    int64_t rows = start[j + 1] - start[j];
+    if (rows == 0)
+      continue;
+    const float *wj = w->aligned + w->offset + j * w->strides[0];
+    if (rows == 1) {
+      int64_t r = order[start[j]];
+      gemm(xs + r * x->strides[0], 1, k, x->strides[0], wj, n, k, w->strides[1],
+           os + r * out->strides[0], 1, n, out->strides[0], false, true, 0.0f);
+      continue;
+    }
+    a.resize(rows * k);
+    c.resize(rows * n);
+    for (int64_t i = 0; i < rows; ++i)
+      std::memcpy(&a[i * k], xs + order[start[j] + i] * x->strides[0], k * sizeof(float));
+    gemm(a.data(), rows, k, k, wj, n, k, w->strides[1], c.data(), rows, n, n, false, true, 0.0f);
+    for (int64_t i = 0; i < rows; ++i)
+      std::memcpy(os + order[start[j] + i] * out->strides[0], &c[i * n], n * sizeof(float));
+  }
+}
+
+void _mlir_ciface_rlx_cpu_grouped_sgemm_i64(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out) {
+  groupedSgemm(x, w, ids, out, 64);
+}
+
+void _mlir_ciface_rlx_cpu_grouped_sgemm_i32(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out) {
+  groupedSgemm(x, w, ids, out, 32);
+}
+
 /// memref.copy of non-contiguous memrefs, as MLIR's memref-to-llvm lowering
 /// calls it: `memrefCopy(element bytes, unranked src, unranked dst)`, an
 /// unranked memref being {rank, descriptor*} and a descriptor {allocated,

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Target/CPU/Passes.h"
+#include "RLX/Conversion/MIRToLinalg/MIRToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -154,6 +155,63 @@ struct ToBlas : OpRewritePattern<OpT> {
   }
 };
 
+/// The linalg.generic of an f32 grouped_matmul (kGroupedMatmulAttr), on
+/// buffers: a call of the runtime's grouped GEMM (each expert's rows
+/// gathered, one BLAS call per expert).
+struct GroupedToBlas : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rw) const override {
+    if (!op->hasAttr(rlx::kGroupedMatmulAttr) || !op.hasPureBufferSemantics() ||
+        op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+      return failure();
+    Value x = op.getDpsInputs()[0], ids = op.getDpsInputs()[1], out = op.getDpsInits()[0];
+    // The weight: the 3-D f32 buffer the body loads from.
+    Value w;
+    op.getRegion().walk([&](memref::LoadOp load) {
+      if (load.getMemRefType().getRank() == 3)
+        w = load.getMemRef();
+    });
+    if (!w || op->isAncestor(w.getParentRegion()->getParentOp()))
+      return failure();
+    auto idType = dyn_cast<MemRefType>(ids.getType());
+    if (!idType || idType.getRank() != 1 || !idType.getElementType().isInteger() ||
+        (idType.getElementType().getIntOrFloatBitWidth() != 32 &&
+         idType.getElementType().getIntOrFloatBitWidth() != 64))
+      return failure();
+    for (Value v : {x, w, out})
+      if (!innermostContiguous(cast<MemRefType>(v.getType())))
+        return failure();
+    // The zero fill of the output is the runtime's to do.
+    if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode()))
+      if (fill.getDpsInits()[0] == out)
+        rw.eraseOp(fill);
+    auto module = op->getParentOfType<ModuleOp>();
+    MLIRContext *ctx = rw.getContext();
+    unsigned bits = idType.getElementType().getIntOrFloatBitWidth();
+    std::string name = "rlx_cpu_grouped_sgemm_i" + std::to_string(bits);
+    auto f32 = [&](unsigned rank) {
+      return dynamicStrided(MemRefType::get(SmallVector<int64_t>(rank, 1), rw.getF32Type()));
+    };
+    auto idArg = dynamicStrided(MemRefType::get({1}, idType.getElementType()));
+    func::FuncOp callee = module.lookupSymbol<func::FuncOp>(name);
+    if (!callee) {
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPointToStart(module.getBody());
+      callee = func::FuncOp::create(rw, module.getLoc(), name,
+                                    FunctionType::get(ctx, {f32(2), f32(3), idArg, f32(2)}, {}));
+      callee.setPrivate();
+      callee->setAttr("llvm.emit_c_interface", rw.getUnitAttr());
+    }
+    Location loc = op.getLoc();
+    auto cast = [&](Value v, Type t) { return memref::CastOp::create(rw, loc, t, v).getResult(); };
+    func::CallOp::create(rw, loc, callee,
+                         ValueRange{cast(x, f32(2)), cast(w, f32(3)), cast(ids, idArg),
+                                    cast(out, f32(2))});
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct CpuMatmulToBlasPass : rlx::impl::CpuMatmulToBlasBase<CpuMatmulToBlasPass> {
   using CpuMatmulToBlasBase::CpuMatmulToBlasBase;
   void runOnOperation() override {
@@ -161,6 +219,7 @@ struct CpuMatmulToBlasPass : rlx::impl::CpuMatmulToBlasBase<CpuMatmulToBlasPass>
     patterns.add<ToBlas<linalg::MatmulOp>>(&getContext(), "rlx_cpu_sgemm", 2, minFlops);
     patterns.add<ToBlas<linalg::BatchMatmulOp>>(&getContext(), "rlx_cpu_sgemm_batched", 3,
                                                 minFlops);
+    patterns.add<GroupedToBlas>(&getContext());
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))

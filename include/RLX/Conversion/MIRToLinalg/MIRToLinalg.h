@@ -17,6 +17,11 @@
 
 namespace mlir::rlx {
 
+/// The unit attribute on the linalg.generic that grouped_matmul lowers to
+/// (f32): out[t, n] = Σ_k in[t, k] · w[ids[t], n, k], with `in` and `ids` its
+/// inputs and `w` read in its body.
+inline constexpr llvm::StringLiteral kGroupedMatmulAttr = "rlx.grouped_matmul";
+
 struct MIRToLinalgOptions {
   /// Rows of the lhs per tile in fused_matmul loops. Large on purpose: each
   /// tile is one BLAS call, which re-packs the weight matrix, so small tiles

@@ -198,6 +198,14 @@ LogicalResult RLXDialect::verifyRegionResultAttribute(Operation *op, unsigned, u
                                                       NamedAttribute attr) {
   if (attr.getName() == "rlx.output")
     return checkName(op, attr, "result " + std::to_string(resultIndex));
+  if (attr.getName() == "rlx.grouped_matmul") {
+    // Set by grouped_matmul's linalg lowering; the CPU path calls its
+    // grouped GEMM for the op (cpu-matmul-to-blas).
+    if (op->getName().getStringRef() != "linalg.generic" || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "rlx.grouped_matmul must be a unit attribute on a "
+                                "linalg.generic";
+    return success();
+  }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue() << "' on result "
                          << resultIndex << " (the rlx dialect defines rlx.output there)";
 }
@@ -275,13 +283,22 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                                 "llvm.inline_asm";
     return success();
   }
+  if (attr.getName() == "rlx.grouped_matmul") {
+    // Set by grouped_matmul's linalg lowering; the CPU path calls its
+    // grouped GEMM for the op (cpu-matmul-to-blas).
+    if (op->getName().getStringRef() != "linalg.generic" || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "rlx.grouped_matmul must be a unit attribute on a "
+                                "linalg.generic";
+    return success();
+  }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue()
                          << "' (the rlx dialect defines rlx.fusion_policy, rlx.tp_rank, rlx.kernel_ir "
                             "and rlx.trace_kernels on "
                             "modules, "
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
                             "rlx.wgmma_fence_operands on llvm.inline_asm, "
-                            "rlx.emulator_unavailable on gpu.func; "
+                            "rlx.emulator_unavailable on gpu.func, rlx.grouped_matmul on "
+                            "linalg.generic; "
                             "rlx.input, rlx.param, rlx.output, rlx.dim_names, rlx.packed_by "
                             "and rlx.packed_from on function arguments and results)";
 }

@@ -1,8 +1,9 @@
 //===- MIRMoeOps.td - rlx_mir mixture-of-experts ops ---------*- tablegen -*-===//
 //
 // Mixture-of-experts building blocks, each defined by its chain of MIR ops
-// (DecomposableOpInterface, lib/Dialect/MIR/IR/MoeOps.cpp): the linalg
-// lowering (CPU and GPU generic path), autodiff and vmap use it.
+// (DecomposableOpInterface, lib/Dialect/MIR/IR/MoeOps.cpp), which autodiff
+// and vmap use; the backends lower grouped_matmul directly
+// (lib/Conversion/MIRToLinalg/MoeLowering.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,12 +23,17 @@ def MIR_GroupedMatmulOp : MIR_InferOp<"grouped_matmul", [
     an i32 or i64 tensor `[T]`. Result: `[T, N]` in the input's element type
     (f16/bf16 accumulate in f32).
 
-    Its definition (the chain of MIR ops): every expert's matmul over all
-    rows, `[E, T, N]` (E times the arithmetic and an `[E, T, N]`
-    intermediate), then each row's expert selected and summed over `E`
-    (another expert's inf or NaN does not reach it). That is what the
-    generic path runs; a grouped kernel (rows sorted per expert, one BLAS
-    call or tensor-core tile per expert) is the fast path to come.
+    Its definition (the chain of MIR ops, which autodiff and vmap use):
+    every expert's matmul over all rows, `[E, T, N]`, then each row's
+    expert selected and summed over `E` (another expert's inf or NaN does
+    not reach it). The backends do not run that chain (E times the work):
+    the linalg lowering is one `linalg.generic` over `(t, n, k)` reading
+    each row's expert weight (the routed `T·N·K` multiply-adds; the GPU
+    generic path runs it as a kernel), and on the CPU path an f32 one is a
+    call of the runtime's grouped GEMM (each expert's rows gathered, one
+    BLAS call per expert, a GEMV for a single row). A tensor-core grouped
+    kernel (rows sorted and padded per expert, one expert per M-tile) is
+    the GPU fast path to come.
 
     The verifier rejects an input that is not `[T, K]`, a weight that is
     not `[E, N, K]` with E ≥ 1 and the input's K and element type, and ids
