@@ -31,14 +31,11 @@ import sys
 import tempfile
 import time
 
-THREADS = "2"
-for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = THREADS
-os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-# OpenBLAS's pthreads spin after each call (2^28 cycles by default) before they
-# sleep: numpy's and rlx-run's pools would steal the two cores from each other
-# in an interleaved run. 2^4 makes both sleep at once, as PASSIVE does for OpenMP.
-os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from machine import quiet_threads  # noqa: E402
+
+THREADS = quiet_threads("2")
+
 
 import numpy as np  # noqa: E402
 

@@ -26,21 +26,18 @@ import sys
 import tempfile
 import time
 
-THREADS = "2"
-for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = THREADS
-os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from machine import cpu_model, quiet_threads  # noqa: E402
+
+THREADS = quiet_threads("2")
 
 import numpy as np  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(BUILD / "python_packages"))
-sys.path.insert(0, str(ROOT / "bench"))
 import rlx  # noqa: E402
 from rlx import hir  # noqa: E402
-from machine import cpu_model  # noqa: E402
 
 EXPERTS, TOP_K = 8, 2
 

@@ -14,6 +14,19 @@
 using namespace mlir;
 using namespace mlir::rlx;
 
+LogicalResult mlir::rlx::checkGatedActivation(OptLoc loc, StringRef op, ActivationKind act) {
+  switch (act) {
+  case ActivationKind::Silu:
+  case ActivationKind::Gelu:
+  case ActivationKind::GeluTanh:
+  case ActivationKind::Relu:
+    return success();
+  default:
+    return shapeError(loc, op + " activation must be silu, gelu, gelu_tanh or relu, got " +
+                               stringifyActivationKind(act));
+  }
+}
+
 LogicalResult mlir::rlx::shapeError(OptLoc loc, const Twine &msg) {
   if (loc)
     emitError(*loc) << msg;

@@ -98,17 +98,8 @@ LogicalResult SwiGluOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return failure();
   ActivationKind act = enumOr(a.getActivationAttr(), ActivationKind::Silu);
   WeightLayout layout = enumOr(a.getLayoutAttr(), WeightLayout::OutIn);
-  switch (act) {
-  case ActivationKind::Silu:
-  case ActivationKind::Gelu:
-  case ActivationKind::GeluTanh:
-  case ActivationKind::Relu:
-    break;
-  default:
-    return shapeError(loc, "swiglu activation must be silu, gelu, gelu_tanh "
-                           "or relu, got " +
-                               stringifyActivationKind(act));
-  }
+  if (failed(checkGatedActivation(loc, "swiglu", act)))
+    return failure();
   if (g->getShape() != u->getShape())
     return shapeError(loc, "gate weight " + shapeToString(g->getShape()) +
                                " and up weight " + shapeToString(u->getShape()) +

@@ -79,15 +79,9 @@ LogicalResult MoeExpertsOp::inferReturnTypes(MLIRContext *, std::optional<Locati
   if (failed(x) || failed(w) || failed(ids) || failed(gu) || failed(d) ||
       failed(checkSameElementType(loc, {*x, *gu, *d}, {"input", "gate_up", "down"})))
     return failure();
-  switch (enumOr(a.getActivationAttr(), ActivationKind::Silu)) {
-  case ActivationKind::Silu:
-  case ActivationKind::Gelu:
-  case ActivationKind::GeluTanh:
-  case ActivationKind::Relu:
-    break;
-  default:
-    return shapeError(loc, "moe_experts activation must be silu, gelu, gelu_tanh or relu");
-  }
+  if (failed(checkGatedActivation(loc, "moe_experts",
+                                  enumOr(a.getActivationAttr(), ActivationKind::Silu))))
+    return failure();
   if (x->getRank() < 1 || gu->getRank() != 3 || d->getRank() != 3)
     return shapeError(loc, "moe_experts needs input [..., H], gate_up [E, 2I, H] and down "
                            "[E, H, I], got " + shapeToString(x->getShape()) + ", " +

@@ -30,6 +30,10 @@ using OptLoc = std::optional<Location>;
 /// Emits `msg` as an error at `loc` when it is set. Always returns failure.
 LogicalResult shapeError(OptLoc loc, const Twine &msg);
 
+/// The activation of a gated MLP (swiglu, moe_experts): silu, gelu,
+/// gelu_tanh or relu; anything else is an error naming `op`.
+LogicalResult checkGatedActivation(OptLoc loc, StringRef op, ActivationKind act);
+
 inline bool isDynamicDim(int64_t d) { return ShapedType::isDynamic(d); }
 /// True when the dims are equal or either is dynamic.
 bool dimsMatch(int64_t a, int64_t b);
