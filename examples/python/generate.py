@@ -4,6 +4,7 @@
     python examples/python/generate.py CHECKPOINT_DIR --prompt 1,2,3 [--new-tokens 32]
                                        [--device cpu|emu|cuda|auto]
                                        [--temperature T --top-k K --top-p P --min-p M --seed S]
+                                       [--repetition-penalty R] [--stop ID,...]
 
 CHECKPOINT_DIR is what ``save_pretrained`` writes: ``config.json`` and the
 safetensors weights (one file or shards). The model is built from the config
@@ -45,14 +46,31 @@ from rlx.models import from_hf_config
 
 class Sampler:
     """A token from the last logits: rlx_mir.sample of one row, its uniform
-    number from rlx_mir.random_uniform (seed, step), compiled once."""
+    number from rlx_mir.random_uniform (seed, step), compiled once.
+    Temperature 0 is greedy (the first largest logit).
+
+    `repetition_penalty` (transformers' ``RepetitionPenaltyLogitsProcessor``,
+    applied first): the logit of every token already in the sequence is
+    divided by it when positive, multiplied when negative. Compiled too: the
+    penalized logit is min(x·p, x/p) for p > 1 (max for p < 1), taken (by
+    the same min or max against x) where a mask input (0 for the tokens
+    seen, +inf or -inf for the others) lets it through, so the arithmetic
+    is exactly transformers'."""
 
     def __init__(self, vocab: int, device: str = "cpu", *, temperature: float = 1.0,
-                 top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0, seed: int = 0):
+                 top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0, seed: int = 0,
+                 repetition_penalty: float = 1.0):
         from rlx import hir, mir
+        if not repetition_penalty > 0:
+            raise ValueError(f"repetition_penalty must be > 0, got {repetition_penalty}")
+        self.vocab, self.penalty = vocab, repetition_penalty
         f = hir.Function("sample")
         logits = f.input("logits", (1, vocab))
         step = f.input("step", (), "i64")
+        if repetition_penalty != 1.0:
+            mask, p = f.input("unseen", (1, vocab)), f.input("penalty", (1,))
+            both = mir.min if repetition_penalty > 1 else mir.max
+            logits = both(logits, mir.add(both(mir.mul(logits, p), mir.div(logits, p)), mask))
         u = mir.random_uniform(step, seed=seed, shape=[1])
         f.output("id", mir.sample(logits, u, temperature=temperature, top_k=top_k,
                                   top_p=top_p, min_p=min_p))
@@ -63,10 +81,14 @@ class Sampler:
             from rlx import gpu
             self.model = gpu.compile(module, device=device)
 
-    def __call__(self, logits: np.ndarray, step: int) -> int:
-        out = self.model.run(logits=np.asarray(logits, np.float32)[None],
-                             step=np.array(step, np.int64))
-        return int(out["id"][0])
+    def __call__(self, logits: np.ndarray, step: int, seen: list[int] = ()) -> int:
+        inputs = {"logits": np.asarray(logits, np.float32)[None], "step": np.array(step, np.int64)}
+        if self.penalty != 1.0:
+            mask = np.full((1, self.vocab), np.inf if self.penalty > 1 else -np.inf, np.float32)
+            mask[0, np.asarray(list(seen), np.int64)] = 0.0
+            inputs["unseen"] = mask
+            inputs["penalty"] = np.array([self.penalty], np.float32)
+        return int(self.model.run(**inputs)["id"][0])
 
 
 class Generator:
@@ -117,17 +139,24 @@ class Generator:
         present = {k: v for k, v in out.items() if k.startswith("present.")}
         return out["logits"][0, -1], present
 
-    def generate(self, prompt: list[int], new_tokens: int,
-                 sampler: Sampler | None = None) -> list[int]:
+    def generate(self, prompt: list[int], new_tokens: int, sampler: Sampler | None = None,
+                 stop: tuple[int, ...] = ()) -> list[int]:
         """`new_tokens` ids after `prompt`: greedy, or drawn by `sampler`
-        (its step number: the index of the new token)."""
+        (its step number: the index of the new token; it sees the sequence
+        so far for its repetition penalty). Ends early after a token of
+        `stop` (included, as transformers' eos_token_id)."""
         def pick(logits, step):
-            return int(np.argmax(logits)) if sampler is None else sampler(logits, step)
+            if sampler is None:
+                return int(np.argmax(logits))
+            return sampler(logits, step, prompt + out)
 
         ids = np.asarray([prompt], dtype=np.int64)
+        out: list[int] = []
         logits, cache = self.step(ids, 0, None)
-        out = [pick(logits, 0)]
+        out.append(pick(logits, 0))
         for _ in range(new_tokens - 1):
+            if out[-1] in stop:
+                break
             past = len(prompt) + len(out) - 1
             logits, cache = self.step(np.asarray([[out[-1]]], dtype=np.int64), past, cache)
             out.append(pick(logits, len(out)))
@@ -150,19 +179,25 @@ def main() -> None:
     ap.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
     ap.add_argument("--min-p", type=float, default=0.0, help="min-p relative to the top token")
     ap.add_argument("--seed", type=int, default=0, help="the sampler's Philox seed")
+    ap.add_argument("--repetition-penalty", type=float, default=1.0,
+                    help="transformers' repetition penalty (1: off), greedy or sampled")
+    ap.add_argument("--stop", default="", help="comma-separated stop token ids (eos)")
     a = ap.parse_args()
     gen = Generator(a.checkpoint, a.device)
     sampler = None
-    if a.temperature is not None or a.top_k is not None or a.top_p < 1 or a.min_p > 0:
-        sampler = Sampler(gen.vocab_size(), a.device,
-                          temperature=1.0 if a.temperature is None else a.temperature,
-                          top_k=50 if a.top_k is None else a.top_k, top_p=a.top_p,
-                          min_p=a.min_p, seed=a.seed)
+    sampled = a.temperature is not None or a.top_k is not None or a.top_p < 1 or a.min_p > 0
+    if sampled or a.repetition_penalty != 1.0:
+        temperature = (1.0 if a.temperature is None else a.temperature) if sampled else 0.0
+        sampler = Sampler(gen.vocab_size(), a.device, temperature=temperature,
+                          top_k=(50 if a.top_k is None else a.top_k) if sampled else 0,
+                          top_p=a.top_p, min_p=a.min_p, seed=a.seed,
+                          repetition_penalty=a.repetition_penalty)
     t0 = time.perf_counter()
-    tokens = gen.generate([int(t) for t in a.prompt.split(",")], a.new_tokens, sampler)
+    stop = tuple(int(t) for t in a.stop.split(",") if t)
+    tokens = gen.generate([int(t) for t in a.prompt.split(",")], a.new_tokens, sampler, stop)
     total = time.perf_counter() - t0
     print(",".join(map(str, tokens)))
-    print(f"{a.new_tokens} tokens in {total:.2f} s ({gen.compile_s:.2f} s compiling "
+    print(f"{len(tokens)} tokens in {total:.2f} s ({gen.compile_s:.2f} s compiling "
           f"{gen.compiled} steps)")
 
 

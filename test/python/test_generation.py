@@ -83,3 +83,35 @@ def test_sampled_generation_matches_transformers(device, tmp_path):
             assert np.min(np.abs(cdf - u[0])) > 1e-4, f"step {step} is a borderline draw"
     assert got == want, f"RLX {got}\nHF  {want}"
     assert got != greedy, "sampling that only ever took the arg-max would not test it"
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_repetition_penalty_and_stop_tokens_match_transformers(device, tmp_path):
+    """Greedy generation with transformers' repetition penalty (the
+    sampler's compiled penalty, temperature 0) gives generate()'s tokens;
+    a stop token ends generation after it, as eos_token_id does."""
+    case = next(c for c in hfm.CASES if c.name == "llama-3.2-1b")
+    model = hfm.HFModel(case).models["sdpa"]
+    model.save_pretrained(tmp_path)
+    prompt = hfm.token_ids(6, seed=5)
+    gen = generate.Generator(tmp_path, device)
+    sampler = generate.Sampler(gen.vocab_size(), device, temperature=0.0,
+                               repetition_penalty=1.5)
+    with torch.no_grad():
+        want = model.generate(torch.from_numpy(prompt), max_new_tokens=12, min_new_tokens=12,
+                              do_sample=False, repetition_penalty=1.5, pad_token_id=0,
+                              eos_token_id=None)[0, prompt.shape[1]:].tolist()
+        plain = model.generate(torch.from_numpy(prompt), max_new_tokens=12, min_new_tokens=12,
+                               do_sample=False, pad_token_id=0,
+                               eos_token_id=None)[0, prompt.shape[1]:].tolist()
+    assert want != plain, "a penalty that changes nothing would not test it"
+    got = gen.generate(prompt[0].tolist(), 12, sampler)
+    assert got == want, f"RLX {got}\nHF  {want}"
+    # Stop at the first token that did not occur before it in the output.
+    stop = next(t for i, t in enumerate(want) if i >= 3 and t not in want[:i])
+    with torch.no_grad():
+        want_stop = model.generate(torch.from_numpy(prompt), max_new_tokens=12,
+                                   do_sample=False, repetition_penalty=1.5, pad_token_id=0,
+                                   eos_token_id=stop)[0, prompt.shape[1]:].tolist()
+    got_stop = gen.generate(prompt[0].tolist(), 12, sampler, stop=(stop,))
+    assert got_stop == want_stop == want[:want.index(stop) + 1]
