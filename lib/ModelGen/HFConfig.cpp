@@ -256,6 +256,10 @@ void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   }
   if (!r.error.empty())
     return;
+  // Qwen2/3-MoE with no experts are dense models (every layer an MLP).
+  if (m.numExperts == 0 &&
+      (c.family == ModelFamily::Qwen2Moe || c.family == ModelFamily::Qwen3Moe))
+    return;
   if (m.numExperts <= 0 || m.intermediateSize <= 0 || m.sparseStep <= 0 ||
       (c.family == ModelFamily::Qwen2Moe && m.sharedIntermediateSize <= 0))
     r.fail("the number of experts, their intermediate sizes and decoder_sparse_step must be "
@@ -329,6 +333,11 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
     // Qwen2MoeAttention: bias=qkv_bias on q/k/v, none on o.
     c.qkvBias = r.boolean("qkv_bias", true);
     readQwenWindow(r, root, c);
+    // Without layer_types, Qwen2MoeConfig slides the even-numbered layers
+    // (0, 2, ...) below max_window_layers, not Qwen2's layers above it.
+    if (c.slidingWindow && c.slidingLayers.empty() && c.numLayers > 0 && c.numLayers <= 4096)
+      for (int64_t i = 0; i < c.numLayers; ++i)
+        c.slidingLayers.push_back((i + 1) % 2 != 0 && i < c.firstSlidingLayer);
     break;
   case ModelFamily::Qwen3Moe:
     // Qwen3's attention (per-head q/k norms); every layer slides when

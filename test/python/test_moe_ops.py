@@ -130,3 +130,28 @@ def test_cpu_grouped_matmul_calls_the_runtime_gemm():
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "rlx_cpu_grouped_sgemm_i64" in out.stdout
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_grouped_matmul_of_a_slice(device):
+    """Rows that are a column slice of a wider tensor (an offset and a row
+    stride other than K reach the grouped GEMM), and K = 0 (all zeros)."""
+    rng = np.random.default_rng(4)
+    T, K, E, N = 7, 12, 3, 5
+    f = hir.Function("f")
+    wide, w = f.input("x", (T, K + 5)), f.input("w", (E, N, K))
+    ids = f.input("ids", (T,), "i64")
+    f.output("y", mir.grouped_matmul(mir.slice(wide, offsets=[0, 2], sizes=[T, K], strides=[1, 1]), w, ids))
+    xs = rng.standard_normal((T, K + 5)).astype(np.float32)
+    ws = rng.standard_normal((E, N, K)).astype(np.float32)
+    ii = np.array([2, 0, 2, 1, 1, 0, 2], np.int64)
+    got = compile_on(f.build(), device).run(x=xs, w=ws, ids=ii)["y"]
+    want = numpy_grouped_matmul(xs[:, 2:2 + K], ws, ii)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    g = hir.Function("g")
+    x0, w0, i0 = g.input("x", (3, 0)), g.input("w", (2, 4, 0)), g.input("ids", (3,), "i64")
+    g.output("y", mir.grouped_matmul(x0, w0, i0))
+    got = compile_on(g.build(), device).run(x=np.zeros((3, 0), np.float32),
+                                            w=np.zeros((2, 4, 0), np.float32),
+                                            ids=np.array([0, 1, 1], np.int64))["y"]
+    np.testing.assert_array_equal(got, np.zeros((3, 4), np.float32))

@@ -40,6 +40,8 @@ struct MoeRouterLowering : OpConversionPattern<hir::MoeRouterOp> {
     Value weights, ids;
     if (op.getScoring() == MoeScoring::TopkSoftmax) {
       Value top = mb.create<TopKOp>(logits, k);
+      if (!top)
+        return rw.notifyMatchFailure(op, "cannot build the router's topk");
       ids = top.getDefiningOp()->getResult(1);
       weights = mb.softmax(top, axis);
     } else {
@@ -52,6 +54,8 @@ struct MoeRouterLowering : OpConversionPattern<hir::MoeRouterOp> {
       if (op.getNGroup())
         choice = groupLimited(mb, choice, *op.getNGroup(), *op.getTopkGroup());
       Value top = mb.create<TopKOp>(choice, k);
+      if (!top)
+        return rw.notifyMatchFailure(op, "cannot build the router's topk");
       ids = top.getDefiningOp()->getResult(1);
       weights = a.getCorrectionBias() ? pick(mb, scores, ids) : top;
     }
@@ -59,6 +63,8 @@ struct MoeRouterLowering : OpConversionPattern<hir::MoeRouterOp> {
       weights = mb.div(weights, mb.reduce(ReduceKind::Sum, weights, {axis}, /*keepDims=*/true));
     if (auto factor = op.getRoutedScalingFactor())
       weights = mb.mul(weights, mb.scalar(f32, factor->convertToDouble()));
+    if (mb.failed() || !weights)
+      return rw.notifyMatchFailure(op, "cannot build the router");
     rw.replaceOp(op, {weights, ids});
     return success();
   }
@@ -78,7 +84,7 @@ struct MoeRouterLowering : OpConversionPattern<hir::MoeRouterOp> {
     Value best2 = mb.create<TopKOp>(grouped, int64_t(2));
     Value groupScores = mb.reduce(ReduceKind::Sum, best2, {rank}, /*keepDims=*/false);
     Value top = mb.create<TopKOp>(groupScores, chosen);
-    if (!top)
+    if (!top || !best2)
       return mb.fail();
     Value topGroups = mb.reshape(top.getDefiningOp()->getResult(1), with({chosen, 1}));
     Type i64 = mb.builder().getI64Type(), f32 = mb.builder().getF32Type();
@@ -160,7 +166,10 @@ struct MoeExpertsLowering : OpConversionPattern<hir::MoeExpertsOp> {
     Value y = mb.create<GroupedMatmulOp>(hidden, a.getDown(), ids);
     y = mb.mul(y, mb.reshape(mb.cast(a.getWeights(), xt.getElementType()), {-1, 1}));
     y = mb.reduce(ReduceKind::Sum, mb.reshape(y, {-1, k, h}), {1}, /*keepDims=*/false);
-    rw.replaceOp(op, mb.reshape(y, MIRBuilder::pattern(xt.getShape())));
+    y = mb.reshape(y, MIRBuilder::pattern(xt.getShape()));
+    if (mb.failed() || !y)
+      return rw.notifyMatchFailure(op, "cannot build the experts");
+    rw.replaceOp(op, y);
     return success();
   }
 };

@@ -136,6 +136,11 @@ static void groupedSgemm(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out, int 
     return;
   const float *xs = x->aligned + x->offset;
   float *os = out->aligned + out->offset;
+  if (k == 0) { // empty sums (the caller's zero fill is gone)
+    for (int64_t i = 0; i < t; ++i)
+      std::fill_n(os + i * out->strides[0], n, 0.0f);
+    return;
+  }
   auto idAt = [&](int64_t i) -> int64_t {
     int64_t at = ids->offset + i * ids->strides[0];
     int64_t id = idBits == 32 ? static_cast<const int32_t *>(ids->aligned)[at]

@@ -165,28 +165,43 @@ struct GroupedToBlas : OpRewritePattern<linalg::GenericOp> {
         op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
       return failure();
     Value x = op.getDpsInputs()[0], ids = op.getDpsInputs()[1], out = op.getDpsInits()[0];
-    // The weight: the 3-D f32 buffer the body loads from.
-    Value w;
-    op.getRegion().walk([&](memref::LoadOp load) {
-      if (load.getMemRefType().getRank() == 3)
-        w = load.getMemRef();
-    });
-    if (!w || op->isAncestor(w.getParentRegion()->getParentOp()))
+    // The shape grouped_matmul's lowering gives it: loops (t, n, k) with
+    // maps (t, k), (t), (t, n), and one load of a 3-D f32 weight [E, N, K]
+    // defined outside; anything else keeps its loops.
+    MLIRContext *ctx = rw.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> want = {AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                                   AffineMap::get(3, 0, {d(0)}, ctx),
+                                   AffineMap::get(3, 0, {d(0), d(1)}, ctx)};
+    auto iters = op.getIteratorTypesArray();
+    if (op.getIndexingMapsArray() != want || iters.size() != 3 ||
+        iters[2] != utils::IteratorType::reduction)
       return failure();
+    SmallVector<memref::LoadOp> loads;
+    op.getRegion().walk([&](memref::LoadOp load) { loads.push_back(load); });
+    if (loads.size() != 1)
+      return failure();
+    Value w = loads.front().getMemRef();
+    auto xType = dyn_cast<MemRefType>(x.getType());
+    auto wType = dyn_cast<MemRefType>(w.getType());
+    auto outType = dyn_cast<MemRefType>(out.getType());
     auto idType = dyn_cast<MemRefType>(ids.getType());
-    if (!idType || idType.getRank() != 1 || !idType.getElementType().isInteger() ||
+    if (!xType || !wType || !outType || !idType || xType.getRank() != 2 ||
+        wType.getRank() != 3 || outType.getRank() != 2 || idType.getRank() != 1 ||
+        op->isAncestor(w.getParentRegion()->getParentOp()))
+      return failure();
+    if (!idType.getElementType().isInteger() ||
         (idType.getElementType().getIntOrFloatBitWidth() != 32 &&
          idType.getElementType().getIntOrFloatBitWidth() != 64))
       return failure();
-    for (Value v : {x, w, out})
-      if (!innermostContiguous(cast<MemRefType>(v.getType())))
+    for (MemRefType t : {xType, wType, outType})
+      if (!innermostContiguous(t))
         return failure();
     // The zero fill of the output is the runtime's to do.
     if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode()))
       if (fill.getDpsInits()[0] == out)
         rw.eraseOp(fill);
     auto module = op->getParentOfType<ModuleOp>();
-    MLIRContext *ctx = rw.getContext();
     unsigned bits = idType.getElementType().getIntOrFloatBitWidth();
     std::string name = "rlx_cpu_grouped_sgemm_i" + std::to_string(bits);
     auto f32 = [&](unsigned rank) {

@@ -828,3 +828,20 @@ func.func @moe_experts_routing(%x: tensor<2x64xf32>, %w: tensor<3x2xf32>, %i: te
   %y = rlx_hir.moe_experts %x, %w, %i, gate_up %gu, down %d : tensor<2x64xf32>, tensor<3x2xf32>, tensor<2x2xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
   return
 }
+
+// -----
+
+func.func @moe_experts_k(%x: tensor<2x64xf32>, %w: tensor<2x9xf32>, %i: tensor<2x9xi64>,
+                         %gu: tensor<8x48x64xf32>, %d: tensor<8x64x24xf32>) {
+  // expected-error @+1 {{moe_experts needs a static k in [1, E = 8] experts per token, got 2x9}}
+  %y = rlx_hir.moe_experts %x, %w, %i, gate_up %gu, down %d : tensor<2x64xf32>, tensor<2x9xf32>, tensor<2x9xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
+  return
+}
+
+// -----
+
+func.func @moe_router_dynamic_experts(%x: tensor<2x64xf32>, %w: tensor<?x64xf32>) {
+  // expected-error @+1 {{moe_router needs a static number of experts, got weight ?x64}}
+  %w0, %i0 = rlx_hir.moe_router %x, %w top_k = 2 : tensor<2x64xf32>, tensor<?x64xf32>
+  return
+}

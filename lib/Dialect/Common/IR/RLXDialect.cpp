@@ -198,14 +198,6 @@ LogicalResult RLXDialect::verifyRegionResultAttribute(Operation *op, unsigned, u
                                                       NamedAttribute attr) {
   if (attr.getName() == "rlx.output")
     return checkName(op, attr, "result " + std::to_string(resultIndex));
-  if (attr.getName() == "rlx.grouped_matmul") {
-    // Set by grouped_matmul's linalg lowering; the CPU path calls its
-    // grouped GEMM for the op (cpu-matmul-to-blas).
-    if (op->getName().getStringRef() != "linalg.generic" || !isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "rlx.grouped_matmul must be a unit attribute on a "
-                                "linalg.generic";
-    return success();
-  }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue() << "' on result "
                          << resultIndex << " (the rlx dialect defines rlx.output there)";
 }

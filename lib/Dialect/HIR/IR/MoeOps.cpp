@@ -21,6 +21,9 @@ LogicalResult MoeRouterOp::inferReturnTypes(MLIRContext *ctx, std::optional<Loca
                                shapeToString(x->getShape()) + " and " +
                                shapeToString(w->getShape()));
   int64_t e = w->getDimSize(0);
+  if (ShapedType::isDynamic(e))
+    return shapeError(loc, "moe_router needs a static number of experts, got weight " +
+                               shapeToString(w->getShape()));
   if (!dimsMatch(x->getShape().back(), w->getDimSize(1)))
     return shapeError(loc, "moe_router weight " + shapeToString(w->getShape()) +
                                " is [E, H] for H = " + Twine(w->getDimSize(1)) +
@@ -100,6 +103,10 @@ LogicalResult MoeExpertsOp::inferReturnTypes(MLIRContext *, std::optional<Locati
                                shapeToString(d->getShape()));
   if (e == 0)
     return shapeError(loc, "moe_experts needs at least one expert");
+  if (!gu->hasStaticShape() || !d->hasStaticShape())
+    return shapeError(loc, "moe_experts needs static expert weights, got gate_up " +
+                               shapeToString(gu->getShape()) + " and down " +
+                               shapeToString(d->getShape()));
   if (!dimsMatch(x->getShape().back(), h))
     return shapeError(loc, "moe_experts input has H = " + Twine(x->getShape().back()) +
                                " but the experts take H = " + Twine(h));
@@ -117,6 +124,10 @@ LogicalResult MoeExpertsOp::inferReturnTypes(MLIRContext *, std::optional<Locati
                            "leading dims " + shapeToString(lead) + ", got " +
                                shapeToString(w->getShape()) + " and " +
                                shapeToString(ids->getShape()));
+  int64_t k = ids->getShape().back();
+  if (ShapedType::isDynamic(k) || k < 1 || k > e)
+    return shapeError(loc, "moe_experts needs a static k in [1, E = " + Twine(e) +
+                               "] experts per token, got " + shapeToString(ids->getShape()));
   out.push_back(*x);
   return success();
 }

@@ -37,7 +37,11 @@ def HIR_MoeRouterOp : HIR_Op<"moe_router", [AttrSizedOperandSegments]> {
     normalized), `Qwen2MoeTopKRouter`/`Qwen3MoeTopKRouter`/`OlmoeTopKRouter`
     (softmax, `norm_topk_prob`), `GptOssTopKRouter` (topk_softmax, with a
     bias), `DeepseekV3TopkRouter` + `route_tokens_to_experts` (sigmoid,
-    correction bias, groups, normalized, scaled).
+    correction bias, groups, normalized, scaled). transformers runs
+    DeepSeek-V3's router in f32 whatever the model's type (and adds 1e-20
+    to the normalizing sum): this op computes the logits in the input's
+    type, so a bf16 model routes as transformers does only when the router
+    is given f32 input and weights.
 
     Ties between experts go to the lower expert id (`rlx_mir.topk`'s rule;
     `torch.topk` does not promise an order for ties).
@@ -47,7 +51,8 @@ def HIR_MoeRouterOp : HIR_Op<"moe_router", [AttrSizedOperandSegments]> {
     outputs; with an f32 model the two agree), `ids` `[..., k]` i64, in
     descending order of the selection score.
 
-    The verifier rejects a weight that is not `[E, H]` for the input's H,
+    The verifier rejects a dynamic E, a weight that is not `[E, H]` for the
+    input's H,
     biases that are not `[E]`, `top_k` < 1 or > E, a
     `routed_scaling_factor` that is not positive and finite, one of
     `n_group`/`topk_group` without the other, groups that do not split E
@@ -102,7 +107,8 @@ def HIR_MoeExpertsOp : HIR_Op<"moe_experts"> {
 
     The verifier rejects a `gate_up` whose middle dim is odd, a `down` that
     is not `[E, H, I]` for the same E, H and I, `weights`/`ids` whose shape
-    is not the input's leading dims plus `k`, an input H that is not the
+    is not the input's leading dims plus `k`, a dynamic k or one outside
+    [1, E], expert weights with a dynamic dim, an input H that is not the
     experts', non-integer ids, activations other than the four above, and
     mixed element types of input and expert weights.
 
