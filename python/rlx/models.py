@@ -2,7 +2,9 @@
 
 The same C++ generator as the ``rlx-gen`` tool (lib/ModelGen):
 LlamaForCausalLM (TinyLlama too), MistralForCausalLM, Qwen2ForCausalLM,
-Qwen3ForCausalLM and GPT2LMHeadModel with transformers' defaults, HF
+Qwen3ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel and the mixtures of
+experts MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM and
+OlmoeForCausalLM with transformers' defaults, HF
 parameter names on the arguments (``rlx.param``), symbolic
 ``seq``/``past_seq`` dims unless given. Another architecture, an activation
 or RoPE type RLX does not compute exactly raises RlxError listing the
