@@ -135,6 +135,16 @@ def bf16_matmul_text(M, K, N):
 }}"""
 
 
+def grouped_matmul_text(T, K, E, N, dtype="bf16"):
+    """y[t] = x[t, K] · w[ids[t], N, K]ᵀ: T rows routed over E experts'
+    nn.Linear weights (rlx_mir.grouped_matmul)."""
+    ty = lambda *d, e=dtype: "tensor<" + "x".join(map(str, d)) + "x" + e + ">"
+    return f"""func.func @f(%x: {ty(T, K)} {{rlx.input = "x"}}, %w: {ty(E, N, K)} {{rlx.input = "w"}}, %ids: {ty(T, e="i32")} {{rlx.input = "ids"}}) -> {ty(T, N)} {{
+  %y = rlx_mir.grouped_matmul %x, %w, %ids : {ty(T, K)}, {ty(E, N, K)}, {ty(T, e="i32")}
+  return %y : {ty(T, N)}
+}}"""
+
+
 def matmul_bench_case(M, N, K, name):
     """bf16 x[M, K] · w[N, K]ᵀ (a Linear), timed against torch.matmul."""
     text = bf16_matmul_text(M, K, N)

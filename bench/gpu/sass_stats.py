@@ -53,6 +53,9 @@ class SassCase:
     unit: str            # what the per-unit count is per
     units_per_iter: float
     flags: tuple = ()
+    # Where ptxas may unroll the loop: units = its tensor-core instructions
+    # on the dearest path / this many per unit (units_per_iter unused).
+    mma_per_unit: int = 0
     budget: dict = dataclasses.field(default_factory=dict)
 
 
@@ -69,6 +72,16 @@ def _cases():
         # bf16 4096³ on the wgmma kernel: one iteration is one 64-deep K step.
         SassCase("matmul_bf16_4096", C.bf16_matmul_text(4096, 4096, 4096),
                  "matmul", "64-deep K step", 1.0),
+        # Mixtral-8x7B's expert gate/up projection (the two merged: N = 2 ·
+        # 14336, K = 4096) on 512 tokens routed top-2 (1024 rows, 8
+        # experts): the grouped GEMM on mma.sync (a warp's 32 × 16 tile: 8
+        # HMMA.16816 per 32-deep K step); beside it the dense mma.sync GEMM's loop on the same
+        # tile, the baseline its row gather must not slow.
+        SassCase("grouped_matmul_bf16_mixtral", C.grouped_matmul_text(1024, 4096, 8, 28672),
+                 "grouped_matmul", "32-deep K step", 1.0, mma_per_unit=8),
+        SassCase("matmul_bf16_mma_sync_4096", C.bf16_matmul_text(4096, 4096, 4096),
+                 "matmul", "32-deep K step", 1.0, flags=("--matmul-kernel=tensor-cores",),
+                 mma_per_unit=8),
         # NVFP4 W4A16 GEMV, M = 1, N = K = 4096 on mma.sync
         # (Nvfp4GemvKernel.cpp): a lane's step is 32 codes of each of its
         # two weight rows, four 16-element blocks.
@@ -416,6 +429,8 @@ def measure(build, chip="sm_90a", only=None):
                 s["case"] = case.name
                 s["focus"] = case.kernel in fname and "combine" not in fname
                 s["unit"], s["units_per_iter"] = case.unit, case.units_per_iter
+                if case.mma_per_unit and s.get("mix", {}).get("tensor core"):
+                    s["units_per_iter"] = s["mix"]["tensor core"] / case.mma_per_unit
                 rows.append(s)
     return dict(chip=chip, cuobjdump=cuobjdump, ptxas=ptxas_version(build), kernels=rows)
 

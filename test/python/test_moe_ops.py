@@ -155,3 +155,41 @@ def test_grouped_matmul_of_a_slice(device):
                                             w=np.zeros((2, 4, 0), np.float32),
                                             ids=np.array([0, 1, 1], np.int64))["y"]
     np.testing.assert_array_equal(got, np.zeros((3, 4), np.float32))
+
+
+@pytest.mark.parametrize("dtype,kernel,K", [("bf16", "tensor-cores", 40), ("f16", "tensor-cores", 36),
+                                            ("f32", "simt", 40), ("bf16", "simt", 40)])
+def test_grouped_kernel_on_the_emulator(dtype, kernel, K):
+    """The GPU grouped GEMM (the matmul kernel, one expert per M-tile, each
+    block finding its expert's rows by scanning the ids) forced strictly:
+    300 rows (more than a thread each in the scan), an expert with three
+    M-tiles, an expert with none, ids to clamp, two N tiles with a tail, K
+    with a tail (K = 36: no 16-byte copies of the rows)."""
+    import ml_dtypes
+    np_type = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}[dtype]
+    rng = np.random.default_rng(5)
+    T, E, N = 300, 5, 72
+    ii = rng.choice([0, 2, 4], size=T).astype(np.int32)
+    ii[rng.permutation(T)[:150]] = 1  # expert 1: 150 rows, three 64-row tiles
+    ii[[7, 100, 299]] = [-1, 9, 5]    # clamped to 0, 4, 4; expert 3 gets none
+    f = hir.Function("f")
+    x, w = f.input("x", (T, K), dtype), f.input("w", (E, N, K), dtype)
+    ids = f.input("ids", (T,), "i32")
+    f.output("y", mir.grouped_matmul(x, w, ids))
+    xs = rng.standard_normal((T, K)).astype(np_type)
+    ws = rng.standard_normal((E, N, K)).astype(np_type)
+    model = rlx.gpu.compile(f.build(), device="emu", matmul_kernel=kernel, strict_kernels=True)
+    got = model.run(x=xs, w=ws, ids=ii)["y"].astype(np.float64)
+    want = numpy_grouped_matmul(xs.astype(np.float32), ws.astype(np.float32), ii)
+    tol = 1e-5 if dtype == "f32" else 2 ** -7  # one rounding of an f32 sum
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("kernel", ["gemv", "wgmma"])
+def test_grouped_kernel_refuses_other_kernels(kernel):
+    f = hir.Function("f")
+    x, w, ids = f.input("x", (4, 32), "bf16"), f.input("w", (2, 64, 32), "bf16"), f.input(
+        "ids", (4,), "i32")
+    f.output("y", mir.grouped_matmul(x, w, ids))
+    with pytest.raises(rlx.RlxError, match="a grouped matmul runs on tensor-cores or simt"):
+        rlx.gpu.compile(f.build(), device="emu", matmul_kernel=kernel, strict_kernels=True)

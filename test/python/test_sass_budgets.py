@@ -35,6 +35,12 @@ BUDGETS = {
     # (72 before descriptors were advanced by 32-bit adds, 41 since, 42 with
     # the persistent grid's tile loop).
     ("matmul_bf16_4096", "matmul"): dict(unmasked=45, masked=50),
+    # The grouped GEMM on mma.sync (Mixtral's expert gate/up, 1024 routed
+    # rows) per 32-deep K step: 65 with its A rows looked up once per tile
+    # (69 when each k-tile read them from shared memory), against the dense
+    # mma.sync GEMM's 55.3 on the same warp tile.
+    ("grouped_matmul_bf16_mixtral", "grouped_matmul"): dict(unmasked=70, masked=70),
+    ("matmul_bf16_mma_sync_4096", "matmul"): dict(unmasked=60, masked=60),
     # Per 16-element NVFP4 block (four per iteration of a lane): issue 35's
     # ≤ 50 (117.5 before the GEMV moved onto mma.sync, 41 since).
     ("nvfp4_gemv_m1_4096", "nvfp4"): dict(unmasked=50, masked=50),
@@ -57,7 +63,7 @@ def kernel(report, case, name):
 @pytest.mark.parametrize("case,name", sorted(BUDGETS))
 def test_main_loop_within_budget(report, case, name):
     k = kernel(report, case, name)
-    units = next(c.units_per_iter for c in sass_stats._cases() if c.name == case)
+    units = k["units_per_iter"]  # the case's, or from its tensor-core count
     budget = BUDGETS[(case, name)]
     assert k["loop_min"] / units <= budget["unmasked"], k
     assert k["loop_max"] / units <= budget["masked"], k

@@ -47,9 +47,23 @@ using namespace mlir::rlx::gpu_kernels::matmul;
 
 namespace mlir::rlx::gpu_kernels::matmul {
 
+/// Row `row` of the tile space (m0 + local; local < tm) as a row of the
+/// lhs and the output: itself, or in a grouped matmul the local-th row of
+/// the block's expert.
+static Value groupedRow(KernelBuilder &kb, Value groupRows, Value row, Value m0) {
+  Value r = kb.load(groupRows, {kb.sub(row, m0)});
+  return arith::IndexCastOp::create(kb.b, kb.loc, kb.b.getIndexType(), r);
+}
+
+Value GemmBuilder::rowInRange(Value row) {
+  return kb.ult(row, p.grouped() ? groupCount : kb.idx(p.rows));
+}
+
 SmallVector<Value> GemmBuilder::lhsPos(Value row, Value kIdx) {
   ArrayRef<int64_t> shape = shapeOf(p.lhs);
   size_t rank = shape.size();
+  if (p.grouped())
+    return {groupedRow(kb, groupRows, row, m0), kIdx};
   if (p.fused) {
     // lhs [..., K]: row over the leading dims.
     SmallVector<Value> pos =
@@ -75,7 +89,9 @@ SmallVector<Value> GemmBuilder::rhsPos(Value kIdx, Value col) {
   ArrayRef<int64_t> shape = shapeOf(p.rhs);
   size_t rank = shape.size();
   SmallVector<Value> pos;
-  if (rank > 2) {
+  if (p.grouped()) {
+    pos.push_back(bt); // [E, N, K]
+  } else if (rank > 2) {
     SmallVector<int64_t> outBatch(shapeOf(p.out).drop_back(2));
     SmallVector<Value> b = kb.delinearize(bt, outBatch);
     size_t lead = outBatch.size() - (rank - 2);
@@ -91,6 +107,8 @@ SmallVector<Value> GemmBuilder::rhsPos(Value kIdx, Value col) {
 
 SmallVector<Value> GemmBuilder::outPos(Value row, Value col, Value out) {
   ArrayRef<int64_t> shape = shapeOf(out);
+  if (p.grouped())
+    return {groupedRow(kb, groupRows, row, m0), col};
   if (p.fused) {
     SmallVector<Value> pos =
         shape.size() > 1 ? kb.delinearize(row, shape.drop_back()) : SmallVector<Value>{};
@@ -219,7 +237,7 @@ void GemmBuilder::tiledMainLoop() {
           Value mm = p.transA ? kb.remui(e, kb.idx(tm)) : kb.divui(e, kb.idx(tk));
           Value kk = p.transA ? kb.divui(e, kb.idx(tm)) : kb.remui(e, kb.idx(tk));
           Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
-          Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+          Value valid = arith::AndIOp::create(kb.b, kb.loc, rowInRange(row),
                                               kb.ult(kIdx, kb.idx(p.k)));
           kb.store(kb.ifElse(valid, [&] { return loadA(row, kIdx); }, zero), as, {kk, mm});
         });
@@ -315,7 +333,8 @@ std::string GemmBuilder::whyNoTensorCores() {
   const int64_t rows = 64, stride = 40;
   auto bytes = [&](int64_t stages) {
     int64_t tiles = stages * (rows + tn * (p.glu ? 2 : 1)) * stride * 2;
-    return tiles + rows * tn * 4 /*Cs*/ + 3 * rows * 4 /*row and head statistics*/;
+    int64_t grouped = p.grouped() ? rows * 4 + kThreads * 4 : 0; // rows and the scan
+    return tiles + rows * tn * 4 /*Cs*/ + 3 * rows * 4 /*row and head statistics*/ + grouped;
   };
   for (int64_t stages : {2, 1})
     if (bytes(stages) <= nvvm::NVVMTarget::kDefaultSharedMemoryLimit) {
@@ -362,7 +381,8 @@ void GemmBuilder::tensorCoreMainLoop() {
   // A under a norm prologue is computed, so it is stored by the threads.
   bool asyncA = !p.norm && asyncCopyable(p.lhs, !p.transA, p.k) &&
                 (p.fused || shapeOf(p.lhs).size() == 2);
-  bool asyncB = asyncCopyable(p.rhs, p.transB, p.k) && shapeOf(p.rhs).size() == 2;
+  bool asyncB = asyncCopyable(p.rhs, p.transB, p.k) &&
+                (shapeOf(p.rhs).size() == 2 || p.grouped());
   Value lane = kb.remui(tid, kb.idx(32)), warp = kb.divui(tid, kb.idx(32));
   Value wm0 = kb.mul(kb.divui(warp, kb.idx(warpsN)), kb.idx(wm));
   Value wn0 = kb.mul(kb.remui(warp, kb.idx(warpsN)), kb.idx(wn));
@@ -393,13 +413,27 @@ void GemmBuilder::tensorCoreMainLoop() {
   };
   // Stage k-tile `kt` into stage `stage`: cp.async where it applies, else
   // loads rounded once to the input type (the prologue's normalized A).
+  // A grouped matmul's rows come from the block's row list: with one A
+  // copy per thread each thread reads the same row every k-tile, so it
+  // looks the row up once, before the loop.
+  bool hoistA = asyncA && p.grouped() && tm * bk / 8 == kThreads;
+  Value aLocal, aRow, aValid;
+  if (hoistA) {
+    aLocal = kb.divui(tid, kb.idx(bk / 8));
+    aRow = lhsPos(kb.add(m0, aLocal), kb.idx(0))[0];
+    aValid = rowInRange(kb.add(m0, aLocal));
+  }
   auto stageTile = [&](Value kt, Value stage) {
     Value k0 = kb.mul(kt, kb.idx(bk));
-    if (asyncA) {
+    if (hoistA) {
+      Value kk = kb.mul(kb.remui(tid, kb.idx(bk / 8)), kb.idx(8)), kIdx = kb.add(k0, kk);
+      Value valid = arith::AndIOp::create(kb.b, kb.loc, aValid, kb.ult(kIdx, kb.idx(p.k)));
+      copy16(as, stage, tm, aLocal, kk, p.lhs, {aRow, kIdx}, valid);
+    } else if (asyncA) {
       kb.forLoop(tid, kb.idx(tm * bk / 8), kb.idx(kThreads), [&](Value e) {
         Value mm = kb.divui(e, kb.idx(bk / 8)), kk = kb.mul(kb.remui(e, kb.idx(bk / 8)), kb.idx(8));
         Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
-        Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+        Value valid = arith::AndIOp::create(kb.b, kb.loc, rowInRange(row),
                                             kb.ult(kIdx, kb.idx(p.k)));
         copy16(as, stage, tm, mm, kk, p.lhs, lhsPos(kb.minui(row, kb.idx(p.rows - 1)), kIdx),
                valid);
@@ -408,7 +442,7 @@ void GemmBuilder::tensorCoreMainLoop() {
       kb.forLoop(tid, kb.idx(tm * bk), kb.idx(kThreads), [&](Value e) {
         Value mm = kb.divui(e, kb.idx(bk)), kk = kb.remui(e, kb.idx(bk));
         Value row = kb.add(m0, mm), kIdx = kb.add(k0, kk);
-        Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+        Value valid = arith::AndIOp::create(kb.b, kb.loc, rowInRange(row),
                                             kb.ult(kIdx, kb.idx(p.k)));
         Value v = kb.ifElse(valid, [&] { return kb.convert(loadA(row, kIdx), in); }, zero);
         kb.store(v, as, {stage, mm, kk});
@@ -774,7 +808,7 @@ void GemmBuilder::epilogue() {
   kb.forLoop(tid, kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
     Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
     Value row = kb.add(m0, mm), col = kb.add(n0, c);
-    Value valid = arith::AndIOp::create(kb.b, kb.loc, kb.ult(row, kb.idx(p.rows)),
+    Value valid = arith::AndIOp::create(kb.b, kb.loc, rowInRange(row),
                                         kb.ult(col, kb.idx(p.cols)));
     kb.ifThen(valid, [&] {
       Value v = headValue(mm, c);
@@ -807,6 +841,62 @@ void GemmBuilder::epilogue() {
   });
 }
 
+/// The rows of expert bt in tile m0 of a grouped matmul: each thread
+/// counts the rows of the expert in its contiguous slice of the ids, a
+/// Hillis-Steele scan over the block gives each slice's first rank, and
+/// the second pass writes the token row of every rank in [m0, m0 + tm).
+/// Ranks are in row order, so every block of the expert agrees on them.
+/// Ids outside [0, E) are clamped, as the op defines.
+void GemmBuilder::groupedRows() {
+  int64_t rows = p.rows, chunk = ceilDiv(rows, threads);
+  Value tid = kb.threadId();
+  Type i32 = kb.b.getI32Type();
+  groupRows = kb.workgroupBuffer(ctx.fn, {tm}, i32);
+  Value scan = kb.workgroupBuffer(ctx.fn, {threads}, i32);
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastOp::create(kb.b, kb.loc, kb.b.getIndexType(), v).getResult();
+  };
+  auto toI32 = [&](Value v) { return arith::IndexCastOp::create(kb.b, kb.loc, i32, v).getResult(); };
+  kb.forLoop(tid, kb.idx(tm), kb.idx(threads),
+             [&](Value i) { kb.store(kb.i32(0), groupRows, {i}); });
+  Value lo = kb.minui(kb.mul(tid, kb.idx(chunk)), kb.idx(rows));
+  Value hi = kb.minui(kb.add(lo, kb.idx(chunk)), kb.idx(rows));
+  auto isMine = [&](Value t) {
+    Value id = toIndex(kb.load(p.ids, {t}));
+    id = arith::MaxSIOp::create(kb.b, kb.loc, id, kb.idx(0));
+    id = arith::MinSIOp::create(kb.b, kb.loc, id, kb.idx(p.batches - 1));
+    return kb.eq(id, bt);
+  };
+  auto plusIf = [&](Value n, Value c) { return kb.add(n, kb.select(c, kb.idx(1), kb.idx(0))); };
+  Value mine = kb.forLoop(lo, hi, kb.idx(1), {kb.idx(0)},
+                          [&](Value t, ValueRange n) -> SmallVector<Value> {
+                            return {plusIf(n[0], isMine(t))};
+                          })[0];
+  kb.store(toI32(mine), scan, {tid});
+  kb.barrier();
+  for (int64_t off = 1; off < threads; off *= 2) {
+    Value has = kb.ult(kb.idx(off - 1), tid); // tid >= off
+    Value from = kb.select(has, kb.sub(tid, kb.idx(off)), kb.idx(0));
+    Value add = kb.select(has, kb.load(scan, {from}), kb.i32(0));
+    kb.barrier();
+    kb.store(kb.add(kb.load(scan, {tid}), add), scan, {tid});
+    kb.barrier();
+  }
+  groupCount = toIndex(kb.load(scan, {kb.idx(threads - 1)}));
+  Value first = kb.sub(toIndex(kb.load(scan, {tid})), mine);
+  kb.forLoop(lo, hi, kb.idx(1), {first}, [&](Value t, ValueRange rank) -> SmallVector<Value> {
+    Value hit = isMine(t);
+    // rank in [m0, m0 + tm): rank - m0 < tm unsigned.
+    Value keep = arith::AndIOp::create(kb.b, kb.loc, hit,
+                                       kb.ult(kb.sub(rank[0], m0), kb.idx(tm)));
+    kb.ifThen(keep, [&] {
+      kb.store(toI32(t), groupRows, {kb.sub(rank[0], m0)});
+    });
+    return {plusIf(rank[0], hit)};
+  });
+  kb.barrier();
+}
+
 /// The kernel for this matmul (docs/gpu.md, "Matmul kernels"): GEMV for at
 /// most 16 rows (decode: bound by reading the weights once), else tensor
 /// cores where they apply, else tiled SIMT. matmul-kernel names a
@@ -817,7 +907,12 @@ LogicalResult GemmBuilder::chooseKernel() {
   StringRef forced = ctx.matmulKernel;
   constexpr int64_t kGemvRows = 16;
   std::string why;
-  if (forced == "gemv") {
+  // A grouped matmul runs on the mma.sync kernel, else SIMT.
+  bool grouped = p.grouped();
+  const std::string groupedWhy = ": a grouped matmul runs on tensor-cores or simt";
+  if (grouped && (forced == "gemv" || forced == "wgmma" || forced == "tcgen05")) {
+    why = groupedWhy;
+  } else if (forced == "gemv") {
     if (p.rows > kGemvRows)
       why = "on " + std::to_string(p.rows) + " rows (the gemv kernel takes at most " +
             std::to_string(kGemvRows) + ")";
@@ -845,8 +940,8 @@ LogicalResult GemmBuilder::chooseKernel() {
   if (forced == "auto" || !why.empty()) {
     // tcgen05 (W4A4: it quantizes the activations) changes the numbers, so
     // only matmul-kernel=tcgen05 picks it.
-    gemv = p.rows <= kGemvRows && gemvTileFits();
-    wgmma = !gemv && whyNoWgmma().empty();
+    gemv = !grouped && p.rows <= kGemvRows && gemvTileFits();
+    wgmma = !grouped && !gemv && whyNoWgmma().empty();
     tensorCores = !gemv && !wgmma && canUseTensorCores();
   }
   if (!why.empty())
@@ -904,6 +999,7 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   n0 = kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(tn));
   m0 = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(tm));
   bt = kb.blockId(gpu::Dimension::z);
+  bool grouped = p.grouped();
   if (wgmma) {
     if (failed(wgmmaSetup(launch)))
       return failure();
@@ -921,36 +1017,47 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   }
   if (p.headNormWeight && !headRstd)
     headRstd = kb.workgroupBuffer(ctx.fn, {tm}, acc);
-  if (p.k == 0) {
-    // Empty sums: Cs = activate(0).
-    kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
-      Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
-      Value col = kb.minui(kb.add(n0, c), kb.idx(p.cols - 1));
-      Value zero = kb.f(acc, 0.0);
-      kb.store(activate(zero, p.glu ? zero : Value(), col), cs, {mm, c});
-    });
-    kb.barrier();
-  } else if (gemv) {
-    gemvMainLoop();
-  } else if (tensorCores) {
-    tensorCoreMainLoop();
-  } else if (wgmma) {
-    wgmmaMainLoop();
-  } else if (tcgen05) {
-    tcgen05MainLoop();
+  auto mainLoopAndEpilogue = [&] {
+    if (p.k == 0) {
+      // Empty sums: Cs = activate(0).
+      kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
+        Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
+        Value col = kb.minui(kb.add(n0, c), kb.idx(p.cols - 1));
+        Value zero = kb.f(acc, 0.0);
+        kb.store(activate(zero, p.glu ? zero : Value(), col), cs, {mm, c});
+      });
+      kb.barrier();
+    } else if (gemv) {
+      gemvMainLoop();
+    } else if (tensorCores) {
+      tensorCoreMainLoop();
+    } else if (wgmma) {
+      wgmmaMainLoop();
+    } else if (tcgen05) {
+      tcgen05MainLoop();
+    } else {
+      tiledMainLoop();
+    }
+    // A persistent wgmma kernel ran the epilogue per tile.
+    if (!(wgmma && wgPersistent))
+      epilogue();
+  };
+  if (grouped) {
+    // A grouped matmul's tiles past its expert's rows have nothing to do
+    // (the whole block agrees: groupCount is block-uniform).
+    groupedRows();
+    kb.ifThen(kb.ult(m0, groupCount), mainLoopAndEpilogue);
   } else {
-    tiledMainLoop();
+    mainLoopAndEpilogue();
   }
-  // A persistent wgmma kernel ran the epilogue per tile.
-  if (!(wgmma && wgPersistent))
-    epilogue();
   return launch;
 }
 
 struct MatmulTemplate : KernelTemplate {
   StringRef name() const override { return "matmul"; }
   bool matches(Operation *root) const override {
-    return isa<mir::MatmulOp, mir::FusedMatmulOp, mir::Nvfp4MatmulOp>(root);
+    return isa<mir::MatmulOp, mir::FusedMatmulOp, mir::Nvfp4MatmulOp, mir::GroupedMatmulOp>(
+        root);
   }
 
   FailureOr<LaunchConfig> build(KernelContext &ctx) const override {
@@ -970,6 +1077,21 @@ struct MatmulTemplate : KernelTemplate {
       p.k = p.transA ? ls[ls.size() - 2] : ls.back();
       if (!p.lhs || !p.rhs)
         return unsupported(ctx, "matmul operands that are not kernel inputs");
+      return GemmBuilder(ctx, p).build();
+    }
+    if (auto g = dyn_cast<mir::GroupedMatmulOp>(ctx.root)) {
+      // Rows [T, K] through the stacked nn.Linear weights [E, N, K].
+      p.lhs = opnd(g.getInput());
+      p.rhs = opnd(g.getWeight());
+      p.ids = opnd(g.getIds());
+      if (!p.lhs || !p.rhs || !p.ids)
+        return unsupported(ctx, "grouped_matmul operands that are not kernel inputs");
+      p.transB = true;
+      ArrayRef<int64_t> ws = shapeOf(p.rhs);
+      p.batches = ws[0];
+      p.cols = ws[1];
+      p.k = ws[2];
+      p.rows = shapeOf(p.lhs)[0];
       return GemmBuilder(ctx, p).build();
     }
     if (auto q = dyn_cast<mir::Nvfp4MatmulOp>(ctx.root)) {

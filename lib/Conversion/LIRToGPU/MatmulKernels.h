@@ -38,8 +38,14 @@ struct GemmProblem {
   /// An NVFP4 weight: rhs the packed codes (transB: [N, K/2], else
   /// [K/2, N]), its E4M3 block scales and f32 global scale.
   Value rhsScales, rhsGlobal;
+  /// A grouped matmul (rlx_mir.grouped_matmul): lhs [T, K] rows, rhs the
+  /// stacked [E, N, K] weights (batches = E, rows = T), `ids` [T] each
+  /// row's expert. Block (n, m, e) computes the m-th tile of expert e's
+  /// rows (in row order), which it finds by scanning the ids.
+  Value ids;
 
   bool headStages() const { return headNormWeight || ropeCos; }
+  bool grouped() const { return static_cast<bool>(ids); }
   bool nvfp4() const { return static_cast<bool>(rhsScales); }
 };
 
@@ -85,6 +91,13 @@ private:
   Value bt, m0, n0;
   // Shared buffers.
   Value cs, rowMean, rowRstd, headRstd;
+  // A grouped matmul: the block's expert's rows (i32, tm of them; row 0
+  // past the end) and how many rows the expert has (index, block-uniform).
+  Value groupRows, groupCount;
+  /// Scan the ids for the rows of expert bt that tile m0 holds.
+  void groupedRows();
+  /// Whether tile-space row `row` (m0 + local) is a row of the product.
+  Value rowInRange(Value row);
 
   // Positions.
   SmallVector<Value> lhsPos(Value row, Value kIdx);

@@ -56,6 +56,10 @@ struct GPUDynamicShared : rlx::impl::GPUDynamicSharedBase<GPUDynamicShared> {
       auto type = dyn_cast<MemRefType>(a.getType());
       if (!type || !type.hasStaticShape())
         return success(); // rlx-nvvm-check-target names it
+      if (!type.getElementType().isIntOrFloat())
+        return fn.emitError("rlx-gpu-dynamic-shared: a workgroup buffer of kernel '")
+               << fn.getName() << "' holds " << type.getElementType()
+               << " (integer or float elements only: their size is known)";
       offsets.push_back(total);
       total += llvm::alignTo((type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8,
                              kAlign);

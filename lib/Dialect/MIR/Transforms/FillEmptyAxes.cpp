@@ -51,7 +51,12 @@ struct FillEmptyAxes : mir::impl::MIRFillEmptyAxesBase<FillEmptyAxes> {
                         : RankedTensorType();
       if (!result || !result.hasStaticShape() || result.getNumElements() == 0)
         return;
-      if (auto mm = dyn_cast<MatmulOp>(op)) {
+      if (isa<GroupedMatmulOp>(op)) {
+        // K = 0: rows and weights over one zero.
+        for (OpOperand &o : op->getOpOperands().take_front(2))
+          if (isEmpty(o.get()))
+            fill(op, o, 0.0);
+      } else if (auto mm = dyn_cast<MatmulOp>(op)) {
         if (isEmpty(mm.getLhs()) || isEmpty(mm.getRhs()))
           for (OpOperand &o : op->getOpOperands())
             if (isEmpty(o.get()))

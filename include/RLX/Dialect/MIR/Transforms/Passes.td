@@ -178,7 +178,7 @@ def MIRSpecialize : Pass<"rlx-mir-specialize", "::mlir::ModuleOp"> {
 def MIRFillEmptyAxes : Pass<"rlx-mir-fill-empty-axes"> {
   let summary = "Contractions and reductions over an empty axis, as one element of their identity";
   let description = [{
-    A `matmul` or `fused_matmul` whose contraction size K is 0 (static) and
+    A `matmul`, `fused_matmul` or `grouped_matmul` whose contraction size K is 0 (static) and
     whose result is not empty computes `epilogue(0)`; a `reduce` `sum`,
     `prod` or `mean` over an axis of size 0 gives 0, 1 or NaN (as torch).
     Kernels that tile K or a reduced axis need at least one element, so the
