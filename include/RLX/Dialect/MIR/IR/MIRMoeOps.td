@@ -28,12 +28,12 @@ def MIR_GroupedMatmulOp : MIR_InferOp<"grouped_matmul", [
     expert selected and summed over `E` (another expert's inf or NaN does
     not reach it). The backends do not run that chain (E times the work):
     the linalg lowering is one `linalg.generic` over `(t, n, k)` reading
-    each row's expert weight (the routed `T·N·K` multiply-adds; the GPU
-    generic path runs it as a kernel), and on the CPU path an f32 one is a
-    call of the runtime's grouped GEMM (each expert's rows gathered, one
-    BLAS call per expert, a GEMV for a single row). A tensor-core grouped
-    kernel (rows sorted and padded per expert, one expert per M-tile) is
-    the GPU fast path to come.
+    each row's expert weight (the routed `T·N·K` multiply-adds), and on the
+    CPU path an f32 one is a call of the runtime's grouped GEMM (each
+    expert's rows gathered, one BLAS call per expert, a GEMV for a single
+    row). On the GPU it runs on the matmul kernel: one expert per 64-row
+    tile, each block finding its expert's rows by a scan of the ids,
+    `mma.sync` for bf16/f16 (docs/gpu.md, "Matmul kernels").
 
     The verifier rejects an input that is not `[T, K]`, a weight that is
     not `[E, N, K]` with E ≥ 1 and the input's K and element type, and ids
