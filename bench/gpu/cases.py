@@ -234,6 +234,62 @@ def wgmma_matmul_case(M, K, N, name):
                 tolerance=2e-2, bf16_outputs=True, flags=["--matmul-kernel", "wgmma"])
 
 
+def skewed_expert_ids(T, E, seed):
+    """Expert ids as a router gives them, unevenly: half the rows on
+    expert 1, one expert with none, two ids to clamp."""
+    rng = np.random.default_rng(seed)
+    ids = rng.choice([e for e in range(E) if e != E - 2], size=T).astype(np.int32)
+    ids[rng.permutation(T)[:T // 2]] = 1
+    ids[[0, T - 1]] = [-1, E + 3]
+    return ids
+
+
+def grouped_matmul_case(T, K, E, N, name):
+    """Numerics of the grouped GEMM on mma.sync against numpy (rows through
+    their expert's nn.Linear weight; ragged T, N and K)."""
+    def inputs():
+        rng = np.random.default_rng(T + K + N)
+        return {"x": bf16_bits(rng.standard_normal((T, K), np.float32)),
+                "w": bf16_bits(rng.standard_normal((E, N, K), np.float32) / np.sqrt(K)),
+                "ids": skewed_expert_ids(T, E, T)}
+
+    def reference(v):
+        x, w = (from_bf16_bits(v[k]).astype(np.float64) for k in ("x", "w"))
+        return {"result0": np.einsum("tk,tnk->tn", x, w[np.clip(v["ids"], 0, E - 1)])}
+
+    return dict(name=name, text=grouped_matmul_text(T, K, E, N), inputs=inputs,
+                reference=reference, bench=False, dims={}, tolerance=2e-2, bf16_outputs=True)
+
+
+def grouped_matmul_bench_case(T, K, E, N, name):
+    """The grouped GEMM against the loop transformers' experts module runs in
+    eager PyTorch (per expert: gather its rows, F.linear, scatter back),
+    bf16, on the same GPU, with the same routing."""
+    def inputs():
+        rng = np.random.default_rng(0)
+        w = bf16_bits(0.02 * rng.standard_normal((N, K), np.float32))
+        return {"x": bf16_bits(rng.standard_normal((T, K), np.float32)),
+                "w": np.broadcast_to(w, (E, N, K)).copy(), "ids": skewed_expert_ids(T, E, 0)}
+
+    def torch_baseline(torch):
+        x = torch.randn(T, K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+        ids = torch.from_numpy(skewed_expert_ids(T, E, 0).astype(np.int64)).cuda().clamp(0, E - 1)
+
+        def step():
+            out = torch.empty(T, N, device="cuda", dtype=torch.bfloat16)
+            for e in range(E):
+                rows = (ids == e).nonzero().squeeze(1)
+                if rows.numel():
+                    out[rows] = torch.nn.functional.linear(x[rows], w[e])
+            return out
+        return step
+
+    return dict(name=name, text=grouped_matmul_text(T, K, E, N), inputs=inputs, bench=True,
+                kind="torch_baseline", torch_baseline=torch_baseline, dims={},
+                flops=2 * T * N * K, shape=(T, N, K))
+
+
 def norm_swiglu_text(M, K, N):
     """The MLP's first half as one fused_matmul: rms_norm prologue, packed
     gate|up weight [2N, K], SwiGLU epilogue; bf16."""
@@ -536,4 +592,9 @@ CASES = [
     nvfp4_numerics_case(3, 512, 1024, "nvfp4_matmul_m3"),
     nvfp4_numerics_case(200, 256, 512, "nvfp4_matmul_m200"),
     *NVFP4_BENCH,
+    # MoE experts (the grouped GEMM, mma.sync): numerics with ragged edges,
+    # then Mixtral-8x7B's gate|up scaled down 4× in N and K (512 tokens
+    # routed top-2: 1024 rows over 8 experts) against transformers' loop.
+    grouped_matmul_case(300, 520, 8, 136, "grouped_matmul_300x520_e8"),
+    grouped_matmul_bench_case(1024, 1024, 8, 7168, "bench_grouped_matmul_mixtral_div4"),
 ]
