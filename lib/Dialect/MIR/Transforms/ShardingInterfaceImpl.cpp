@@ -377,6 +377,41 @@ LoopSpace gatherSpace(GatherOp op) {
   return s;
 }
 
+/// grouped_matmul: loops (t, n, k, e) over input [T, K], weight [E, N, K],
+/// ids [T] and out [T, N]; K a sum, E a loop of its own (each row reads one
+/// expert), split by expert parallelism (partitionExpertGroupedMatmul).
+LoopSpace groupedMatmulSpace(GroupedMatmulOp op) {
+  LoopSpace s;
+  if (shapeOf(op.getInput()).size() != 2 || shapeOf(op.getWeight()).size() != 3)
+    return s;
+  MLIRContext *ctx = op.getContext();
+  const unsigned t = 0, n = 1, k = 2, e = 3, loops = 4;
+  s.types = {IterType::parallel, IterType::parallel, IterType::reduction, IterType::reduction};
+  s.kinds = {ReductionKind::Sum, ReductionKind::Generic};
+  s.maps = {dimsMap({t, k}, loops, ctx), dimsMap({e, n, k}, loops, ctx), dimsMap({t}, loops, ctx),
+            dimsMap({t, n}, loops, ctx)};
+  return s;
+}
+
+/// topk: the leading dims of input [..., E] and of values/indices [..., k]
+/// are shared loops; E (searched whole) and k are loops of their own.
+LoopSpace topkSpace(TopKOp op) {
+  LoopSpace s;
+  unsigned rank = shapeOf(op.getInput()).size();
+  if (rank == 0)
+    return s;
+  unsigned lead = rank - 1, in = lead, out = rank, n = rank + 1;
+  MLIRContext *ctx = op.getContext();
+  s.types.assign(n, IterType::parallel);
+  s.types[in] = IterType::reduction;
+  s.kinds.push_back(ReductionKind::Generic);
+  SmallVector<unsigned> inLoops = iota(lead), outLoops = iota(lead);
+  inLoops.push_back(in);
+  outLoops.push_back(out);
+  s.maps = {dimsMap(inLoops, n, ctx), dimsMap(outLoops, n, ctx), dimsMap(outLoops, n, ctx)};
+  return s;
+}
+
 LoopSpace reduceSpace(ReduceOp op) {
   LoopSpace s;
   ArrayRef<int64_t> in = shapeOf(op.getInput());
@@ -440,6 +475,8 @@ LoopSpace loopSpaceOf(Operation *op) {
       .Case([](TransposeOp m) { return transposeSpace(m); })
       .Case([](BroadcastOp m) { return broadcastSpace(m); })
       .Case([](GatherOp m) { return gatherSpace(m); })
+      .Case([](GroupedMatmulOp m) { return groupedMatmulSpace(m); })
+      .Case([](TopKOp m) { return topkSpace(m); })
       .Case([](ReduceOp m) { return reduceSpace(m); })
       .Default([](Operation *m) { return elementwiseSpace(m); });
 }
@@ -645,6 +682,64 @@ LogicalResult partitionVocabGather(GatherOp op, ArrayRef<Value> partitionedOpera
   return success();
 }
 
+/// Expert parallelism (experts stacked [E, N, K], rank r holding experts
+/// [r·El, (r+1)·El)): each rank computes the rows routed to its experts
+/// (the others read its expert 0 and are replaced by zeros: a select, so
+/// that no inf or NaN of another expert's row leaks) and a sum all-reduce
+/// gives every rank every row. Ids are clamped to [0, E) first, as the op
+/// does.
+LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> partitionedOperands,
+                                           ArrayRef<SmallVector<GridAxis>> loops, GridOp grid,
+                                           IRMapping &map, OpBuilder &b) {
+  Location loc = op.getLoc();
+  ArrayRef<GridAxis> expertAxes = loops[3];
+  if (!loops[1].empty() || !loops[2].empty())
+    return op.emitOpError("cannot be partitioned over the device grid: its experts and its "
+                          "N or K dims are split (expert parallelism splits experts only)");
+  auto weight = cast<RankedTensorType>(partitionedOperands[1].getType());
+  auto ids = cast<RankedTensorType>(partitionedOperands[2].getType());
+  if (grid.getShape().size() != 1 || ShapedType::isDynamic(weight.getDimSize(0)))
+    return op.emitOpError("cannot be partitioned over the device grid: expert parallelism "
+                          "needs a 1-D grid and a static number of experts");
+  int64_t local = weight.getDimSize(0);
+  Type idType = ids.getElementType();
+  Value rank = shard::ProcessLinearIndexOp::create(b, loc, grid);
+  Value rankId = arith::IndexCastOp::create(b, loc, idType, rank);
+  Value rankT = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, idType),
+                                               ValueRange{rankId});
+  auto maskType = RankedTensorType::get(ids.getShape(), b.getI1Type());
+  auto owned = FusedElementwiseOp::create(b, loc, TypeRange{ids, maskType},
+                                          ValueRange{partitionedOperands[2], rankT});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = b.createBlock(&owned.getBody());
+    Value id = body->addArgument(idType, loc), r = body->addArgument(idType, loc);
+    auto constant = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getIntegerAttr(idType, v)).getResult();
+    };
+    Value zero = constant(0), count = constant(local);
+    Value last = constant(local * groupSize(expertAxes, grid) - 1);
+    id = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, id, zero), last);
+    Value expert = arith::SubIOp::create(b, loc, id, arith::MulIOp::create(b, loc, r, count));
+    Value mine = arith::AndIOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, expert, zero),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, expert, count));
+    YieldOp::create(b, loc, ValueRange{arith::SelectOp::create(b, loc, mine, expert, zero), mine});
+  }
+  Value rows = GroupedMatmulOp::create(b, loc, partitionedOperands[0], partitionedOperands[1],
+                                       owned.getResult(0));
+  Type elemType = cast<RankedTensorType>(rows.getType()).getElementType();
+  Value mask = ReshapeOp::create(b, loc, owned.getResult(1),
+                                 SmallVector<int64_t>{ids.isDynamicDim(0) ? -1 : ids.getDimSize(0), 1});
+  Value zero = ConstantOp::create(
+      b, loc, DenseElementsAttr::get(RankedTensorType::get({}, elemType),
+                                     b.getZeroAttr(elemType)));
+  Value kept = SelectOp::create(b, loc, mask, rows, zero);
+  map.map(op.getOutput(), shard::AllReduceOp::create(b, loc, kept, grid.getSymName(),
+                                                     expertAxes, ReductionKind::Sum));
+  return success();
+}
+
 /// The partition shared by every loop-space op.
 LogicalResult partitionBySpace(Operation *op, ArrayRef<Value> partitionedOperands,
                                ArrayRef<Sharding> operandShardings,
@@ -675,6 +770,8 @@ LogicalResult partitionBySpace(Operation *op, ArrayRef<Value> partitionedOperand
       return partitionVocabGather(gather, partitionedOperands, loops[ri + 1],
                                   !loops[ri].empty(), grid, map, b);
   }
+  if (auto gm = dyn_cast<GroupedMatmulOp>(op); gm && !loops[3].empty())
+    return partitionExpertGroupedMatmul(gm, partitionedOperands, loops, grid, map, b);
   // Reductions over split loops: sum, max and min combine across ranks.
   SmallVector<GridAxis> reductionAxes;
   std::optional<ReductionKind> kind;
@@ -965,6 +1062,6 @@ void mlir::rlx::mir::registerShardingInterfaceExternalModels(DialectRegistry &re
         // structured
         MatmulOp, FusedMatmulOp, ReduceOp, SoftmaxOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp,
         AttentionOp, RopeOp, CausalMaskOp, TransposeOp, BroadcastOp, ConcatOp, SliceOp,
-        GatherOp>(ctx);
+        GatherOp, GroupedMatmulOp, TopKOp>(ctx);
   });
 }

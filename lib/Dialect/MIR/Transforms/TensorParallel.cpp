@@ -58,6 +58,17 @@ TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t 
   StringRef leaf = name.rsplit('.').second.empty() ? name : name.rsplit('.').second;
   StringRef rest = name.rsplit('.').first;
   StringRef module = rest.contains('.') ? rest.rsplit('.').second : rest;
+  // MoE experts: transformers 5's stacked `experts.gate_up_proj` [E, 2I, H]
+  // and `experts.down_proj` [E, H, I] are split by expert (expert
+  // parallelism: rank r holds experts [r·E/tp, (r+1)·E/tp)); per-expert
+  // tensors (`experts.<e>.gate_proj.weight`, Mixtral's `w1`) are whole on
+  // every rank, not split as the dense MLP's projections.
+  if (module == "experts" && (leaf == "gate_up_proj" || leaf == "down_proj"))
+    return split(K::Experts, 0);
+  if (StringRef parent = rest.rsplit('.').first;
+      parent.contains('.') && llvm::all_of(parent.rsplit('.').second, llvm::isDigit) &&
+      parent.rsplit('.').first.ends_with("experts"))
+    return split(K::Replicated, -1);
   bool weight = leaf == "weight", bias = leaf == "bias";
   if (!weight && !bias)
     return split(K::Replicated, -1);
@@ -121,6 +132,7 @@ StringRef mlir::rlx::mir::stringifyTensorParallelKind(TensorParallelKind kind) {
   case TensorParallelKind::Vocab: return "vocab";
   case TensorParallelKind::KVHeads: return "kv_heads";
   case TensorParallelKind::Packed: return "packed column";
+  case TensorParallelKind::Experts: return "expert";
   case TensorParallelKind::Unsupported: return "packed";
   }
   return "";
@@ -250,7 +262,10 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
       return emitError(loc) << "rlx-mir-shard: tp = " << int64_t(tp) << " does not divide dim "
                             << split.dim << " (size " << size << ") of '" << name << "' ("
                             << stringifyTensorParallelKind(split.kind) << "-parallel"
-                            << (name.contains("mlp.") ? ", intermediate_size" : "") << ")";
+                            << (split.kind == TensorParallelKind::Experts ? ", num_experts"
+                                : name.contains("mlp.")                    ? ", intermediate_size"
+                                                                           : "")
+                            << ")";
     return success();
   }
 

@@ -47,6 +47,7 @@ enum class TensorParallelKind {
   Vocab,      ///< vocabulary rows split (embed_tokens, lm_head)
   KVHeads,    ///< a KV cache [B, S, kv_heads·head_dim] split by KV head
   Packed,     ///< column-parallel with `parts` equal parts (c_attn, qkv_proj, gate_up_proj)
+  Experts,    ///< stacked MoE experts [E, ...] split by expert (expert parallelism)
   Unsupported ///< a packed layout RLX does not split (query_key_value, W_pack)
 };
 
