@@ -53,6 +53,21 @@ TEST(TensorParallel, GPT2Conv1D) {
   expectSplit("transformer.h.0.attn.c_proj.bias", 1, K::Replicated, -1);
 }
 
+TEST(TensorParallel, MixtureOfExperts) {
+  // Stacked experts (transformers 5) split by expert: expert parallelism.
+  expectSplit("model.layers.0.mlp.experts.gate_up_proj", 3, K::Experts, 0);
+  expectSplit("model.layers.3.mlp.experts.down_proj", 3, K::Experts, 0);
+  EXPECT_EQ(tensorParallelSplit("model.layers.0.mlp.experts.gate_up_proj", 3).parts, 1);
+  // Per-expert tensors are whole, not split as a dense MLP's projections.
+  expectSplit("model.layers.0.mlp.experts.3.gate_proj.weight", 2, K::Replicated, -1);
+  expectSplit("model.layers.0.mlp.experts.12.down_proj.weight", 2, K::Replicated, -1);
+  expectSplit("model.layers.1.block_sparse_moe.experts.0.w1.weight", 2, K::Replicated, -1);
+  // The router, and Qwen2-MoE's shared expert as a dense MLP.
+  expectSplit("model.layers.0.mlp.gate.weight", 2, K::Replicated, -1);
+  expectSplit("model.layers.0.mlp.shared_expert.gate_proj.weight", 2, K::Column, 0);
+  expectSplit("model.layers.0.mlp.shared_expert.down_proj.weight", 2, K::Row, 1);
+}
+
 TEST(TensorParallel, PackedProjections) {
   // q|k|v and gate|up packed along the output features: a rank holds its
   // block of every part.

@@ -193,3 +193,45 @@ def test_grouped_kernel_refuses_other_kernels(kernel):
     f.output("y", mir.grouped_matmul(x, w, ids))
     with pytest.raises(rlx.RlxError, match="a grouped matmul runs on tensor-cores or simt"):
         rlx.gpu.compile(f.build(), device="emu", matmul_kernel=kernel, strict_kernels=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_zero_out_of_range(device, dtype):
+    """zero_out_of_range (expert parallelism's local experts): rows whose id
+    is outside [0, E) are zeros, not clamped, and are not computed (an inf in
+    every weight does not reach them); the others are as without it."""
+    import ml_dtypes
+    np_type = np.float32 if dtype == "f32" else ml_dtypes.bfloat16
+    rng = np.random.default_rng(6)
+    T, K, E, N = 70, 24, 3, 40
+    f = hir.Function("f")
+    x, w = f.input("x", (T, K), dtype), f.input("w", (E, N, K), dtype)
+    ids = f.input("ids", (T,), "i64")
+    f.output("y", mir.grouped_matmul(x, w, ids, zero_out_of_range=True))
+    xs = rng.standard_normal((T, K)).astype(np_type)
+    ws = rng.standard_normal((E, N, K)).astype(np_type)
+    ii = rng.integers(-2, E + 2, T).astype(np.int64)
+    ii[:4] = [-1, E, 0, E + 7]
+    model = compile_on(f.build(), device)
+    got = model.run(x=xs, w=ws, ids=ii)["y"].astype(np.float64)
+    kept = (ii >= 0) & (ii < E)
+    want = numpy_grouped_matmul(xs.astype(np.float32), ws.astype(np.float32), ii) * kept[:, None]
+    tol = 1e-5 if dtype == "f32" else 2 ** -7
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    assert not got[~kept].any()
+    # Rows out of range read no weight: inf everywhere, still zeros there.
+    got = model.run(x=xs, w=np.full((E, N, K), np.inf, np_type),
+                    ids=np.full(T, -1, np.int64))["y"]
+    np.testing.assert_array_equal(got, np.zeros((T, N), np_type))
+
+
+def test_zero_out_of_range_rules():
+    rng = np.random.default_rng(7)
+    body = (f"  %y = rlx_mir.grouped_matmul %x, %w, %ids zero_out_of_range : {t((5, 4))}, "
+            f"{t((3, 6, 4))}, {t((5,), 'i64')}")
+    text = build({"x": ((5, 4), "f64"), "w": ((3, 6, 4), "f64"), "ids": ((5,), "i64")}, body,
+                 "%y", (5, 6))
+    check_grad(text, {"x": rand(rng, 5, 4), "w": rand(rng, 3, 6, 4),
+                      "ids": np.array([2, -1, 3, 1, 0], np.int64), "R": rand(rng, 5, 6)},
+               ["x", "w"], vmap_args=["x", "w", "ids"])

@@ -846,7 +846,8 @@ void GemmBuilder::epilogue() {
 /// Hillis-Steele scan over the block gives each slice's first rank, and
 /// the second pass writes the token row of every rank in [m0, m0 + tm).
 /// Ranks are in row order, so every block of the expert agrees on them.
-/// Ids outside [0, E) are clamped, as the op defines.
+/// Ids outside [0, E) are clamped, as the op defines, or with
+/// zero_out_of_range are the rows of pseudo-expert E.
 void GemmBuilder::groupedRows() {
   int64_t rows = p.rows, chunk = ceilDiv(rows, threads);
   Value tid = kb.threadId();
@@ -862,9 +863,11 @@ void GemmBuilder::groupedRows() {
   Value lo = kb.minui(kb.mul(tid, kb.idx(chunk)), kb.idx(rows));
   Value hi = kb.minui(kb.add(lo, kb.idx(chunk)), kb.idx(rows));
   auto isMine = [&](Value t) {
-    Value id = toIndex(kb.load(p.ids, {t}));
-    id = arith::MaxSIOp::create(kb.b, kb.loc, id, kb.idx(0));
+    Value raw = toIndex(kb.load(p.ids, {t}));
+    Value id = arith::MaxSIOp::create(kb.b, kb.loc, raw, kb.idx(0));
     id = arith::MinSIOp::create(kb.b, kb.loc, id, kb.idx(p.batches - 1));
+    if (p.zeroOutOfRange)
+      id = kb.select(kb.eq(id, raw), id, kb.idx(p.batches));
     return kb.eq(id, bt);
   };
   auto plusIf = [&](Value n, Value c) { return kb.add(n, kb.select(c, kb.idx(1), kb.idx(0))); };
@@ -989,7 +992,8 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
       tk = 8;
   }
   launch.block = {threads, 1, 1};
-  launch.grid = {ceilDiv(p.cols, tn), ceilDiv(p.rows, tm), p.batches};
+  launch.grid = {ceilDiv(p.cols, tn), ceilDiv(p.rows, tm),
+                 p.batches + (p.grouped() && p.zeroOutOfRange ? 1 : 0)};
   if (launch.grid[1] > 65535 || launch.grid[2] > 65535)
     return unsupported(ctx, "a matmul with more than 65535 row tiles or batches");
   if (p.cols == 0 || p.rows == 0 || p.batches == 0) {
@@ -1017,16 +1021,19 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   }
   if (p.headNormWeight && !headRstd)
     headRstd = kb.workgroupBuffer(ctx.fn, {tm}, acc);
+  // Empty sums: Cs = activate(0).
+  auto emptySums = [&] {
+    kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
+      Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
+      Value col = kb.minui(kb.add(n0, c), kb.idx(p.cols - 1));
+      Value zero = kb.f(acc, 0.0);
+      kb.store(activate(zero, p.glu ? zero : Value(), col), cs, {mm, c});
+    });
+    kb.barrier();
+  };
   auto mainLoopAndEpilogue = [&] {
     if (p.k == 0) {
-      // Empty sums: Cs = activate(0).
-      kb.forLoop(kb.threadId(), kb.idx(tm * tn), kb.idx(threads), [&](Value e) {
-        Value mm = kb.divui(e, kb.idx(tn)), c = kb.remui(e, kb.idx(tn));
-        Value col = kb.minui(kb.add(n0, c), kb.idx(p.cols - 1));
-        Value zero = kb.f(acc, 0.0);
-        kb.store(activate(zero, p.glu ? zero : Value(), col), cs, {mm, c});
-      });
-      kb.barrier();
+      emptySums();
     } else if (gemv) {
       gemvMainLoop();
     } else if (tensorCores) {
@@ -1046,7 +1053,19 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     // A grouped matmul's tiles past its expert's rows have nothing to do
     // (the whole block agrees: groupCount is block-uniform).
     groupedRows();
-    kb.ifThen(kb.ult(m0, groupCount), mainLoopAndEpilogue);
+    Value active = kb.ult(m0, groupCount);
+    if (!p.zeroOutOfRange) {
+      kb.ifThen(active, mainLoopAndEpilogue);
+    } else {
+      // Pseudo-expert E's rows (ids out of range) are zeros.
+      Value zeros = kb.eq(bt, kb.idx(p.batches));
+      kb.ifThen(arith::AndIOp::create(kb.b, kb.loc, active, zeros), [&] {
+        emptySums();
+        epilogue();
+      });
+      kb.ifThen(arith::AndIOp::create(kb.b, kb.loc, active, kb.ult(bt, kb.idx(p.batches))),
+                mainLoopAndEpilogue);
+    }
   } else {
     mainLoopAndEpilogue();
   }
@@ -1084,6 +1103,7 @@ struct MatmulTemplate : KernelTemplate {
       p.lhs = opnd(g.getInput());
       p.rhs = opnd(g.getWeight());
       p.ids = opnd(g.getIds());
+      p.zeroOutOfRange = g.getZeroOutOfRange();
       if (!p.lhs || !p.rhs || !p.ids)
         return unsupported(ctx, "grouped_matmul operands that are not kernel inputs");
       p.transB = true;

@@ -43,6 +43,9 @@ struct GemmProblem {
   /// row's expert. Block (n, m, e) computes the m-th tile of expert e's
   /// rows (in row order), which it finds by scanning the ids.
   Value ids;
+  /// Rows of ids outside [0, E) are zeros (else clamped): the blocks of a
+  /// pseudo-expert E (one more grid slice) write them.
+  bool zeroOutOfRange = false;
 
   bool headStages() const { return headNormWeight || ropeCos; }
   bool grouped() const { return static_cast<bool>(ids); }

@@ -1,6 +1,7 @@
 //===- MoeLowering.cpp - grouped_matmul to linalg --------------------------===//
 //
-// out[t, n] = Σ_k x[t, k] · w[clamp(ids[t]), n, k]: one linalg.generic over
+// out[t, n] = Σ_k x[t, k] · w[clamp(ids[t]), n, k] (zero_out_of_range: 0 for
+// ids outside [0, E)): one linalg.generic over
 // (t, n, k) that reads each row's expert weight with tensor.extract, so the
 // work is the routed T·N·K multiply-adds. It takes precedence over the op's
 // decomposition (every expert on every row, E times the work; the
@@ -53,19 +54,27 @@ struct GroupedMatmulLowering : OpConversionPattern<GroupedMatmulOp> {
         rw, loc, TypeRange{accType}, ValueRange{a.getInput(), a.getIds()},
         ValueRange{filled(rw, loc, accType, 0.0)}, maps, iters,
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value id = arith::IndexCastOp::create(b, l, b.getIndexType(), args[1]);
-          id = arith::MaxSIOp::create(b, l, id, arith::ConstantIndexOp::create(b, l, 0));
-          id = arith::MinSIOp::create(b, l, id,
-                                      arith::ConstantIndexOp::create(b, l, experts - 1));
+          Value raw = arith::IndexCastOp::create(b, l, b.getIndexType(), args[1]);
+          Value first = arith::ConstantIndexOp::create(b, l, 0);
+          Value last = arith::ConstantIndexOp::create(b, l, experts - 1);
+          Value id = arith::MaxSIOp::create(b, l, raw, first);
+          id = arith::MinSIOp::create(b, l, id, last);
           Value w = tensor::ExtractOp::create(
               b, l, weight,
               ValueRange{id, linalg::IndexOp::create(b, l, 1), linalg::IndexOp::create(b, l, 2)});
           Value prod = arith::MulFOp::create(b, l, widen(b, l, args[0]), widen(b, l, w));
+          if (op.getZeroOutOfRange()) {
+            // A select: another expert's inf or NaN does not reach the row.
+            Value in = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, raw, id);
+            prod = arith::SelectOp::create(
+                b, l, in, prod, arith::ConstantOp::create(b, l, b.getFloatAttr(acc, 0.0)));
+          }
           linalg::YieldOp::create(b, l, ValueRange{arith::AddFOp::create(b, l, args[2], prod)});
         });
     // The CPU path calls its grouped GEMM for this op (cpu-matmul-to-blas).
+    // Its value: whether rows of ids outside [0, E) are zeros.
     if (et.isF32())
-      generic->setAttr(kGroupedMatmulAttr, rw.getUnitAttr());
+      generic->setAttr(kGroupedMatmulAttr, rw.getBoolAttr(op.getZeroOutOfRange()));
     Value result = generic.getResult(0);
     if (acc != et) {
       auto id = AffineMap::getMultiDimIdentityMap(2, ctx);

@@ -129,8 +129,10 @@ struct IdDesc {
 
 /// out[t, :] = x[t, :]·w[clamp(ids[t])]ᵀ (rlx_mir.grouped_matmul on f32):
 /// the rows of each expert gathered, one GEMM per expert with rows (a GEMV
-/// for a single row), the results scattered back. `idBits`: 32 or 64.
-static void groupedSgemm(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out, int idBits) {
+/// for a single row), the results scattered back. `idBits`: 32 or 64;
+/// `zeroOutOfRange`: rows of ids outside [0, E) are zeros, not clamped.
+static void groupedSgemm(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out, int idBits,
+                         int32_t zeroOutOfRange) {
   int64_t t = x->sizes[0], k = x->sizes[1], e = w->sizes[0], n = w->sizes[1];
   if (t == 0 || n == 0 || e == 0)
     return;
@@ -145,17 +147,22 @@ static void groupedSgemm(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out, int 
     int64_t at = ids->offset + i * ids->strides[0];
     int64_t id = idBits == 32 ? static_cast<const int32_t *>(ids->aligned)[at]
                               : static_cast<const int64_t *>(ids->aligned)[at];
+    if (zeroOutOfRange && (id < 0 || id >= e))
+      return e; // the zero rows' bucket
     return std::clamp<int64_t>(id, 0, e - 1);
   };
-  // Rows by expert (a counting sort keeps each expert's rows in order).
-  std::vector<int64_t> start(e + 1, 0), order(t);
+  // Rows by expert (a counting sort keeps each expert's rows in order),
+  // then the zero rows.
+  std::vector<int64_t> start(e + 2, 0), order(t);
   for (int64_t i = 0; i < t; ++i)
     ++start[idAt(i) + 1];
-  for (int64_t j = 0; j < e; ++j)
+  for (int64_t j = 0; j <= e; ++j)
     start[j + 1] += start[j];
   std::vector<int64_t> fill(start.begin(), start.end() - 1);
   for (int64_t i = 0; i < t; ++i)
     order[fill[idAt(i)]++] = i;
+  for (int64_t i = start[e]; i < start[e + 1]; ++i)
+    std::fill_n(os + order[i] * out->strides[0], n, 0.0f);
   std::vector<float> a, c;
   for (int64_t j = 0; j < e; ++j) {
     int64_t rows = start[j + 1] - start[j];
@@ -178,12 +185,14 @@ static void groupedSgemm(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out, int 
   }
 }
 
-void _mlir_ciface_rlx_cpu_grouped_sgemm_i64(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out) {
-  groupedSgemm(x, w, ids, out, 64);
+void _mlir_ciface_rlx_cpu_grouped_sgemm_i64(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out,
+                                            int32_t zeroOutOfRange) {
+  groupedSgemm(x, w, ids, out, 64, zeroOutOfRange);
 }
 
-void _mlir_ciface_rlx_cpu_grouped_sgemm_i32(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out) {
-  groupedSgemm(x, w, ids, out, 32);
+void _mlir_ciface_rlx_cpu_grouped_sgemm_i32(Desc<2> *x, Desc<3> *w, IdDesc *ids, Desc<2> *out,
+                                            int32_t zeroOutOfRange) {
+  groupedSgemm(x, w, ids, out, 32, zeroOutOfRange);
 }
 
 /// memref.copy of non-contiguous memrefs, as MLIR's memref-to-llvm lowering

@@ -212,16 +212,20 @@ struct GroupedToBlas : OpRewritePattern<linalg::GenericOp> {
     if (!callee) {
       OpBuilder::InsertionGuard guard(rw);
       rw.setInsertionPointToStart(module.getBody());
-      callee = func::FuncOp::create(rw, module.getLoc(), name,
-                                    FunctionType::get(ctx, {f32(2), f32(3), idArg, f32(2)}, {}));
+      callee = func::FuncOp::create(
+          rw, module.getLoc(), name,
+          FunctionType::get(ctx, {f32(2), f32(3), idArg, f32(2), rw.getI32Type()}, {}));
       callee.setPrivate();
       callee->setAttr("llvm.emit_c_interface", rw.getUnitAttr());
     }
     Location loc = op.getLoc();
     auto cast = [&](Value v, Type t) { return memref::CastOp::create(rw, loc, t, v).getResult(); };
+    auto zeroOutOfRange = dyn_cast<BoolAttr>(op->getAttr(rlx::kGroupedMatmulAttr));
+    Value flag = arith::ConstantIntOp::create(
+        rw, loc, zeroOutOfRange && zeroOutOfRange.getValue() ? 1 : 0, 32);
     func::CallOp::create(rw, loc, callee,
                          ValueRange{cast(x, f32(2)), cast(w, f32(3)), cast(ids, idArg),
-                                    cast(out, f32(2))});
+                                    cast(out, f32(2)), flag});
     rw.eraseOp(op);
     return success();
   }

@@ -17,9 +17,10 @@
 
 namespace mlir::rlx {
 
-/// The unit attribute on the linalg.generic that grouped_matmul lowers to
-/// (f32): out[t, n] = Σ_k in[t, k] · w[ids[t], n, k], with `in` and `ids` its
-/// inputs and `w` read in its body.
+/// The boolean attribute on the linalg.generic that grouped_matmul lowers
+/// to (f32): out[t, n] = Σ_k in[t, k] · w[ids[t], n, k], with `in` and `ids`
+/// its inputs and `w` read in its body; true when rows of ids outside
+/// [0, E) are zeros (zero_out_of_range) rather than clamped.
 inline constexpr llvm::StringLiteral kGroupedMatmulAttr = "rlx.grouped_matmul";
 
 struct MIRToLinalgOptions {

@@ -277,9 +277,10 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
   }
   if (attr.getName() == "rlx.grouped_matmul") {
     // Set by grouped_matmul's linalg lowering; the CPU path calls its
-    // grouped GEMM for the op (cpu-matmul-to-blas).
-    if (op->getName().getStringRef() != "linalg.generic" || !isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "rlx.grouped_matmul must be a unit attribute on a "
+    // grouped GEMM for the op (cpu-matmul-to-blas); its value is the op's
+    // zero_out_of_range.
+    if (op->getName().getStringRef() != "linalg.generic" || !isa<BoolAttr>(attr.getValue()))
+      return op->emitError() << "rlx.grouped_matmul must be a boolean attribute on a "
                                 "linalg.generic";
     return success();
   }

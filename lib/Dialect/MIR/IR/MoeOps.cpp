@@ -50,8 +50,10 @@ FailureOr<SmallVector<Value>> GroupedMatmulOp::decompose(MIRBuilder &mb) {
   Type idType = getIds().getType().getElementType();
   // Every expert on every row: [E, T, N].
   Value all = mb.matmul(getInput(), getWeight(), /*transA=*/false, /*transB=*/true);
-  // Each row keeps its expert's product (ids clamped to [0, E)); a select,
-  // so that another expert's inf or NaN does not reach the row.
+  // Each row keeps its expert's product (ids clamped to [0, E), or with
+  // zero_out_of_range none kept); a select, so that another expert's inf or
+  // NaN does not reach the row.
+  bool clamp = !getZeroOutOfRange();
   Value experts = mb.reshape(mb.iota(e, idType), {e, 1, 1});
   Value rowIds = mb.reshape(getIds(), {t, 1});
   int64_t n = wt.getDimSize(1);
@@ -60,8 +62,9 @@ FailureOr<SmallVector<Value>> GroupedMatmulOp::decompose(MIRBuilder &mb) {
       [&](OpBuilder &b, Location loc, ValueRange a) -> SmallVector<Value> {
         Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(idType, 0));
         Value last = arith::ConstantOp::create(b, loc, b.getIntegerAttr(idType, e - 1));
-        Value id = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, a[2], zero),
-                                          last);
+        Value id = clamp ? arith::MinSIOp::create(
+                               b, loc, arith::MaxSIOp::create(b, loc, a[2], zero), last)
+                         : a[2];
         Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a[1], id);
         Value none = arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 0.0));
         return {arith::SelectOp::create(b, loc, hit, a[0], none)};

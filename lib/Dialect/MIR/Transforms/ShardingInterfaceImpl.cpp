@@ -683,11 +683,11 @@ LogicalResult partitionVocabGather(GatherOp op, ArrayRef<Value> partitionedOpera
 }
 
 /// Expert parallelism (experts stacked [E, N, K], rank r holding experts
-/// [r·El, (r+1)·El)): each rank computes the rows routed to its experts
-/// (the others read its expert 0 and are replaced by zeros: a select, so
-/// that no inf or NaN of another expert's row leaks) and a sum all-reduce
-/// gives every rank every row. Ids are clamped to [0, E) first, as the op
-/// does.
+/// [r·El, (r+1)·El)): each rank computes the rows routed to its experts and
+/// only those (the others get id -1 and a local grouped_matmul with
+/// zero_out_of_range makes them zeros without computing them), and a sum
+/// all-reduce gives every rank every row. Ids are clamped to [0, E) first,
+/// as the op does (unless it has zero_out_of_range itself).
 LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> partitionedOperands,
                                            ArrayRef<SmallVector<GridAxis>> loops, GridOp grid,
                                            IRMapping &map, OpBuilder &b) {
@@ -707,8 +707,7 @@ LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> p
   Value rankId = arith::IndexCastOp::create(b, loc, idType, rank);
   Value rankT = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, idType),
                                                ValueRange{rankId});
-  auto maskType = RankedTensorType::get(ids.getShape(), b.getI1Type());
-  auto owned = FusedElementwiseOp::create(b, loc, TypeRange{ids, maskType},
+  auto owned = FusedElementwiseOp::create(b, loc, TypeRange{ids},
                                           ValueRange{partitionedOperands[2], rankT});
   {
     OpBuilder::InsertionGuard guard(b);
@@ -719,23 +718,17 @@ LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> p
     };
     Value zero = constant(0), count = constant(local);
     Value last = constant(local * groupSize(expertAxes, grid) - 1);
-    id = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, id, zero), last);
+    if (!op.getZeroOutOfRange())
+      id = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, id, zero), last);
     Value expert = arith::SubIOp::create(b, loc, id, arith::MulIOp::create(b, loc, r, count));
     Value mine = arith::AndIOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, expert, zero),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, expert, count));
-    YieldOp::create(b, loc, ValueRange{arith::SelectOp::create(b, loc, mine, expert, zero), mine});
+    YieldOp::create(b, loc, ValueRange{arith::SelectOp::create(b, loc, mine, expert, constant(-1))});
   }
   Value rows = GroupedMatmulOp::create(b, loc, partitionedOperands[0], partitionedOperands[1],
-                                       owned.getResult(0));
-  Type elemType = cast<RankedTensorType>(rows.getType()).getElementType();
-  Value mask = ReshapeOp::create(b, loc, owned.getResult(1),
-                                 SmallVector<int64_t>{ids.isDynamicDim(0) ? -1 : ids.getDimSize(0), 1});
-  Value zero = ConstantOp::create(
-      b, loc, DenseElementsAttr::get(RankedTensorType::get({}, elemType),
-                                     b.getZeroAttr(elemType)));
-  Value kept = SelectOp::create(b, loc, mask, rows, zero);
-  map.map(op.getOutput(), shard::AllReduceOp::create(b, loc, kept, grid.getSymName(),
+                                       owned.getResult(0), /*zero_out_of_range=*/true);
+  map.map(op.getOutput(), shard::AllReduceOp::create(b, loc, rows, grid.getSymName(),
                                                      expertAxes, ReductionKind::Sum));
   return success();
 }
@@ -858,10 +851,36 @@ FailureOr<SmallVector<ReshapeGroup>> reshapeGroups(ArrayRef<int64_t> in, ArrayRe
       break;
     }
     if (dyn(in[i]) || dyn(out[j])) {
-      // A dynamic dim pairs only with a dynamic dim.
+      // A dynamic dim pairs only with a dynamic dim; when no other dim is
+      // dynamic, the static dims after them tell their ratio: the side with
+      // the larger remaining product merges that factor into the group
+      // ([?, k, H] -> [?, H]: ? and k are one group).
       if (!dyn(in[i]) || !dyn(out[j]))
         return failure();
       ++i, ++j;
+      auto rest = [&](ArrayRef<int64_t> s, size_t from) -> std::optional<int64_t> {
+        int64_t p = 1;
+        for (size_t d = from; d < s.size(); ++d) {
+          if (dyn(s[d]))
+            return std::nullopt;
+          p *= s[d];
+        }
+        return p;
+      };
+      std::optional<int64_t> ri = rest(in, i), ro = rest(out, j);
+      if (ri && ro && *ri != *ro) {
+        bool inSide = *ri > *ro;
+        ArrayRef<int64_t> s = inSide ? in : out;
+        size_t &at = inSide ? i : j;
+        int64_t big = std::max(*ri, *ro), small = std::min(*ri, *ro);
+        if (small == 0 || big % small)
+          return failure();
+        for (int64_t factor = big / small; factor > 1;) {
+          if (at == s.size() || factor % s[at])
+            return failure();
+          factor /= s[at++];
+        }
+      }
     } else {
       int64_t pi = in[i++], pj = out[j++];
       while (pi != pj) {

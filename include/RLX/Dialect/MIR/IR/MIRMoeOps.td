@@ -19,7 +19,9 @@ def MIR_GroupedMatmulOp : MIR_InferOp<"grouped_matmul", [
     `ids[t]`, the experts' weights stacked as `weight` `[E, N, K]`: the
     layout of transformers' `MixtralExperts` / `Qwen3MoeExperts` parameters
     (`gate_up_proj` `[E, 2I, H]`, `down_proj` `[E, H, I]`). A token routed
-    to k experts is k rows. Expert ids outside `[0, E)` are clamped. `ids` is
+    to k experts is k rows. Expert ids outside `[0, E)` are clamped, or with
+    `zero_out_of_range` give rows of zeros (expert parallelism: a rank
+    holding some of the experts skips the rows routed to the others). `ids` is
     an i32 or i64 tensor `[T]`. Result: `[T, N]` in the input's element type
     (f16/bf16 accumulate in f32).
 
@@ -46,10 +48,11 @@ def MIR_GroupedMatmulOp : MIR_InferOp<"grouped_matmul", [
     ```
   }];
   let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$weight,
-                   RLX_IndexTensor:$ids);
+                   RLX_IndexTensor:$ids, UnitAttr:$zero_out_of_range);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
-    $input `,` $weight `,` $ids attr-dict `:` type($input) `,` type($weight) `,` type($ids)
+    $input `,` $weight `,` $ids (`zero_out_of_range` $zero_out_of_range^)? attr-dict `:`
+    type($input) `,` type($weight) `,` type($ids)
   }];
 }
 

@@ -1,0 +1,106 @@
+"""Expert parallelism: `mpirun -np N rlx-run --tp N` on a mixture-of-experts
+model whose experts are stacked (transformers 5's `experts.gate_up_proj`
+[E, 2I, H] and `experts.down_proj` [E, H, I], `rlx-gen --stacked-experts`)
+gives rank r the experts [r·E/N, (r+1)·E/N) and only those: each rank
+computes the rows routed to its experts (a grouped_matmul that skips the
+others) and an all-reduce sums the rows, while attention is split by heads
+as tensor parallelism splits it.
+
+Small random-init models of test_moe_models.py's families, their
+named_parameters() saved as a checkpoint, run at ep = 2 and 4 on the CPU
+path and at ep = 2 under the GPU emulator: the logits must equal the
+single-process run (rtol = atol = 1e-5) and transformers' (1e-4), and rank 0
+must hold only its share of the experts' bytes. Per-expert checkpoint names
+(`experts.<e>.w1`, save_pretrained's) are whole on every rank instead."""
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from harness import assert_close, gen_model
+
+torch = pytest.importorskip("torch")
+import test_hf_models as hfm  # noqa: E402
+import test_moe_models as moe  # noqa: E402
+from test_checkpoints import logits_with_weights  # noqa: E402
+
+MPIRUN = shutil.which("mpirun")
+pytestmark = pytest.mark.skipif(
+    MPIRUN is None, reason="Open MPI's mpirun is not installed (scripts/setup.sh installs it)")
+
+
+def launcher(ep):
+    return (MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ep))
+
+
+@pytest.fixture(scope="module", params=["mixtral", "olmoe", "qwen2_moe"])
+def stacked(request, tmp_path_factory):
+    """The family's model, its stacked checkpoint and config, the module
+    text, the single-process logits and the experts' bytes."""
+    from safetensors.torch import save_file
+    model = moe.hf_model(request.param)
+    tmp = tmp_path_factory.mktemp(f"ep-{request.param}")
+    params = {n: p.detach().contiguous() for n, p in model.named_parameters()}
+    (tmp / "w").mkdir()
+    save_file(params, tmp / "w" / "model.safetensors")
+    (tmp / "config.json").write_text(model.config.to_json_string())
+    text = gen_model(tmp / "config.json", "--stacked-experts")
+    ids = hfm.token_ids(hfm.PREFILL, seed=6)
+    (tmp / "one").mkdir()
+    proc = logits_with_weights(text, tmp / "w", ids, tmp / "one")
+    assert proc.returncode == 0, proc.stderr
+    expert_bytes = sum(p.numel() * 4 for n, p in params.items()
+                       if n.endswith(("experts.gate_up_proj", "experts.down_proj")))
+    total = int(re.search(r"weights: (\d+) bytes", proc.stdout).group(1))
+    return dict(family=request.param, model=model, ckpt=tmp / "w", text=text, ids=ids,
+                single=np.load(tmp / "one" / "out" / "logits.npy"), expert_bytes=expert_bytes,
+                total=total, experts=model.config.to_dict().get("num_local_experts") or
+                model.config.num_experts)
+
+
+@pytest.mark.parametrize("ep,device", [(2, "cpu"), (4, "cpu"), (2, "emu")])
+def test_expert_parallel_equals_one_process(stacked, ep, device, tmp_path):
+    if stacked["experts"] % ep:
+        pytest.skip(f"{stacked['experts']} experts over {ep} ranks")
+    if device == "emu" and stacked["family"] == "olmoe":
+        pytest.skip("two families on the emulator keep the suite's budget")
+    proc = logits_with_weights(stacked["text"], stacked["ckpt"], stacked["ids"], tmp_path,
+                               ("--tp", str(ep), "--device", device), launcher(ep))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"tensor parallel: {ep} ranks (Open MPI)" in proc.stdout
+    got = np.load(tmp_path / "out" / "logits.npy")
+    assert_close(got, stacked["single"], rtol=1e-5, atol=1e-5)
+    hfm.close(got, moe.reference_logits(stacked["model"], stacked["ids"]),
+              f"{stacked['family']} ep={ep} {device}")
+    if device == "cpu":
+        # Rank 0 holds 1/ep of the experts (and its blocks of the rest).
+        held = int(re.search(r"weights: (\d+) bytes on this rank", proc.stdout).group(1))
+        assert held <= stacked["total"] - stacked["expert_bytes"] * (ep - 1) // ep, proc.stdout
+
+
+def test_per_expert_names_are_whole_on_every_rank(tmp_path):
+    """save_pretrained's per-expert tensors are not split as the dense MLP's
+    gate/up/down would be: each rank holds every expert."""
+    model = moe.hf_model("qwen2_moe")
+    model.save_pretrained(tmp_path / "ckpt")
+    ids = hfm.token_ids(hfm.PREFILL, seed=7)
+    text = gen_model(tmp_path / "ckpt" / "config.json")
+    proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path, ("--tp", "2"),
+                               launcher(2))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), moe.reference_logits(model, ids),
+              "qwen2_moe per-expert names tp=2")
+
+
+def test_experts_not_divisible_is_a_diagnostic(stacked, tmp_path):
+    if stacked["family"] != "qwen2_moe":
+        pytest.skip("one family")
+    proc = logits_with_weights(stacked["text"], stacked["ckpt"], stacked["ids"], tmp_path,
+                               ("--tp", "4"), launcher(4))
+    assert proc.returncode != 0
+    assert re.search(r"tp = 4 does not divide dim 0 \(size 6\) of "
+                     r"'model\.layers\.0\.mlp\.experts\.gate_up_proj' \(expert-parallel, "
+                     r"num_experts\)", proc.stderr), proc.stderr
