@@ -75,6 +75,24 @@ def test_expert_parallel_equals_one_process(stacked, ep, device, tmp_path):
     assert_close(got, stacked["single"], rtol=1e-5, atol=1e-5)
     hfm.close(got, moe.reference_logits(stacked["model"], stacked["ids"]),
               f"{stacked['family']} ep={ep} {device}")
+    # One all-reduce per MoE layer (the down projection's rows, [T·k, H]):
+    # the gate|up rows stay with their expert's rank. Besides: the
+    # vocab-parallel embedding, o_proj, a dense layer's down_proj and
+    # Qwen2-MoE's shared expert ([T, H] each), and the LM head's logits
+    # (an all-gather on the GPU, a zero-padded all-reduce on the CPU).
+    cfg = stacked["model"].config
+    T, H, V, k = hfm.PREFILL, cfg.hidden_size, cfg.vocab_size, cfg.num_experts_per_tok
+    layers = cfg.num_hidden_layers
+    dense = len(getattr(cfg, "mlp_only_layers", []) or [])
+    moe_layers = layers - dense
+    shared = moe_layers if stacked["family"] == "qwen2_moe" else 0
+    count = 1 + layers + moe_layers + shared + dense
+    reduced = 4 * T * H * (1 + layers + k * moe_layers + shared + dense)
+    if device == "cpu":
+        count, reduced = count + 1, reduced + 4 * T * V
+    if stacked["family"] != "olmoe":  # (OLMoE's full-width q/k norms reduce statistics too)
+        assert f"collectives per step: {count} all-reduce(s), {reduced} bytes reduced" \
+            in proc.stdout
     if device == "cpu":
         # Rank 0 holds 1/ep of the experts (and its blocks of the rest).
         held = int(re.search(r"weights: (\d+) bytes on this rank", proc.stdout).group(1))

@@ -275,6 +275,14 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                                 "llvm.inline_asm";
     return success();
   }
+  if (attr.getName() == "rlx.expert_local_rows") {
+    // Set by rlx-mir-shard on an expert-split grouped_matmul whose rows stay
+    // on their expert's rank; read by its partition.
+    if (op->getName().getStringRef() != "rlx_mir.grouped_matmul" || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "rlx.expert_local_rows must be a unit attribute on an "
+                                "rlx_mir.grouped_matmul";
+    return success();
+  }
   if (attr.getName() == "rlx.grouped_matmul") {
     // Set by grouped_matmul's linalg lowering; the CPU path calls its
     // grouped GEMM for the op (cpu-matmul-to-blas); its value is the op's
@@ -291,7 +299,7 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
                             "rlx.wgmma_fence_operands on llvm.inline_asm, "
                             "rlx.emulator_unavailable on gpu.func, rlx.grouped_matmul on "
-                            "linalg.generic; "
+                            "linalg.generic, rlx.expert_local_rows on rlx_mir.grouped_matmul; "
                             "rlx.input, rlx.param, rlx.output, rlx.dim_names, rlx.packed_by "
                             "and rlx.packed_from on function arguments and results)";
 }

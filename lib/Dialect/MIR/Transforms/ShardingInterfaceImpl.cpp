@@ -728,8 +728,13 @@ LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> p
   }
   Value rows = GroupedMatmulOp::create(b, loc, partitionedOperands[0], partitionedOperands[1],
                                        owned.getResult(0), /*zero_out_of_range=*/true);
-  map.map(op.getOutput(), shard::AllReduceOp::create(b, loc, rows, grid.getSymName(),
-                                                     expertAxes, ReductionKind::Sum));
+  // Rows that only reach the next expert-split grouped_matmul stay on
+  // their rank (rlx-mir-shard checked it); the others are summed.
+  if (op->hasAttr(kExpertLocalRowsAttr))
+    map.map(op.getOutput(), rows);
+  else
+    map.map(op.getOutput(), shard::AllReduceOp::create(b, loc, rows, grid.getSymName(),
+                                                       expertAxes, ReductionKind::Sum));
   return success();
 }
 

@@ -269,6 +269,55 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     return success();
   }
 
+  /// Whether `v` is a parameter split by expert.
+  static bool expertSplit(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();
+    if (!func || !arg.getOwner()->isEntryBlock())
+      return false;
+    return tensorParallelSplit(nameOf(func.getArgAttrDict(arg.getArgNumber())),
+                               cast<RankedTensorType>(arg.getType()).getRank())
+               .kind == TensorParallelKind::Experts;
+  }
+
+  /// Whether the rows of expert-split grouped_matmul `gm` only reach another
+  /// expert-split grouped_matmul with the same ids, through row-local ops
+  /// (elementwise ops, slices that keep every row): its rows that a rank
+  /// does not compute (zeros) are dropped there, so they need no
+  /// all-reduce (the MoE experts' gate|up, activation and down).
+  static bool rowsStayWithTheirExpert(GroupedMatmulOp gm) {
+    int64_t rows = gm.getType().getDimSize(0);
+    SmallVector<Value> work{gm.getResult()};
+    DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto next = dyn_cast<GroupedMatmulOp>(user)) {
+          if (use.getOperandNumber() != 0 || next.getIds() != gm.getIds() ||
+              !expertSplit(next.getWeight()) ||
+              next.getZeroOutOfRange() != gm.getZeroOutOfRange())
+            return false;
+          continue;
+        }
+        auto out = user->getNumResults() == 1
+                       ? dyn_cast<RankedTensorType>(user->getResult(0).getType())
+                       : RankedTensorType();
+        bool keepsRows = out && out.getRank() == 2 && out.getDimSize(0) == rows;
+        if (auto s = dyn_cast<SliceOp>(user))
+          keepsRows = keepsRows && s.getOffsets()[0] == 0 && s.getStrides()[0] == 1;
+        else
+          keepsRows = keepsRows && isa<ElementwiseOpInterface>(user);
+        if (!keepsRows)
+          return false;
+        work.push_back(user->getResult(0));
+      }
+    }
+    return true;
+  }
+
   /// A slice of a packed projection's output that takes one part, and the
   /// dim of its input that holds the packed columns.
   struct PackedSlice {
@@ -518,6 +567,14 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     for (const PackedSlice &ps : packed)
       if (rewritten.insert(ps.slice).second && failed(rewritePacked(ps)))
         return signalPassFailure();
+
+    // Expert parallelism: the gate|up rows stay on their expert's rank
+    // (one all-reduce per MoE layer, after the down projection).
+    if (tp > 1)
+      module.walk([&](GroupedMatmulOp gm) {
+        if (expertSplit(gm.getWeight()) && rowsStayWithTheirExpert(gm))
+          gm->setAttr(kExpertLocalRowsAttr, UnitAttr::get(&getContext()));
+      });
 
     OpBuilder b(module.getContext());
     b.setInsertionPointToStart(module.getBody());

@@ -35,6 +35,11 @@ class DialectRegistry;
 
 namespace mlir::rlx::mir {
 
+/// On an expert-split grouped_matmul (rlx-mir-shard): its rows reach only
+/// another one with the same ids, which drops the rows a rank does not
+/// compute, so its partition needs no all-reduce.
+inline constexpr llvm::StringLiteral kExpertLocalRowsAttr = "rlx.expert_local_rows";
+
 /// Attaches shard::ShardingInterface to the rlx_mir ops (and loads the
 /// shard dialect with rlx_mir).
 void registerShardingInterfaceExternalModels(DialectRegistry &registry);
