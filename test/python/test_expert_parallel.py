@@ -111,6 +111,12 @@ def test_per_expert_names_are_whole_on_every_rank(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     hfm.close(np.load(tmp_path / "out" / "logits.npy"), moe.reference_logits(model, ids),
               "qwen2_moe per-expert names tp=2")
+    # Rank 0 holds every expert's tensors among its replicated bytes.
+    experts = sum(p.numel() * 4 for n, p in model.named_parameters()
+                  if n.endswith(("experts.gate_up_proj", "experts.down_proj")))
+    replicated = int(re.search(r"on this rank \(split \d+, replicated (\d+)\)",
+                               proc.stdout).group(1))
+    assert replicated >= experts, proc.stdout
 
 
 def test_experts_not_divisible_is_a_diagnostic(stacked, tmp_path):

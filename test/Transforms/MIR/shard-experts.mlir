@@ -9,7 +9,19 @@
 // CHECK-LABEL: func.func @experts(
 // CHECK-SAME: %arg1: tensor<2x16x8xf32> {rlx.param = "model.layers.0.mlp.experts.gate_up_proj"}
 // CHECK-SAME: %arg2: tensor<2x8x8xf32> {rlx.param = "model.layers.0.mlp.experts.down_proj"}
-// CHECK: shard.process_linear_index
+// Rank r's experts are [2r, 2r + 2): id - 2r there, -1 elsewhere (after the
+// op's clamp to [0, 4)).
+// CHECK: %[[R:.*]] = shard.process_linear_index on @tp
+// CHECK: rlx_mir.elementwise ins(%arg3,
+// CHECK: ^bb0(%[[ID:.*]]: i64, %[[RANK:.*]]: i64):
+// CHECK: %[[LO:.*]] = arith.maxsi %[[ID]], %c0_i64
+// CHECK: %[[C:.*]] = arith.minsi %[[LO]], %c3_i64
+// CHECK: %[[FIRST:.*]] = arith.muli %[[RANK]], %c2_i64
+// CHECK: %[[E:.*]] = arith.subi %[[C]], %[[FIRST]]
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[E]], %c0_i64
+// CHECK: %[[LT:.*]] = arith.cmpi slt, %[[E]], %c2_i64
+// CHECK: %[[MINE:.*]] = arith.andi %[[GE]], %[[LT]]
+// CHECK: arith.select %[[MINE]], %[[E]], %c-1_i64
 // CHECK: %[[GU:.*]] = rlx_mir.grouped_matmul %arg0, %arg1, %{{.*}} zero_out_of_range : tensor<6x8xf32>, tensor<2x16x8xf32>, tensor<6xi64>
 // CHECK-NOT: shard.all_reduce %[[GU]]
 // CHECK: %[[D:.*]] = rlx_mir.grouped_matmul %{{.*}}, %arg2, %{{.*}} zero_out_of_range : tensor<6x8xf32>, tensor<2x8x8xf32>, tensor<6xi64>

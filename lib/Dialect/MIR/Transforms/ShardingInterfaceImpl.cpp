@@ -522,6 +522,13 @@ LogicalResult checkAndFixup(Operation *op, Operation *clone, ArrayRef<SmallVecto
     return op->emitOpError("cannot be partitioned over the device grid: ") << why;
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](TopKOp t) -> LogicalResult {
+        // Loops: the leading dims, then E and k (the last two).
+        unsigned rank = shapeOf(t.getInput()).size();
+        if (split(rank - 1) != 1 || split(rank) != 1)
+          return fail("its last axis is split (top-k searches it whole)");
+        return success();
+      })
       .Case([&](AttentionOp a) -> LogicalResult {
         bool bsd = a.getLayout() == AttnLayout::BSD;
         unsigned heads = bsd ? 2 : 1;
@@ -856,13 +863,15 @@ FailureOr<SmallVector<ReshapeGroup>> reshapeGroups(ArrayRef<int64_t> in, ArrayRe
       break;
     }
     if (dyn(in[i]) || dyn(out[j])) {
-      // A dynamic dim pairs only with a dynamic dim; when no other dim is
-      // dynamic, the static dims after them tell their ratio: the side with
-      // the larger remaining product merges that factor into the group
-      // ([?, k, H] -> [?, H]: ? and k are one group).
+      // A dynamic dim pairs only with a dynamic dim; when it is the only
+      // dynamic dim of each side, the static dims after them tell their
+      // ratio: the side with the larger remaining product merges that
+      // factor into the group ([?, k, H] -> [?, H]: ? and k are one group).
       if (!dyn(in[i]) || !dyn(out[j]))
         return failure();
       ++i, ++j;
+      auto dynamicDims = [&](ArrayRef<int64_t> s) { return llvm::count_if(s, dyn); };
+      bool onlyDynamic = dynamicDims(in) == 1 && dynamicDims(out) == 1;
       auto rest = [&](ArrayRef<int64_t> s, size_t from) -> std::optional<int64_t> {
         int64_t p = 1;
         for (size_t d = from; d < s.size(); ++d) {
@@ -873,7 +882,7 @@ FailureOr<SmallVector<ReshapeGroup>> reshapeGroups(ArrayRef<int64_t> in, ArrayRe
         return p;
       };
       std::optional<int64_t> ri = rest(in, i), ro = rest(out, j);
-      if (ri && ro && *ri != *ro) {
+      if (onlyDynamic && ri && ro && *ri != *ro) {
         bool inSide = *ri > *ro;
         ArrayRef<int64_t> s = inSide ? in : out;
         size_t &at = inSide ? i : j;

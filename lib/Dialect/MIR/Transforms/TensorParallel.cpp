@@ -296,8 +296,11 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
         if (auto next = dyn_cast<GroupedMatmulOp>(user)) {
+          // The same experts (E) split the same way, so a row's expert is
+          // on the same rank in both.
           if (use.getOperandNumber() != 0 || next.getIds() != gm.getIds() ||
               !expertSplit(next.getWeight()) ||
+              next.getWeight().getType().getDimSize(0) != gm.getWeight().getType().getDimSize(0) ||
               next.getZeroOutOfRange() != gm.getZeroOutOfRange())
             return false;
           continue;
