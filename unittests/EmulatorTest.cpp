@@ -423,13 +423,27 @@ TEST(EmulatorLaunch, UncheckedOptionsSkipTheChecks) {
 }
 
 // Thread 0 writes shared word 0; then (maybe after a barrier) thread 1
-// writes it (mode 0), reads it (mode 1); mode 2: thread 0 reads, thread 1 writes.
+// writes it (mode 0), reads it (mode 1); mode 2: thread 0 reads, thread 1 writes;
+// mode 3: every thread adds 1 atomically (thread 0's write is then an atomic
+// too); mode 4: thread 0 writes, thread 1 adds atomically.
 // Each block has its own two output words (blocks sharing one would race).
 void raceKernel(void **params) {
   int32_t *out = param<int32_t>(params, 0) + 2 * id(RLX_EMU_BLOCK_ID);
   uint32_t withBarrier = scalar<uint32_t>(params, 1), mode = scalar<uint32_t>(params, 2);
   int32_t *sh = sharedParam<int32_t>(params, 3);
   uint32_t t = linearTid();
+  auto atomicAdd = [](int32_t *p, int32_t v) {
+    if (__rlx_emu_access(p, sizeof(int32_t), RLX_EMU_WRITE | RLX_EMU_ATOMIC))
+      *p += v;
+  };
+  if (mode == 3) {
+    atomicAdd(&sh[1], 1);
+    if (withBarrier)
+      __rlx_emu_barrier();
+    if (t == 0)
+      store(&out[0], load(&sh[1]));
+    return;
+  }
   if (t == 0) {
     if (mode == 2)
       store(&out[0], load(&sh[1]));
@@ -441,6 +455,8 @@ void raceKernel(void **params) {
   if (t == 1) {
     if (mode == 1)
       store(&out[1], load(&sh[1]));
+    else if (mode == 4)
+      atomicAdd(&sh[1], 1);
     else
       store(&sh[1], 6);
   }
@@ -480,6 +496,16 @@ TEST(EmulatorLaunch, MissingBarrierIsARace) {
       << rep;
   EXPECT_EQ(runRace(1, 1, 0), "");
   EXPECT_EQ(runRace(1, 2, 0), "");
+}
+
+TEST(EmulatorLaunch, AtomicsDoNotRaceWithEachOther) {
+  // 32 threads add to one word: no race; the barrier orders the read.
+  EXPECT_EQ(runRace(1, 3, 0), "");
+  // A plain write and another thread's atomic with no barrier between.
+  std::string rep = runRace(0, 4, 1);
+  EXPECT_TRUE(contains(rep, "read by thread (1,0,0) (linear 1) and write by thread (0,0,0)"))
+      << rep;
+  EXPECT_EQ(runRace(1, 4, 0), "");
 }
 
 void sharedOobKernel(void **params) {

@@ -82,6 +82,12 @@ enum rlx_emu_access_flags {
   /// thread wrote through the generic proxy needs that thread's
   /// fence.proxy.async in between.
   RLX_EMU_ASYNC = 2,
+  /// An atomic read-modify-write (atom, red): race-checked as a read, so
+  /// atomics of several threads on one address do not conflict, while one
+  /// against a plain write of another thread that no barrier orders does
+  /// (a plain read after an atomic of another thread without a barrier is
+  /// not reported).
+  RLX_EMU_ATOMIC = 4,
 };
 /// Bits 8-15 of the access flags: log2 of the alignment the instruction
 /// requires, plus one (0: none checked); a misaligned address is a finding

@@ -55,6 +55,18 @@ static Value groupedRow(KernelBuilder &kb, Value groupRows, Value row, Value m0)
   return arith::IndexCastOp::create(kb.b, kb.loc, kb.b.getIndexType(), r);
 }
 
+/// The experts of a grouped matmul: E, and pseudo-expert E (rows of ids
+/// outside [0, E), zeros) with zero_out_of_range.
+static int64_t groupedExperts(const GemmProblem &p) {
+  return p.batches + (p.zeroOutOfRange ? 1 : 0);
+}
+
+/// The grid's row tiles of a grouped matmul: every expert's rows in 64-row
+/// tiles, expert after expert, at most ceil(T/tm) + experts - 1 of them.
+static int64_t groupedRowTiles(const GemmProblem &p, int64_t tm) {
+  return ceilDiv(p.rows, tm) + groupedExperts(p) - 1;
+}
+
 Value GemmBuilder::rowInRange(Value row) {
   return kb.ult(row, p.grouped() ? groupCount : kb.idx(p.rows));
 }
@@ -333,7 +345,8 @@ std::string GemmBuilder::whyNoTensorCores() {
   const int64_t rows = 64, stride = 40;
   auto bytes = [&](int64_t stages) {
     int64_t tiles = stages * (rows + tn * (p.glu ? 2 : 1)) * stride * 2;
-    int64_t grouped = p.grouped() ? rows * 4 + kThreads * 4 : 0; // rows and the scan
+    // Rows, the scan, the histogram and the block's tile.
+    int64_t grouped = p.grouped() ? rows * 4 + kThreads * 4 + groupedExperts(p) * 4 + 8 : 0;
     return tiles + rows * tn * 4 /*Cs*/ + 3 * rows * 4 /*row and head statistics*/ + grouped;
   };
   for (int64_t stages : {2, 1})
@@ -841,39 +854,73 @@ void GemmBuilder::epilogue() {
   });
 }
 
-/// The rows of expert bt in tile m0 of a grouped matmul: each thread
-/// counts the rows of the expert in its contiguous slice of the ids, a
-/// Hillis-Steele scan over the block gives each slice's first rank, and
-/// the second pass writes the token row of every rank in [m0, m0 + tm).
-/// Ranks are in row order, so every block of the expert agrees on them.
-/// Ids outside [0, E) are clamped, as the op defines, or with
-/// zero_out_of_range are the rows of pseudo-expert E.
+/// Block y of a grouped matmul: which expert (bt) and which of its row
+/// tiles (m0), and the token rows of that tile. Each block counts the rows
+/// of every expert (a histogram of the ids in shared memory), walks the
+/// experts' tiles to its own (blocks past the last tile get no rows), then
+/// finds its tile's rows: each thread counts the expert's rows in its
+/// contiguous slice of the ids, a Hillis-Steele scan over the block gives
+/// each slice's first rank, and the second pass writes the token row of
+/// every rank in [m0, m0 + tm). Ranks are in row order, so every block of
+/// the expert agrees on them. Ids outside [0, E) are clamped, as the op
+/// defines, or with zero_out_of_range are the rows of pseudo-expert E.
 void GemmBuilder::groupedRows() {
-  int64_t rows = p.rows, chunk = ceilDiv(rows, threads);
+  int64_t rows = p.rows, chunk = ceilDiv(rows, threads), experts = groupedExperts(p);
   Value tid = kb.threadId();
   Type i32 = kb.b.getI32Type();
   groupRows = kb.workgroupBuffer(ctx.fn, {tm}, i32);
   Value scan = kb.workgroupBuffer(ctx.fn, {threads}, i32);
+  Value hist = kb.workgroupBuffer(ctx.fn, {experts}, i32);
+  Value picked = kb.workgroupBuffer(ctx.fn, {2}, i32);
   auto toIndex = [&](Value v) {
     return arith::IndexCastOp::create(kb.b, kb.loc, kb.b.getIndexType(), v).getResult();
   };
   auto toI32 = [&](Value v) { return arith::IndexCastOp::create(kb.b, kb.loc, i32, v).getResult(); };
   kb.forLoop(tid, kb.idx(tm), kb.idx(threads),
              [&](Value i) { kb.store(kb.i32(0), groupRows, {i}); });
+  kb.forLoop(tid, kb.idx(experts), kb.idx(threads),
+             [&](Value i) { kb.store(kb.i32(0), hist, {i}); });
   Value lo = kb.minui(kb.mul(tid, kb.idx(chunk)), kb.idx(rows));
   Value hi = kb.minui(kb.add(lo, kb.idx(chunk)), kb.idx(rows));
-  auto isMine = [&](Value t) {
+  // Row t's expert.
+  auto expertOf = [&](Value t) {
     Value raw = toIndex(kb.load(p.ids, {t}));
     Value id = arith::MaxSIOp::create(kb.b, kb.loc, raw, kb.idx(0));
     id = arith::MinSIOp::create(kb.b, kb.loc, id, kb.idx(p.batches - 1));
     if (p.zeroOutOfRange)
       id = kb.select(kb.eq(id, raw), id, kb.idx(p.batches));
-    return kb.eq(id, bt);
+    return id;
   };
+  kb.barrier();
+  // The histogram (shared-memory atomics: counts, whatever their order).
+  kb.forLoop(lo, hi, kb.idx(1), [&](Value t) {
+    memref::AtomicRMWOp::create(kb.b, kb.loc, arith::AtomicRMWKind::addi, kb.i32(1), hist,
+                                ValueRange{expertOf(t)});
+  });
+  kb.barrier();
+  // Thread 0 walks the experts' tiles to block y's: (expert, tile), or
+  // (experts, 0) past the last tile.
+  kb.ifThen(kb.eq(tid, kb.idx(0)), [&] {
+    Value y = kb.blockId(gpu::Dimension::y);
+    SmallVector<Value> found = kb.forLoop(
+        kb.idx(0), kb.idx(experts), kb.idx(1), {kb.idx(0), kb.idx(experts), kb.idx(0)},
+        [&](Value e, ValueRange c) -> SmallVector<Value> {
+          Value tiles = kb.divui(kb.add(toIndex(kb.load(hist, {e})), kb.idx(tm - 1)), kb.idx(tm));
+          Value end = kb.add(c[0], tiles);
+          Value here = arith::AndIOp::create(kb.b, kb.loc, kb.ult(y, end),
+                                             kb.eq(c[1], kb.idx(experts)));
+          return {end, kb.select(here, e, c[1]), kb.select(here, kb.sub(y, c[0]), c[2])};
+        });
+    kb.store(toI32(found[1]), picked, {kb.idx(0)});
+    kb.store(toI32(found[2]), picked, {kb.idx(1)});
+  });
+  kb.barrier();
+  bt = toIndex(kb.load(picked, {kb.idx(0)}));
+  m0 = kb.mul(toIndex(kb.load(picked, {kb.idx(1)})), kb.idx(tm));
   auto plusIf = [&](Value n, Value c) { return kb.add(n, kb.select(c, kb.idx(1), kb.idx(0))); };
   Value mine = kb.forLoop(lo, hi, kb.idx(1), {kb.idx(0)},
                           [&](Value t, ValueRange n) -> SmallVector<Value> {
-                            return {plusIf(n[0], isMine(t))};
+                            return {plusIf(n[0], kb.eq(expertOf(t), bt))};
                           })[0];
   kb.store(toI32(mine), scan, {tid});
   kb.barrier();
@@ -888,7 +935,7 @@ void GemmBuilder::groupedRows() {
   groupCount = toIndex(kb.load(scan, {kb.idx(threads - 1)}));
   Value first = kb.sub(toIndex(kb.load(scan, {tid})), mine);
   kb.forLoop(lo, hi, kb.idx(1), {first}, [&](Value t, ValueRange rank) -> SmallVector<Value> {
-    Value hit = isMine(t);
+    Value hit = kb.eq(expertOf(t), bt);
     // rank in [m0, m0 + tm): rank - m0 < tm unsigned.
     Value keep = arith::AndIOp::create(kb.b, kb.loc, hit,
                                        kb.ult(kb.sub(rank[0], m0), kb.idx(tm)));
@@ -992,8 +1039,9 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
       tk = 8;
   }
   launch.block = {threads, 1, 1};
-  launch.grid = {ceilDiv(p.cols, tn), ceilDiv(p.rows, tm),
-                 p.batches + (p.grouped() && p.zeroOutOfRange ? 1 : 0)};
+  launch.grid = {ceilDiv(p.cols, tn),
+                 p.grouped() ? groupedRowTiles(p, tm) : ceilDiv(p.rows, tm),
+                 p.grouped() ? 1 : p.batches};
   if (launch.grid[1] > 65535 || launch.grid[2] > 65535)
     return unsupported(ctx, "a matmul with more than 65535 row tiles or batches");
   if (p.cols == 0 || p.rows == 0 || p.batches == 0) {

@@ -291,6 +291,9 @@ extern "C" uint32_t __rlx_emu_access(const void *addr, uint64_t bytes, uint32_t 
   Launch *l = activeLaunch();
   if (!l || !(l->options & RLX_EMU_CHECK_ALL))
     return 1;
+  // Atomics are race-checked as reads (RLX_EMU_ATOMIC).
+  if (flags & RLX_EMU_ATOMIC)
+    flags &= ~uint32_t(RLX_EMU_WRITE | RLX_EMU_ATOMIC);
   const bool bounds = l->options & RLX_EMU_CHECK_BOUNDS;
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   const uint64_t n = bytes;

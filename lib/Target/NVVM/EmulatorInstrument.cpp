@@ -43,10 +43,12 @@ struct EmulatorInstrumentPass : rlx::impl::EmulatorInstrumentBase<EmulatorInstru
   /// is checked too: a misaligned address faults on the GPU.
   Value checked(OpBuilder &b, Location loc, LLVM::LLVMFuncOp hook, Value ptr, Type accessType,
                 bool write, std::optional<uint64_t> alignment, Value scratch,
-                const DataLayout &layout) {
+                const DataLayout &layout, bool atomic = false) {
     int64_t bytes = layout.getTypeSize(accessType);
     uint64_t align = alignment.value_or(0) ? *alignment : layout.getTypeABIAlignment(accessType);
-    uint32_t flags = (write ? 1u : 0u) | (llvm::Log2_64(std::max<uint64_t>(align, 1)) + 1) << 8;
+    // The flags of include/RLX/Runtime/Emulator.h: write 1, atomic 4.
+    uint32_t flags = (write ? 1u : 0u) | (atomic ? 4u : 0u) |
+                     (llvm::Log2_64(std::max<uint64_t>(align, 1)) + 1) << 8;
     Value n = LLVM::ConstantOp::create(b, loc, b.getI64Type(), bytes);
     Value flag = LLVM::ConstantOp::create(b, loc, b.getI32Type(), flags);
     Value ok = LLVM::CallOp::create(b, loc, hook, ValueRange{ptr, n, flag}).getResult();
@@ -89,7 +91,13 @@ struct EmulatorInstrumentPass : rlx::impl::EmulatorInstrumentBase<EmulatorInstru
         store.getAddrMutable().assign(
             checked(b, store.getLoc(), hook, store.getAddr(), t, true, store.getAlignment(),
                     scratch, layout));
-      } else if (isa<LLVM::AtomicRMWOp, LLVM::AtomicCmpXchgOp, LLVM::MemcpyOp, LLVM::MemsetOp,
+      } else if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op)) {
+        Type t = rmw.getVal().getType();
+        b.setInsertionPoint(rmw);
+        rmw.getPtrMutable().assign(checked(b, rmw.getLoc(), hook, rmw.getPtr(), t, true,
+                                           rmw.getAlignment(), scratch, layout,
+                                           /*atomic=*/true));
+      } else if (isa<LLVM::AtomicCmpXchgOp, LLVM::MemcpyOp, LLVM::MemsetOp,
                      LLVM::MemmoveOp>(op)) {
         return WalkResult(op->emitError("rlx-emulator-instrument: no access check for '")
                           << op->getName() << "' yet");
