@@ -212,3 +212,56 @@ def test_new_ops_from_python_without_new_code():
     np.testing.assert_allclose(out["c"], np.cumsum(xv, 1), rtol=1e-6, atol=1e-6)
     with pytest.raises(rlx.RlxError, match="topk k = 9 must be in"):
         f.emit("rlx_mir.topk {0} k = 9 : {t0}", [x], num_results=2)
+
+
+def test_cpu_topk_and_cumsum_are_the_runtimes_sort_and_running_sum():
+    """On the CPU path f32/f64 topk and cumsum call the runtime (a partial
+    sort, a running sum: O(V log k), O(V)), not their quadratic linalg forms."""
+    import subprocess
+    from harness import BUILD
+    text = fn({"x": ((3, 10), "f32")}, [tt((3, 4)), tt((3, 4), "i64"), tt((3, 10))],
+              f"%r0, %r1 = rlx_mir.topk %x k = 4 : {tt((3, 10))}\n"
+              f"  %r2 = rlx_mir.cumsum %x axis = 1 : {tt((3, 10))}")
+    out = subprocess.run([str(BUILD / "bin" / "rlx-opt"), "--rlx-lower-to-cpu"], input=text,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "_mlir_ciface_rlx_cpu_topk_f32" in out.stdout
+    assert "_mlir_ciface_rlx_cpu_cumsum_f32" in out.stdout
+
+
+@pytest.mark.parametrize("et", ["f32", "f64"])
+def test_cpu_topk_of_long_rows(et):
+    """A 100,000-wide row sorted whole (k = V) and a top-50, with many ties
+    and NaNs: numpy's stable order (NaN first, larger first, lower index)."""
+    rng = np.random.default_rng(8)
+    np_type = np.float32 if et == "f32" else np.float64
+    x = np.round(rng.standard_normal((2, 100_000)) * 20).astype(np_type)
+    x[0, rng.choice(100_000, 50, replace=False)] = np.nan
+    for k in (100_000, 50):
+        text = fn({"x": ((2, 100_000), et)}, [tt((2, k), et), tt((2, k), "i64")],
+                  f"%r0, %r1 = rlx_mir.topk %x k = {k} : {tt((2, 100_000), et)}")
+        got = run("cpu", text, {"x": x})
+        key = np.where(np.isnan(x), -np.inf, -x)  # NaN first, then descending
+        order = np.lexsort((np.arange(x.shape[1])[None].repeat(2, 0), key, ~np.isnan(x)))
+        order = order[:, :k]
+        np.testing.assert_array_equal(got["result1"], order)
+        np.testing.assert_array_equal(got["result0"], np.take_along_axis(x, order, 1))
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(False, False), (True, False), (False, True),
+                                               (True, True)])
+def test_cpu_cumsum_of_long_axes(exclusive, reverse):
+    """f64 prefix sums over 200,000 elements along a strided axis (axis 0 of
+    [200000, 3]): numpy's sequential sums, in the order the mode adds."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((200_000, 3))
+    flags = (" exclusive" if exclusive else "") + (" reverse" if reverse else "")
+    text = fn({"x": ((200_000, 3), "f64")}, [tt((200_000, 3), "f64")],
+              f"%r0 = rlx_mir.cumsum %x axis = 0{flags} : {tt((200_000, 3), 'f64')}")
+    got = run("cpu", text, {"x": x})["result0"]
+    y = x[::-1] if reverse else x
+    want = np.cumsum(y, axis=0)
+    if exclusive:
+        want = np.concatenate([np.zeros((1, 3)), want[:-1]])
+    want = want[::-1] if reverse else want
+    np.testing.assert_array_equal(got, want)

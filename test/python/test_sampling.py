@@ -279,3 +279,24 @@ def test_sample_batches_under_vmap():
     got = batched.run(x=xs, u=us)["ids"]
     want = np.stack([one.run(x=xs[i], u=us[i])["ids"] for i in range(4)])
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("config", [(0.7, 50, 1.0, 0.0), (1.0, 0, 0.9, 0.0), (0.8, 0, 1.0, 0.05)],
+                         ids=lambda c: "t%s-k%s-p%s-m%s" % c)
+def test_sample_of_a_real_vocabulary_on_the_cpu(config):
+    """Llama-3's 128,256-token vocabulary on the CPU path: the whole row is
+    sorted (the runtime's sort, not topk's quadratic linalg form, which the
+    emulator's generic path runs: too slow there at this size) and the
+    prefix sums are f64, so the tokens are transformers' warpers' own."""
+    temperature, top_k, top_p, min_p = config
+    rng = np.random.default_rng(11)
+    rows, vocab = 4, 128_256
+    logits = (rng.standard_normal((rows, vocab)) * 4).astype(np.float32)
+    u = rng.random(rows).astype(np.float32)
+    f = hir.Function("f")
+    x, uu = f.input("x", logits.shape), f.input("u", u.shape)
+    f.output("ids", mir.sample(x, uu, temperature=temperature, top_k=top_k, top_p=top_p,
+                               min_p=min_p))
+    got = compile_on(f.build(), "cpu").run(x=logits, u=u)["ids"]
+    want = inverse_cdf(logits, warped_probs(logits, *config), u)
+    np.testing.assert_array_equal(got, want)

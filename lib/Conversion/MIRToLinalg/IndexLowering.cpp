@@ -101,6 +101,7 @@ struct CumsumLowering : OpConversionPattern<CumsumOp> {
           Value sum = addOf(b, l, args[1], x);
           linalg::YieldOp::create(b, l, ValueRange{arith::SelectOp::create(b, l, take, sum, args[1])});
         });
+    generic->setAttr(kCumsumAttr, rw.getDenseI64ArrayAttr({axis, exclusive, reverse}));
     rw.replaceOp(op, castTo(rw, loc, generic.getResult(0), et));
     return success();
   }
@@ -170,6 +171,9 @@ struct TopKLowering : OpConversionPattern<TopKOp> {
                                   ValueRange{arith::SelectOp::create(b, l, hit, args[0], args[2]),
                                              arith::SelectOp::create(b, l, hit, i, args[3])});
         });
+    // The CPU path sorts instead (rlx-cpu-topk-cumsum).
+    ranks->setAttr(kTopKRanksAttr, rw.getUnitAttr());
+    pick->setAttr(kTopKAttr, rw.getUnitAttr());
     rw.replaceOp(op, pick.getResults());
     return success();
   }

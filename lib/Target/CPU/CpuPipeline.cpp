@@ -57,6 +57,9 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CompileOptions &
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+  // topk and cumsum as the runtime's sort and running sum (their linalg
+  // forms are quadratic in the axis).
+  pm.addPass(createCpuTopkCumsum());
   if (options.blas) {
     CpuMatmulToBlasOptions blas;
     blas.minFlops = options.blasMinFlops;

@@ -22,6 +22,13 @@ namespace mlir::rlx {
 /// its inputs and `w` read in its body; true when rows of ids outside
 /// [0, E) are zeros (zero_out_of_range) rather than clamped.
 inline constexpr llvm::StringLiteral kGroupedMatmulAttr = "rlx.grouped_matmul";
+/// On the linalg.generic of a cumsum: [axis, exclusive, reverse]. The CPU
+/// path runs it as a running sum (rlx-cpu-topk-cumsum).
+inline constexpr llvm::StringLiteral kCumsumAttr = "rlx.cumsum";
+/// On topk's two linalg.generic ops: the ranks (unit) and the pick of the
+/// ranked entries (unit), which the CPU path replaces by a partial sort.
+inline constexpr llvm::StringLiteral kTopKRanksAttr = "rlx.topk_ranks";
+inline constexpr llvm::StringLiteral kTopKAttr = "rlx.topk";
 
 struct MIRToLinalgOptions {
   /// Rows of the lhs per tile in fused_matmul loops. Large on purpose: each

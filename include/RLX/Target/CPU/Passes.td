@@ -132,3 +132,22 @@ def CpuCheckLLVM : Pass<"rlx-cpu-check-llvm", "::mlir::ModuleOp"> {
 }
 
 #endif // RLX_TARGET_CPU_PASSES_TD
+
+def CpuTopkCumsum : Pass<"rlx-cpu-topk-cumsum"> {
+  let summary = "topk and cumsum on buffers as calls of the CPU runtime's sort and running sum";
+  let description = [{
+    After bufferization, the `linalg.generic` ops that `rlx_mir.topk` and
+    `rlx_mir.cumsum` lower to (marked `rlx.topk` / `rlx.topk_ranks` and
+    `rlx.cumsum`: a rank and a masked sum per element, quadratic in the
+    axis) on f32 or f64 buffers become calls of the CPU runtime
+    (`rlx_cpu_topk_f32|f64`: a partial sort per row, O(V log k);
+    `rlx_cpu_cumsum_f32|f64`: a running sum, O(V)), with the buffers as
+    unranked memrefs. topk's ranks are then dead and erased. The results are
+    the linalg forms' bit for bit (topk's order and ties; a forward cumsum
+    adds in index order), so the CPU and the GPU path (which runs the linalg
+    forms) agree; a reverse cumsum adds from the end. Other element types
+    keep their loops.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}

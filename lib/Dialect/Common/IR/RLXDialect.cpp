@@ -275,6 +275,19 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                                 "llvm.inline_asm";
     return success();
   }
+  if (attr.getName() == "rlx.cumsum" || attr.getName() == "rlx.topk" ||
+      attr.getName() == "rlx.topk_ranks") {
+    // Set by cumsum's and topk's linalg lowerings; the CPU path calls its
+    // runtime for them (rlx-cpu-topk-cumsum).
+    bool cumsum = attr.getName() == "rlx.cumsum";
+    auto array = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (op->getName().getStringRef() != "linalg.generic" ||
+        (cumsum ? !array || array.size() != 3 : !isa<UnitAttr>(attr.getValue())))
+      return op->emitError() << attr.getName().getValue() << " must be "
+                             << (cumsum ? "[axis, exclusive, reverse]" : "a unit attribute")
+                             << " on a linalg.generic";
+    return success();
+  }
   if (attr.getName() == "rlx.expert_local_rows") {
     // Set by rlx-mir-shard on an expert-split grouped_matmul whose rows stay
     // on their expert's rank; read by its partition.
@@ -299,6 +312,7 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
                             "rlx.wgmma_fence_operands on llvm.inline_asm, "
                             "rlx.emulator_unavailable on gpu.func, rlx.grouped_matmul on "
+                            "linalg.generic, rlx.cumsum, rlx.topk and rlx.topk_ranks on "
                             "linalg.generic, rlx.expert_local_rows on rlx_mir.grouped_matmul; "
                             "rlx.input, rlx.param, rlx.output, rlx.dim_names, rlx.packed_by "
                             "and rlx.packed_from on function arguments and results)";

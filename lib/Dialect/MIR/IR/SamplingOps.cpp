@@ -160,7 +160,7 @@ FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
                      "(rlx-mir-specialize)"),
            failure();
   OpBuilder &b = mb.builder();
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i64 = b.getI64Type();
   int64_t v = lt.getShape().back(), rows = 1;
   for (int64_t d : lt.getShape().drop_back())
     rows *= d;
@@ -201,9 +201,11 @@ FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
         })[0];
   }
   Value first = mb.slice(vals, {0, 0}, {rows, 1}, {1, 1});
-  // Probability mass ranked above each token, for top-p.
-  Value above = mb.create<CumsumOp>(mb.softmax(vals, 1), int64_t(1), /*exclusive=*/true,
-                                    /*reverse=*/false);
+  // Probability mass ranked above each token, for top-p: prefix sums in
+  // f64 (in f32 a 128k vocabulary's sum drifts by ~1e-5, the mass of a
+  // tail token).
+  Value above = mb.create<CumsumOp>(mb.cast(mb.softmax(vals, 1), f64), int64_t(1),
+                                    /*exclusive=*/true, /*reverse=*/false);
   // w: the kept tokens' probabilities relative to the first (0 elsewhere).
   auto kept = mb.elementwise(
       TypeRange{RankedTensorType::get({rows, k}, f32)}, ValueRange{vals, first, above},
@@ -211,7 +213,7 @@ FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
         Value rel = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, a[0], a[1]));
         Value keep = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
         if (topP < 1.0) {
-          Value p = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(topP)));
+          Value p = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(double(float(topP))));
           keep = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a[2], p);
         }
         if (minP > 0.0) {
@@ -223,9 +225,10 @@ FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
         return {arith::SelectOp::create(b, loc, keep, rel, zero)};
       });
   Value w = kept[0];
-  Value cdf = mb.create<CumsumOp>(w, int64_t(1), /*exclusive=*/false, /*reverse=*/false);
+  Value cdf = mb.create<CumsumOp>(mb.cast(w, f64), int64_t(1), /*exclusive=*/false,
+                                  /*reverse=*/false);
   Value total = mb.slice(cdf, {0, k - 1}, {rows, 1}, {1, 1});
-  Value target = mb.mul(mb.reshape(getUniform(), {rows, 1}), total);
+  Value target = mb.mul(mb.reshape(mb.cast(getUniform(), f64), {rows, 1}), total);
   // The position: kept tokens whose cumulative mass is <= u·total, capped
   // at the last kept one.
   auto counts = mb.elementwise(

@@ -68,16 +68,20 @@ def MIR_SampleOp : MIR_InferOp<"sample", [
        to the kept ones, as `torch.multinomial` does with its own numbers).
 
     Absent attributes take the values that turn their step off: temperature
-    1, top_k 0, top_p 1, min_p 0. Arithmetic in f32. NaN or all −∞ logits
+    1, top_k 0, top_p 1, min_p 0. Arithmetic in f32, the prefix sums of
+    steps 3 and 5 in f64 (in f32 a 128k vocabulary's sums drift by about
+    the mass of a tail token). NaN or all −∞ logits
     give the first sorted id (`torch.multinomial` raises). Result: `[...]`
     i64 token ids. Needs static shapes (bind the dims first:
     rlx-mir-specialize).
 
-    Cost: its chain sorts with `topk` and sums with `cumsum`, whose generic
-    lowerings are quadratic in their axis (a rank and a masked sum per
-    element): fine for the vocabularies of tests, slow for a real one (a
-    128k vocabulary is about 1.6e10 steps per row) until those lowerings
-    get linear kernels.
+    Cost: its chain sorts the whole row with `topk` and sums with `cumsum`.
+    On the CPU path those are the runtime's sort and running sums
+    (rlx-cpu-topk-cumsum: O(V log V) per row; `bench/cpu/bench_sampling.py`
+    times a 128k vocabulary against transformers' warpers); their linalg
+    forms, which the GPU's generic path runs, are quadratic in V (a rank and
+    a masked sum per element), which the emulator cannot afford at a real
+    vocabulary's size.
 
     The verifier rejects logits of rank 0 or V = 0, `uniform` whose shape is
     not the logits' without the last dim, temperature < 0, infinite or with
