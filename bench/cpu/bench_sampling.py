@@ -34,6 +34,11 @@ import numpy as np  # noqa: E402
 from bench_moe import BUILD, ROOT, Server  # noqa: E402
 from rlx import hir, mir  # noqa: E402
 
+# The reference the tests check against: transformers' warped distribution
+# and its inverse CDF in descending-logit order.
+sys.path.insert(0, str(ROOT / "test" / "python"))
+from test_sampling import inverse_cdf, warped_probs  # noqa: E402
+
 SETTINGS = [dict(temperature=0.7, top_k=50, top_p=1.0, min_p=0.0),
             dict(temperature=1.0, top_k=0, top_p=0.9, min_p=0.0),
             dict(temperature=0.8, top_k=0, top_p=1.0, min_p=0.05),
@@ -41,6 +46,7 @@ SETTINGS = [dict(temperature=0.7, top_k=50, top_p=1.0, min_p=0.0),
 
 
 def torch_step(torch, logits, s):
+    """What generate(do_sample=True) runs per step on these logits."""
     from transformers.generation.logits_process import (MinPLogitsWarper, TemperatureLogitsWarper,
                                                         TopKLogitsWarper, TopPLogitsWarper)
     warpers = [TemperatureLogitsWarper(s["temperature"])]
@@ -53,21 +59,7 @@ def torch_step(torch, logits, s):
         for w in warpers:
             x = w(None, x)
         return torch.multinomial(torch.softmax(x, -1), 1)
-    return step, warpers
-
-
-def reference_token(torch, logits, warpers, u):
-    x = torch.from_numpy(logits)
-    for w in warpers:
-        x = w(None, x)
-    p = torch.softmax(x.double(), -1).numpy()
-    out = []
-    for row, pr, ur in zip(logits, p, u):
-        order = np.argsort(-row, kind="stable")
-        cdf = np.cumsum(pr[order])
-        j = min(int(np.searchsorted(cdf, ur * cdf[-1], side="right")), int((pr > 0).sum()) - 1)
-        out.append(order[j])
-    return np.array(out)
+    return step
 
 
 def main():
@@ -97,9 +89,10 @@ def main():
                     "--input", f"logits={tmp / 'logits.npy'}", "--input", f"u={tmp / 'u.npy'}"]
             subprocess.run(argv + ["--output-dir", str(tmp / "out")], check=True,
                            capture_output=True)
-            step, warpers = torch_step(torch, torch.from_numpy(logits), s)
+            step = torch_step(torch, torch.from_numpy(logits), s)
             got = np.load(tmp / "out" / "ids.npy")
-            want = reference_token(torch, logits, warpers, u)
+            want = inverse_cdf(logits, warped_probs(logits, s["temperature"], s["top_k"],
+                                                    s["top_p"], s["min_p"]), u)
             assert (got == want).all(), (s, got, want)
             server = Server(argv)
             times = {"rlx": [], "torch": []}
