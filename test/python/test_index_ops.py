@@ -219,14 +219,21 @@ def test_cpu_topk_and_cumsum_are_the_runtimes_sort_and_running_sum():
     sort, a running sum: O(V log k), O(V)), not their quadratic linalg forms."""
     import subprocess
     from harness import BUILD
-    text = fn({"x": ((3, 10), "f32")}, [tt((3, 4)), tt((3, 4), "i64"), tt((3, 10))],
+    text = fn({"x": ((3, 10), "f32"), "y": ((3, 10), "f64"), "z": ((3, 10), "bf16")},
+              [tt((3, 4)), tt((3, 4), "i64"), tt((3, 10)), tt((3, 10), "f64"),
+               tt((3, 10), "bf16")],
               f"%r0, %r1 = rlx_mir.topk %x k = 4 : {tt((3, 10))}\n"
-              f"  %r2 = rlx_mir.cumsum %x axis = 1 : {tt((3, 10))}")
+              f"  %r2 = rlx_mir.cumsum %x axis = 1 : {tt((3, 10))}\n"
+              f"  %r3 = rlx_mir.cumsum %y axis = 0 reverse : {tt((3, 10), 'f64')}\n"
+              f"  %r4 = rlx_mir.cumsum %z axis = 1 : {tt((3, 10), 'bf16')}")
     out = subprocess.run([str(BUILD / "bin" / "rlx-opt"), "--rlx-lower-to-cpu"], input=text,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "_mlir_ciface_rlx_cpu_topk_f32" in out.stdout
-    assert "_mlir_ciface_rlx_cpu_cumsum_f32" in out.stdout
+    calls = [ln for ln in out.stdout.splitlines() if "llvm.call @_mlir_ciface_rlx_cpu" in ln]
+    # f32 topk and cumsum, f64 cumsum; bf16's cumsum (f32 sums of bf16) keeps its loops.
+    assert sorted(c.split("@")[1].split("(")[0] for c in calls) == [
+        "_mlir_ciface_rlx_cpu_cumsum_f32", "_mlir_ciface_rlx_cpu_cumsum_f64",
+        "_mlir_ciface_rlx_cpu_topk_f32"], calls
 
 
 @pytest.mark.parametrize("et", ["f32", "f64"])

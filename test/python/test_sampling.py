@@ -284,10 +284,10 @@ def test_sample_batches_under_vmap():
 @pytest.mark.parametrize("config", [(0.7, 50, 1.0, 0.0), (1.0, 0, 0.9, 0.0), (0.8, 0, 1.0, 0.05)],
                          ids=lambda c: "t%s-k%s-p%s-m%s" % c)
 def test_sample_of_a_real_vocabulary_on_the_cpu(config):
-    """Llama-3's 128,256-token vocabulary on the CPU path: the whole row is
-    sorted (the runtime's sort, not topk's quadratic linalg form, which the
-    emulator's generic path runs: too slow there at this size) and the
-    prefix sums are f64, so the tokens are transformers' warpers' own."""
+    """Llama-3's 128,256-token vocabulary on the CPU path (the runtime's
+    sort, not topk's quadratic linalg form, which the emulator's generic path
+    runs: too slow there at this size): the tokens of the inverse CDF of
+    transformers' warped distribution."""
     temperature, top_k, top_p, min_p = config
     rng = np.random.default_rng(11)
     rows, vocab = 4, 128_256

@@ -131,7 +131,6 @@ def CpuCheckLLVM : Pass<"rlx-cpu-check-llvm", "::mlir::ModuleOp"> {
   }];
 }
 
-#endif // RLX_TARGET_CPU_PASSES_TD
 
 def CpuTopkCumsum : Pass<"rlx-cpu-topk-cumsum"> {
   let summary = "topk and cumsum on buffers as calls of the CPU runtime's sort and running sum";
@@ -142,12 +141,16 @@ def CpuTopkCumsum : Pass<"rlx-cpu-topk-cumsum"> {
     axis) on f32 or f64 buffers become calls of the CPU runtime
     (`rlx_cpu_topk_f32|f64`: a partial sort per row, O(V log k);
     `rlx_cpu_cumsum_f32|f64`: a running sum, O(V)), with the buffers as
-    unranked memrefs. topk's ranks are then dead and erased. The results are
-    the linalg forms' bit for bit (topk's order and ties; a forward cumsum
-    adds in index order), so the CPU and the GPU path (which runs the linalg
-    forms) agree; a reverse cumsum adds from the end. Other element types
-    keep their loops.
+    unranked memrefs. topk's ranks are then dead and erased. topk's results
+    and a forward cumsum's are the linalg forms' bit for bit (the order and
+    its ties; sums in index order), so the CPU and the GPU path (which runs
+    the linalg forms) sample the same tokens. A reverse cumsum (also
+    cumsum's gradient) adds from the end, while the linalg form adds each
+    output's terms in index order: the two round differently. Other element
+    types keep their loops.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
 }
+
+#endif // RLX_TARGET_CPU_PASSES_TD
