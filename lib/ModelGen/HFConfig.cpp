@@ -13,6 +13,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::rlx;
 
@@ -125,6 +127,35 @@ void readGPT2(Reader &r, ModelConfig &c) {
     r.fail("add_cross_attention is not supported");
 }
 
+/// HF `_compute_yarn_parameters`' reading of the yarn keys; the attention
+/// factor is resolved here (mscale and mscale_all_dim are DeepSeek's).
+void readYarn(Reader &r, Reader &s, ModelConfig &c) {
+  c.ropeOriginalMaxPositions = s.integer("original_max_position_embeddings");
+  if (!r.error.empty())
+    return;
+  // A null factor is max_position_embeddings / original.
+  c.ropeFactor = s.has("factor") ? s.number("factor", 1.0)
+                                 : static_cast<double>(c.maxPositions) /
+                                       static_cast<double>(c.ropeOriginalMaxPositions);
+  // `or 32` / `or 1`: a zero or null beta is the default.
+  double fast = s.number("beta_fast", 32.0), slow = s.number("beta_slow", 1.0);
+  c.ropeBetaFast = fast != 0.0 ? fast : 32.0;
+  c.ropeBetaSlow = slow != 0.0 ? slow : 1.0;
+  c.ropeTruncate = s.boolean("truncate", true);
+  auto mscale = [&](double scale, double m) {
+    return scale <= 1.0 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
+  };
+  double m = s.number("mscale", 0.0), mAll = s.number("mscale_all_dim", 0.0);
+  if (s.has("attention_factor"))
+    c.ropeAttentionFactor = s.number("attention_factor", 1.0);
+  else if (m != 0.0 && mAll != 0.0)
+    c.ropeAttentionFactor = mscale(c.ropeFactor, m) / mscale(c.ropeFactor, mAll);
+  else
+    c.ropeAttentionFactor = mscale(c.ropeFactor, 1.0);
+  if (!(c.ropeAttentionFactor > 0.0))
+    r.fail("yarn attention_factor must be positive");
+}
+
 /// rope_theta and the scaling: transformers >= 5 writes `rope_parameters`
 /// (theta inside); older configs `rope_theta` and `rope_scaling`.
 void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c, double defaultTheta) {
@@ -137,6 +168,14 @@ void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c, double 
   if (!rs) {
     if (r.has("rope_scaling") || r.has("rope_parameters"))
       r.fail("rope_scaling / rope_parameters must be an object");
+    // GptOssConfig's default when neither is given.
+    if (c.family == ModelFamily::GptOss) {
+      c.ropeScalingType = "yarn";
+      c.ropeFactor = 32.0;
+      c.ropeOriginalMaxPositions = 4096;
+      c.ropeTruncate = false;
+      c.ropeAttentionFactor = 0.1 * std::log(32.0) + 1.0;
+    }
     return;
   }
   Reader s{*rs, r.error};
@@ -149,11 +188,15 @@ void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c, double 
   std::string type = s.string("rope_type", s.string("type", "default"));
   if (type == "default")
     return;
-  if (type != "llama3" && type != "linear") {
-    r.fail("rope type '" + type + "' is not supported; supported: default, llama3, linear");
+  if (type != "llama3" && type != "linear" && type != "yarn") {
+    r.fail("rope type '" + type + "' is not supported; supported: default, llama3, linear, yarn");
     return;
   }
   c.ropeScalingType = type;
+  if (type == "yarn") {
+    readYarn(r, s, c);
+    return;
+  }
   c.ropeFactor = s.number("factor", 1.0);
   c.ropeLowFreqFactor = s.number("low_freq_factor", 1.0);
   c.ropeHighFreqFactor = s.number("high_freq_factor", 4.0);
@@ -171,6 +214,8 @@ std::optional<int64_t> windowOrDefault(Reader &r, const llvm::json::Object &root
   return r.integer("sliding_window");
 }
 
+void readLayerTypes(Reader &r, const llvm::json::Object &root, ModelConfig &c);
+
 /// Which layers slide, as Qwen2Config/Qwen3Config decide: only with
 /// use_sliding_window, then `layer_types` or layers >= max_window_layers.
 void readQwenWindow(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
@@ -180,6 +225,11 @@ void readQwenWindow(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   if (!c.slidingWindow)
     return;
   c.firstSlidingLayer = r.integer("max_window_layers", 28);
+  readLayerTypes(r, root, c);
+}
+
+/// `layer_types`, when given: which layers are `sliding_attention`.
+void readLayerTypes(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   if (!r.has("layer_types"))
     return;
   const llvm::json::Array *types = root.getArray("layer_types");
@@ -238,6 +288,18 @@ void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
     m.intermediateSize = c.intermediateSize;
     m.normTopkProb = r.boolean("norm_topk_prob", false);
     break;
+  case ModelFamily::GptOss:
+    // GptOssTopKRouter: linear with bias, top-k, softmax over the k;
+    // GptOssExperts: intermediate_size wide, with biases and the clamp.
+    m.numExperts = r.integerOf({"num_local_experts", "num_experts"}, 128);
+    m.topK = r.integer("num_experts_per_tok", 4);
+    m.intermediateSize = c.intermediateSize;
+    m.gptOss = true;
+    m.swigluAlpha = r.number("swiglu_alpha", 1.702);
+    m.swigluLimit = r.number("swiglu_limit", 7.0);
+    if (!(m.swigluLimit > 0.0))
+      r.fail("swiglu_limit must be positive");
+    break;
   case ModelFamily::Qwen2Moe:
   case ModelFamily::Qwen3Moe: {
     bool qwen2 = c.family == ModelFamily::Qwen2Moe;
@@ -281,18 +343,26 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   std::optional<int64_t> derived;
   if (c.family == ModelFamily::Qwen3)
     derived = 128;
+  else if (c.family == ModelFamily::GptOss)
+    derived = 64; // GptOssConfig's head_dim default
   else if (c.numHeads > 0)
     derived = c.hiddenSize / c.numHeads;
   c.headDim = r.integer("head_dim", derived);
   c.intermediateSize = r.integer("intermediate_size");
   c.vocabSize = r.integer("vocab_size");
-  c.maxPositions = r.integer("max_position_embeddings", 2048);
-  // MixtralConfig and OlmoeConfig default eps to 1e-5, Mixtral's theta to 1e6.
-  bool eps5 = c.family == ModelFamily::Mixtral || c.family == ModelFamily::Olmoe;
+  c.maxPositions = r.integer("max_position_embeddings",
+                             c.family == ModelFamily::GptOss ? 131072 : 2048);
+  // MixtralConfig, OlmoeConfig and GptOssConfig default eps to 1e-5;
+  // Mixtral's theta is 1e6, gpt-oss's 150000.
+  bool eps5 = c.family == ModelFamily::Mixtral || c.family == ModelFamily::Olmoe ||
+              c.family == ModelFamily::GptOss;
   c.eps = r.number("rms_norm_eps", eps5 ? 1e-5 : 1e-6);
   c.activation = activation(r, "hidden_act", "silu");
   c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
-  readRope(r, root, c, c.family == ModelFamily::Mixtral ? 1e6 : 10000.0);
+  readRope(r, root, c,
+           c.family == ModelFamily::Mixtral  ? 1e6
+           : c.family == ModelFamily::GptOss ? 150000.0
+                                             : 10000.0);
   switch (c.family) {
   case ModelFamily::Llama:
     // LlamaAttention: bias=attention_bias on q, k, v and o; LlamaMLP:
@@ -354,6 +424,22 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
     c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
     if (r.has("clip_qkv"))
       r.fail("clip_qkv is not supported (OLMoE's clamp of q, k and v)");
+    break;
+  case ModelFamily::GptOss:
+    // GptOssAttention: bias=attention_bias (default true) on q, k, v and o,
+    // a sink per head; GptOssConfig alternates sliding (even) and full
+    // layers when layer_types is absent, with a window of 128.
+    c.qkvBias = c.oProjBias = r.boolean("attention_bias", true);
+    c.attentionSinks = true;
+    if (const llvm::json::Value *w = root.get("sliding_window");
+        !w || w->kind() != llvm::json::Value::Null)
+      c.slidingWindow = r.integer("sliding_window", 128);
+    if (c.slidingWindow) {
+      readLayerTypes(r, root, c);
+      if (c.slidingLayers.empty() && c.numLayers > 0 && c.numLayers <= 4096)
+        for (int64_t i = 0; i < c.numLayers; ++i)
+          c.slidingLayers.push_back((i + 1) % 2 != 0);
+    }
     break;
   case ModelFamily::GPT2:
     break;

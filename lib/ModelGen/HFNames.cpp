@@ -23,6 +23,7 @@ const hf::Architecture kArchitectures[] = {
     {"Qwen2MoeForCausalLM", "qwen2_moe", ModelFamily::Qwen2Moe},
     {"Qwen3MoeForCausalLM", "qwen3_moe", ModelFamily::Qwen3Moe},
     {"OlmoeForCausalLM", "olmoe", ModelFamily::Olmoe},
+    {"GptOssForCausalLM", "gpt_oss", ModelFamily::GptOss},
 };
 
 struct Activation {
@@ -68,10 +69,6 @@ const Missing kMissing[] = {
      "its multi-head latent attention (MLA: q_lora_rank, kv_lora_rank, the decoupled RoPE "
      "head) is not implemented; its MoE block is (rlx_hir.moe_router scoring = sigmoid with "
      "correction_bias, n_group, topk_group and routed_scaling_factor, rlx_hir.moe_experts)"},
-    {"GptOssForCausalLM", "gpt_oss",
-     "its attention sinks, YaRN RoPE scaling and clamped interleaved SwiGLU experts with biases "
-     "([E, H, 2I] weights) are not implemented; its router is (rlx_hir.moe_router scoring = "
-     "topk_softmax with a bias)"},
     {"Llama4ForCausalLM", "llama4_text",
      "its chunked attention, NoPE layers and top-1 sigmoid router scaling the expert's input "
      "are not implemented"},

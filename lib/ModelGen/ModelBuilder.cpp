@@ -94,14 +94,20 @@ private:
   }
 
   RopeScalingAttr ropeScaling() {
-    if (c.ropeScalingType != "llama3" && c.ropeScalingType != "linear")
+    std::optional<RopeScalingKind> kind =
+        llvm::StringSwitch<std::optional<RopeScalingKind>>(c.ropeScalingType)
+            .Case("llama3", RopeScalingKind::Llama3)
+            .Case("linear", RopeScalingKind::Linear)
+            .Case("yarn", RopeScalingKind::Yarn)
+            .Default(std::nullopt);
+    if (!kind)
       return {};
     // The factors are the config's: the attribute's own rules judge them.
     auto attr = RopeScalingAttr::getChecked(
-        [&] { return emitError(loc); }, ctx,
-        c.ropeScalingType == "llama3" ? RopeScalingKind::Llama3 : RopeScalingKind::Linear,
-        APFloat(c.ropeFactor), APFloat(c.ropeLowFreqFactor), APFloat(c.ropeHighFreqFactor),
-        c.ropeOriginalMaxPositions);
+        [&] { return emitError(loc); }, ctx, *kind, APFloat(c.ropeFactor),
+        APFloat(c.ropeLowFreqFactor), APFloat(c.ropeHighFreqFactor), c.ropeOriginalMaxPositions,
+        APFloat(c.ropeBetaFast), APFloat(c.ropeBetaSlow), c.ropeTruncate,
+        APFloat(*kind == RopeScalingKind::Yarn ? c.ropeAttentionFactor : 0.0));
     if (!attr)
       mb.fail();
     return attr;
@@ -191,6 +197,7 @@ private:
 
   LayerOut llamaLayer(int64_t i, Value x, Value positions);
   Value moeBlock(const std::string &layerPrefix, Value x);
+  Value gptOssMoeBlock(const std::string &prefix, Value x);
   std::pair<Value, Value> expertWeights(const std::string &prefix);
   LayerOut gpt2Layer(int64_t i, Value x);
 
@@ -242,6 +249,7 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   }
   Weight wo = weight(p + "self_attn.o_proj", h, q);
   Value bo = bias(c.oProjBias, "self_attn.o_proj", h);
+  Value sinks = c.attentionSinks ? param(p + "self_attn.sinks", {c.numHeads}) : Value();
   Value postNorm = param(p + "post_attention_layernorm.weight", {h});
   bool moe = c.isMoeLayer(i);
   Weight wg, wu, wd;
@@ -263,7 +271,8 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   IntegerAttr window = sliding ? b.getI64IntegerAttr(*c.slidingWindow) : IntegerAttr();
   FloatAttr eps = b.getF64FloatAttr(c.eps);
   bool anyBias = c.qkvBias || c.oProjBias || c.mlpBias;
-  if (!anyBias && !o.nvfp4Weights && c.moe.numExperts == 0 && !c.fullWidthQkNorm) {
+  if (!anyBias && !o.nvfp4Weights && c.moe.numExperts == 0 && !c.fullWidthQkNorm &&
+      !c.attentionSinks) {
     auto layer = createMulti<hir::DecoderLayerOp>(
         x, positions, inNorm, wq.dense, wk.dense, wv.dense, wo.dense, postNorm, wg.dense,
         wu.dense, wd.dense, qNorm, kNorm, pastK,
@@ -300,7 +309,7 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
     vs = mb.concat({pastV, vs}, 1);
   }
   Value attn = mb.createWithOptional<hir::AttentionOp>(
-      qs, ks, vs, Value(), b.getI64IntegerAttr(c.numHeads),
+      qs, ks, vs, Value(), sinks, b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim), mask, window,
       FloatAttr(), FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
   Value o1 = proj(attn, wo, bo);
@@ -341,6 +350,37 @@ std::pair<Value, Value> ModelBuilder::expertWeights(const std::string &prefix) {
   return {mb.concat(gateUps, 0), mb.concat(downs, 0)};
 }
 
+/// GptOssMLP: router with a bias (top-k, then softmax over the k), experts
+/// stored [E, H, 2I] with gate and up interleaved (gate_up[..., ::2],
+/// [..., 1::2]) and down [E, I, H], with biases and the clamped SwiGLU. The
+/// layouts become moe_experts' [E, 2I, H] / [E, H, I] from parameters only,
+/// so weight packing does it once at load.
+Value ModelBuilder::gptOssMoeBlock(const std::string &p, Value x) {
+  int64_t e = c.moe.numExperts, inter = c.moe.intermediateSize, h = c.hiddenSize;
+  Value router = param(p + "router.weight", {e, h});
+  Value routerBias = param(p + "router.bias", {e});
+  Value gateUp = param(p + "experts.gate_up_proj", {e, h, 2 * inter});
+  Value gateUpBias = param(p + "experts.gate_up_proj_bias", {e, 2 * inter});
+  Value down = param(p + "experts.down_proj", {e, inter, h});
+  Value downBias = param(p + "experts.down_proj_bias", {e, h});
+  // [E, H, I, 2] -> [E, 2, I, H]: gate rows, then up rows.
+  gateUp = mb.reshape(mb.transpose(mb.reshape(gateUp, {e, h, inter, 2}), {0, 3, 2, 1}),
+                      {e, 2 * inter, h});
+  gateUpBias = mb.reshape(mb.transpose(mb.reshape(gateUpBias, {e, inter, 2}), {0, 2, 1}),
+                          {e, 2 * inter});
+  down = mb.transpose(down, {0, 2, 1});
+  auto route = createMulti<hir::MoeRouterOp>(
+      x, router, routerBias, Value(), b.getI64IntegerAttr(c.moe.topK),
+      MoeScoringAttr::get(ctx, MoeScoring::TopkSoftmax), UnitAttr(), FloatAttr(), IntegerAttr(),
+      IntegerAttr());
+  if (!route)
+    return mb.fail();
+  return mb.create<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(), gateUp, down,
+                                      gateUpBias, downBias, ActivationKind::Silu,
+                                      b.getF64FloatAttr(c.moe.swigluAlpha),
+                                      b.getF64FloatAttr(c.moe.swigluLimit));
+}
+
 /// transformers' sparse MoE block: router, experts, and Qwen2-MoE's
 /// sigmoid-gated shared expert.
 Value ModelBuilder::moeBlock(const std::string &layerPrefix, Value x) {
@@ -348,6 +388,8 @@ Value ModelBuilder::moeBlock(const std::string &layerPrefix, Value x) {
   // calls it `mlp` like the others.
   bool legacy = c.family == ModelFamily::Mixtral && !o.stackedExperts;
   std::string p = layerPrefix + (legacy ? "block_sparse_moe." : "mlp.");
+  if (c.moe.gptOss)
+    return gptOssMoeBlock(p, x);
   Value router = param(p + "gate.weight", {c.moe.numExperts, c.hiddenSize});
   auto [gateUp, down] = expertWeights(p);
   auto route = createMulti<hir::MoeRouterOp>(
@@ -358,7 +400,8 @@ Value ModelBuilder::moeBlock(const std::string &layerPrefix, Value x) {
   if (!route)
     return mb.fail();
   Value y = mb.create<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(), gateUp, down,
-                                         activation());
+                                         Value(), Value(), activation(), FloatAttr(),
+                                         FloatAttr());
   if (c.moe.sharedIntermediateSize > 0) {
     int64_t is = c.moe.sharedIntermediateSize, h = c.hiddenSize;
     Value wg = param(p + "shared_expert.gate_proj.weight", {is, h});
@@ -406,7 +449,7 @@ ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
     scale = b.getF64FloatAttr(s);
   }
   Value attn = mb.createWithOptional<hir::AttentionOp>(
-      q, k, v, Value(), b.getI64IntegerAttr(c.numHeads),
+      q, k, v, Value(), Value(), b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim),
       MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), scale, FloatAttr(),
       AttnLayoutAttr::get(ctx, AttnLayout::BSD));

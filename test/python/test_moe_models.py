@@ -41,6 +41,12 @@ FAMILIES = {
                                           "num_experts_per_tok": 3, "norm_topk_prob": True,
                                           "decoder_sparse_step": 2, "head_dim": 16}),
     "olmoe": ("OlmoeForCausalLM", {"num_experts": 4}),
+    # Attention sinks, YaRN (head_dim 8: two frequencies extrapolated, two
+    # interpolated, cos/sin scaled by 0.1·ln 32 + 1), sliding and full
+    # layers, experts with biases and the clamped SwiGLU (a small limit so
+    # that the clamps bite), checkpoint experts stacked [E, H, 2I].
+    "gpt_oss": ("GptOssForCausalLM", {"num_local_experts": 4, "head_dim": 8,
+                                      "sliding_window": 4, "swiglu_limit": 0.5}),
 }
 
 

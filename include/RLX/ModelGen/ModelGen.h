@@ -26,9 +26,12 @@ namespace mlir::rlx {
 /// The architectures the generator builds (transformers' LlamaForCausalLM,
 /// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM,
 /// GPT2LMHeadModel, and the mixtures of experts MixtralForCausalLM,
-/// Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM).
+/// Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM,
+/// GptOssForCausalLM).
 /// Anything else is an error, never a Llama look-alike.
-enum class ModelFamily { Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe };
+enum class ModelFamily {
+  Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss
+};
 
 /// What the generator needs from a config.json, after transformers' defaults
 /// for the architecture (its config class) and its modeling code (which
@@ -56,10 +59,16 @@ struct ModelConfig {
   /// GPT-2's attention scale: 1/sqrt(D) unless scale_attn_weights is false,
   /// divided by (layer + 1) with scale_attn_by_inverse_layer_idx.
   bool scaleAttnWeights = true, scaleAttnByInverseLayerIdx = false;
-  // RoPE scaling (llama3 / linear), from rope_parameters or rope_scaling.
+  // RoPE scaling (llama3 / linear / yarn), from rope_parameters or rope_scaling.
   std::string ropeScalingType;
   double ropeFactor = 1.0, ropeLowFreqFactor = 1.0, ropeHighFreqFactor = 4.0;
   int64_t ropeOriginalMaxPositions = 8192;
+  /// yarn: correction betas, truncation, and the cos/sin factor as HF
+  /// derives it (attention_factor, else from mscale/mscale_all_dim/factor).
+  double ropeBetaFast = 32.0, ropeBetaSlow = 1.0, ropeAttentionFactor = 1.0;
+  bool ropeTruncate = true;
+  /// gpt-oss: a learned sink logit per head in every attention layer.
+  bool attentionSinks = false;
 
   /// Sparse MoE blocks (numExperts > 0): the router picks `topK` of
   /// `numExperts` SwiGLU experts of `intermediateSize` per token
@@ -72,6 +81,10 @@ struct ModelConfig {
     int64_t numExperts = 0, topK = 0, intermediateSize = 0, sharedIntermediateSize = 0;
     int64_t sparseStep = 1;
     bool normTopkProb = false;
+    /// gpt-oss: router with a bias, top-k then softmax over the k; experts
+    /// with biases and the clamped SwiGLU (swiglu_alpha, swiglu_limit).
+    bool gptOss = false;
+    double swigluAlpha = 1.702, swigluLimit = 7.0;
     std::vector<int64_t> mlpOnlyLayers;
   } moe;
   /// OLMoE's q_norm/k_norm: RMSNorm over the whole q (k) projection, not

@@ -129,7 +129,8 @@ struct AttentionLowering : HIRLowering<hir::AttentionOp> {
                                 ConversionPatternRewriter &rw) const override {
     MIRBuilder mb(rw, op.getLoc());
     rw.replaceOp(op, rlx::detail::lowerAttention(mb, policy, getAttentionConfig(op), a.getQuery(),
-                                            a.getKey(), a.getValue(), a.getMask()));
+                                            a.getKey(), a.getValue(), a.getMask(),
+                                            a.getSinks()));
     return success();
   }
 };
@@ -227,7 +228,7 @@ struct DecoderLayerLowering : HIRLowering<hir::DecoderLayerOp> {
       v = mb.concat({a.getPastValue(), v}, 1);
     }
     Value attn = hir::AttentionOp::create(
-        rw, loc, q, k, v, Value(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
+        rw, loc, q, k, v, Value(), Value(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
         op.getHeadDimAttr(), op.getMaskAttr(), op.getWindowAttr(), FloatAttr(), FloatAttr(),
         AttnLayoutAttr::get(rw.getContext(), AttnLayout::BSD));
     Value o = linear(attn, a.getOProj());

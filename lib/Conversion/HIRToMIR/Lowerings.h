@@ -17,12 +17,15 @@ namespace mlir::rlx::detail {
 /// Attention over q/k/v (and an optional mask) per `cfg`: one
 /// rlx_mir.attention (direct) or the primitive chain (fusable).
 Value lowerAttention(mir::MIRBuilder &mb, FusionPolicy policy, const AttentionConfig &cfg,
-                     Value q, Value k, Value v, Value mask);
+                     Value q, Value k, Value v, Value mask, Value sinks = {});
 
 /// RoPE inverse frequencies theta^(-2i/rotaryDim), i < rotaryDim/2, with HF's
-/// llama3 or linear scaling applied when `scaling` says so.
+/// llama3, linear or yarn scaling applied when `scaling` says so.
 SmallVector<float> ropeInverseFrequencies(int64_t rotaryDim, double theta,
                                           RopeScalingAttr scaling);
+
+/// What the cos/sin tables are multiplied by: yarn's attention_factor, else 1.
+double ropeAttentionFactor(RopeScalingAttr scaling);
 
 /// cos/sin tables [S, r/2] (or [B, S, r/2]) for integer `positions` [S]
 /// (or [B, S]), computed in f32 from the inverse frequencies.

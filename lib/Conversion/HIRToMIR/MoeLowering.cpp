@@ -160,10 +160,34 @@ struct MoeExpertsLowering : OpConversionPattern<hir::MoeExpertsOp> {
     SmallVector<Value> copies(k, rows);
     Value x = mb.reshape(k == 1 ? rows : mb.concat(copies, 1), {-1, h});
     Value ids = mb.reshape(a.getIds(), {-1});
-    Value gateUp = mb.create<GroupedMatmulOp>(x, a.getGateUp(), ids);
+    Type idType = MIRBuilder::elementType(ids);
+    // Each row's expert's bias row (ids clamped as grouped_matmul does).
+    auto withBias = [&](Value y, Value bias) {
+      if (!bias)
+        return y;
+      int64_t e = MIRBuilder::shapeOf(bias)[0];
+      Value clamped = mb.create<MinOp>(mb.create<MaxOp>(ids, mb.scalar(idType, 0)),
+                                       mb.scalar(idType, static_cast<double>(e - 1)));
+      return mb.add(y, mb.create<GatherOp>(bias, clamped));
+    };
+    Value gateUp = withBias(mb.create<GroupedMatmulOp>(x, a.getGateUp(), ids), a.getGateUpBias());
     Value gate = mb.sliceLast(gateUp, 0, inter), up = mb.sliceLast(gateUp, inter, inter);
-    Value hidden = mb.mul(mb.activation(op.getActivation(), gate), up);
-    Value y = mb.create<GroupedMatmulOp>(hidden, a.getDown(), ids);
+    Value hidden;
+    if (std::optional<APFloat> alpha = op.getSwigluAlpha()) {
+      // GptOssExperts._apply_gate.
+      Type et = xt.getElementType();
+      if (std::optional<APFloat> limit = op.getSwigluLimit()) {
+        double l = limit->convertToDouble();
+        gate = mb.create<MinOp>(gate, mb.scalar(et, l));
+        up = mb.create<MinOp>(mb.create<MaxOp>(up, mb.scalar(et, -l)), mb.scalar(et, l));
+      }
+      Value glu = mb.mul(gate, mb.unary<SigmoidOp>(
+                                   mb.mul(gate, mb.scalar(et, alpha->convertToDouble()))));
+      hidden = mb.mul(mb.add(up, mb.scalar(et, 1.0)), glu);
+    } else {
+      hidden = mb.mul(mb.activation(op.getActivation(), gate), up);
+    }
+    Value y = withBias(mb.create<GroupedMatmulOp>(hidden, a.getDown(), ids), a.getDownBias());
     y = mb.mul(y, mb.reshape(mb.cast(a.getWeights(), xt.getElementType()), {-1, 1}));
     y = mb.reduce(ReduceKind::Sum, mb.reshape(y, {-1, k, h}), {1}, /*keepDims=*/false);
     y = mb.reshape(y, MIRBuilder::pattern(xt.getShape()));

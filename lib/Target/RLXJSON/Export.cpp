@@ -294,7 +294,8 @@ public:
       return success();
     }
     if (auto a = dyn_cast<hir::AttentionOp>(op);
-        a && a.getLayout() == AttnLayout::BSD && !a.getScale() && !a.getSoftcap()) {
+        a && a.getLayout() == AttnLayout::BSD && !a.getScale() && !a.getSoftcap() &&
+        !a.getSinks()) {
       json::Value mask = "None";
       if (a.getMaskKind() == MaskKind::Causal)
         mask = "Causal";

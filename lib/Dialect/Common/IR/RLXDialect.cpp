@@ -61,7 +61,8 @@ LogicalResult
 RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         RopeScalingKind kind, APFloat factorF,
                         APFloat lowF, APFloat highF,
-                        int64_t originalMaxPositions) {
+                        int64_t originalMaxPositions, APFloat betaFastF,
+                        APFloat betaSlowF, bool, APFloat attentionFactorF) {
   if (kind == RopeScalingKind::None)
     return success();
   double factor = factorF.convertToDouble();
@@ -69,6 +70,16 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double highFreqFactor = highF.convertToDouble();
   if (!(factor > 0.0))
     return emitError() << "rope_scaling factor must be > 0";
+  if (kind == RopeScalingKind::Yarn) {
+    double fast = betaFastF.convertToDouble(), slow = betaSlowF.convertToDouble();
+    if (!(fast > 0.0) || !(slow > 0.0))
+      return emitError() << "yarn rope_scaling needs positive beta_fast and beta_slow, got "
+                         << formatNumber(fast) << " and " << formatNumber(slow);
+    if (!(attentionFactorF.convertToDouble() >= 0.0))
+      return emitError() << "yarn attention_factor must be >= 0 (0: from factor)";
+    if (originalMaxPositions <= 0)
+      return emitError() << "original_max_position_embeddings must be > 0";
+  }
   if (kind == RopeScalingKind::Llama3) {
     double lo = lowFreqFactor;
     double hi = highFreqFactor;

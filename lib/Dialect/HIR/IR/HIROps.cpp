@@ -126,8 +126,20 @@ LogicalResult SwiGluOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 
 LogicalResult AttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor a, SmallVectorImpl<Type> &out) {
-  return inferAttentionTypes(loc, getAttentionConfig(a), a.getQuery(), a.getKey(),
-                             a.getValue(), a.getMask(), out);
+  if (failed(inferAttentionTypes(loc, getAttentionConfig(a), a.getQuery(), a.getKey(),
+                                 a.getValue(), a.getMask(), out)))
+    return failure();
+  if (!a.getSinks())
+    return success();
+  auto sinks = getRankedTensor(loc, a.getSinks(), "sinks");
+  if (failed(sinks))
+    return failure();
+  if (sinks->getRank() != 1 || sinks->getDimSize(0) != a.getNumHeads())
+    return shapeError(loc, "sinks must be [num_heads] = [" + Twine(a.getNumHeads()) +
+                               "], got " + shapeToString(sinks->getShape()));
+  if (sinks->getElementType() != cast<ShapedType>(a.getQuery().getType()).getElementType())
+    return shapeError(loc, "sinks must have the query's element type");
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -128,6 +128,28 @@ LogicalResult MoeExpertsOp::inferReturnTypes(MLIRContext *, std::optional<Locati
   if (ShapedType::isDynamic(k) || k < 1 || k > e)
     return shapeError(loc, "moe_experts needs a static k in [1, E = " + Twine(e) +
                                "] experts per token, got " + shapeToString(ids->getShape()));
+  auto bias = [&](Value b, StringRef name, ArrayRef<int64_t> want) -> LogicalResult {
+    if (!b)
+      return success();
+    auto t = getRankedTensor(loc, b, name);
+    if (failed(t))
+      return failure();
+    if (t->getShape() != want || t->getElementType() != gu->getElementType())
+      return shapeError(loc, "moe_experts " + name + " must be " + shapeToString(want) +
+                                 " of the experts' element type, got " +
+                                 shapeToString(t->getShape()));
+    return success();
+  };
+  if (failed(bias(a.getGateUpBias(), "gate_up_bias", {e, twoI})) ||
+      failed(bias(a.getDownBias(), "down_bias", {e, h})))
+    return failure();
+  std::optional<APFloat> alpha = a.getSwigluAlpha(), limit = a.getSwigluLimit();
+  if (limit && !alpha)
+    return shapeError(loc, "moe_experts swiglu_limit needs swiglu_alpha (gpt-oss's clamped SwiGLU)");
+  if (limit && !(limit->convertToDouble() > 0.0))
+    return shapeError(loc, "moe_experts swiglu_limit must be positive");
+  if (alpha && enumOr(a.getActivationAttr(), ActivationKind::Silu) != ActivationKind::Silu)
+    return shapeError(loc, "moe_experts swiglu_alpha is a SiLU gate: the activation must be silu");
   out.push_back(*x);
   return success();
 }

@@ -212,7 +212,7 @@ static Value repeatKv(MIRBuilder &mb, Value x, int64_t group) {
 }
 
 Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, Value v,
-                                 Value mask) {
+                                 Value mask, Value sinks) {
   MIRBuilder &mb = *this;
   if (!q || !k || !v || cfg.numKvHeads <= 0 || cfg.numHeads % cfg.numKvHeads != 0 ||
       cfg.headDim <= 0)
@@ -252,7 +252,24 @@ Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, V
   };
   s = attention_logits::attentionLogit(steps, cfg, attention_logits::logitScale(cfg, cfg.headDim),
                                        s, bool(mask), mask && !boolMask);
-  Value p = mb.softmax(s, -1);
+  Value p;
+  if (!sinks) {
+    p = mb.softmax(s, -1);
+  } else {
+    // Each head's sink logit joins the denominator (gpt-oss), in f32 for
+    // narrower types: p = exp(s − m) / (Σ exp(s − m) + exp(sink − m)),
+    // m = max(max s, sink).
+    Type ct = et.isF64() ? et : b.getF32Type();
+    Value sf = et == ct ? s : mb.cast(s, ct);
+    Value sink = mb.reshape(mb.cast(sinks, ct), {1, cfg.numHeads, 1, 1});
+    Value m = mb.create<MaxOp>(mb.reduce(ReduceKind::Max, sf, {3}, /*keepDims=*/true), sink);
+    Value e = mb.unary<ExpOp>(mb.sub(sf, m));
+    Value denom = mb.add(mb.reduce(ReduceKind::Sum, e, {3}, /*keepDims=*/true),
+                         mb.unary<ExpOp>(mb.sub(sink, m)));
+    p = mb.div(e, denom);
+    if (et != ct)
+      p = mb.cast(p, et);
+  }
   Value o = mb.matmul(p, vh);
   if (!o)
     return fail();

@@ -65,6 +65,11 @@ TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t 
   // every rank, not split as the dense MLP's projections.
   if (module == "experts" && (leaf == "gate_up_proj" || leaf == "down_proj"))
     return split(K::Experts, 0);
+  // gpt-oss's expert biases and attention sinks are not split yet: refused
+  // (a replicated bias would be summed once per rank by the all-reduce).
+  if ((module == "experts" && (leaf == "gate_up_proj_bias" || leaf == "down_proj_bias")) ||
+      (module == "self_attn" && leaf == "sinks"))
+    return split(K::Unsupported, -1);
   if (StringRef parent = rest.rsplit('.').first;
       parent.contains('.') && llvm::all_of(parent.rsplit('.').second, llvm::isDigit) &&
       parent.rsplit('.').first.ends_with("experts"))
@@ -211,6 +216,11 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
                       bool replicateKv = false) {
     if (replicateKv && holdsKvHeads(name))
       return success();
+    if (split.kind == TensorParallelKind::Unsupported && !name.ends_with("query_key_value.weight") &&
+        !name.ends_with("query_key_value.bias") && !name.contains("W_pack"))
+      return emitError(loc) << "rlx-mir-shard: '" << name
+                            << "' (gpt-oss's expert biases and attention sinks) is not split "
+                               "by tensor or expert parallelism yet";
     if (split.kind == TensorParallelKind::Unsupported)
       return emitError(loc) << "rlx-mir-shard: '" << name
                             << "' is a packed projection whose layout RLX does not split "

@@ -190,7 +190,8 @@ def RLX_RopeStyleAttr : RLX_EnumAttr<RLX_RopeStyle, "rope_style">;
 def RLX_RopeScalingKind : RLX_I32Enum<"RopeScalingKind", "RoPE frequency scaling", [
   I32EnumAttrCase<"None", 0, "none">,
   I32EnumAttrCase<"Llama3", 1, "llama3">,
-  I32EnumAttrCase<"Linear", 2, "linear">
+  I32EnumAttrCase<"Linear", 2, "linear">,
+  I32EnumAttrCase<"Yarn", 3, "yarn">
 ]>;
 def RLX_RopeScalingKindAttr : RLX_EnumAttr<RLX_RopeScalingKind, "rope_scaling_kind">;
 
@@ -213,7 +214,19 @@ def RLX_RopeScalingAttr : AttrDef<RLX_Dialect, "RopeScaling"> {
     wavelengths, frequencies with wavelength < high are kept, those with
     wavelength > low are divided by `factor`, and those in between are
     interpolated smoothly. `linear` divides every frequency by `factor`
-    (HF `linear` / position interpolation).
+    (HF `linear` / position interpolation). `yarn` follows HF
+    `_compute_yarn_parameters` (YaRN, gpt-oss, DeepSeek-V3): frequency `i`
+    mixes `f_i` (extrapolation) and `f_i / factor` (interpolation) with a
+    linear ramp between the correction dims of `beta_fast` and `beta_slow`
+    rotations over `original_max_position_embeddings` positions (floored
+    and ceiled when `truncate`), and the cos/sin tables are multiplied by
+    `attention_factor` (0, the default, means HF's `0.1·ln(factor) + 1`, 1
+    for factor ≤ 1).
+
+    The verifier rejects factor ≤ 0; for llama3 low/high factors that are
+    not 0 < low < high; for llama3 and yarn a non-positive
+    original_max_position_embeddings; for yarn non-positive betas and a
+    negative attention_factor.
 
     Example: `#rlx.rope_scaling<rope_type = llama3, factor = 32.0,
     low_freq_factor = 1.0, high_freq_factor = 4.0,
@@ -224,7 +237,11 @@ def RLX_RopeScalingAttr : AttrDef<RLX_Dialect, "RopeScaling"> {
     RLX_F64Param<"frequency divisor">:$factor,
     RLX_OptionalF64Param<"llama3 low_freq_factor", "1.0">:$low_freq_factor,
     RLX_OptionalF64Param<"llama3 high_freq_factor", "4.0">:$high_freq_factor,
-    DefaultValuedParameter<"int64_t", "8192">:$original_max_position_embeddings
+    DefaultValuedParameter<"int64_t", "8192">:$original_max_position_embeddings,
+    RLX_OptionalF64Param<"yarn beta_fast", "32.0">:$beta_fast,
+    RLX_OptionalF64Param<"yarn beta_slow", "1.0">:$beta_slow,
+    DefaultValuedParameter<"bool", "true">:$truncate,
+    RLX_OptionalF64Param<"yarn attention_factor (0: from factor)", "0.0">:$attention_factor
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -283,13 +300,16 @@ defvar RLX_AttentionAttrs = (ins
   OptionalAttr<F64Attr>:$softcap,
   DefaultValuedAttr<RLX_AttnLayoutAttr, "::mlir::rlx::AttnLayout::BSD">:$layout);
 
-defvar RLX_AttentionFormat = [{
+defvar RLX_AttentionOperandsFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
+}];
+defvar RLX_AttentionAttrsFormat = [{
     `heads` `=` $num_heads `,` `kv_heads` `=` $num_kv_heads `,` `head_dim` `=` $head_dim
     custom<OptionalMaskKind>($mask_kind) (`window` `=` $window^)? (`scale` `=` $scale^)?
     (`softcap` `=` $softcap^)? (`layout` $layout^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
 }];
+defvar RLX_AttentionFormat = !strconcat(RLX_AttentionOperandsFormat, RLX_AttentionAttrsFormat);
 
 def RLX_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16, F64]>;
 

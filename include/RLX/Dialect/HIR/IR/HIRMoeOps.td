@@ -85,7 +85,7 @@ def HIR_MoeRouterOp : HIR_Op<"moe_router", [AttrSizedOperandSegments]> {
   }];
 }
 
-def HIR_MoeExpertsOp : HIR_Op<"moe_experts"> {
+def HIR_MoeExpertsOp : HIR_Op<"moe_experts", [AttrSizedOperandSegments]> {
   let summary = "each token through its k gated experts, weighted and summed";
   let description = [{
     For each token `x` (a row of `input` `[..., H]`) with its expert `ids`
@@ -105,12 +105,24 @@ def HIR_MoeExpertsOp : HIR_Op<"moe_experts"> {
     Result `[..., H]` of the input's type; the routing weights are
     converted to it before scaling the expert outputs.
 
+    gpt-oss (`GptOssExperts`): optional biases `gate_up_bias` `[E, 2I]` and
+    `down_bias` `[E, H]` (added to each row's expert's projections), and
+    with `swiglu_alpha` the clamped SwiGLU
+    `(clamp(up, −limit, limit) + 1) · g · sigmoid(alpha · g)`,
+    `g = min(gate, limit)`, where `swiglu_limit` is the limit (no clamp
+    without it). gpt-oss's checkpoint stores gate_up as `[E, H, 2I]` with
+    gate and up interleaved: the model generator turns it into this op's
+    layout from parameters only.
+
     The verifier rejects a `gate_up` whose middle dim is odd, a `down` that
     is not `[E, H, I]` for the same E, H and I, `weights`/`ids` whose shape
     is not the input's leading dims plus `k`, a dynamic k or one outside
     [1, E], expert weights with a dynamic dim, an input H that is not the
-    experts', non-integer ids, activations other than the four above, and
-    mixed element types of input and expert weights.
+    experts', non-integer ids, activations other than the four above,
+    mixed element types of input and expert weights; biases that are not
+    `[E, 2I]` / `[E, H]` of the weights' type; `swiglu_limit` without
+    `swiglu_alpha`, a non-positive limit, and `swiglu_alpha` with an
+    activation other than silu.
 
     Example:
     ```mlir
@@ -121,11 +133,16 @@ def HIR_MoeExpertsOp : HIR_Op<"moe_experts"> {
   }];
   let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$weights,
                    RLX_IndexTensor:$ids, RLX_FloatTensor:$gate_up, RLX_FloatTensor:$down,
-                   DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::Silu">:$activation);
+                   Optional<RLX_FloatTensor>:$gate_up_bias, Optional<RLX_FloatTensor>:$down_bias,
+                   DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::Silu">:$activation,
+                   OptionalAttr<F64Attr>:$swiglu_alpha, OptionalAttr<F64Attr>:$swiglu_limit);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weights `,` $ids `,` `gate_up` $gate_up `,` `down` $down
-    (`activation` `` $activation^)? attr-dict `:` type($input) `,` type($weights) `,`
+    (`gate_up_bias` `(` $gate_up_bias^ `:` type($gate_up_bias) `)`)?
+    (`down_bias` `(` $down_bias^ `:` type($down_bias) `)`)?
+    (`activation` `` $activation^)? (`swiglu_alpha` `=` $swiglu_alpha^)?
+    (`swiglu_limit` `=` $swiglu_limit^)? attr-dict `:` type($input) `,` type($weights) `,`
     type($ids) `,` type($gate_up) `,` type($down)
   }];
 }

@@ -188,7 +188,7 @@ def HIR_SwiGluOp : HIR_Op<"swiglu"> {
 // attention
 //===----------------------------------------------------------------------===//
 
-def HIR_AttentionOp : HIR_Op<"attention"> {
+def HIR_AttentionOp : HIR_Op<"attention", [AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention with GQA, causal/sliding masks";
   let description = [{
     `out = softmax(mask(softcap(scale · q·kᵀ)))·v` per head, computed with the
@@ -208,6 +208,12 @@ def HIR_AttentionOp : HIR_Op<"attention"> {
       float, broadcastable to `[B, num_heads, Sq, Sk]` from rank 2
       `[Sq, Sk]`, rank 3 `[B, Sq, Sk]` or rank 4 `[B, 1|num_heads, Sq, Sk]`.
     - A query row with no visible key outputs 0, never NaN.
+    - `sinks` operand (optional, `[num_heads]`, q's element type): one
+      learned logit per query head that joins every row's softmax
+      denominator and attends to nothing (gpt-oss, transformers'
+      `GptOssAttention`): with `m = max(max_j s_j, sink)`,
+      `p_j = exp(s_j − m) / (Σ_j exp(s_j − m) + exp(sink − m))`. A row with
+      no visible key then outputs 0 as well.
 
     Shapes by `layout`: `bsd` (default) q `[B, Sq, Hq·D]`, k/v `[B, Sk, Hkv·D]`;
     `bshd` q `[B, Sq, Hq, D]`, k/v `[B, Sk, Hkv, D]`; `bhsd` q `[B, Hq, Sq, D]`,
@@ -219,7 +225,8 @@ def HIR_AttentionOp : HIR_Op<"attention"> {
     heads × head_dim, ranks that do not match the layout, mismatched batch or
     k/v sequence lengths, a sliding window without a positive `window`
     (or a `window` with another mask kind), non-positive scale or softcap, a
-    mask of the wrong rank, shape or element type.
+    mask of the wrong rank, shape or element type, sinks that are not
+    `[num_heads]` of q's element type.
 
     Example (Llama-3.2-1B, 32 query heads sharing 8 kv heads of 64):
     ```mlir
@@ -228,10 +235,13 @@ def HIR_AttentionOp : HIR_Op<"attention"> {
     ```
   }];
   let arguments = !con((ins RLX_FloatTensor:$query, RLX_FloatTensor:$key,
-                        RLX_FloatTensor:$value, Optional<RLX_MaskTensor>:$mask),
+                        RLX_FloatTensor:$value, Optional<RLX_MaskTensor>:$mask,
+                        Optional<RLX_FloatTensor>:$sinks),
                        RLX_AttentionAttrs);
   let results = (outs RLX_FloatTensor:$output);
-  let assemblyFormat = RLX_AttentionFormat;
+  let assemblyFormat = !strconcat(RLX_AttentionOperandsFormat,
+                                  [{ (`sinks` `(` $sinks^ `:` type($sinks) `)`)? }],
+                                  RLX_AttentionAttrsFormat);
 }
 
 //===----------------------------------------------------------------------===//

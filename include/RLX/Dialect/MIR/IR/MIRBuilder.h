@@ -142,8 +142,11 @@ public:
   /// folds back: q, k, v → [B, H, S, D] (reshape/transpose; K/V heads
   /// repeated by a broadcast for GQA) → matmul(q, kᵀ) → · scale →
   /// [softcap] → [causal_mask] → [+ additive mask | select(bool mask)] →
-  /// softmax → matmul(p, v) → back to the query layout.
-  Value attentionChain(const AttentionConfig &cfg, Value q, Value k, Value v, Value mask);
+  /// softmax → matmul(p, v) → back to the query layout. With `sinks`
+  /// ([num_heads], rlx_hir.attention's) the softmax is written out with each
+  /// head's sink logit in its denominator (no recognition folds it back).
+  Value attentionChain(const AttentionConfig &cfg, Value q, Value k, Value v, Value mask,
+                       Value sinks = {});
 
   /// The scalar `body` (block arguments: one scalar per input; terminator:
   /// the results) applied to whole tensors: one MIR op per arith/math op
