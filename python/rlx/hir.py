@@ -203,16 +203,25 @@ def _fn(*values: Optional[Value]) -> Function:
 
 
 def _scaling_text(scaling: Optional[dict]) -> Optional[str]:
-    """HF's ``rope_scaling`` dict (llama3 or linear) as #rlx.rope_scaling text."""
+    """HF's ``rope_scaling`` dict (llama3, linear or yarn) as #rlx.rope_scaling
+    text. yarn's attention factor is ``attention_factor`` when given, else
+    HF's ``0.1·ln(factor) + 1``; its mscale/mscale_all_dim form is what
+    ``rlx-gen`` reads from a config (here: give ``attention_factor``)."""
     if not scaling:
         return None
+    if scaling.get("mscale") and scaling.get("mscale_all_dim") and \
+            "attention_factor" not in scaling:
+        raise ValueError("yarn with mscale/mscale_all_dim: give attention_factor")
     fields = [f"rope_type = {scaling['rope_type']}", f"factor = {_float(scaling['factor'])}"]
-    for key in ("low_freq_factor", "high_freq_factor"):
-        if key in scaling:
+    for key in ("low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow",
+                "attention_factor"):
+        if scaling.get(key) is not None:
             fields.append(f"{key} = {_float(scaling[key])}")
     if "original_max_position_embeddings" in scaling:
         fields.append("original_max_position_embeddings = "
                       f"{int(scaling['original_max_position_embeddings'])}")
+    if "truncate" in scaling:
+        fields.append(f"truncate = {'true' if scaling['truncate'] else 'false'}")
     return "#rlx.rope_scaling<" + ", ".join(fields) + ">"
 
 
@@ -253,13 +262,14 @@ def swiglu(x: Value, gate: Value, up: Value, down: Value, activation: str = "sil
 def attention(q: Value, k: Value, v: Value, num_heads: int, num_kv_heads: int, head_dim: int, *,
               causal: bool = False, window: Optional[int] = None, mask: Optional[Value] = None,
               scale: Optional[float] = None, softcap: Optional[float] = None,
-              layout: str = "bsd") -> Value:
+              layout: str = "bsd", sinks: Optional[Value] = None) -> Value:
     """Scaled dot-product attention with GQA (``num_heads`` query heads share
     ``num_kv_heads`` K/V heads). ``causal`` is bottom-right aligned; ``window``
     makes it sliding-window (each query sees itself and the window-1 keys
     before it); ``mask`` is a boolean or additive mask. Layout ``bsd``: q
-    ``[B, Sq, H·D]``, k/v ``[B, Sk, Hkv·D]``."""
-    return _ops.attention(q, k, v, mask, num_heads=num_heads, num_kv_heads=num_kv_heads,
+    ``[B, Sq, H·D]``, k/v ``[B, Sk, Hkv·D]``. ``sinks`` ``[num_heads]``:
+    gpt-oss's per-head sink logit in every row's softmax denominator."""
+    return _ops.attention(q, k, v, mask, sinks, num_heads=num_heads, num_kv_heads=num_kv_heads,
                           head_dim=head_dim, mask_kind=_mask_kind(causal, window),
                           window=window, scale=scale, softcap=softcap, layout=layout)
 
@@ -270,7 +280,7 @@ def rope(x: Value, head_dim: int, positions: Optional[Value] = None,
          scaling: Optional[dict] = None) -> Value:
     """Rotary position embedding on x ``[B, S, H·head_dim]`` from integer
     ``positions`` ``[S]``/``[B, S]`` (frequencies from ``theta`` and the HF
-    ``rope_scaling`` dict: llama3 or linear) or from ``tables=(cos, sin)``."""
+    ``rope_scaling`` dict: llama3, linear or yarn) or from ``tables=(cos, sin)``."""
     if positions is None and tables is None:
         raise ValueError("rope needs positions or tables")
     cos, sin = tables if positions is None else (None, None)

@@ -57,8 +57,10 @@ def softmax(x, axis=-1):
 
 
 def attention(q, k, v, heads, kv_heads, head_dim, mask_kind="none", window=None,
-              scale=None, softcap=None, mask=None, layout="bsd"):
-    """Naive per-head attention: q, k, v in `layout`; returns the layout of q."""
+              scale=None, softcap=None, mask=None, layout="bsd", sinks=None):
+    """Naive per-head attention: q, k, v in `layout`; returns the layout of q.
+    `sinks` [heads]: gpt-oss's per-head logit, concatenated to every row's
+    logits for the softmax and dropped after it (GptOssAttention)."""
     q, k, v = (np.asarray(t, np.float64) for t in (q, k, v))
 
     def to_bhsd(t, h):
@@ -98,6 +100,10 @@ def attention(q, k, v, heads, kv_heads, head_dim, mask_kind="none", window=None,
                 else:
                     s = s + m
             s = np.where(visible, s, -np.inf)
+            if sinks is not None:
+                sink = np.full((sq, 1), float(sinks[h]))
+                out[bi, h] = softmax(np.concatenate([s, sink], axis=1))[:, :-1] @ vh[bi, g]
+                continue
             out[bi, h] = softmax(s) @ vh[bi, g]
     if layout == "bsd":
         return out.transpose(0, 2, 1, 3).reshape(b, sq, -1)
@@ -119,14 +125,39 @@ def rope_inv_freq(rotary_dim, theta, scaling=None):
         smooth = (old / wl - lo) / (hi - lo)
         mid = (1 - smooth) * scaled / fac + smooth * scaled
         f = np.where(~(wl < old / hi) & ~(wl > old / lo), mid, scaled)
+    elif scaling and scaling.get("rope_type") == "yarn":
+        # HF _compute_yarn_parameters: extrapolated below the beta_fast
+        # correction dim, interpolated (/ factor) above beta_slow's, a linear
+        # ramp between.
+        old, fac = scaling["original_max_position_embeddings"], scaling["factor"]
+
+        def corr(rot):
+            return rotary_dim * math.log(old / (rot * 2 * math.pi)) / (2 * math.log(theta))
+        lo, hi = corr(scaling.get("beta_fast", 32)), corr(scaling.get("beta_slow", 1))
+        if scaling.get("truncate", True):
+            lo, hi = math.floor(lo), math.ceil(hi)
+        lo, hi = max(lo, 0), min(hi, rotary_dim - 1)
+        hi = hi + 0.001 if lo == hi else hi
+        keep = 1 - np.clip((np.arange(rotary_dim // 2) - lo) / (hi - lo), 0, 1)
+        f = f / fac * (1 - keep) + f * keep
     return f.astype(np.float32)
+
+
+def rope_attention_factor(scaling=None):
+    """yarn's cos/sin factor (HF: attention_factor, else 0.1·ln(factor) + 1)."""
+    if not scaling or scaling.get("rope_type") != "yarn":
+        return 1.0
+    if scaling.get("attention_factor"):
+        return scaling["attention_factor"]
+    return 1.0 if scaling["factor"] <= 1 else 0.1 * math.log(scaling["factor"]) + 1.0
 
 
 def rope_tables(positions, rotary_dim, theta, scaling=None):
     """cos/sin [.., S, rotary_dim/2] in float32 (as HF computes them)."""
     f = rope_inv_freq(rotary_dim, theta, scaling)
     ang = np.asarray(positions, np.float32)[..., None] * f
-    return np.cos(ang), np.sin(ang)
+    a = np.float32(rope_attention_factor(scaling))
+    return np.cos(ang) * a, np.sin(ang) * a
 
 
 def rope(x, cos, sin, head_dim, rotary_dim=None, style="neox"):

@@ -181,6 +181,16 @@ ROPE_CASES = {
                 "original_max_position_embeddings": 64}, "neox", None),
     "linear": ("scaling <rope_type = linear, factor = 4.0>", {"rope_type": "linear", "factor": 4.0},
                "neox", None),
+    # gpt-oss's: no truncation, the derived attention factor.
+    "yarn": ("scaling <rope_type = yarn, factor = 32.0, original_max_position_embeddings = 4096, "
+             "truncate = false>",
+             {"rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096,
+              "truncate": False}, "neox", None),
+    # DeepSeek-style: truncated, other betas, an explicit attention factor.
+    "yarn_truncated": ("scaling <rope_type = yarn, factor = 8.0, original_max_position_embeddings = 512, "
+                       "beta_fast = 16.0, beta_slow = 2.0, attention_factor = 0.75>",
+                       {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 512,
+                        "beta_fast": 16.0, "beta_slow": 2.0, "attention_factor": 0.75}, "neox", None),
 }
 
 
@@ -285,3 +295,70 @@ def test_decoder_layer(policy, variant):
     assert_close(y, want, "f32")
     assert_close(k_out, k_ref, "f32")
     assert_close(v_out, v_ref, "f32")
+
+# Attention sinks (gpt-oss): attention_partial + attention_combine with the
+# sinks on the CPU and the emulator; GQA, a sliding window, a decode row
+# with split keys, rows whose keys are all masked (a sink alone: 0) and bf16
+# on the tensor-core flash kernels (mma.sync, wgmma), forced strictly.
+SINK_CASES = {
+    # name: (sq, sk, heads, kv, hd, attrs, ref kwargs, dtype, extra flags)
+    "prefill_gqa_causal": (9, 9, 4, 2, 16, "causal", {"mask_kind": "causal"}, "f32", ()),
+    "sliding": (7, 12, 4, 1, 8, "sliding_window window = 3",
+                {"mask_kind": "sliding_window", "window": 3}, "f32", ()),
+    "decode_split_kv": (1, 300, 8, 2, 16, "causal", {"mask_kind": "causal"}, "f32",
+                        ("--kv-splits=4",)),
+    "bf16_flash": (33, 40, 4, 2, 64, "causal", {"mask_kind": "causal"}, "bf16",
+                   ("--attention-kernel=flash", "--strict-kernels")),
+    "bf16_wgmma_decode": (1, 200, 8, 2, 64, "causal", {"mask_kind": "causal"}, "bf16",
+                          ("--attention-kernel=wgmma", "--strict-kernels", "--kv-splits=2")),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+@pytest.mark.parametrize("case", SINK_CASES)
+def test_attention_sinks(case, device):
+    sq, sk, heads, kv, hd, attrs, kw, dtype, flags = SINK_CASES[case]
+    q, k, v = randn(1, sq, heads * hd), randn(1, sk, kv * hd), randn(1, sk, kv * hd)
+    # About as heavy as the keys' whole mass (exp(sink) ~ Sk), so it matters.
+    sinks = randn(heads) + np.float32(np.log(sk))
+    if dtype == "bf16":
+        q, k, v, sinks = as_bf16(q), as_bf16(k), as_bf16(v), as_bf16(sinks)
+    args = {"q": Arg(q, dtype), "k": Arg(k, dtype), "v": Arg(v, dtype), "s": Arg(sinks, dtype)}
+    ot = ty((1, sq, heads * hd), dtype)
+    extra = ("--device", device) + (flags if device == "emu" else ())
+    out, = run_function(args, [ot], f"""  %o = rlx_hir.attention %q, %k, %v sinks(%s : {ty((heads,), dtype)}) heads = {heads}, kv_heads = {kv}, head_dim = {hd} {attrs}
+      : {args['q'].type()}, {args['k'].type()}, {args['v'].type()}
+  return %o : {ot}""", extra=extra)
+    want = ref.attention(q, k, v, heads, kv, hd, sinks=sinks, **kw)
+    # The sinks matter: without them the rows differ by far more than the tolerance.
+    assert np.abs(ref.attention(q, k, v, heads, kv, hd, **kw) - want).max() > 0.05
+    assert_close(out, want, dtype)
+
+
+def test_attention_sinks_masked_rows_are_zero():
+    """A row whose every key is masked attends to its sink alone: 0, not NaN."""
+    q, k, v = randn(1, 3, 16), randn(1, 3, 16), randn(1, 3, 16)
+    mask = np.ones((3, 3), bool)
+    mask[1] = False
+    sinks = randn(2)
+    args = {"q": Arg(q), "k": Arg(k), "v": Arg(v), "m": Arg(mask), "s": Arg(sinks)}
+    out, = run_function(args, [ty((1, 3, 16))], f"""  %o = rlx_hir.attention %q, %k, %v mask(%m : tensor<3x3xi1>) sinks(%s : tensor<2xf32>) heads = 2, kv_heads = 2, head_dim = 8
+      : {ty(q.shape)}, {ty(k.shape)}, {ty(v.shape)}
+  return %o : {ty((1, 3, 16))}""")
+    assert np.all(out[0, 1] == 0.0)
+    assert_close(out, ref.attention(q, k, v, 2, 2, 8, mask=mask, sinks=sinks), "f32")
+
+
+@pytest.mark.parametrize("case", ["yarn", "yarn_truncated"])
+def test_yarn_reference_is_transformers(case):
+    """The numpy yarn frequencies and factor above are transformers' own."""
+    pytest.importorskip("torch")
+    from transformers import PretrainedConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    scaling = dict(ROPE_CASES[case][1])
+    cfg = PretrainedConfig(hidden_size=48, num_attention_heads=3, head_dim=16,
+                           max_position_embeddings=4096,
+                           rope_parameters=scaling | {"rope_theta": 10000.0})
+    inv_freq, factor = ROPE_INIT_FUNCTIONS["yarn"](cfg, "cpu")
+    np.testing.assert_allclose(ref.rope_inv_freq(16, 10000.0, scaling), inv_freq.numpy(), rtol=1e-6)
+    assert ref.rope_attention_factor(scaling) == pytest.approx(factor, rel=1e-12)

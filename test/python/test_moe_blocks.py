@@ -171,6 +171,49 @@ def test_sparse_moe_block_matches_transformers(device, family):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_gpt_oss_mlp_matches_transformers(device):
+    """GptOssMLP: the router with its bias (top-k, softmax over the k), the
+    experts' biases and clamped SwiGLU (a limit small enough to clamp many
+    values). Its [E, H, 2I] gate_up with gate and up interleaved is put in
+    moe_experts' [E, 2I, H] layout here (rlx-gen does it in the graph)."""
+    import torch
+    import transformers as tf
+    from transformers.models.gpt_oss.modeling_gpt_oss import GptOssMLP
+    torch.manual_seed(0)
+    cfg = tf.GptOssConfig(hidden_size=H, intermediate_size=24, num_local_experts=E,
+                          num_experts_per_tok=3, swiglu_limit=0.8)
+    block = GptOssMLP(cfg)
+    with torch.no_grad():
+        for p in block.parameters():
+            p.copy_(torch.randn_like(p) * 0.3)
+    sd = {k: v.detach().numpy().copy() for k, v in block.state_dict().items()}
+    gu = sd["experts.gate_up_proj"]                       # [E, H, 2I], gate/up interleaved
+    params = {"router_w": sd["router.weight"], "router_b": sd["router.bias"],
+              "gu": np.concatenate([gu[..., ::2], gu[..., 1::2]], -1).transpose(0, 2, 1).copy(),
+              "gu_b": np.concatenate([sd["experts.gate_up_proj_bias"][:, ::2],
+                                      sd["experts.gate_up_proj_bias"][:, 1::2]], -1),
+              "d": sd["experts.down_proj"].transpose(0, 2, 1).copy(),
+              "d_b": sd["experts.down_proj_bias"]}
+    x = np.random.default_rng(3).standard_normal((2, 9, H)).astype(np.float32)
+    f = hir.Function("moe")
+    xi = f.input("x", x.shape)
+    p = {n: f.input(n, a.shape) for n, a in params.items()}
+    weights, ids = hir.moe_router(xi, p["router_w"], p["router_b"], top_k=3,
+                                  scoring="topk_softmax")
+    y = hir.moe_experts(xi, weights, ids, p["gu"], p["d"], p["gu_b"], p["d_b"],
+                        swiglu_alpha=cfg.swiglu_alpha, swiglu_limit=cfg.swiglu_limit)
+    f.output("y", y)
+    got = compile_on(f.build(), device).run(x=x, **params)["y"]
+    with torch.no_grad():
+        want = block(torch.from_numpy(x))[0].numpy()
+        # The clamp bites: without it the block's output is another one.
+        block.experts.limit = 1e9
+        unclamped = block(torch.from_numpy(x))[0].numpy()
+    assert np.abs(unclamped - want).max() > 0.1 * np.abs(want).max()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
 def scaling_experts():
     """Four experts over H = 2, I = 1 where expert e maps x = [1, 2] to
     (e + 1)·x: relu(gate·x) = relu(x0) = 1, up·x = (e + 1)·x0, down = [1, 2]."""
@@ -247,3 +290,13 @@ def test_experts_verifier():
         hir.moe_experts(x, w, f.input("ids2", (3, 3), "i64"), gu, d)
     with pytest.raises(rlx.RlxError, match="activation must be"):
         hir.moe_experts(x, w, ids, gu, d, activation="tanh")
+    with pytest.raises(rlx.RlxError, match="gate_up_bias must be 8x48 of the experts. element type, got 8x24"):
+        hir.moe_experts(x, w, ids, gu, d, f.input("b", (E, 24)))
+    with pytest.raises(rlx.RlxError, match="down_bias must be 8x32"):
+        hir.moe_experts(x, w, ids, gu, d, None, f.input("b2", (E, 24)))
+    with pytest.raises(rlx.RlxError, match="swiglu_limit needs swiglu_alpha"):
+        hir.moe_experts(x, w, ids, gu, d, swiglu_limit=7.0)
+    with pytest.raises(rlx.RlxError, match="swiglu_limit must be positive"):
+        hir.moe_experts(x, w, ids, gu, d, swiglu_alpha=1.702, swiglu_limit=0.0)
+    with pytest.raises(rlx.RlxError, match="activation must be silu"):
+        hir.moe_experts(x, w, ids, gu, d, activation="gelu", swiglu_alpha=1.702)

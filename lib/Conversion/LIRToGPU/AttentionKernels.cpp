@@ -250,8 +250,9 @@ struct AttentionTemplate : KernelTemplate {
 
 /// rlx_mir.attention_combine: one block per (query row, head, batch); each
 /// thread takes output dims d = tid, tid + T, ... and merges the splits:
-/// M = max lse, w = exp(lse - M) (0 when M = -inf), Σ w·o / Σ w (0 when the
-/// weights sum to 0), one rounding to the output type.
+/// M = max lse (and the head's sink), w = exp(lse - M) (0 when M = -inf),
+/// Σ w·o / (Σ w [+ exp(sink - M)]) (0 when the weights sum to 0), one
+/// rounding to the output type.
 struct AttentionCombineTemplate : KernelTemplate {
   StringRef name() const override { return "attention_combine"; }
   bool matches(Operation *root) const override { return isa<mir::AttentionCombineOp>(root); }
@@ -259,7 +260,8 @@ struct AttentionCombineTemplate : KernelTemplate {
   FailureOr<LaunchConfig> build(KernelContext &ctx) const override {
     auto op = cast<mir::AttentionCombineOp>(ctx.root);
     Value o = ctx.operand(op.getPartialOutput()), lse = ctx.operand(op.getLse());
-    if (!o || !lse)
+    Value sinks = op.getSinks() ? ctx.operand(op.getSinks()) : Value();
+    if (!o || !lse || (op.getSinks() && !sinks))
       return unsupported(ctx, "attention_combine operands that are not kernel inputs");
     Value out = ctx.outputs[0];
     ArrayRef<int64_t> s = shapeOf(o); // [N, B, H, Sq, Dv]
@@ -278,13 +280,15 @@ struct AttentionCombineTemplate : KernelTemplate {
           b = kb.blockId(gpu::Dimension::z);
     Value ninf = kb.f32(-std::numeric_limits<double>::infinity()), zero = kb.f32(0.0);
     auto lseAt = [&](Value sp) { return kb.load(lse, {sp, b, h, i}); };
-    Value m = kb.forLoop(kb.idx(0), kb.idx(splits), kb.idx(1), {ninf},
+    Value sink = sinks ? kb.load(sinks, {h}) : Value();
+    Value m = kb.forLoop(kb.idx(0), kb.idx(splits), kb.idx(1), {sinks ? sink : ninf},
                          [&](Value sp, ValueRange c) -> SmallVector<Value> {
                            return {kb.combine(Combine::Max, c[0], lseAt(sp))};
                          })[0];
     Value dead = kb.eq(m, ninf);
     auto weight = [&](Value sp) { return kb.select(dead, zero, kb.exp(kb.sub(lseAt(sp), m))); };
-    Value den = kb.forLoop(kb.idx(0), kb.idx(splits), kb.idx(1), {zero},
+    Value sinkWeight = sinks ? kb.select(dead, zero, kb.exp(kb.sub(sink, m))) : zero;
+    Value den = kb.forLoop(kb.idx(0), kb.idx(splits), kb.idx(1), {sinkWeight},
                            [&](Value sp, ValueRange c) -> SmallVector<Value> {
                              return {kb.add(c[0], weight(sp))};
                            })[0];

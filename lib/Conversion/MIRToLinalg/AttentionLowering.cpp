@@ -304,9 +304,9 @@ struct AttentionLowering : OpConversionPattern<OpT> {
   }
 };
 
-/// rlx_mir.attention_combine: M = max_s lse, w_s = exp(lse_s − M) (0 when
-/// M = −inf), out = Σ w_s o_s / Σ w_s (0 when the sum is 0), then BHSD →
-/// the result's layout.
+/// rlx_mir.attention_combine: M = max_s lse (and the head's sink), w_s =
+/// exp(lse_s − M) (0 when M = −inf), out = Σ w_s o_s / (Σ w_s [+ exp(sink −
+/// M)]) (0 when the sum is 0), then BHSD → the result's layout.
 struct AttentionCombineLowering : OpConversionPattern<AttentionCombineOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -336,18 +336,39 @@ struct AttentionCombineLowering : OpConversionPattern<AttentionCombineOp> {
       Value w = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, lse, m));
       return arith::SelectOp::create(b, l, dead, cFloat(b, l, f32, 0.0), w);
     };
+    // Rows start from the head's sink (as a split's lse), else from −inf.
+    Value sinkRows = filled(rw, loc, rowT, ninf), sinkWeights = filled(rw, loc, rowT, 0.0);
+    if (a.getSinks())
+      sinkRows = linalg::GenericOp::create(
+                     rw, loc, TypeRange{rowT}, ValueRange{a.getSinks()}, ValueRange{sinkRows},
+                     ArrayRef<AffineMap>{d({1}, 3), d({0, 1, 2}, 3)},
+                     ArrayRef<utils::IteratorType>{par, par, par},
+                     [&](OpBuilder &b, Location l, ValueRange x) {
+                       linalg::YieldOp::create(b, l, x[0]);
+                     })
+                     .getResult(0);
     Value mx = linalg::GenericOp::create(
                    rw, loc, TypeRange{rowT}, ValueRange{a.getLse()},
-                   ValueRange{filled(rw, loc, rowT, ninf)},
+                   ValueRange{sinkRows},
                    ArrayRef<AffineMap>{d({0, 1, 2, 3}, 4), d({1, 2, 3}, 4)},
                    ArrayRef<utils::IteratorType>{red, par, par, par},
                    [&](OpBuilder &b, Location l, ValueRange x) {
                      linalg::YieldOp::create(b, l, Value(arith::MaximumFOp::create(b, l, x[0], x[1])));
                    })
                    .getResult(0);
+    if (a.getSinks())
+      sinkWeights = linalg::GenericOp::create(
+                        rw, loc, TypeRange{rowT}, ValueRange{sinkRows, mx},
+                        ValueRange{sinkWeights},
+                        ArrayRef<AffineMap>{d({0, 1, 2}, 3), d({0, 1, 2}, 3), d({0, 1, 2}, 3)},
+                        ArrayRef<utils::IteratorType>{par, par, par},
+                        [&](OpBuilder &b, Location l, ValueRange x) {
+                          linalg::YieldOp::create(b, l, weight(b, l, x[0], x[1]));
+                        })
+                        .getResult(0);
     Value den = linalg::GenericOp::create(
                     rw, loc, TypeRange{rowT}, ValueRange{a.getLse(), mx},
-                    ValueRange{filled(rw, loc, rowT, 0.0)},
+                    ValueRange{sinkWeights},
                     ArrayRef<AffineMap>{d({0, 1, 2, 3}, 4), d({1, 2, 3}, 4), d({1, 2, 3}, 4)},
                     ArrayRef<utils::IteratorType>{red, par, par, par},
                     [&](OpBuilder &b, Location l, ValueRange x) {

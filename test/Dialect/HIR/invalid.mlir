@@ -845,3 +845,19 @@ func.func @moe_router_dynamic_experts(%x: tensor<2x64xf32>, %w: tensor<?x64xf32>
   %w0, %i0 = rlx_hir.moe_router %x, %w top_k = 2 : tensor<2x64xf32>, tensor<?x64xf32>
   return
 }
+
+// -----
+
+func.func @attention_sinks_shape(%q: tensor<1x4x64xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{sinks must be [num_heads] = [4], got 3}}
+  %0 = rlx_hir.attention %q, %q, %q sinks(%s : tensor<3xf32>) heads = 4, kv_heads = 4, head_dim = 16 : tensor<1x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_sinks_type(%q: tensor<1x4x64xbf16>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{sinks must have the query's element type}}
+  %0 = rlx_hir.attention %q, %q, %q sinks(%s : tensor<4xf32>) heads = 4, kv_heads = 4, head_dim = 16 : tensor<1x4x64xbf16>, tensor<1x4x64xbf16>, tensor<1x4x64xbf16>
+  return
+}

@@ -813,3 +813,11 @@ func.func @custom_fn_without_results(%x: tensor<8xf32>) {
   }, {}, {}) : (tensor<8xf32>) -> ()
   return
 }
+
+// -----
+
+func.func @attention_combine_sinks(%o: tensor<2x1x4x1x8xf32>, %l: tensor<2x1x4x1xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{sinks must be f32 [H] with partial_output's H, got tensor<3xf32>}}
+  %y = rlx_mir.attention_combine %o, %l sinks(%s : tensor<3xf32>) : tensor<2x1x4x1x8xf32>, tensor<2x1x4x1xf32> -> tensor<1x1x32xf32>
+  return
+}

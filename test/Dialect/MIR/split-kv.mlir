@@ -36,4 +36,17 @@ func.func @decode_f64(%q: tensor<1x1x256xf64>, %k: tensor<1x8192x64xf64>) -> ten
   return %o : tensor<1x1x256xf64>
 }
 
+// Attention with sinks (gpt-oss) is one attention_partial into a combine
+// that holds the sinks: its keys are split in place, the combine kept.
+// CHECK-LABEL: func.func @decode_sinks
+// CHECK: rlx_mir.attention_partial {{.*}} kv_splits = 26 kv_chunk = 320 : tensor<1x1x4096xbf16>
+// CHECK: rlx_mir.attention_combine %{{.*}}, %{{.*}} sinks(%arg2 : tensor<32xf32>) : tensor<26x1x32x1x128xf32>, tensor<26x1x32x1xf32> -> tensor<1x1x4096xbf16>
+// FORCED-LABEL: func.func @decode_sinks
+// FORCED: kv_splits = 5
+func.func @decode_sinks(%q: tensor<1x1x4096xbf16>, %k: tensor<1x8192x1024xbf16>, %s: tensor<32xf32>) -> tensor<1x1x4096xbf16> {
+  %o, %l = rlx_mir.attention_partial %q, %k, %k heads = 32, kv_heads = 8, head_dim = 128 causal kv_splits = 1 : tensor<1x1x4096xbf16>, tensor<1x8192x1024xbf16>, tensor<1x8192x1024xbf16>
+  %y = rlx_mir.attention_combine %o, %l sinks(%s : tensor<32xf32>) : tensor<1x1x32x1x128xf32>, tensor<1x1x32x1xf32> -> tensor<1x1x4096xbf16>
+  return %y : tensor<1x1x4096xbf16>
+}
+
 // BAD: error: rlx-mir-split-kv: kv-splits must be 0 (the heuristic) or 1..65535, got -1

@@ -230,6 +230,21 @@ LogicalResult AttentionPartialOp::inferReturnTypes(MLIRContext *ctx, std::option
   return success();
 }
 
+SmallVector<int64_t> AttentionCombineOp::resultShape(ArrayRef<int64_t> s, AttnLayout layout) {
+  auto mulDims = [](int64_t x, int64_t y) {
+    return ShapedType::isDynamic(x) || ShapedType::isDynamic(y) ? ShapedType::kDynamic : x * y;
+  };
+  switch (layout) {
+  case AttnLayout::BSD:
+    return {s[1], s[3], mulDims(s[2], s[4])};
+  case AttnLayout::BSHD:
+    return {s[1], s[3], s[2], s[4]};
+  case AttnLayout::BHSD:
+    return {s[1], s[2], s[3], s[4]};
+  }
+  llvm_unreachable("unknown layout");
+}
+
 LogicalResult AttentionCombineOp::verify() {
   auto o = cast<RankedTensorType>(getPartialOutput().getType());
   auto l = cast<RankedTensorType>(getLse().getType());
@@ -243,22 +258,13 @@ LogicalResult AttentionCombineOp::verify() {
     return emitOpError("lse must be partial_output's shape without its last dim (")
            << typeToString(RankedTensorType::get(o.getShape().drop_back(), o.getElementType()))
            << "), got " << typeToString(l);
-  ArrayRef<int64_t> s = o.getShape();
-  SmallVector<int64_t> want;
-  auto mulDims = [](int64_t x, int64_t y) {
-    return ShapedType::isDynamic(x) || ShapedType::isDynamic(y) ? ShapedType::kDynamic : x * y;
-  };
-  switch (getLayout()) {
-  case AttnLayout::BSD:
-    want = {s[1], s[3], mulDims(s[2], s[4])};
-    break;
-  case AttnLayout::BSHD:
-    want = {s[1], s[3], s[2], s[4]};
-    break;
-  case AttnLayout::BHSD:
-    want = {s[1], s[2], s[3], s[4]};
-    break;
+  if (getSinks()) {
+    auto t = cast<RankedTensorType>(getSinks().getType());
+    if (!t.getElementType().isF32() || t.getRank() != 1 ||
+        failed(verifyCompatibleShape(t.getShape(), o.getShape().slice(2, 1))))
+      return emitOpError("sinks must be f32 [H] with partial_output's H, got ") << typeToString(t);
   }
+  SmallVector<int64_t> want = resultShape(o.getShape(), getLayout());
   if (failed(verifyCompatibleShape(r.getShape(), want)))
     return emitOpError("result shape must be ")
            << typeToString(RankedTensorType::get(want, r.getElementType()))

@@ -49,6 +49,15 @@ static LogicalResult reinfer(Operation *op, SmallVectorImpl<Type> &types) {
     types.push_back(RankedTensorType::get(shape, in.getElementType()));
     return success();
   }
+  if (auto combine = dyn_cast<AttentionCombineOp>(op)) {
+    auto o = cast<RankedTensorType>(combine.getPartialOutput().getType());
+    if (o.getRank() != 5)
+      return failure();
+    types.push_back(RankedTensorType::get(
+        AttentionCombineOp::resultShape(o.getShape(), combine.getLayout()),
+        combine.getType().getElementType()));
+    return success();
+  }
   if (auto castOp = dyn_cast<CastOp>(op)) {
     auto in = cast<RankedTensorType>(castOp.getInput().getType());
     types.push_back(RankedTensorType::get(in.getShape(), castOp.getType().getElementType()));

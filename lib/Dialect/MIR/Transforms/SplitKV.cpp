@@ -2,7 +2,8 @@
 //
 // rlx_mir.attention → rlx_mir.attention_partial (kv_splits) +
 // rlx_mir.attention_combine where the attention's own grid would leave the
-// GPU idle (few query rows, many keys: a decode step). The split count is
+// GPU idle (few query rows, many keys: a decode step). An attention_partial
+// of one split feeding a combine (attention with sinks) is split in place. The split count is
 // the heuristic documented in Passes.td and docs/gpu.md.
 //
 //===----------------------------------------------------------------------===//
@@ -62,14 +63,13 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
       return signalPassFailure();
     }
     IRRewriter rw(&getContext());
-    SmallVector<AttentionOp> ops;
-    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
-    for (AttentionOp op : ops) {
+    // The split count and chunk for attention-like `op`, or nothing.
+    auto choose = [&](auto op) -> std::optional<std::pair<int64_t, int64_t>> {
       auto q = cast<RankedTensorType>(op.getQuery().getType());
       auto k = cast<RankedTensorType>(op.getKey().getType());
       // f64 keeps its f64 statistics (attention_partial's results are f32).
       if (!q.hasStaticShape() || !k.hasStaticShape() || q.getElementType().isF64())
-        continue;
+        return std::nullopt;
       AttentionConfig cfg = getAttentionConfig(op);
       bool bhsd = cfg.layout == AttnLayout::BHSD;
       int64_t sq = q.getShape()[bhsd ? 2 : 1], sk = k.getShape()[bhsd ? 2 : 1];
@@ -88,13 +88,31 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
       int64_t batch = q.getShape()[0];
       n = std::min<int64_t>(n, 65535 / std::max<int64_t>(batch, 1));
       if (n <= 1 || sk == 0)
-        continue;
+        return std::nullopt;
       int64_t chunk = (sk + n - 1) / n;
       if (kvSplits == 0)
         chunk = (chunk + tiles.keys - 1) / tiles.keys * tiles.keys;
       n = (sk + chunk - 1) / chunk;
       if (n <= 1)
+        return std::nullopt;
+      return std::make_pair(n, chunk);
+    };
+    SmallVector<AttentionOp> ops;
+    SmallVector<AttentionPartialOp> unsplit;
+    getOperation().walk([&](Operation *op) {
+      if (auto a = dyn_cast<AttentionOp>(op))
+        ops.push_back(a);
+      // One split into a combine (attention with sinks): split it in place.
+      if (auto p = dyn_cast<AttentionPartialOp>(op);
+          p && p.getKvSplits() == 1 && !p.getKvChunk() &&
+          llvm::all_of(p->getUsers(), [](Operation *u) { return isa<AttentionCombineOp>(u); }))
+        unsplit.push_back(p);
+    });
+    for (AttentionOp op : ops) {
+      std::optional<std::pair<int64_t, int64_t>> split = choose(op);
+      if (!split)
         continue;
+      auto [n, chunk] = *split;
       rw.setInsertionPoint(op);
       auto partial = AttentionPartialOp::create(
           rw, op.getLoc(), op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
@@ -103,8 +121,22 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
           rw.getI64IntegerAttr(n), rw.getI64IntegerAttr(chunk));
       auto combine =
           AttentionCombineOp::create(rw, op.getLoc(), op.getType(), partial.getPartialOutput(),
-                                     partial.getLse(), op.getLayoutAttr());
+                                     partial.getLse(), Value(), op.getLayoutAttr());
       rw.replaceOp(op, combine.getResult());
+    }
+    for (AttentionPartialOp op : unsplit) {
+      std::optional<std::pair<int64_t, int64_t>> split = choose(op);
+      if (!split)
+        continue;
+      op.setKvSplitsAttr(rw.getI64IntegerAttr(split->first));
+      op.setKvChunkAttr(rw.getI64IntegerAttr(split->second));
+      // The results' leading dim is the split count.
+      for (Value r : op->getResults()) {
+        auto t = cast<RankedTensorType>(r.getType());
+        SmallVector<int64_t> shape(t.getShape());
+        shape[0] = split->first;
+        r.setType(RankedTensorType::get(shape, t.getElementType()));
+      }
     }
   }
 };

@@ -370,9 +370,14 @@ def MIR_AttentionCombineOp : MIR_Op<"attention_combine"> {
     case G1 of ../shared/cases). The log-sum-exps are natural logs, the
     base `rlx_mir.attention_partial` writes.
 
+    `sinks` (optional, f32 `[H]`): each head's sink logit joins the
+    denominator as a split that attends to nothing (gpt-oss's attention
+    sinks, transformers' `GptOssAttention`): M = max(max_s lse[s], sink[h]),
+    `output = Σ_s w_s · partial_output[s] / (Σ_s w_s + exp(sink[h] − M))`.
+
     The verifier rejects operands that are not f32, a `lse` whose shape is
-    not `partial_output`'s without its last dim, and a result whose shape is
-    not `partial_output`'s in `layout`.
+    not `partial_output`'s without its last dim, a result whose shape is
+    not `partial_output`'s in `layout`, and sinks that are not f32 `[H]`.
 
     Example:
     ```mlir
@@ -381,12 +386,18 @@ def MIR_AttentionCombineOp : MIR_Op<"attention_combine"> {
     ```
   }];
   let arguments = (ins RLX_FloatTensor:$partial_output, RLX_FloatTensor:$lse,
+                       Optional<RLX_FloatTensor>:$sinks,
                        DefaultValuedAttr<RLX_AttnLayoutAttr,
                                          "::mlir::rlx::AttnLayout::BSD">:$layout);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
-    $partial_output `,` $lse (`layout` $layout^)? attr-dict `:` type($partial_output) `,`
-    type($lse) `->` type($output)
+    $partial_output `,` $lse (`sinks` `(` $sinks^ `:` type($sinks) `)`)? (`layout` $layout^)?
+    attr-dict `:` type($partial_output) `,` type($lse) `->` type($output)
+  }];
+  let extraClassDeclaration = [{
+    /// The result's shape for partial_output's [N, B, H, Sq, Dv] in `layout`.
+    static ::llvm::SmallVector<int64_t> resultShape(::llvm::ArrayRef<int64_t> partial,
+                                                    ::mlir::rlx::AttnLayout layout);
   }];
   let hasVerifier = 1;
 }
