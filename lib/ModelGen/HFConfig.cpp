@@ -334,6 +334,32 @@ void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
            std::to_string(m.topK));
 }
 
+/// `quantization_config`: gpt-oss's MXFP4 experts are read as such; NVIDIA
+/// ModelOpt's checkpoints take --nvfp4-weights; other methods are refused
+/// rather than read as dense weights that are not in the checkpoint.
+void readQuantization(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+  if (!r.has("quantization_config"))
+    return;
+  const llvm::json::Object *q = root.getObject("quantization_config");
+  if (!q) {
+    r.wrongType("quantization_config", "an object");
+    return;
+  }
+  Reader qr{*q, r.error};
+  std::string method = qr.string("quant_method", "");
+  if (method == "mxfp4" && c.moe.gptOss) {
+    c.moe.mxfp4 = true;
+    if (c.hiddenSize % 32 != 0 || c.moe.intermediateSize % 32 != 0)
+      r.fail("MXFP4 experts need hidden_size and intermediate_size divisible by 32 (its blocks)");
+    return;
+  }
+  if (method == "modelopt")
+    return;
+  r.fail("quantization_config quant_method '" + method +
+         "' is not supported; supported: mxfp4 (gpt-oss's experts), modelopt (NVFP4, with "
+         "--nvfp4-weights)");
+}
+
 void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   c.hiddenSize = r.integer("hidden_size");
   c.numLayers = r.integer("num_hidden_layers");
@@ -445,6 +471,7 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
     break;
   }
   readMoe(r, root, c);
+  readQuantization(r, root, c);
   if (r.number("partial_rotary_factor", 1.0) != 1.0)
     r.fail("partial_rotary_factor " + std::to_string(r.number("partial_rotary_factor", 1.0)) +
            " is not supported (every dim of a head is rotated)");

@@ -359,16 +359,35 @@ Value ModelBuilder::gptOssMoeBlock(const std::string &p, Value x) {
   int64_t e = c.moe.numExperts, inter = c.moe.intermediateSize, h = c.hiddenSize;
   Value router = param(p + "router.weight", {e, h});
   Value routerBias = param(p + "router.bias", {e});
-  Value gateUp = param(p + "experts.gate_up_proj", {e, h, 2 * inter});
+  Value gateUp, down;
+  if (c.moe.mxfp4) {
+    // The hub's MXFP4 tensors hold [E, 2I, H] and [E, H, I] (rows the
+    // outputs, gate and up rows interleaved): dequantized in the model dtype.
+    auto mxfp4 = [&](const std::string &proj, int64_t rows, int64_t k) {
+      Type i8 = b.getI8Type();
+      Value blocks = addArg(tensor({e, rows, k / 32, 16}, i8), "rlx.param", proj + "_blocks");
+      Value scales = addArg(tensor({e, rows, k / 32}, i8), "rlx.param", proj + "_scales");
+      return mb.cast(mb.create<mir::Mxfp4DequantizeOp>(blocks, scales), elementType());
+    };
+    gateUp = mb.reshape(
+        mb.transpose(mb.reshape(mxfp4(p + "experts.gate_up_proj", 2 * inter, h),
+                                {e, inter, 2, h}),
+                     {0, 2, 1, 3}),
+        {e, 2 * inter, h});
+    down = mxfp4(p + "experts.down_proj", h, inter);
+  } else {
+    // [E, H, I, 2] -> [E, 2, I, H]: gate rows, then up rows.
+    gateUp = mb.reshape(mb.transpose(mb.reshape(param(p + "experts.gate_up_proj",
+                                                      {e, h, 2 * inter}),
+                                                {e, h, inter, 2}),
+                                     {0, 3, 2, 1}),
+                        {e, 2 * inter, h});
+    down = mb.transpose(param(p + "experts.down_proj", {e, inter, h}), {0, 2, 1});
+  }
   Value gateUpBias = param(p + "experts.gate_up_proj_bias", {e, 2 * inter});
-  Value down = param(p + "experts.down_proj", {e, inter, h});
   Value downBias = param(p + "experts.down_proj_bias", {e, h});
-  // [E, H, I, 2] -> [E, 2, I, H]: gate rows, then up rows.
-  gateUp = mb.reshape(mb.transpose(mb.reshape(gateUp, {e, h, inter, 2}), {0, 3, 2, 1}),
-                      {e, 2 * inter, h});
   gateUpBias = mb.reshape(mb.transpose(mb.reshape(gateUpBias, {e, inter, 2}), {0, 2, 1}),
                           {e, 2 * inter});
-  down = mb.transpose(down, {0, 2, 1});
   auto route = createMulti<hir::MoeRouterOp>(
       x, router, routerBias, Value(), b.getI64IntegerAttr(c.moe.topK),
       MoeScoringAttr::get(ctx, MoeScoring::TopkSoftmax), UnitAttr(), FloatAttr(), IntegerAttr(),

@@ -98,6 +98,10 @@ EXAMPLES.update({
                                f"  %r0 = rlx_mir.nvfp4_dequantize %w, %s, %g : {t((4, 16), 'i8')}, "
                                f"{t((4, 2), 'f8E4M3FN')}, tensor<f32>"),
     "rlx_mir.nvfp4_dequantize": ({"x": ((4, 32), "f32")}, [t((4, 32))], "same as nvfp4_quantize"),
+    "rlx_mir.mxfp4_dequantize": ({"b": ((2, 3, 2, 16), "i8"), "s": ((2, 3, 2), "i8")},
+                                 [t((2, 3, 64))],
+                                 f"%r0 = rlx_mir.mxfp4_dequantize %b, %s : {t((2, 3, 2, 16), 'i8')}, "
+                                 f"{t((2, 3, 2), 'i8')}"),
     "rlx_mir.nvfp4_block_scales": ({"x": ((128, 64), "f32"), "a": ((2, 64), "f32")}, [t((2, 128))],
                                    f"%w, %s, %g = rlx_mir.nvfp4_quantize %x : {t((128, 64))}\n"
                                    f"  %b = rlx_mir.nvfp4_block_scales %s : {t((128, 4), 'f8E4M3FN')}\n"
@@ -158,6 +162,10 @@ def inputs_for(op):
             out[name] = rng.random(shape) > 0.5
         elif et == "i64":
             out[name] = rng.integers(0, 5, shape).astype(np.int64)
+        elif et == "i8":
+            # Bytes; MXFP4's E8M0 scales (s) near 2^0.
+            lo, hi = (117, 137) if name == "s" else (-128, 128)
+            out[name] = rng.integers(lo, hi, shape).astype(np.int8)
         else:
             x = rng.standard_normal(shape).astype(np.float32)
             out[name] = np.abs(x) + 0.5 if op.split(".")[1] in POSITIVE else x

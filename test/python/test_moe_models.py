@@ -126,3 +126,52 @@ def test_greedy_generation_matches_transformers(saved, device):
     got = generate.Generator(ckpt, device).generate(prompt[0].tolist(), 32)
     assert got == want, f"RLX {got}\nHF  {want}"
     assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gpt_oss_mxfp4_checkpoint(device, tmp_path):
+    """gpt-oss as the hub ships it: the experts' projections as MXFP4
+    `*_blocks` [E, R, K/32, 16] / `*_scales` [E, R, K/32] bytes and
+    `quantization_config: {quant_method: mxfp4}` in config.json. The
+    reference is transformers with those tensors dequantized by its own
+    `convert_moe_packed_tensors` (what loading with Mxfp4Config(dequantize=True)
+    does)."""
+    from safetensors.torch import save_file
+    from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+    arch, extra = FAMILIES["gpt_oss"]
+    import transformers
+    cfg = transformers.AutoConfig.for_model("gpt_oss", **(BASE | extra | {"intermediate_size": 32}),
+                                            architectures=[arch], pad_token_id=0, bos_token_id=1,
+                                            eos_token_id=2)
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = getattr(transformers, arch)(cfg).to(torch.float32).eval()
+    hfm.seeded_parameters(model)
+    g = torch.Generator().manual_seed(5)
+    params = {n: p.detach().clone().contiguous() for n, p in model.named_parameters()}
+    for name, p in list(params.items()):
+        if not name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+            continue
+        e, k, rows = p.shape                                   # [E, K, R]
+        blocks = torch.randint(0, 256, (e, rows, k // 32, 16), generator=g, dtype=torch.uint8)
+        # Scales around 2^-3 (0.3 × the E2M1 values: the experts' weights' size).
+        scales = torch.randint(121, 126, (e, rows, k // 32), generator=g, dtype=torch.uint8)
+        del params[name]
+        params[name + "_blocks"], params[name + "_scales"] = blocks, scales
+        with torch.no_grad():
+            dict(model.named_parameters())[name].copy_(
+                convert_moe_packed_tensors(blocks, scales, dtype=torch.float32))
+    (tmp_path / "w").mkdir()
+    save_file(params, tmp_path / "w" / "model.safetensors")
+    config = json.loads(model.config.to_json_string())
+    config["quantization_config"] = {"quant_method": "mxfp4", "modules_to_not_convert": [
+        "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    text = gen_model(tmp_path / "config.json")
+    assert "rlx_mir.mxfp4_dequantize" in text
+    ids = hfm.token_ids(hfm.PREFILL, seed=6)
+    proc = logits_with_weights(text, tmp_path / "w", ids, tmp_path, ("--device", device))
+    assert proc.returncode == 0, proc.stderr
+    assert "generated" not in proc.stdout, proc.stdout
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), reference_logits(model, ids),
+              f"gpt_oss mxfp4 {device}")

@@ -85,6 +85,11 @@ struct ModelConfig {
     /// with biases and the clamped SwiGLU (swiglu_alpha, swiglu_limit).
     bool gptOss = false;
     double swigluAlpha = 1.702, swigluLimit = 7.0;
+    /// gpt-oss's hub checkpoints (quantization_config quant_method mxfp4):
+    /// the experts' projections as MXFP4 `<proj>_blocks` [E, R, K/32, 16]
+    /// and `<proj>_scales` [E, R, K/32] bytes, dequantized from parameters
+    /// only (so once, at load) with rlx_mir.mxfp4_dequantize.
+    bool mxfp4 = false;
     std::vector<int64_t> mlpOnlyLayers;
   } moe;
   /// OLMoE's q_norm/k_norm: RMSNorm over the whole q (k) projection, not

@@ -1,5 +1,6 @@
 //===- Nvfp4Lowering.cpp - NVFP4 ops to linalg (the CPU reference) --------===//
 //
+// mxfp4_dequantize: the same decode with E8M0 scales of 32-element blocks.
 // nvfp4_dequantize: one linalg.generic over the dequantized [N, K] (or
 // [K, N]) weight reading the packed byte at K/2 and the block scale at K/16
 // through floordiv maps; E2M1 codes decode through a 16-entry table.
@@ -80,6 +81,51 @@ struct DequantizeLowering : OpConversionPattern<Nvfp4DequantizeOp> {
     rw.replaceOp(op, dequantizeNvfp4(rw, op.getLoc(), a.getWeight(), a.getScales(),
                                 a.getGlobalScale(), op.getLayout() == WeightLayout::OutIn,
                                 op.getType()));
+    return success();
+  }
+};
+
+/// mxfp4_dequantize: one generic over the result [..., 32·G] reading the
+/// byte (..., g, j / 2) and the scale (..., g) of element 32·g + j.
+struct Mxfp4DequantizeLowering : OpConversionPattern<Mxfp4DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(Mxfp4DequantizeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    RankedTensorType out = op.getType();
+    if (!out.hasStaticShape())
+      return rw.notifyMatchFailure(op, "dynamic shapes");
+    unsigned rank = out.getRank();
+    SmallVector<AffineExpr> lead;
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      lead.push_back(getAffineDimExpr(d, ctx));
+    AffineExpr k = getAffineDimExpr(rank - 1, ctx);
+    SmallVector<AffineExpr> byte(lead), scale(lead);
+    byte.append({k.floorDiv(32), (k % 32).floorDiv(2)});
+    scale.push_back(k.floorDiv(32));
+    SmallVector<AffineMap> maps{AffineMap::get(rank, 0, byte, ctx),
+                                AffineMap::get(rank, 0, scale, ctx),
+                                AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Value y = linalg::GenericOp::create(
+                  rw, loc, TypeRange{out}, ValueRange{a.getBlocks(), a.getScales()},
+                  ValueRange{empty(rw, loc, out)}, maps, iters,
+                  [&](OpBuilder &nb, Location l, ValueRange x) {
+                    Type i32 = nb.getI32Type();
+                    Value kIdx = linalg::IndexOp::create(nb, l, rank - 1);
+                    Value odd = arith::IndexCastOp::create(
+                        nb, l, i32, arith::RemUIOp::create(nb, l, kIdx, cIndex(nb, l, 2)));
+                    Value b = arith::ExtUIOp::create(nb, l, i32, x[0]);
+                    Value shift = arith::MulIOp::create(nb, l, odd, cInt(nb, l, i32, 4));
+                    Value code = arith::AndIOp::create(
+                        nb, l, arith::ShRUIOp::create(nb, l, b, shift), cInt(nb, l, i32, 15));
+                    Value v = arith::MulFOp::create(nb, l, nvfp4::decodeE2M1(nb, l, code),
+                                                    nvfp4::decodeE8M0(nb, l, x[1]));
+                    linalg::YieldOp::create(nb, l, v);
+                  })
+                  .getResult(0);
+    rw.replaceOp(op, y);
     return success();
   }
 };
@@ -260,6 +306,7 @@ struct BlockScalesLowering : OpConversionPattern<Nvfp4BlockScalesOp> {
 } // namespace
 
 void linalg_builders::populateNvfp4Lowerings(RewritePatternSet &patterns) {
-  patterns.add<DequantizeLowering, MatmulLowering, QuantizeLowering, BlockScalesLowering>(
+  patterns.add<DequantizeLowering, Mxfp4DequantizeLowering, MatmulLowering, QuantizeLowering,
+               BlockScalesLowering>(
       patterns.getContext());
 }

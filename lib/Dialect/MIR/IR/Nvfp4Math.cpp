@@ -65,6 +65,19 @@ Value nvfp4::decodeScale(OpBuilder &b, Location loc, Value s8) {
   return arith::SelectOp::create(b, loc, nan, f32c(b, loc, 0.0), s);
 }
 
+Value nvfp4::decodeE8M0(OpBuilder &b, Location loc, Value s8) {
+  Type i32 = b.getI32Type();
+  Value s = arith::ExtUIOp::create(b, loc, i32, s8);
+  auto c = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)); };
+  // The exponent field of an f32 is s itself; s = 0 is the subnormal 2^-127.
+  Value bits = arith::ShLIOp::create(b, loc, s, c(23));
+  Value zero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s, c(0));
+  bits = arith::SelectOp::create(b, loc, zero, c(0x00400000), bits);
+  Value nan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s, c(255));
+  bits = arith::SelectOp::create(b, loc, nan, c(0x7FC00000), bits);
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
 Value nvfp4::globalScale(OpBuilder &b, Location loc, Value amax) {
   Value g = arith::DivFOp::create(b, loc, amax, f32c(b, loc, 448.0 * 6.0));
   Value zero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, g, f32c(b, loc, 0.0));

@@ -28,6 +28,10 @@ Value encodeE2M1(OpBuilder &b, Location loc, Value q);
 /// An E4M3 block scale (f8E4M3FN) as f32; NaN (0x7F, 0xFF) decodes to 0.
 Value decodeScale(OpBuilder &b, Location loc, Value s8);
 
+/// The f32 value of an E8M0 scale byte `s8` (i8): 2^(s − 127) for s in
+/// 0..254 (2^-127 is an f32 subnormal), NaN for 0xFF (OCP MX v1.0, MXFP4).
+Value decodeE8M0(OpBuilder &b, Location loc, Value s8);
+
 /// The global scale of a tensor whose largest magnitude is `amax` (f32):
 /// amax / (448 · 6), or 1 when that is 0.
 Value globalScale(OpBuilder &b, Location loc, Value amax);
