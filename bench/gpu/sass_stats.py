@@ -82,6 +82,14 @@ def _cases():
         SassCase("matmul_bf16_mma_sync_4096", C.bf16_matmul_text(4096, 4096, 4096),
                  "matmul", "32-deep K step", 1.0, flags=("--matmul-kernel=tensor-cores",),
                  mma_per_unit=8),
+        # Mixtral's gate/up at a decode step (one token, top-2: two routed
+        # rows) on the GEMV kernel, each row streaming its expert's weights;
+        # beside it the dense GEMV on two rows sharing one weight. One
+        # iteration: a lane's 16-byte vector (8 bf16) of K for every row.
+        SassCase("grouped_gemv_bf16_mixtral_decode", C.grouped_matmul_text(2, 4096, 8, 28672),
+                 "grouped_matmul", "8-deep K step", 1.0),
+        SassCase("gemv_bf16_m2_4096", C.bf16_matmul_text(2, 4096, 28672),
+                 "matmul", "8-deep K step", 1.0),
         # NVFP4 W4A16 GEMV, M = 1, N = K = 4096 on mma.sync
         # (Nvfp4GemvKernel.cpp): a lane's step is 32 codes of each of its
         # two weight rows, four 16-element blocks.

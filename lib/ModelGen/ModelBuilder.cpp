@@ -22,6 +22,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -418,9 +419,9 @@ Value ModelBuilder::moeBlock(const std::string &layerPrefix, Value x) {
       IntegerAttr());
   if (!route)
     return mb.fail();
-  Value y = mb.create<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(), gateUp, down,
-                                         Value(), Value(), activation(), FloatAttr(),
-                                         FloatAttr());
+  Value y = mb.createWithOptional<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(),
+                                                     gateUp, down, Value(), Value(),
+                                                     activation(), FloatAttr(), FloatAttr());
   if (c.moe.sharedIntermediateSize > 0) {
     int64_t is = c.moe.sharedIntermediateSize, h = c.hiddenSize;
     Value wg = param(p + "shared_expert.gate_proj.weight", {is, h});
@@ -606,6 +607,20 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
                                     << " layers but " << layers << " are built";
     return nullptr;
   }
-  ModelBuilder builder(ctx, config, options);
-  return builder.build();
+  // Every failure is reported: one that emitted nothing is named here
+  // rather than ending the tool silently.
+  bool reported = false;
+  OwningOpRef<ModuleOp> module;
+  {
+    ScopedDiagnosticHandler seen(ctx, [&](Diagnostic &d) {
+      reported |= d.getSeverity() == DiagnosticSeverity::Error;
+      return failure(); // on to the caller's handler
+    });
+    ModelBuilder builder(ctx, config, options);
+    module = builder.build();
+  }
+  if (!module && !reported)
+    emitError(NameLoc::get(StringAttr::get(ctx, config.architecture)))
+        << "internal error: the model builder failed without a diagnostic";
+  return module;
 }

@@ -189,14 +189,43 @@ def test_grouped_kernel_on_the_emulator(dtype, kernel, K):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
 
 
-@pytest.mark.parametrize("kernel", ["gemv", "wgmma"])
+@pytest.mark.parametrize("kernel", ["wgmma", "tcgen05"])
 def test_grouped_kernel_refuses_other_kernels(kernel):
     f = hir.Function("f")
     x, w, ids = f.input("x", (4, 32), "bf16"), f.input("w", (2, 64, 32), "bf16"), f.input(
         "ids", (4,), "i32")
     f.output("y", mir.grouped_matmul(x, w, ids))
-    with pytest.raises(rlx.RlxError, match="a grouped matmul runs on tensor-cores or simt"):
+    with pytest.raises(rlx.RlxError, match="a grouped matmul runs on gemv, tensor-cores or simt"):
         rlx.gpu.compile(f.build(), device="emu", matmul_kernel=kernel, strict_kernels=True)
+
+
+@pytest.mark.parametrize("dtype,T,K,zero", [("bf16", 2, 64, False), ("f32", 16, 40, True),
+                                            ("bf16", 5, 36, True), ("f16", 1, 96, False)])
+def test_grouped_gemv_on_the_emulator(dtype, T, K, zero):
+    """Decode (a token's k routed rows, at most 16): the GEMV kernel, each
+    row streaming its own expert's weights, forced strictly. K = 40 and 36:
+    no 16-byte vectors; ids to clamp, or with zero_out_of_range rows of
+    zeros; split-K forced on one case."""
+    import ml_dtypes
+    np_type = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}[dtype]
+    rng = np.random.default_rng(T)
+    E, N = 6, 72
+    f = hir.Function("f")
+    x, w = f.input("x", (T, K), dtype), f.input("w", (E, N, K), dtype)
+    ids = f.input("ids", (T,), "i64")
+    f.output("y", mir.grouped_matmul(x, w, ids, zero_out_of_range=zero or None))
+    ii = rng.integers(-1, E + 1, T).astype(np.int64)
+    ii[0] = 3
+    xs = rng.standard_normal((T, K)).astype(np_type)
+    ws = rng.standard_normal((E, N, K)).astype(np_type)
+    model = rlx.gpu.compile(f.build(), device="emu", matmul_kernel="gemv", strict_kernels=True,
+                            split_k=2 if T == 5 else 0)
+    got = model.run(x=xs, w=ws, ids=ii)["y"].astype(np.float64)
+    want = numpy_grouped_matmul(xs.astype(np.float32), ws.astype(np.float32), ii)
+    if zero:
+        want *= ((ii >= 0) & (ii < E))[:, None]
+    tol = 1e-5 if dtype == "f32" else 2 ** -7
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
 
 
 @pytest.mark.parametrize("device", DEVICES)

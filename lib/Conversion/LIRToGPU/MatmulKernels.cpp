@@ -68,14 +68,16 @@ static int64_t groupedRowTiles(const GemmProblem &p, int64_t tm) {
 }
 
 Value GemmBuilder::rowInRange(Value row) {
-  return kb.ult(row, p.grouped() ? groupCount : kb.idx(p.rows));
+  return kb.ult(row, p.grouped() && !groupedGemv ? groupCount : kb.idx(p.rows));
 }
 
 SmallVector<Value> GemmBuilder::lhsPos(Value row, Value kIdx) {
   ArrayRef<int64_t> shape = shapeOf(p.lhs);
   size_t rank = shape.size();
-  if (p.grouped())
+  if (p.grouped() && !groupedGemv)
     return {groupedRow(kb, groupRows, row, m0), kIdx};
+  if (p.grouped())
+    return {row, kIdx};
   if (p.fused) {
     // lhs [..., K]: row over the leading dims.
     SmallVector<Value> pos =
@@ -97,12 +99,12 @@ SmallVector<Value> GemmBuilder::lhsPos(Value row, Value kIdx) {
   return pos;
 }
 
-SmallVector<Value> GemmBuilder::rhsPos(Value kIdx, Value col) {
+SmallVector<Value> GemmBuilder::rhsPos(Value kIdx, Value col, Value expert) {
   ArrayRef<int64_t> shape = shapeOf(p.rhs);
   size_t rank = shape.size();
   SmallVector<Value> pos;
   if (p.grouped()) {
-    pos.push_back(bt); // [E, N, K]
+    pos.push_back(expert ? expert : bt); // [E, N, K]
   } else if (rank > 2) {
     SmallVector<int64_t> outBatch(shapeOf(p.out).drop_back(2));
     SmallVector<Value> b = kb.delinearize(bt, outBatch);
@@ -119,8 +121,10 @@ SmallVector<Value> GemmBuilder::rhsPos(Value kIdx, Value col) {
 
 SmallVector<Value> GemmBuilder::outPos(Value row, Value col, Value out) {
   ArrayRef<int64_t> shape = shapeOf(out);
-  if (p.grouped())
+  if (p.grouped() && !groupedGemv)
     return {groupedRow(kb, groupRows, row, m0), col};
+  if (p.grouped())
+    return {row, col};
   if (p.fused) {
     SmallVector<Value> pos =
         shape.size() > 1 ? kb.delinearize(row, shape.drop_back()) : SmallVector<Value>{};
@@ -607,7 +611,7 @@ LogicalResult GemmBuilder::chooseGemvConfig() {
                    strides[0] % (codes / 2) == 0;
     if (aligned)
       width = codes;
-  } else if (p.transB && shapeOf(p.rhs).size() == 2) {
+  } else if (p.transB && (shapeOf(p.rhs).size() == 2 || p.grouped())) {
     int64_t bytes = (elementTypeOf(p.rhs).getIntOrFloatBitWidth() + 7) / 8;
     int64_t w = bytes < 16 ? 16 / bytes : 1;
     if (vectorizable(p.rhs, shapeOf(p.rhs), w))
@@ -708,18 +712,31 @@ void GemmBuilder::gemvMainLoop() {
               }
               return r;
             }
-            SmallVector<SmallVector<Value>> bv(sets);
-            for (int64_t half = 0; half < sets; ++half) {
-              Value bCol = half ? kb.add(safeCol, kb.idx(p.cols)) : safeCol;
-              if (width > 1) {
-                bv[half] = kb.loadRow(p.rhs, rhsPos(k0, bCol), width, true);
-                for (Value &v : bv[half])
-                  v = kb.convert(v, acc);
-              } else {
-                bv[half].push_back(loadB(k0, bCol));
+            // The weights of column col at k0 (of `expert` in a grouped
+            // matmul, whose rows each read their own expert's).
+            auto loadWeights = [&](Value expert) {
+              SmallVector<SmallVector<Value>> bv(sets);
+              for (int64_t half = 0; half < sets; ++half) {
+                Value bCol = half ? kb.add(safeCol, kb.idx(p.cols)) : safeCol;
+                if (width > 1) {
+                  bv[half] = kb.loadRow(p.rhs, rhsPos(k0, bCol, expert), width, true);
+                  for (Value &v : bv[half])
+                    v = kb.convert(v, acc);
+                } else if (expert) {
+                  bv[half].push_back(
+                      kb.convert(kb.load(p.rhs, rhsPos(k0, bCol, expert)), acc));
+                } else {
+                  bv[half].push_back(loadB(k0, bCol));
+                }
               }
-            }
+              return bv;
+            };
+            SmallVector<SmallVector<Value>> shared;
+            if (!groupedGemv)
+              shared = loadWeights({});
             for (int64_t mm = 0; mm < tm; ++mm) {
+              SmallVector<SmallVector<Value>> bv =
+                  groupedGemv ? loadWeights(rowExperts[mm]) : shared;
               Value row = kb.add(m0, kb.idx(mm));
               SmallVector<Value> a;
               if (vecA) {
@@ -746,6 +763,12 @@ void GemmBuilder::gemvMainLoop() {
       }
       for (Value &v : sums)
         v = kb.warpReduce(Combine::Sum, v);
+      // zero_out_of_range: the rows of ids outside [0, E) sum to 0.
+      if (!rowInExperts.empty())
+        for (int64_t half = 0; half < sets; ++half)
+          for (int64_t mm = 0; mm < tm; ++mm)
+            sums[half * tm + mm] =
+                kb.select(rowInExperts[mm], sums[half * tm + mm], zero);
       kb.ifThen(kb.eq(lane, kb.idx(0)), [&] {
         for (int64_t mm = 0; mm < tm; ++mm) {
           if (part) {
@@ -864,6 +887,15 @@ void GemmBuilder::epilogue() {
 /// every rank in [m0, m0 + tm). Ranks are in row order, so every block of
 /// the expert agrees on them. Ids outside [0, E) are clamped, as the op
 /// defines, or with zero_out_of_range are the rows of pseudo-expert E.
+Value GemmBuilder::expertOf(Value t) {
+  Value raw = arith::IndexCastOp::create(kb.b, kb.loc, kb.b.getIndexType(), kb.load(p.ids, {t}));
+  Value id = arith::MaxSIOp::create(kb.b, kb.loc, raw, kb.idx(0));
+  id = arith::MinSIOp::create(kb.b, kb.loc, id, kb.idx(p.batches - 1));
+  if (p.zeroOutOfRange)
+    id = kb.select(kb.eq(id, raw), id, kb.idx(p.batches));
+  return id;
+}
+
 void GemmBuilder::groupedRows() {
   int64_t rows = p.rows, chunk = ceilDiv(rows, threads), experts = groupedExperts(p);
   Value tid = kb.threadId();
@@ -882,15 +914,6 @@ void GemmBuilder::groupedRows() {
              [&](Value i) { kb.store(kb.i32(0), hist, {i}); });
   Value lo = kb.minui(kb.mul(tid, kb.idx(chunk)), kb.idx(rows));
   Value hi = kb.minui(kb.add(lo, kb.idx(chunk)), kb.idx(rows));
-  // Row t's expert.
-  auto expertOf = [&](Value t) {
-    Value raw = toIndex(kb.load(p.ids, {t}));
-    Value id = arith::MaxSIOp::create(kb.b, kb.loc, raw, kb.idx(0));
-    id = arith::MinSIOp::create(kb.b, kb.loc, id, kb.idx(p.batches - 1));
-    if (p.zeroOutOfRange)
-      id = kb.select(kb.eq(id, raw), id, kb.idx(p.batches));
-    return id;
-  };
   kb.barrier();
   // The histogram (shared-memory atomics: counts, whatever their order).
   kb.forLoop(lo, hi, kb.idx(1), [&](Value t) {
@@ -957,10 +980,11 @@ LogicalResult GemmBuilder::chooseKernel() {
   StringRef forced = ctx.matmulKernel;
   constexpr int64_t kGemvRows = 16;
   std::string why;
-  // A grouped matmul runs on the mma.sync kernel, else SIMT.
+  // A grouped matmul runs on the GEMV kernel (decode), the mma.sync
+  // kernel, else SIMT.
   bool grouped = p.grouped();
-  const std::string groupedWhy = ": a grouped matmul runs on tensor-cores or simt";
-  if (grouped && (forced == "gemv" || forced == "wgmma" || forced == "tcgen05")) {
+  const std::string groupedWhy = ": a grouped matmul runs on gemv, tensor-cores or simt";
+  if (grouped && (forced == "wgmma" || forced == "tcgen05")) {
     why = groupedWhy;
   } else if (forced == "gemv") {
     if (p.rows > kGemvRows)
@@ -990,7 +1014,7 @@ LogicalResult GemmBuilder::chooseKernel() {
   if (forced == "auto" || !why.empty()) {
     // tcgen05 (W4A4: it quantizes the activations) changes the numbers, so
     // only matmul-kernel=tcgen05 picks it.
-    gemv = !grouped && p.rows <= kGemvRows && gemvTileFits();
+    gemv = p.rows <= kGemvRows && gemvTileFits();
     wgmma = !grouped && !gemv && whyNoWgmma().empty();
     tensorCores = !gemv && !wgmma && canUseTensorCores();
   }
@@ -1016,6 +1040,7 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
     return failure();
   if (gemv) {
     tm = std::max<int64_t>(p.rows, 1);
+    groupedGemv = p.grouped();
     if (failed(chooseGemvConfig()))
       return failure();
   } else if (tensorCores) {
@@ -1040,7 +1065,7 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   }
   launch.block = {threads, 1, 1};
   launch.grid = {ceilDiv(p.cols, tn),
-                 p.grouped() ? groupedRowTiles(p, tm) : ceilDiv(p.rows, tm),
+                 p.grouped() && !groupedGemv ? groupedRowTiles(p, tm) : ceilDiv(p.rows, tm),
                  p.grouped() ? 1 : p.batches};
   if (launch.grid[1] > 65535 || launch.grid[2] > 65535)
     return unsupported(ctx, "a matmul with more than 65535 row tiles or batches");
@@ -1051,7 +1076,18 @@ FailureOr<LaunchConfig> GemmBuilder::build() {
   n0 = kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(tn));
   m0 = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(tm));
   bt = kb.blockId(gpu::Dimension::z);
-  bool grouped = p.grouped();
+  bool grouped = p.grouped() && !groupedGemv;
+  if (groupedGemv) {
+    // Every row of the product is in this block's tile (m0 = 0).
+    for (int64_t mm = 0; mm < tm; ++mm) {
+      Value e = expertOf(kb.idx(mm));
+      if (p.zeroOutOfRange) {
+        rowInExperts.push_back(kb.ult(e, kb.idx(p.batches)));
+        e = kb.minui(e, kb.idx(p.batches - 1));
+      }
+      rowExperts.push_back(e);
+    }
+  }
   if (wgmma) {
     if (failed(wgmmaSetup(launch)))
       return failure();

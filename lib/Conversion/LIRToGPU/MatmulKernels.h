@@ -99,12 +99,21 @@ private:
   Value groupRows, groupCount;
   /// Scan the ids for the rows of expert bt that tile m0 holds.
   void groupedRows();
+  /// A grouped matmul on the GEMV kernel (decode: at most 16 rows, every
+  /// row in the one row tile, in row order): row mm's expert (index,
+  /// clamped) and, with zero_out_of_range, whether its id is in [0, E).
+  bool groupedGemv = false;
+  SmallVector<Value> rowExperts, rowInExperts;
+  /// Row t's expert: its id clamped to [0, E), or with zero_out_of_range
+  /// pseudo-expert E for an id outside it.
+  Value expertOf(Value t);
   /// Whether tile-space row `row` (m0 + local) is a row of the product.
   Value rowInRange(Value row);
 
   // Positions.
   SmallVector<Value> lhsPos(Value row, Value kIdx);
-  SmallVector<Value> rhsPos(Value kIdx, Value col);
+  /// The weight position; a grouped matmul's expert is `expert`, else bt.
+  SmallVector<Value> rhsPos(Value kIdx, Value col, Value expert = {});
   SmallVector<Value> outPos(Value row, Value col, Value out);
   Value loadA(Value row, Value kIdx);
   SmallVector<Value> loadARow(Value row, Value local, Value k0, int64_t count);
