@@ -380,6 +380,44 @@ def flash_attention_case(B, Sq, Sk, H, Hkv, D, name, kernel="auto"):
                 flags=["--attention-kernel", kernel])
 
 
+def sinks_attention_case(B, Sq, Sk, H, Hkv, D, name, kernel="auto"):
+    """gpt-oss's attention with sinks (rlx_hir.attention sinks: the fused
+    attention_partial kernels and an attention_combine holding the sinks;
+    split-KV on a decode shape), bf16, bottom-right causal, against numpy in
+    float64 (the sink concatenated to each row's logits, dropped after the
+    softmax, as GptOssAttention)."""
+    qt, kt, st = t((B, Sq, H * D), "bf16"), t((B, Sk, Hkv * D), "bf16"), t((H,), "bf16")
+    text = f"""func.func @f(%q: {qt} {{rlx.input = "q"}}, %k: {kt} {{rlx.input = "k"}}, %v: {kt} {{rlx.input = "v"}}, %s: {st} {{rlx.input = "s"}}) -> {qt} {{
+  %o = rlx_hir.attention %q, %k, %v sinks(%s : {st}) heads = {H}, kv_heads = {Hkv}, head_dim = {D} causal : {qt}, {kt}, {kt}
+  return %o : {qt}
+}}"""
+
+    def inputs():
+        rng = np.random.default_rng(Sq + Sk + 1)
+        return {"q": bf16_bits(rng.standard_normal((B, Sq, H * D), np.float32)),
+                "k": bf16_bits(rng.standard_normal((B, Sk, Hkv * D), np.float32)),
+                "v": bf16_bits(rng.standard_normal((B, Sk, Hkv * D), np.float32)),
+                # About the keys' whole mass, so that the sinks matter.
+                "s": bf16_bits(rng.standard_normal(H).astype(np.float32) + np.log(Sk))}
+
+    def reference(v):
+        q, k, vv, sk = (from_bf16_bits(v[n]).astype(np.float64) for n in ("q", "k", "v", "s"))
+        q = q.reshape(B, Sq, H, D)
+        k, vv = k.reshape(B, Sk, Hkv, D), vv.reshape(B, Sk, Hkv, D)
+        out = np.zeros((B, Sq, H, D))
+        hidden = np.arange(Sk)[None, :] > np.arange(Sq)[:, None] + (Sk - Sq)
+        for b in range(B):
+            for h in range(H):
+                s = q[b, :, h] @ k[b, :, h // (H // Hkv)].T / np.sqrt(D)
+                s = np.concatenate([np.where(hidden, -np.inf, s), np.full((Sq, 1), sk[h])], 1)
+                p = np.exp(s - s.max(-1, keepdims=True))
+                out[b, :, h] = (p / p.sum(-1, keepdims=True))[:, :-1] @ vv[b, :, h // (H // Hkv)]
+        return {"result0": out.reshape(B, Sq, H * D)}
+
+    return dict(name=name, text=text, inputs=inputs, reference=reference, bench=False, dims={},
+                tolerance=2e-2, bf16_outputs=True, flags=["--attention-kernel", kernel])
+
+
 def attention_bench_case(B, Sq, Sk, H, Hkv, D, causal, name, kernel="auto"):
     """bf16 attention against torch's scaled_dot_product_attention on the
     same GPU, interleaved. Inputs are zeros (--zero-missing: timing does not
@@ -597,4 +635,10 @@ CASES = [
     # routed top-2: 1024 rows over 8 experts) against transformers' loop.
     grouped_matmul_case(300, 520, 8, 136, "grouped_matmul_300x520_e8"),
     grouped_matmul_bench_case(1024, 1024, 8, 7168, "bench_grouped_matmul_mixtral_div4"),
+    # A decode step's routed rows on the grouped GEMV.
+    grouped_matmul_case(5, 520, 8, 136, "grouped_gemv_5x520_e8"),
+    # gpt-oss's attention sinks (64 heads of 64 over 8 KV heads): a prefill
+    # on the flash kernels, a decode step split over KV.
+    sinks_attention_case(1, 200, 200, 64, 8, 64, "sinks_attention_gpt_oss_s200"),
+    sinks_attention_case(2, 1, 3000, 64, 8, 64, "sinks_attention_gpt_oss_decode_kv3000"),
 ]
