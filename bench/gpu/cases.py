@@ -351,6 +351,26 @@ def attention_text(B, Sq, Sk, H, Hkv, D, causal, dtype="bf16"):
 }}"""
 
 
+def causal_attention_reference(v, B, Sq, Sk, H, Hkv, D, sinks=None):
+    """Bottom-right causal GQA attention of the bf16 inputs q, k, v in
+    float64; with `sinks` each head's logit joins every row's softmax and is
+    dropped after it (GptOssAttention)."""
+    q, k, vv = (from_bf16_bits(v[n]).astype(np.float64) for n in ("q", "k", "v"))
+    q = q.reshape(B, Sq, H, D)
+    k, vv = k.reshape(B, Sk, Hkv, D), vv.reshape(B, Sk, Hkv, D)
+    out = np.zeros((B, Sq, H, D))
+    hidden = np.arange(Sk)[None, :] > np.arange(Sq)[:, None] + (Sk - Sq)
+    for b in range(B):
+        for h in range(H):
+            s = np.where(hidden, -np.inf, q[b, :, h] @ k[b, :, h // (H // Hkv)].T / np.sqrt(D))
+            if sinks is not None:
+                s = np.concatenate([s, np.full((Sq, 1), sinks[h])], 1)
+            p = np.exp(s - s.max(-1, keepdims=True))
+            p = p / p.sum(-1, keepdims=True)
+            out[b, :, h] = p[:, :Sk] @ vv[b, :, h // (H // Hkv)]
+    return {"result0": out.reshape(B, Sq, H * D)}
+
+
 def flash_attention_case(B, Sq, Sk, H, Hkv, D, name, kernel="auto"):
     """Numerics of a bf16 flash-attention kernel (bottom-right causal, GQA,
     lengths off the row and key tiles) against numpy in float64: `kernel`
@@ -362,18 +382,7 @@ def flash_attention_case(B, Sq, Sk, H, Hkv, D, name, kernel="auto"):
                 "v": bf16_bits(rng.standard_normal((B, Sk, Hkv * D), np.float32))}
 
     def reference(v):
-        q, k, vv = (from_bf16_bits(v[n]).astype(np.float64) for n in ("q", "k", "v"))
-        q = q.reshape(B, Sq, H, D)
-        k, vv = k.reshape(B, Sk, Hkv, D), vv.reshape(B, Sk, Hkv, D)
-        out = np.zeros((B, Sq, H, D))
-        hidden = np.arange(Sk)[None, :] > np.arange(Sq)[:, None] + (Sk - Sq)
-        for b in range(B):
-            for h in range(H):
-                s = q[b, :, h] @ k[b, :, h // (H // Hkv)].T / np.sqrt(D)
-                s = np.where(hidden, -np.inf, s)
-                p = np.exp(s - s.max(-1, keepdims=True))
-                out[b, :, h] = (p / p.sum(-1, keepdims=True)) @ vv[b, :, h // (H // Hkv)]
-        return {"result0": out.reshape(B, Sq, H * D)}
+        return causal_attention_reference(v, B, Sq, Sk, H, Hkv, D)
 
     return dict(name=name, text=attention_text(B, Sq, Sk, H, Hkv, D, True), inputs=inputs,
                 reference=reference, bench=False, dims={}, tolerance=2e-2, bf16_outputs=True,
@@ -401,18 +410,8 @@ def sinks_attention_case(B, Sq, Sk, H, Hkv, D, name, kernel="auto"):
                 "s": bf16_bits(rng.standard_normal(H).astype(np.float32) + np.log(Sk))}
 
     def reference(v):
-        q, k, vv, sk = (from_bf16_bits(v[n]).astype(np.float64) for n in ("q", "k", "v", "s"))
-        q = q.reshape(B, Sq, H, D)
-        k, vv = k.reshape(B, Sk, Hkv, D), vv.reshape(B, Sk, Hkv, D)
-        out = np.zeros((B, Sq, H, D))
-        hidden = np.arange(Sk)[None, :] > np.arange(Sq)[:, None] + (Sk - Sq)
-        for b in range(B):
-            for h in range(H):
-                s = q[b, :, h] @ k[b, :, h // (H // Hkv)].T / np.sqrt(D)
-                s = np.concatenate([np.where(hidden, -np.inf, s), np.full((Sq, 1), sk[h])], 1)
-                p = np.exp(s - s.max(-1, keepdims=True))
-                out[b, :, h] = (p / p.sum(-1, keepdims=True))[:, :-1] @ vv[b, :, h // (H // Hkv)]
-        return {"result0": out.reshape(B, Sq, H * D)}
+        return causal_attention_reference(v, B, Sq, Sk, H, Hkv, D,
+                                          from_bf16_bits(v["s"]).astype(np.float64))
 
     return dict(name=name, text=text, inputs=inputs, reference=reference, bench=False, dims={},
                 tolerance=2e-2, bf16_outputs=True, flags=["--attention-kernel", kernel])

@@ -127,12 +127,25 @@ void readGPT2(Reader &r, ModelConfig &c) {
     r.fail("add_cross_attention is not supported");
 }
 
+/// transformers' standardize_rope_params for llama3 and yarn: a top-level
+/// `original_max_position_embeddings` (Phi-3's) wins over the one in the
+/// rope dict, which defaults to max_position_embeddings.
+int64_t originalMaxPositions(Reader &r, Reader &s, const ModelConfig &c) {
+  if (r.has("original_max_position_embeddings"))
+    return r.integer("original_max_position_embeddings");
+  return s.integer("original_max_position_embeddings", c.maxPositions);
+}
+
 /// HF `_compute_yarn_parameters`' reading of the yarn keys; the attention
 /// factor is resolved here (mscale and mscale_all_dim are DeepSeek's).
 void readYarn(Reader &r, Reader &s, ModelConfig &c) {
-  c.ropeOriginalMaxPositions = s.integer("original_max_position_embeddings");
+  c.ropeOriginalMaxPositions = originalMaxPositions(r, s, c);
   if (!r.error.empty())
     return;
+  if (c.ropeOriginalMaxPositions <= 0) {
+    r.fail("original_max_position_embeddings must be positive");
+    return;
+  }
   // A null factor is max_position_embeddings / original.
   c.ropeFactor = s.has("factor") ? s.number("factor", 1.0)
                                  : static_cast<double>(c.maxPositions) /
@@ -200,7 +213,7 @@ void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c, double 
   c.ropeFactor = s.number("factor", 1.0);
   c.ropeLowFreqFactor = s.number("low_freq_factor", 1.0);
   c.ropeHighFreqFactor = s.number("high_freq_factor", 4.0);
-  c.ropeOriginalMaxPositions = s.integer("original_max_position_embeddings", 8192);
+  c.ropeOriginalMaxPositions = originalMaxPositions(r, s, c);
 }
 
 /// `sliding_window` as Mistral/Qwen2/Qwen3's config classes read it: 4096
@@ -364,13 +377,15 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   c.hiddenSize = r.integer("hidden_size");
   c.numLayers = r.integer("num_hidden_layers");
   c.numHeads = r.integer("num_attention_heads");
-  c.numKvHeads = r.integer("num_key_value_heads", c.numHeads);
+  // GptOssConfig defaults the KV heads to 8, the others to the heads.
+  c.numKvHeads = r.integer("num_key_value_heads",
+                           c.family == ModelFamily::GptOss ? 8 : c.numHeads);
   // Qwen3Config defaults head_dim to 128; the others derive it.
   std::optional<int64_t> derived;
   if (c.family == ModelFamily::Qwen3)
     derived = 128;
-  else if (c.family == ModelFamily::GptOss)
-    derived = 64; // GptOssConfig's head_dim default
+  else if (c.family == ModelFamily::GptOss && !root.get("head_dim"))
+    derived = 64; // GptOssConfig's default; an explicit null derives it
   else if (c.numHeads > 0)
     derived = c.hiddenSize / c.numHeads;
   c.headDim = r.integer("head_dim", derived);

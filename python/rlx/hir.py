@@ -209,14 +209,24 @@ def _scaling_text(scaling: Optional[dict]) -> Optional[str]:
     ``rlx-gen`` reads from a config (here: give ``attention_factor``)."""
     if not scaling:
         return None
-    if scaling.get("mscale") and scaling.get("mscale_all_dim") and \
+    yarn = scaling.get("rope_type") == "yarn"
+    if yarn and scaling.get("mscale") and scaling.get("mscale_all_dim") and \
             "attention_factor" not in scaling:
         raise ValueError("yarn with mscale/mscale_all_dim: give attention_factor")
+    if scaling.get("factor") is None:
+        raise ValueError(f"{scaling.get('rope_type')} rope scaling needs a factor")
+    if yarn and "original_max_position_embeddings" not in scaling:
+        raise ValueError("yarn rope scaling needs original_max_position_embeddings")
     fields = [f"rope_type = {scaling['rope_type']}", f"factor = {_float(scaling['factor'])}"]
+    # transformers' `beta_fast or 32`, `beta_slow or 1`: 0 means the default.
+    betas = {"beta_fast": 32.0, "beta_slow": 1.0} if yarn else {}
     for key in ("low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow",
                 "attention_factor"):
-        if scaling.get(key) is not None:
-            fields.append(f"{key} = {_float(scaling[key])}")
+        value = scaling.get(key)
+        if key in betas and not value:
+            value = None
+        if value is not None:
+            fields.append(f"{key} = {_float(value)}")
     if "original_max_position_embeddings" in scaling:
         fields.append("original_max_position_embeddings = "
                       f"{int(scaling['original_max_position_embeddings'])}")

@@ -198,9 +198,10 @@ def test_matmul_transposes(ta, tb):
                       "R": rand(rng, 2, 3, 5)}, ["a", "b"])
 
 
-@pytest.mark.parametrize("kind", ["sum", "mean"])
+@pytest.mark.parametrize("kind", ["sum", "mean", "max", "min"])
 @pytest.mark.parametrize("axes,keep", [([1], True), ([0, 2], False), ([-1], False)])
 def test_reduce(kind, axes, keep):
+    """max/min (random inputs: no ties) send the gradient to the extremum."""
     rng = np.random.default_rng(7)
     shape = (2, 3, 4)
     out = [d for i, d in enumerate(shape) if i not in [a % 3 for a in axes]]
@@ -582,3 +583,31 @@ def test_unfused_bf16_norm_matches_the_lowering(norm):
         np.testing.assert_allclose(y, want, rtol=2.0 ** -8, atol=1e-6)
         outs.append(y)
     np.testing.assert_allclose(outs[1], outs[0], rtol=2.0 ** -7, atol=0)
+
+
+def test_max_reduction_splits_ties_evenly():
+    """torch.amax's gradient: each tied maximum gets an equal share."""
+    text = build({"x": ((2, 4), "f64")}, "  %y = rlx_mir.reduce max %x axes = [1] : "
+                 f"{t((2, 4))}", "%y", (2,))
+    m = rlx.parse(text)
+    m.run_pipeline("rlx-mir-grad{wrt=x}")
+    x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, -1.0, 5.0, 5.0]])
+    got = rlx.compile_cpu(m, entry="f_grad").run(x=x, R=np.array([2.0, 4.0]), d_output=np.float64(1))
+    np.testing.assert_array_equal(got["d_x"], [[0, 1, 1, 0], [0, 0, 2, 2]])
+
+
+def test_attention_with_sinks():
+    """gpt-oss's sinks: gradients through the softmax with each head's sink
+    logit in its denominator, for q, k, v and the sinks themselves (f64:
+    the chain form, which rlx-mir-prepare-for-ad also writes for the fused
+    attention_partial + attention_combine of narrower types)."""
+    rng = np.random.default_rng(16)
+    body = (f"  %y = rlx_hir.attention %q, %k, %v sinks(%s : {t((4,))}) heads = 4, kv_heads = 2, "
+            f"head_dim = 4 causal : {t((1, 5, 16))}, {t((1, 6, 8))}, {t((1, 6, 8))}")
+    text = build({"q": ((1, 5, 16), "f64"), "k": ((1, 6, 8), "f64"), "v": ((1, 6, 8), "f64"),
+                  "s": ((4,), "f64")}, body, "%y", (1, 5, 16))
+    m = rlx.parse(text)
+    m.run_pipeline("convert-rlx-hir-to-mir")
+    check_grad(m.text(), {"q": rand(rng, 1, 5, 16), "k": rand(rng, 1, 6, 8),
+                          "v": rand(rng, 1, 6, 8), "s": rand(rng, 4), "R": rand(rng, 1, 5, 16)},
+               ["q", "k", "v", "s"])

@@ -125,10 +125,14 @@ static HostTensor generate(const ModelTensor &arg, int64_t positionOffset) {
     bool positions = StringRef(arg.name).contains("position");
     // Ids index a table: drawn below its row count (see random.py).
     uint64_t bound = arg.indexBound > 0 ? std::min<int64_t>(arg.indexBound, 1000) : 1000;
+    // MXFP4's E8M0 scale bytes (`*_scales`): near 2^-3, not NaN (0xFF) or
+    // 2^127.
+    bool e8m0 = arg.isParam && StringRef(arg.name).ends_with("_scales") && arg.dtype == "i8";
     int64_t last = arg.shape.empty() ? 1 : arg.shape.back();
     SeededStream stream(seed, arg.name);
     for (int64_t i = 0; i < n; ++i)
       t.set(i, positions ? static_cast<double>(positionOffset + i % last)
+               : e8m0    ? static_cast<double>(120 + stream.uniformInt(i, 6))
                          : static_cast<double>(stream.uniformInt(i, bound)));
     return t;
   }

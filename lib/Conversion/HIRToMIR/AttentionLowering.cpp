@@ -33,7 +33,10 @@ Value mlir::rlx::detail::lowerAttention(MIRBuilder &mb, FusionPolicy policy,
     auto ot = cast<RankedTensorType>(partial.getPartialOutput().getType());
     auto rt = RankedTensorType::get(AttentionCombineOp::resultShape(ot.getShape(), cfg.layout), et);
     return AttentionCombineOp::create(b, mb.getLoc(), rt, partial.getPartialOutput(),
-                                      partial.getLse(), mb.cast(sinks, b.getF32Type()),
+                                      partial.getLse(),
+                                      MIRBuilder::elementType(sinks).isF32()
+                                          ? sinks
+                                          : mb.cast(sinks, b.getF32Type()),
                                       AttnLayoutAttr::get(ctx, cfg.layout))
         .getResult();
   }

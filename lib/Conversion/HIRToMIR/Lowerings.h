@@ -15,7 +15,9 @@
 namespace mlir::rlx::detail {
 
 /// Attention over q/k/v (and an optional mask) per `cfg`: one
-/// rlx_mir.attention (direct) or the primitive chain (fusable).
+/// rlx_mir.attention (direct) or the primitive chain (fusable); with `sinks`
+/// ([num_heads]) attention_partial + attention_combine on either policy
+/// (the chain for f64).
 Value lowerAttention(mir::MIRBuilder &mb, FusionPolicy policy, const AttentionConfig &cfg,
                      Value q, Value k, Value v, Value mask, Value sinks = {});
 

@@ -174,8 +174,16 @@ struct MoeExpertsLowering : OpConversionPattern<hir::MoeExpertsOp> {
     Value gate = mb.sliceLast(gateUp, 0, inter), up = mb.sliceLast(gateUp, inter, inter);
     Value hidden;
     if (std::optional<APFloat> alpha = op.getSwigluAlpha()) {
-      // GptOssExperts._apply_gate.
-      Type et = xt.getElementType();
+      // GptOssExperts._apply_gate, in f32 for narrower types (PyTorch scales
+      // a bf16 tensor by the Python float alpha in f32: 1.702, not bf16's
+      // 1.703125), rounded once.
+      Type nt = xt.getElementType();
+      Type et = nt.isF64() ? nt : rw.getF32Type();
+      auto to = [&](Value v, Type t) {
+        return MIRBuilder::elementType(v) == t ? v : mb.cast(v, t);
+      };
+      gate = to(gate, et);
+      up = to(up, et);
       if (std::optional<APFloat> limit = op.getSwigluLimit()) {
         double l = limit->convertToDouble();
         gate = mb.create<MinOp>(gate, mb.scalar(et, l));
@@ -183,7 +191,7 @@ struct MoeExpertsLowering : OpConversionPattern<hir::MoeExpertsOp> {
       }
       Value glu = mb.mul(gate, mb.unary<SigmoidOp>(
                                    mb.mul(gate, mb.scalar(et, alpha->convertToDouble()))));
-      hidden = mb.mul(mb.add(up, mb.scalar(et, 1.0)), glu);
+      hidden = to(mb.mul(mb.add(up, mb.scalar(et, 1.0)), glu), nt);
     } else {
       hidden = mb.mul(mb.activation(op.getActivation(), gate), up);
     }

@@ -49,6 +49,9 @@ struct GemmProblem {
 
   bool headStages() const { return headNormWeight || ropeCos; }
   bool grouped() const { return static_cast<bool>(ids); }
+  /// The experts of a grouped matmul: E, and pseudo-expert E (rows of ids
+  /// outside [0, E), zeros) with zero_out_of_range.
+  int64_t groupedExperts() const { return batches + (zeroOutOfRange ? 1 : 0); }
   bool nvfp4() const { return static_cast<bool>(rhsScales); }
 };
 

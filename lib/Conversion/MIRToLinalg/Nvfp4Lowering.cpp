@@ -31,6 +31,18 @@ Value cInt(OpBuilder &b, Location loc, Type t, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
 }
 
+/// The E2M1 code (i32) of element `kIdx` (index) in its packed `byte` (i8):
+/// the low nibble for an even index, the high one for an odd index.
+Value nibbleCode(OpBuilder &b, Location l, Value byte, Value kIdx) {
+  Type i32 = b.getI32Type();
+  Value odd = arith::IndexCastOp::create(b, l, i32,
+                                         arith::RemUIOp::create(b, l, kIdx, cIndex(b, l, 2)));
+  Value wide = arith::ExtUIOp::create(b, l, i32, byte);
+  Value shift = arith::MulIOp::create(b, l, odd, cInt(b, l, i32, 4));
+  return arith::AndIOp::create(b, l, arith::ShRUIOp::create(b, l, wide, shift),
+                               cInt(b, l, i32, 15));
+}
+
 } // namespace
 
 /// The dequantized weight, [N, K] for out_in (iteration (n, k)) or [K, N]
@@ -57,15 +69,8 @@ Value linalg_builders::dequantizeNvfp4(OpBuilder &b, Location loc, Value weight,
              b, loc, TypeRange{out}, ValueRange{weight, scales, global},
              ValueRange{empty(b, loc, out)}, maps, iters,
              [&](OpBuilder &nb, Location l, ValueRange a) {
-               Type i32 = nb.getI32Type();
                Value kIdx = linalg::IndexOp::create(nb, l, outIn ? 1 : 0);
-               Value odd = arith::IndexCastOp::create(
-                   nb, l, i32, arith::RemUIOp::create(nb, l, kIdx, cIndex(nb, l, 2)));
-               Value byte = arith::ExtUIOp::create(nb, l, i32, a[0]);
-               Value shift = arith::MulIOp::create(nb, l, odd, cInt(nb, l, i32, 4));
-               Value code = arith::AndIOp::create(
-                   nb, l, arith::ShRUIOp::create(nb, l, byte, shift), cInt(nb, l, i32, 15));
-               Value v = nvfp4::decodeE2M1(nb, l, code);
+               Value v = nvfp4::decodeE2M1(nb, l, nibbleCode(nb, l, a[0], kIdx));
                Value s = arith::MulFOp::create(nb, l, nvfp4::decodeScale(nb, l, a[1]), a[2]);
                linalg::YieldOp::create(nb, l, ValueRange{arith::MulFOp::create(nb, l, v, s)});
              })
@@ -112,16 +117,10 @@ struct Mxfp4DequantizeLowering : OpConversionPattern<Mxfp4DequantizeOp> {
                   rw, loc, TypeRange{out}, ValueRange{a.getBlocks(), a.getScales()},
                   ValueRange{empty(rw, loc, out)}, maps, iters,
                   [&](OpBuilder &nb, Location l, ValueRange x) {
-                    Type i32 = nb.getI32Type();
                     Value kIdx = linalg::IndexOp::create(nb, l, rank - 1);
-                    Value odd = arith::IndexCastOp::create(
-                        nb, l, i32, arith::RemUIOp::create(nb, l, kIdx, cIndex(nb, l, 2)));
-                    Value b = arith::ExtUIOp::create(nb, l, i32, x[0]);
-                    Value shift = arith::MulIOp::create(nb, l, odd, cInt(nb, l, i32, 4));
-                    Value code = arith::AndIOp::create(
-                        nb, l, arith::ShRUIOp::create(nb, l, b, shift), cInt(nb, l, i32, 15));
-                    Value v = arith::MulFOp::create(nb, l, nvfp4::decodeE2M1(nb, l, code),
-                                                    nvfp4::decodeE8M0(nb, l, x[1]));
+                    Value v = arith::MulFOp::create(
+                        nb, l, nvfp4::decodeE2M1(nb, l, nibbleCode(nb, l, x[0], kIdx)),
+                        nvfp4::decodeE8M0(nb, l, x[1]));
                     linalg::YieldOp::create(nb, l, v);
                   })
                   .getResult(0);

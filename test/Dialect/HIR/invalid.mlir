@@ -501,7 +501,7 @@ func.func @rope_tables_shape(%x: tensor<1x4x512xf32>, %c: tensor<4x64xf32>) {
 // -----
 
 func.func @rope_scaling_factor(%x: tensor<1x4x512xf32>, %p: tensor<4xi64>) {
-  // expected-error @+1 {{rope_scaling factor must be > 0}}
+  // expected-error @+1 {{rope_scaling factor must be finite and > 0}}
   %0 = rlx_hir.rope %x positions(%p : tensor<4xi64>) head_dim = 64 scaling <rope_type = linear, factor = 0.0> : tensor<1x4x512xf32>
   return
 }

@@ -10,6 +10,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::rlx;
 
@@ -68,15 +70,17 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double factor = factorF.convertToDouble();
   double lowFreqFactor = lowF.convertToDouble();
   double highFreqFactor = highF.convertToDouble();
-  if (!(factor > 0.0))
-    return emitError() << "rope_scaling factor must be > 0";
+  if (!(factor > 0.0) || !std::isfinite(factor))
+    return emitError() << "rope_scaling factor must be finite and > 0";
   if (kind == RopeScalingKind::Yarn) {
     double fast = betaFastF.convertToDouble(), slow = betaSlowF.convertToDouble();
     if (!(fast > 0.0) || !(slow > 0.0))
       return emitError() << "yarn rope_scaling needs positive beta_fast and beta_slow, got "
                          << formatNumber(fast) << " and " << formatNumber(slow);
-    if (!(attentionFactorF.convertToDouble() >= 0.0))
-      return emitError() << "yarn attention_factor must be >= 0 (0: from factor)";
+    double af = attentionFactorF.convertToDouble();
+    if (!(af >= 0.0) || !std::isfinite(af) || !std::isfinite(fast) || !std::isfinite(slow))
+      return emitError() << "yarn attention_factor must be finite and >= 0 (0: from factor), "
+                            "its betas finite";
     if (originalMaxPositions <= 0)
       return emitError() << "original_max_position_embeddings must be > 0";
   }

@@ -148,6 +148,8 @@ LogicalResult MoeExpertsOp::inferReturnTypes(MLIRContext *, std::optional<Locati
     return shapeError(loc, "moe_experts swiglu_limit needs swiglu_alpha (gpt-oss's clamped SwiGLU)");
   if (limit && !(limit->convertToDouble() > 0.0))
     return shapeError(loc, "moe_experts swiglu_limit must be positive");
+  if (alpha && !std::isfinite(alpha->convertToDouble()))
+    return shapeError(loc, "moe_experts swiglu_alpha must be finite");
   if (alpha && enumOr(a.getActivationAttr(), ActivationKind::Silu) != ActivationKind::Silu)
     return shapeError(loc, "moe_experts swiglu_alpha is a SiLU gate: the activation must be silu");
   out.push_back(*x);

@@ -261,7 +261,8 @@ Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, V
     // m = max(max s, sink).
     Type ct = et.isF64() ? et : b.getF32Type();
     Value sf = et == ct ? s : mb.cast(s, ct);
-    Value sink = mb.reshape(mb.cast(sinks, ct), {1, cfg.numHeads, 1, 1});
+    Value sink = mb.reshape(MIRBuilder::elementType(sinks) == ct ? sinks : mb.cast(sinks, ct),
+                            {1, cfg.numHeads, 1, 1});
     Value m = mb.create<MaxOp>(mb.reduce(ReduceKind::Max, sf, {3}, /*keepDims=*/true), sink);
     Value e = mb.unary<ExpOp>(mb.sub(sf, m));
     Value denom = mb.add(mb.reduce(ReduceKind::Sum, e, {3}, /*keepDims=*/true),

@@ -101,24 +101,52 @@ LogicalResult MatmulOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool
 // reduce
 //===----------------------------------------------------------------------===//
 
+/// `v` (the reduction's result or its cotangent) broadcast back over the
+/// reduced axes of `op`'s input.
+static Value overInput(MIRBuilder &mb, ReduceOp op, Value v) {
+  auto in = op.getInput().getType();
+  if (!op.getKeepDims()) {
+    SmallVector<int64_t> kept = MIRBuilder::pattern(in.getShape());
+    for (int64_t a : reducedAxes(op))
+      kept[a] = 1;
+    v = mb.reshape(v, kept);
+  }
+  return mb.broadcast(v, MIRBuilder::pattern(in.getShape()));
+}
+
+/// max/min: the share of each input element in the result, 1/ties where
+/// it attains it, else 0 (torch.amax/amin's gradient: ties split evenly).
+static Value extremumShare(MIRBuilder &mb, ReduceOp op) {
+  auto in = op.getInput().getType();
+  Value hit = mb.elementwise(
+      TypeRange{in}, ValueRange{op.getInput(), overInput(mb, op, op.getResult())},
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Type et = x[0].getType();
+        Value eq = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x[0], x[1]);
+        Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 1.0));
+        Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 0.0));
+        return {arith::SelectOp::create(b, loc, eq, one, zero)};
+      })[0];
+  Value ties = mb.broadcast(mb.reduce(ReduceKind::Sum, hit, reducedAxes(op), /*keepDims=*/true),
+                            MIRBuilder::pattern(in.getShape()));
+  return mb.div(hit, ties);
+}
+
 LogicalResult ReduceOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>,
                             SmallVectorImpl<Value> &dx) {
   dx.assign(1, Value());
   Value dy = firstOf(cotangents);
   if (!dy)
     return success();
-  if (getKind() != ReduceKind::Sum && getKind() != ReduceKind::Mean)
-    return noRule(*this, Mode::Reverse, "only sum and mean reductions are differentiated");
+  if (getKind() == ReduceKind::Prod)
+    return noRule(*this, Mode::Reverse, "prod reductions are not differentiated");
   auto in = getInput().getType();
   SmallVector<int64_t> axes = reducedAxes(*this);
-  Value g = dy;
-  if (!getKeepDims()) {
-    SmallVector<int64_t> kept = MIRBuilder::pattern(in.getShape());
-    for (int64_t a : axes)
-      kept[a] = 1;
-    g = mb.reshape(g, kept);
+  Value g = overInput(mb, *this, dy);
+  if (getKind() == ReduceKind::Max || getKind() == ReduceKind::Min) {
+    dx[0] = mb.mul(g, extremumShare(mb, *this));
+    return done(*this, mb, Mode::Reverse);
   }
-  g = mb.broadcast(g, MIRBuilder::pattern(in.getShape()));
   if (getKind() == ReduceKind::Mean) {
     int64_t count = 1;
     for (int64_t a : axes) {
@@ -134,8 +162,13 @@ LogicalResult ReduceOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool
 }
 
 LogicalResult ReduceOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
+  if (getKind() == ReduceKind::Max || getKind() == ReduceKind::Min) {
+    dy.assign({mb.reduce(ReduceKind::Sum, mb.mul(tangents[0], extremumShare(mb, *this)),
+                         getAxes(), getKeepDims())});
+    return done(*this, mb, Mode::Forward);
+  }
   if (getKind() != ReduceKind::Sum && getKind() != ReduceKind::Mean)
-    return noRule(*this, Mode::Forward, "only sum and mean reductions are differentiated");
+    return noRule(*this, Mode::Forward, "prod reductions are not differentiated");
   dy.assign({mb.reduce(getKind(), tangents[0], getAxes(), getKeepDims())});
   return done(*this, mb, Mode::Forward);
 }

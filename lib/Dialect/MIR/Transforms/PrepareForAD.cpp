@@ -130,6 +130,16 @@ LogicalResult mlir::rlx::mir::ad::checkIsMir(func::FuncOp fn, StringRef pass) {
   return failure(r.wasInterrupted());
 }
 
+/// The attention_partial of attention with sinks (convert-rlx-hir-to-mir's
+/// partial + combine) when `op` is its combine.
+static AttentionPartialOp sinkAttention(Operation *op) {
+  auto c = dyn_cast<AttentionCombineOp>(op);
+  if (!c || !c.getSinks())
+    return {};
+  auto p = c.getPartialOutput().getDefiningOp<AttentionPartialOp>();
+  return p && p.getLse() == c.getLse() ? p : AttentionPartialOp();
+}
+
 LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule keep) {
   SmallVector<Operation *> ops;
   // Pre-order: a custom_fn that stays keeps its regions as they are.
@@ -145,7 +155,7 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule kee
     }
     if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp,
             DecomposableOpInterface>(op) ||
-        (regions && isa<FusedElementwiseOp>(op)))
+        (regions && isa<FusedElementwiseOp>(op)) || sinkAttention(op))
       ops.push_back(op);
     return WalkResult::advance();
   });
@@ -162,6 +172,11 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule kee
     } else if (auto a = dyn_cast<AttentionOp>(op)) {
       repl.push_back(mb.attentionChain(getAttentionConfig(a), a.getQuery(), a.getKey(),
                                        a.getValue(), a.getMask()));
+    } else if (AttentionPartialOp p = sinkAttention(op)) {
+      // Attention with sinks: the chain with the sinks in its softmax.
+      repl.push_back(mb.attentionChain(getAttentionConfig(p), p.getQuery(), p.getKey(),
+                                       p.getValue(), p.getMask(),
+                                       cast<AttentionCombineOp>(op).getSinks()));
     } else if (auto n = dyn_cast<RmsNormOp>(op)) {
       repl.push_back(rmsNormChain(mb, n.getInput(), n.getWeight(), n.getEps().convertToDouble()));
     } else if (auto n = dyn_cast<LayerNormOp>(op)) {
@@ -187,8 +202,11 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule kee
       return op->emitError("rlx-mir-prepare-for-ad: cannot expand '")
              << op->getName() << "' into primitive ops for these operand types",
              failure();
+    AttentionPartialOp partial = sinkAttention(op);
     op->replaceAllUsesWith(repl);
     op->erase();
+    if (partial && partial->use_empty())
+      partial->erase();
   }
   return success();
 }

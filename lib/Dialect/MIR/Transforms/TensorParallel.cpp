@@ -46,6 +46,13 @@ using namespace mlir::rlx::mir;
 // The weight split: a pure function of (name, rank, tp)
 //===----------------------------------------------------------------------===//
 
+/// gpt-oss's parameters that no split handles yet: the experts' biases
+/// and the attention sinks.
+static bool unsplitGptOss(StringRef name) {
+  return name.ends_with(".experts.gate_up_proj_bias") ||
+         name.ends_with(".experts.down_proj_bias") || name.ends_with(".self_attn.sinks");
+}
+
 TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t rank) {
   using K = TensorParallelKind;
   auto split = [&](K kind, int64_t dim) {
@@ -67,8 +74,7 @@ TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t 
     return split(K::Experts, 0);
   // gpt-oss's expert biases and attention sinks are not split yet: refused
   // (a replicated bias would be summed once per rank by the all-reduce).
-  if ((module == "experts" && (leaf == "gate_up_proj_bias" || leaf == "down_proj_bias")) ||
-      (module == "self_attn" && leaf == "sinks"))
+  if (unsplitGptOss(name))
     return split(K::Unsupported, -1);
   if (StringRef parent = rest.rsplit('.').first;
       parent.contains('.') && llvm::all_of(parent.rsplit('.').second, llvm::isDigit) &&
@@ -216,11 +222,13 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
                       bool replicateKv = false) {
     if (replicateKv && holdsKvHeads(name))
       return success();
-    if (split.kind == TensorParallelKind::Unsupported && !name.ends_with("query_key_value.weight") &&
-        !name.ends_with("query_key_value.bias") && !name.contains("W_pack"))
+    if (split.kind == TensorParallelKind::Unsupported && unsplitGptOss(name)) {
+      if (tp == 1)
+        return success();
       return emitError(loc) << "rlx-mir-shard: '" << name
                             << "' (gpt-oss's expert biases and attention sinks) is not split "
                                "by tensor or expert parallelism yet";
+    }
     if (split.kind == TensorParallelKind::Unsupported)
       return emitError(loc) << "rlx-mir-shard: '" << name
                             << "' is a packed projection whose layout RLX does not split "

@@ -16,10 +16,12 @@ def MIR_Mxfp4DequantizeOp : MIR_InferOp<"mxfp4_dequantize"> {
     `out[..., 32·g + j] = e2m1(code j of block g) · 2^(scales[..., g] − 127)`:
     the OCP Microscaling (MX) v1.0 MXFP4 format, as transformers'
     `convert_moe_packed_tensors` reads gpt-oss's `*_blocks` / `*_scales`
-    checkpoint tensors. `blocks` `[..., G, 16]` i8 holds 32 E2M1 codes per
+    checkpoint tensors (except scale 0xFF: NaN for the whole block, as OCP
+    defines it, where transformers' `ldexp(x, 128)` gives ±inf, or NaN for
+    zero codes). `blocks` `[..., G, 16]` i8 holds 32 E2M1 codes per
     block, two per byte, the even index in the low nibble (magnitudes 0, 0.5,
     1, 1.5, 2, 3, 4, 6, bit 3 the sign: NVFP4's decode); `scales` `[..., G]`
-    i8 holds the E8M0 bytes (0xFF is NaN). Result: `[..., 32·G]` f32, the
+    i8 holds the E8M0 bytes (0x00 is 2^-127, an f32 subnormal; 0xFF NaN). Result: `[..., 32·G]` f32, the
     leading dims of both operands.
 
     The verifier rejects blocks whose last dim is not 16, scales whose shape

@@ -231,7 +231,11 @@ def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
     n = ceil(Sk / kv_chunk)); n = 1 leaves the op alone. `kv-splits=N`
     forces N splits of ceil(Sk / N) keys on every attention (1: never
     split); the count is capped at 65535 / B (the grid). f64 attention is
-    never split (the partials are f32). `rlx-lower-to-nvvm` runs it with the
+    never split (the partials are f32). An `attention_partial` of one split
+    (no `kv_chunk`) whose users are all `attention_combine`s (attention
+    with sinks, which `convert-rlx-hir-to-mir` writes so) is split the same
+    way in place: its `kv_splits`/`kv_chunk` and its results' leading dim
+    change, the combine stays. `rlx-lower-to-nvvm` runs it with the
     target's SM count and, on sm_90a, `wgmma`.
   }];
   let options = [
