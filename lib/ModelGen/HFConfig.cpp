@@ -206,6 +206,7 @@ void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c, double 
     return;
   }
   c.ropeScalingType = type;
+  c.ropeMscaleAllDim = s.number("mscale_all_dim", 0.0);
   if (type == "yarn") {
     readYarn(r, s, c);
     return;
@@ -313,6 +314,37 @@ void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
     if (!(m.swigluLimit > 0.0))
       r.fail("swiglu_limit must be positive");
     break;
+  case ModelFamily::DeepseekV3: {
+    // DeepseekV3TopkRouter (noaux_tc) and DeepseekV3MoE: shared experts
+    // n_shared_experts · moe_intermediate_size wide, no gate; dense MLPs
+    // (intermediate_size) below first_k_dense_replace.
+    m.numExperts = r.integerOf({"n_routed_experts", "num_local_experts"}, 256);
+    m.topK = r.integer("num_experts_per_tok", 8);
+    m.intermediateSize = r.integer("moe_intermediate_size", 2048);
+    m.normTopkProb = r.boolean("norm_topk_prob", true);
+    m.noauxTc = true;
+    m.numGroups = r.integer("n_group", 8);
+    m.topkGroups = r.integer("topk_group", 4);
+    m.routedScalingFactor = r.number("routed_scaling_factor", 2.5);
+    m.firstSparseLayer = r.integer("first_k_dense_replace", 3);
+    int64_t shared = r.integer("n_shared_experts", 1);
+    if (shared < 0 || shared > 64)
+      r.fail("n_shared_experts must be in [0, 64], got " + std::to_string(shared));
+    else
+      m.sharedIntermediateSize = shared * m.intermediateSize;
+    if (m.numGroups < 1 || m.numExperts % m.numGroups != 0 || m.numExperts / m.numGroups < 2)
+      r.fail("n_group must divide n_routed_experts into groups of at least 2 experts "
+             "(DeepseekV3TopkRouter scores a group by its top 2)");
+    else if (m.topkGroups < 1 || m.topkGroups > m.numGroups)
+      r.fail("topk_group must be in [1, n_group]");
+    else if (m.topK > m.topkGroups * (m.numExperts / m.numGroups))
+      r.fail("num_experts_per_tok is more than the experts in topk_group groups");
+    if (!(m.routedScalingFactor > 0.0) || !std::isfinite(m.routedScalingFactor))
+      r.fail("routed_scaling_factor must be positive");
+    if (m.firstSparseLayer < 0)
+      r.fail("first_k_dense_replace must be non-negative");
+    break;
+  }
   case ModelFamily::Qwen2Moe:
   case ModelFamily::Qwen3Moe: {
     bool qwen2 = c.family == ModelFamily::Qwen2Moe;
@@ -373,6 +405,39 @@ void readQuantization(Reader &r, const llvm::json::Object &root, ModelConfig &c)
          "--nvfp4-weights)");
 }
 
+/// DeepseekV3Attention's sizes (DeepseekV3Config's defaults). Every query
+/// head gets its own key from kv_b_proj, so num_key_value_heads must be
+/// num_attention_heads (transformers' eager attention would fail to
+/// broadcast otherwise); head_dim is qk_rope_head_dim, as the config sets it.
+void readMla(Reader &r, ModelConfig &c) {
+  ModelConfig::Mla &m = c.mla;
+  m.qLoraRank = r.has("q_lora_rank") ? r.integer("q_lora_rank") : 0;
+  if (!r.obj.get("q_lora_rank"))
+    m.qLoraRank = 1536; // absent: the default; null: q_proj
+  m.kvLoraRank = r.integer("kv_lora_rank", 512);
+  m.qkNopeHeadDim = r.integer("qk_nope_head_dim", 128);
+  m.qkRopeHeadDim = r.integer("qk_rope_head_dim", 64);
+  m.vHeadDim = r.integer("v_head_dim", 128);
+  m.ropeInterleave = r.boolean("rope_interleave", true);
+  // attention_bias: q_a_proj, kv_a_proj_with_mqa and o_proj.
+  c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
+  c.headDim = m.qkRopeHeadDim;
+  if (!r.error.empty())
+    return;
+  if (m.qLoraRank < 0 || m.kvLoraRank <= 0 || m.qkNopeHeadDim <= 0 || m.qkRopeHeadDim <= 0 ||
+      m.vHeadDim <= 0 || m.qLoraRank > (1 << 20) || m.kvLoraRank > (1 << 20) ||
+      m.qkNopeHeadDim > 4096 || m.qkRopeHeadDim > 4096 || m.vHeadDim > 4096)
+    r.fail("q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim must "
+           "be positive (q_lora_rank may be null) and at most 2^20 (ranks) or 4096 (head dims)");
+  else if (m.qkRopeHeadDim % 2 != 0)
+    r.fail("qk_rope_head_dim must be even (rotary pairs), got " +
+           std::to_string(m.qkRopeHeadDim));
+  else if (c.numKvHeads != c.numHeads)
+    r.fail("num_key_value_heads (" + std::to_string(c.numKvHeads) +
+           ") must equal num_attention_heads (" + std::to_string(c.numHeads) +
+           "): DeepseekV3Attention's kv_b_proj gives every head its own key");
+}
+
 void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   c.hiddenSize = r.integer("hidden_size");
   c.numLayers = r.integer("num_hidden_layers");
@@ -392,7 +457,9 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   c.intermediateSize = r.integer("intermediate_size");
   c.vocabSize = r.integer("vocab_size");
   c.maxPositions = r.integer("max_position_embeddings",
-                             c.family == ModelFamily::GptOss ? 131072 : 2048);
+                             c.family == ModelFamily::GptOss       ? 131072
+                             : c.family == ModelFamily::DeepseekV3 ? 4096
+                                                                   : 2048);
   // MixtralConfig, OlmoeConfig and GptOssConfig default eps to 1e-5;
   // Mixtral's theta is 1e6, gpt-oss's 150000.
   bool eps5 = c.family == ModelFamily::Mixtral || c.family == ModelFamily::Olmoe ||
@@ -481,6 +548,9 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
         for (int64_t i = 0; i < c.numLayers; ++i)
           c.slidingLayers.push_back((i + 1) % 2 != 0);
     }
+    break;
+  case ModelFamily::DeepseekV3:
+    readMla(r, c);
     break;
   case ModelFamily::GPT2:
     break;

@@ -24,6 +24,7 @@ const hf::Architecture kArchitectures[] = {
     {"Qwen3MoeForCausalLM", "qwen3_moe", ModelFamily::Qwen3Moe},
     {"OlmoeForCausalLM", "olmoe", ModelFamily::Olmoe},
     {"GptOssForCausalLM", "gpt_oss", ModelFamily::GptOss},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", ModelFamily::DeepseekV3},
 };
 
 struct Activation {
@@ -65,10 +66,6 @@ struct Missing {
   StringRef className, modelType, what;
 };
 const Missing kMissing[] = {
-    {"DeepseekV3ForCausalLM", "deepseek_v3",
-     "its multi-head latent attention (MLA: q_lora_rank, kv_lora_rank, the decoupled RoPE "
-     "head) is not implemented; its MoE block is (rlx_hir.moe_router scoring = sigmoid with "
-     "correction_bias, n_group, topk_group and routed_scaling_factor, rlx_hir.moe_experts)"},
     {"Llama4ForCausalLM", "llama4_text",
      "its chunked attention, NoPE layers and top-1 sigmoid router scaling the expert's input "
      "are not implemented"},

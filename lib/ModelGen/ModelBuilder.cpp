@@ -6,7 +6,8 @@
 // rlx_hir.decoder_layer; layers with biases (Llama's attention_bias /
 // mlp_bias, Qwen2, Qwen3's attention_bias), NVFP4 weights, and GPT-2 layers
 // are written with the individual blocks, with the biases exactly where
-// transformers' modeling code has them.
+// transformers' modeling code has them; DeepSeek-V3's layers with its
+// multi-head latent attention (deepseekLayer, mlaAttention).
 //
 // The sizes come from an untrusted config.json: every op is built through
 // its shape rules (TryCreate.h), so a config whose sizes do not fit together
@@ -184,19 +185,33 @@ private:
     return mb.createWithOptional<hir::DequantLinearOp>(x, w.codes, w.scales, w.global, bias,
                                                        QuantScheme::NVFP4, act, w.layout);
   }
-  /// Past K/V for layer i, or null without a cache.
-  std::pair<Value, Value> pastKv(int64_t i) {
+  /// Past K/V for layer i ([B, past, width] each: num_kv_heads · head_dim
+  /// unless given), or null without a cache.
+  std::pair<Value, Value> pastKv(int64_t i, int64_t keyWidth = 0, int64_t valueWidth = 0) {
     if (!o.kvCache)
       return {};
     int64_t kv = c.numKvHeads * c.headDim;
-    Value k = input(("past_key_values." + Twine(i) + ".key").str(), {o.batch, pastLen, kv},
-                    {"batch", "past_seq", ""});
-    Value v = input(("past_key_values." + Twine(i) + ".value").str(), {o.batch, pastLen, kv},
-                    {"batch", "past_seq", ""});
+    Value k = input(("past_key_values." + Twine(i) + ".key").str(),
+                    {o.batch, pastLen, keyWidth ? keyWidth : kv}, {"batch", "past_seq", ""});
+    Value v = input(("past_key_values." + Twine(i) + ".value").str(),
+                    {o.batch, pastLen, valueWidth ? valueWidth : kv}, {"batch", "past_seq", ""});
     return {k, v};
+  }
+  Value rmsNorm(Value x, const std::string &weightName, int64_t width) {
+    return mb.createWithOptional<hir::RmsNormOp>(x, param(weightName, {width}),
+                                                 b.getF64FloatAttr(c.eps));
+  }
+  Value rope(Value x, Value positions, int64_t headDim, RopeStyle style = RopeStyle::NeoX) {
+    return mb.createWithOptional<hir::RopeOp>(x, positions, Value(), Value(),
+                                              b.getI64IntegerAttr(headDim), IntegerAttr(),
+                                              b.getF64FloatAttr(c.ropeTheta),
+                                              RopeStyleAttr::get(ctx, style), ropeScaling());
   }
 
   LayerOut llamaLayer(int64_t i, Value x, Value positions);
+  LayerOut deepseekLayer(int64_t i, Value x, Value positions);
+  std::pair<Value, LayerOut> mlaAttention(const std::string &prefix, int64_t i, Value x,
+                                          Value positions);
   Value moeBlock(const std::string &layerPrefix, Value x);
   Value gptOssMoeBlock(const std::string &prefix, Value x);
   std::pair<Value, Value> expertWeights(const std::string &prefix);
@@ -218,6 +233,8 @@ private:
 };
 
 ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positions) {
+  if (c.mla.enabled())
+    return deepseekLayer(i, x, positions);
   std::string p = "model.layers." + std::to_string(i) + ".";
   int64_t h = c.hiddenSize, q = c.numHeads * c.headDim, kv = c.numKvHeads * c.headDim;
   int64_t inter = c.intermediateSize;
@@ -296,15 +313,8 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
     qs = mb.createWithOptional<hir::RmsNormOp>(qs, qNorm, eps);
     ks = mb.createWithOptional<hir::RmsNormOp>(ks, kNorm, eps);
   }
-  auto rope = [&](Value t) {
-    RopeScalingAttr scaling = ropeScaling();
-    return mb.createWithOptional<hir::RopeOp>(t, positions, Value(), Value(),
-                                              b.getI64IntegerAttr(c.headDim), IntegerAttr(),
-                                              b.getF64FloatAttr(c.ropeTheta),
-                                              RopeStyleAttr::get(ctx, RopeStyle::NeoX), scaling);
-  };
-  qs = rope(qs);
-  ks = rope(ks);
+  qs = rope(qs, positions, c.headDim);
+  ks = rope(ks, positions, c.headDim);
   if (pastK) {
     ks = mb.concat({pastK, ks}, 1);
     vs = mb.concat({pastV, vs}, 1);
@@ -329,6 +339,102 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
                                                activation(), WeightLayout::OutIn);
   }
   return {mb.add(mlp, rn.getSum()), ks, vs};
+}
+
+/// DeepseekV3Attention (multi-head latent attention) on the normed hidden
+/// states `x`: the attention's output before o_proj's residual, and the
+/// layer's present K/V (the normalized latent and the rotated shared key,
+/// transformers' cache).
+std::pair<Value, ModelBuilder::LayerOut>
+ModelBuilder::mlaAttention(const std::string &p, int64_t i, Value x, Value positions) {
+  const ModelConfig::Mla &m = c.mla;
+  int64_t h = c.hiddenSize, heads = c.numHeads, nope = m.qkNopeHeadDim, rot = m.qkRopeHeadDim;
+  int64_t vd = m.vHeadDim, qkd = m.qkHeadDim(), d = std::max(qkd, vd);
+  int64_t batch = o.batch == kDyn ? -1 : o.batch;
+  auto bias = [&](const std::string &name, int64_t n) {
+    return c.qkvBias ? param(p + name + ".bias", {n}) : Value();
+  };
+  auto linearIn = [&](Value t, const std::string &name, int64_t out, int64_t in, Value bias) {
+    return proj(t, weight(p + name, out, in), bias);
+  };
+  Value q = m.qLoraRank > 0
+                ? linearIn(rmsNorm(linearIn(x, "q_a_proj", m.qLoraRank, h,
+                                            bias("q_a_proj", m.qLoraRank)),
+                                   p + "q_a_layernorm.weight", m.qLoraRank),
+                           "q_b_proj", heads * qkd, m.qLoraRank, Value())
+                : linearIn(x, "q_proj", heads * qkd, h, Value());
+  Value compressed = linearIn(x, "kv_a_proj_with_mqa", m.kvLoraRank + rot, h,
+                              bias("kv_a_proj_with_mqa", m.kvLoraRank + rot));
+  // rope_interleave: the rotary dims pair (2i, 2i+1). transformers writes
+  // the rotated pairs de-interleaved, in q and k alike, which leaves q·k as
+  // the interleaved rotation gives it.
+  RopeStyle style = m.ropeInterleave ? RopeStyle::GPTJ : RopeStyle::NeoX;
+  Value latent = rmsNorm(mb.sliceLast(compressed, 0, m.kvLoraRank), p + "kv_a_layernorm.weight",
+                         m.kvLoraRank);
+  Value kRot = rope(mb.sliceLast(compressed, m.kvLoraRank, rot), positions, rot, style);
+  auto [pastLatent, pastRot] = pastKv(i, m.kvLoraRank, rot);
+  if (pastLatent) {
+    latent = mb.concat({pastLatent, latent}, 1);
+    kRot = mb.concat({pastRot, kRot}, 1);
+  }
+  // Per-head keys and values from the latent: [B, T, H, nope + v_head_dim].
+  Value kv = mb.reshape(linearIn(latent, "kv_b_proj", heads * (nope + vd), m.kvLoraRank, Value()),
+                        {batch, -1, heads, nope + vd});
+  Value key = mb.concat({mb.sliceLast(kv, 0, nope),
+                         mb.broadcast(mb.reshape(kRot, {batch, -1, 1, rot}), {-1, -1, heads, rot})},
+                        3);
+  Value q4 = mb.reshape(q, {batch, -1, heads, qkd});
+  Value qRot = rope(mb.reshape(mb.sliceLast(q4, nope, rot), {batch, -1, heads * rot}), positions,
+                    rot, style);
+  Value query = mb.concat({mb.sliceLast(q4, 0, nope), mb.reshape(qRot, {batch, -1, heads, rot})}, 3);
+  // One head_dim for q·k and for v: the narrower side is padded with zeros
+  // (zeros in q and k add nothing to the scores; v's zero columns are
+  // sliced off the output).
+  auto padded = [&](Value t, int64_t width) {
+    if (width < d)
+      t = mb.concat({t, mb.broadcast(mb.zerosLike(mb.sliceLast(t, 0, 1)), {-1, -1, heads, d - width})},
+                    3);
+    return mb.reshape(t, {batch, -1, heads * d});
+  };
+  // DeepseekV3Attention's scaling: qk_head_dim^-0.5, times the yarn mscale
+  // of mscale_all_dim squared.
+  double scale = 1.0 / std::sqrt(static_cast<double>(qkd));
+  if (!c.ropeScalingType.empty() && c.ropeMscaleAllDim != 0.0 && c.ropeFactor > 1.0) {
+    double mscale = 0.1 * c.ropeMscaleAllDim * std::log(c.ropeFactor) + 1.0;
+    scale *= mscale * mscale;
+  }
+  Value attn = mb.createWithOptional<hir::AttentionOp>(
+      padded(query, qkd), padded(key, qkd), padded(mb.sliceLast(kv, nope, vd), vd), Value(),
+      Value(), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(d),
+      MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), b.getF64FloatAttr(scale),
+      FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
+  Value out = mb.reshape(mb.sliceLast(mb.reshape(attn, {batch, -1, heads, d}), 0, vd),
+                         {batch, -1, heads * vd});
+  return {linearIn(out, "o_proj", h, heads * vd, c.oProjBias ? param(p + "o_proj.bias", {h}) : Value()),
+          LayerOut{Value(), latent, kRot}};
+}
+
+/// DeepseekV3DecoderLayer: MLA, then a dense MLP (intermediate_size) below
+/// first_k_dense_replace and the MoE block with its shared experts above.
+ModelBuilder::LayerOut ModelBuilder::deepseekLayer(int64_t i, Value x, Value positions) {
+  std::string p = "model.layers." + std::to_string(i) + ".";
+  Value hn = rmsNorm(x, p + "input_layernorm.weight", c.hiddenSize);
+  auto [attn, present] = mlaAttention(p + "self_attn.", i, hn, positions);
+  Value postNorm = param(p + "post_attention_layernorm.weight", {c.hiddenSize});
+  auto rn = createMulti<hir::ResidualRmsNormOp>(attn, x, postNorm, b.getF64FloatAttr(c.eps));
+  if (!rn)
+    return {};
+  Value mlp;
+  if (c.isMoeLayer(i)) {
+    mlp = moeBlock(p, rn.getOutput());
+  } else {
+    int64_t inter = c.intermediateSize, h = c.hiddenSize;
+    mlp = mb.createWithOptional<hir::SwiGluOp>(
+        rn.getOutput(), param(p + "mlp.gate_proj.weight", {inter, h}),
+        param(p + "mlp.up_proj.weight", {inter, h}), param(p + "mlp.down_proj.weight", {h, inter}),
+        activation(), WeightLayout::OutIn);
+  }
+  return {mb.add(mlp, rn.getSum()), present.key, present.value};
 }
 
 /// The experts' stacked gate_up [E, 2I, H] and down [E, H, I]: transformers
@@ -410,20 +516,35 @@ Value ModelBuilder::moeBlock(const std::string &layerPrefix, Value x) {
   std::string p = layerPrefix + (legacy ? "block_sparse_moe." : "mlp.");
   if (c.moe.gptOss)
     return gptOssMoeBlock(p, x);
-  Value router = param(p + "gate.weight", {c.moe.numExperts, c.hiddenSize});
+  const ModelConfig::Moe &m = c.moe;
+  Value router = param(p + "gate.weight", {m.numExperts, c.hiddenSize});
+  // DeepSeek-V3: sigmoid scores, a selection-only correction bias,
+  // group-limited top-k and a scaling factor.
+  Value correction =
+      m.noauxTc ? param(p + "gate.e_score_correction_bias", {m.numExperts}) : Value();
   auto [gateUp, down] = expertWeights(p);
   auto route = createMulti<hir::MoeRouterOp>(
-      x, router, Value(), Value(), b.getI64IntegerAttr(c.moe.topK),
-      MoeScoringAttr::get(ctx, MoeScoring::Softmax),
-      c.moe.normTopkProb ? b.getUnitAttr() : UnitAttr(), FloatAttr(), IntegerAttr(),
-      IntegerAttr());
+      x, router, Value(), correction, b.getI64IntegerAttr(m.topK),
+      MoeScoringAttr::get(ctx, m.noauxTc ? MoeScoring::Sigmoid : MoeScoring::Softmax),
+      m.normTopkProb ? b.getUnitAttr() : UnitAttr(),
+      m.noauxTc ? b.getF64FloatAttr(m.routedScalingFactor) : FloatAttr(),
+      m.noauxTc ? b.getI64IntegerAttr(m.numGroups) : IntegerAttr(),
+      m.noauxTc ? b.getI64IntegerAttr(m.topkGroups) : IntegerAttr());
   if (!route)
     return mb.fail();
   Value y = mb.createWithOptional<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(),
                                                      gateUp, down, Value(), Value(),
                                                      activation(), FloatAttr(), FloatAttr());
-  if (c.moe.sharedIntermediateSize > 0) {
-    int64_t is = c.moe.sharedIntermediateSize, h = c.hiddenSize;
+  if (m.sharedIntermediateSize > 0 && m.noauxTc) {
+    // DeepseekV3MoE's shared experts: one MLP, always on, no gate.
+    int64_t is = m.sharedIntermediateSize, h = c.hiddenSize;
+    std::string s = p + "shared_experts.";
+    y = mb.add(y, mb.createWithOptional<hir::SwiGluOp>(
+                      x, param(s + "gate_proj.weight", {is, h}),
+                      param(s + "up_proj.weight", {is, h}), param(s + "down_proj.weight", {h, is}),
+                      activation(), WeightLayout::OutIn));
+  } else if (m.sharedIntermediateSize > 0) {
+    int64_t is = m.sharedIntermediateSize, h = c.hiddenSize;
     Value wg = param(p + "shared_expert.gate_proj.weight", {is, h});
     Value wu = param(p + "shared_expert.up_proj.weight", {is, h});
     Value wd = param(p + "shared_expert.down_proj.weight", {h, is});

@@ -1,8 +1,11 @@
 """Mixture-of-experts models from their Hugging Face configs and checkpoints
 against transformers itself: MixtralForCausalLM, Qwen2MoeForCausalLM (shared
 expert, a dense layer from mlp_only_layers), Qwen3MoeForCausalLM (a dense
-layer from decoder_sparse_step, per-head q/k norms) and OlmoeForCausalLM
-(whole-projection q/k norms).
+layer from decoder_sparse_step, per-head q/k norms), OlmoeForCausalLM
+(whole-projection q/k norms), GptOssForCausalLM (attention sinks, YaRN,
+expert biases and the clamped SwiGLU) and DeepseekV3ForCausalLM (multi-head
+latent attention with its latent KV cache, noaux_tc routing, shared experts,
+a dense first layer).
 
 A small random-init model per family (every parameter seeded, so the routers
 spread tokens over the experts) is written by `save_pretrained`, whose
@@ -47,19 +50,52 @@ FAMILIES = {
     # that the clamps bite), checkpoint experts stacked [E, H, 2I].
     "gpt_oss": ("GptOssForCausalLM", {"num_local_experts": 4, "head_dim": 8,
                                       "sliding_window": 4, "swiglu_limit": 0.5}),
+    # MLA with a q LoRA, the rotary pairs interleaved, head dims 8 + 4 for
+    # q·k and 16 for v (q and k padded to v's), biases on q_a/kv_a/o; yarn
+    # with mscale_all_dim (the softmax scale); sigmoid routing with a
+    # correction bias over 4 groups of 2 experts, top 2 groups; one shared
+    # expert; layer 0 dense.
+    "deepseek_v3": ("DeepseekV3ForCausalLM", {
+        "num_key_value_heads": 4, "n_routed_experts": 8, "n_group": 4, "topk_group": 2,
+        "moe_intermediate_size": 16, "first_k_dense_replace": 1, "q_lora_rank": 16,
+        "kv_lora_rank": 12, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 16,
+        "attention_bias": True, "rope_parameters": {
+            "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32,
+            "mscale": 1.0, "mscale_all_dim": 0.8, "rope_theta": 10000.0}}),
 }
+# The other MLA form: q_proj (q_lora_rank null), v narrower than q·k (v
+# padded), rotate_half pairs, no rope scaling, no biases.
+DEEPSEEK_Q_PROJ = {"q_lora_rank": None, "qk_nope_head_dim": 12, "v_head_dim": 8,
+                   "rope_interleave": False, "attention_bias": False, "rope_parameters": None}
 
 
-def hf_model(family):
+def hf_model(family, **changes):
     arch, extra = FAMILIES[family]
     import transformers
+    extra = {k: v for k, v in (extra | changes).items() if v is not None or k == "q_lora_rank"}
     cfg = transformers.AutoConfig.for_model(family, **(BASE | extra), architectures=[arch],
                                             pad_token_id=0, bos_token_id=1, eos_token_id=2)
     cfg._attn_implementation = "eager"
     torch.manual_seed(0)
     model = getattr(transformers, arch)(cfg).to(torch.float32).eval()
     hfm.seeded_parameters(model)
+    # DeepSeek-V3's correction bias is a buffer: seeded so that it changes
+    # which experts are chosen.
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for name, buf in model.named_buffers():
+            if name.endswith("e_score_correction_bias"):
+                buf.copy_(0.3 * torch.randn(buf.shape, generator=g))
     return model
+
+
+def saved_parameters(model):
+    """named_parameters() and the persistent buffers a checkpoint holds
+    (DeepSeek-V3's e_score_correction_bias)."""
+    params = {n: p.detach().contiguous() for n, p in model.named_parameters()}
+    state = model.state_dict()
+    params |= {n: b.detach().contiguous() for n, b in model.named_buffers() if n in state}
+    return params
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))
@@ -95,7 +131,7 @@ def test_stacked_expert_names(saved, device, tmp_path):
     """--stacked-experts: the parameters as transformers 5 holds them."""
     from safetensors.torch import save_file
     family, model, _ = saved
-    params = {n: p.detach().contiguous() for n, p in model.named_parameters()}
+    params = saved_parameters(model)
     assert any(n.endswith("experts.gate_up_proj") for n in params)
     (tmp_path / "w").mkdir()
     save_file(params, tmp_path / "w" / "model.safetensors")
@@ -126,6 +162,31 @@ def test_greedy_generation_matches_transformers(saved, device):
     got = generate.Generator(ckpt, device).generate(prompt[0].tolist(), 32)
     assert got == want, f"RLX {got}\nHF  {want}"
     assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_deepseek_v3_q_proj_form(device, tmp_path):
+    """MLA's other form (DEEPSEEK_Q_PROJ) against transformers; and the same
+    checkpoint built with the rotary pairing flipped (--set
+    rope_interleave=true) must move the logits: the pairing is read, not
+    assumed."""
+    model = hf_model("deepseek_v3", **DEEPSEEK_Q_PROJ)
+    assert model.model.layers[0].self_attn.q_proj is not None
+    model.save_pretrained(tmp_path / "ckpt")
+    ids = hfm.token_ids(hfm.PREFILL, seed=8)
+    want = reference_logits(model, ids)
+    text = gen_model(tmp_path / "ckpt" / "config.json")
+    proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path, ("--device", device))
+    assert proc.returncode == 0, proc.stderr
+    assert "generated" not in proc.stdout, proc.stdout
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, f"deepseek_v3 q_proj {device}")
+    flipped = gen_model(tmp_path / "ckpt" / "config.json", "--set=rope_interleave=true")
+    (tmp_path / "f").mkdir()
+    proc = logits_with_weights(flipped, tmp_path / "ckpt", ids, tmp_path / "f",
+                               ("--device", device))
+    assert proc.returncode == 0, proc.stderr
+    moved = np.abs(np.load(tmp_path / "f" / "out" / "logits.npy") - want).max()
+    assert moved > 0.05 * np.abs(want).max(), moved
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -27,10 +27,11 @@ namespace mlir::rlx {
 /// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM,
 /// GPT2LMHeadModel, and the mixtures of experts MixtralForCausalLM,
 /// Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM,
-/// GptOssForCausalLM).
+/// GptOssForCausalLM, DeepseekV3ForCausalLM).
 /// Anything else is an error, never a Llama look-alike.
 enum class ModelFamily {
-  Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss
+  Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss,
+  DeepseekV3
 };
 
 /// What the generator needs from a config.json, after transformers' defaults
@@ -67,8 +68,29 @@ struct ModelConfig {
   /// derives it (attention_factor, else from mscale/mscale_all_dim/factor).
   double ropeBetaFast = 32.0, ropeBetaSlow = 1.0, ropeAttentionFactor = 1.0;
   bool ropeTruncate = true;
+  /// `mscale_all_dim` of rope_parameters (DeepSeek): with any rope type but
+  /// the default, DeepseekV3Attention's softmax scale is multiplied by
+  /// (0.1 · mscale_all_dim · ln factor + 1)² when factor > 1.
+  double ropeMscaleAllDim = 0.0;
   /// gpt-oss: a learned sink logit per head in every attention layer.
   bool attentionSinks = false;
+
+  /// DeepSeek-V3's multi-head latent attention (DeepseekV3Attention):
+  /// q = q_b_proj(rms(q_a_proj(x))) (or q_proj(x) when q_lora_rank is null),
+  /// [k_latent | k_rot] = kv_a_proj_with_mqa(x), k_nope | v from
+  /// kv_b_proj(rms(k_latent)) per head, the rotary part (qk_rope_head_dim,
+  /// one key head shared by all query heads; pairs interleaved when
+  /// rope_interleave) rotated, softmax scale qk_head_dim^-0.5 (times the
+  /// yarn mscale², above). The KV cache holds what transformers' does: the
+  /// normalized latent [B, S, kv_lora_rank] as `key` and the rotated k_rot
+  /// [B, S, qk_rope_head_dim] as `value`.
+  struct Mla {
+    int64_t qLoraRank = 0; ///< 0: q_proj (q_lora_rank null)
+    int64_t kvLoraRank = 0, qkNopeHeadDim = 0, qkRopeHeadDim = 0, vHeadDim = 0;
+    bool ropeInterleave = true;
+    bool enabled() const { return kvLoraRank > 0; }
+    int64_t qkHeadDim() const { return qkNopeHeadDim + qkRopeHeadDim; }
+  } mla;
 
   /// Sparse MoE blocks (numExperts > 0): the router picks `topK` of
   /// `numExperts` SwiGLU experts of `intermediateSize` per token
@@ -91,13 +113,22 @@ struct ModelConfig {
     /// only (so once, at load) with rlx_mir.mxfp4_dequantize.
     bool mxfp4 = false;
     std::vector<int64_t> mlpOnlyLayers;
+    /// DeepSeek-V3 (DeepseekV3TopkRouter, noaux_tc): sigmoid scores, a
+    /// selection-only `e_score_correction_bias`, group-limited top-k
+    /// (n_group, topk_group), routed_scaling_factor; shared experts without
+    /// a gate (sharedIntermediateSize = n_shared_experts ·
+    /// moe_intermediate_size); dense MLPs below first_k_dense_replace.
+    bool noauxTc = false;
+    int64_t numGroups = 1, topkGroups = 1, firstSparseLayer = 0;
+    double routedScalingFactor = 1.0;
   } moe;
   /// OLMoE's q_norm/k_norm: RMSNorm over the whole q (k) projection, not
   /// per head (Qwen3's qkNorm).
   bool fullWidthQkNorm = false;
 
   bool isMoeLayer(int64_t layer) const {
-    return moe.numExperts > 0 && (layer + 1) % moe.sparseStep == 0 &&
+    return moe.numExperts > 0 && layer >= moe.firstSparseLayer &&
+           (layer + 1) % moe.sparseStep == 0 &&
            llvm::find(moe.mlpOnlyLayers, layer) == moe.mlpOnlyLayers.end();
   }
   /// Whether decoder layer `layer` attends through the sliding window.

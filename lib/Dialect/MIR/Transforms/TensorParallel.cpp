@@ -46,11 +46,18 @@ using namespace mlir::rlx::mir;
 // The weight split: a pure function of (name, rank, tp)
 //===----------------------------------------------------------------------===//
 
-/// gpt-oss's parameters that no split handles yet: the experts' biases
-/// and the attention sinks.
-static bool unsplitGptOss(StringRef name) {
-  return name.ends_with(".experts.gate_up_proj_bias") ||
-         name.ends_with(".experts.down_proj_bias") || name.ends_with(".self_attn.sinks");
+/// Parameters that no split handles yet, and whose they are (empty: none
+/// of them): gpt-oss's expert biases and attention sinks, DeepSeek-V3's
+/// latent-attention projections (its latent KV cache is not per head).
+static StringRef notSplitYet(StringRef name) {
+  if (name.ends_with(".experts.gate_up_proj_bias") ||
+      name.ends_with(".experts.down_proj_bias") || name.ends_with(".self_attn.sinks"))
+    return "gpt-oss's expert biases and attention sinks";
+  for (StringRef mla : {".self_attn.kv_a_proj_with_mqa.", ".self_attn.kv_b_proj.",
+                        ".self_attn.q_a_proj.", ".self_attn.q_b_proj."})
+    if (name.contains(mla))
+      return "DeepSeek-V3's multi-head latent attention";
+  return "";
 }
 
 TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t rank) {
@@ -72,9 +79,10 @@ TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t 
   // every rank, not split as the dense MLP's projections.
   if (module == "experts" && (leaf == "gate_up_proj" || leaf == "down_proj"))
     return split(K::Experts, 0);
-  // gpt-oss's expert biases and attention sinks are not split yet: refused
-  // (a replicated bias would be summed once per rank by the all-reduce).
-  if (unsplitGptOss(name))
+  // gpt-oss's expert biases and attention sinks, DeepSeek-V3's MLA: not
+  // split yet, refused (a replicated bias would be summed once per rank by
+  // the all-reduce).
+  if (!notSplitYet(name).empty())
     return split(K::Unsupported, -1);
   if (StringRef parent = rest.rsplit('.').first;
       parent.contains('.') && llvm::all_of(parent.rsplit('.').second, llvm::isDigit) &&
@@ -222,12 +230,12 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
                       bool replicateKv = false) {
     if (replicateKv && holdsKvHeads(name))
       return success();
-    if (split.kind == TensorParallelKind::Unsupported && unsplitGptOss(name)) {
+    if (StringRef whose = notSplitYet(name);
+        split.kind == TensorParallelKind::Unsupported && !whose.empty()) {
       if (tp == 1)
         return success();
-      return emitError(loc) << "rlx-mir-shard: '" << name
-                            << "' (gpt-oss's expert biases and attention sinks) is not split "
-                               "by tensor or expert parallelism yet";
+      return emitError(loc) << "rlx-mir-shard: '" << name << "' (" << whose
+                            << ") is not split by tensor or expert parallelism yet";
     }
     if (split.kind == TensorParallelKind::Unsupported)
       return emitError(loc) << "rlx-mir-shard: '" << name
