@@ -504,7 +504,8 @@ Value ModelBuilder::gptOssMoeBlock(const std::string &p, Value x) {
   return mb.create<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(), gateUp, down,
                                       gateUpBias, downBias, ActivationKind::Silu,
                                       b.getF64FloatAttr(c.moe.swigluAlpha),
-                                      b.getF64FloatAttr(c.moe.swigluLimit));
+                                      b.getF64FloatAttr(c.moe.swigluLimit),
+                                      /*weights_on_input=*/false);
 }
 
 /// transformers' sparse MoE block: router, experts, and Qwen2-MoE's
@@ -534,7 +535,8 @@ Value ModelBuilder::moeBlock(const std::string &layerPrefix, Value x) {
     return mb.fail();
   Value y = mb.createWithOptional<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(),
                                                      gateUp, down, Value(), Value(),
-                                                     activation(), FloatAttr(), FloatAttr());
+                                                     activation(), FloatAttr(), FloatAttr(),
+                                                     /*weights_on_input=*/false);
   if (m.sharedIntermediateSize > 0 && m.noauxTc) {
     // DeepseekV3MoE's shared experts: one MLP, always on, no gate.
     int64_t is = m.sharedIntermediateSize, h = c.hiddenSize;

@@ -214,6 +214,49 @@ def test_gpt_oss_mlp_matches_transformers(device):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("top_k", [1, 2])
+def test_llama4_moe_matches_transformers(device, top_k):
+    """Llama4TextMoe: top-k of the router logits, their sigmoid scaling
+    each chosen expert's input (moe_experts weights_on_input), plus the
+    always-on shared expert. transformers runs every expert on every token
+    (unchosen ones on a zero input); RLX only the chosen. Its [E, H, 2I]
+    gate_up (gate columns, then up) and [E, I, H] down are transposed here
+    (the model generator does it in the graph)."""
+    import torch
+    import transformers as tf
+    from transformers.models.llama4.modeling_llama4 import Llama4TextMoe
+    torch.manual_seed(0)
+    cfg = tf.Llama4TextConfig(hidden_size=H, intermediate_size=24, num_local_experts=E,
+                              num_experts_per_tok=top_k)
+    block = Llama4TextMoe(cfg)
+    with torch.no_grad():
+        for p in block.parameters():
+            p.copy_(torch.randn_like(p) * 0.3)
+    sd = {k: v.detach().numpy().copy() for k, v in block.state_dict().items()}
+    params = {"router_w": sd["router.weight"],
+              "gu": sd["experts.gate_up_proj"].transpose(0, 2, 1).copy(),
+              "d": sd["experts.down_proj"].transpose(0, 2, 1).copy(),
+              "sg": sd["shared_expert.gate_proj.weight"], "su": sd["shared_expert.up_proj.weight"],
+              "sd": sd["shared_expert.down_proj.weight"]}
+    x = np.random.default_rng(4).standard_normal((2, 9, H)).astype(np.float32)
+
+    def build(on_input):
+        f = hir.Function("moe")
+        xi = f.input("x", x.shape)
+        p = {n: f.input(n, a.shape) for n, a in params.items()}
+        weights, ids = hir.moe_router(xi, p["router_w"], top_k=top_k, scoring="sigmoid")
+        y = hir.moe_experts(xi, weights, ids, p["gu"], p["d"], weights_on_input=on_input)
+        f.output("y", mir.add(y, hir.swiglu(xi, p["sg"], p["su"], p["sd"])))
+        return compile_on(f.build(), device).run(x=x, **params)["y"]
+    got = build(True)
+    with torch.no_grad():
+        want = block(torch.from_numpy(x))[0].reshape(x.shape).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+    # Weighting the output instead is another block.
+    assert np.abs(build(False) - want).max() > 0.05 * np.abs(want).max()
+
+
 def scaling_experts():
     """Four experts over H = 2, I = 1 where expert e maps x = [1, 2] to
     (e + 1)·x: relu(gate·x) = relu(x0) = 1, up·x = (e + 1)·x0, down = [1, 2]."""

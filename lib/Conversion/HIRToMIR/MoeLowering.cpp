@@ -160,6 +160,11 @@ struct MoeExpertsLowering : OpConversionPattern<hir::MoeExpertsOp> {
     SmallVector<Value> copies(k, rows);
     Value x = mb.reshape(k == 1 ? rows : mb.concat(copies, 1), {-1, h});
     Value ids = mb.reshape(a.getIds(), {-1});
+    // Each row's routing weight in the input's type, [T·k, 1]: on the
+    // expert's input (Llama-4) or on its output.
+    Value rowWeights = mb.reshape(mb.cast(a.getWeights(), xt.getElementType()), {-1, 1});
+    if (op.getWeightsOnInput())
+      x = mb.mul(x, rowWeights);
     Type idType = MIRBuilder::elementType(ids);
     // Each row's expert's bias row (ids clamped as grouped_matmul does).
     auto withBias = [&](Value y, Value bias) {
@@ -196,7 +201,8 @@ struct MoeExpertsLowering : OpConversionPattern<hir::MoeExpertsOp> {
       hidden = mb.mul(mb.activation(op.getActivation(), gate), up);
     }
     Value y = withBias(mb.create<GroupedMatmulOp>(hidden, a.getDown(), ids), a.getDownBias());
-    y = mb.mul(y, mb.reshape(mb.cast(a.getWeights(), xt.getElementType()), {-1, 1}));
+    if (!op.getWeightsOnInput())
+      y = mb.mul(y, rowWeights);
     y = mb.reduce(ReduceKind::Sum, mb.reshape(y, {-1, k, h}), {1}, /*keepDims=*/false);
     y = mb.reshape(y, MIRBuilder::pattern(xt.getShape()));
     if (mb.failed() || !y)

@@ -145,5 +145,8 @@ func.func @moe(%x: tensor<1x?x64xf32>, %w: tensor<8x64xf32>, %b: tensor<8xf32>,
   %w2, %i2 = rlx_hir.moe_router %x, %w correction_bias(%b : tensor<8xf32>) top_k = 3 scoring sigmoid norm_topk_prob routed_scaling_factor = 2.5 n_group = 4 topk_group = 2 : tensor<1x?x64xf32>, tensor<8x64xf32>
   // CHECK: rlx_hir.moe_experts %{{.*}}, %{{.*}}, %{{.*}}, gate_up %{{.*}}, down %{{.*}} activation gelu : tensor<1x?x64xf32>, tensor<1x?x2xf32>, tensor<1x?x2xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
   %y = rlx_hir.moe_experts %x, %w0, %i0, gate_up %gu, down %d activation gelu : tensor<1x?x64xf32>, tensor<1x?x2xf32>, tensor<1x?x2xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
+  // Llama-4: the routing weight scales the expert's input.
+  // CHECK: rlx_hir.moe_experts %{{.*}}, %{{.*}}, %{{.*}}, gate_up %{{.*}}, down %{{.*}} weights_on_input : tensor<1x?x64xf32>
+  %y2 = rlx_hir.moe_experts %x, %w0, %i0, gate_up %gu, down %d weights_on_input : tensor<1x?x64xf32>, tensor<1x?x2xf32>, tensor<1x?x2xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
   return %y : tensor<1x?x64xf32>
 }

@@ -114,6 +114,17 @@ def HIR_MoeExpertsOp : HIR_Op<"moe_experts", [AttrSizedOperandSegments]> {
     gate and up interleaved: the model generator turns it into this op's
     layout from parameters only.
 
+    Llama-4 (`Llama4TextMoe`): with `weights_on_input` the routing weight
+    scales the expert's input instead of its output,
+    `y = Σ_j down[e]·(act(gate[e]·(w_j x)) ⊙ up[e]·(w_j x))` (biases, if
+    any, added unscaled); the weight is converted to the input's type
+    first, as transformers multiplies the hidden states by the scores in
+    the model's dtype. An unrouted expert (a zero input) adds nothing, so
+    the sparse sum equals `Llama4TextExperts`' dense one. Its checkpoint
+    stores `gate_up_proj` as `[E, H, 2I]` (gate columns, then up) and
+    `down_proj` as `[E, I, H]`; the model generator transposes them from
+    parameters only.
+
     The verifier rejects a `gate_up` whose middle dim is odd, a `down` that
     is not `[E, H, I]` for the same E, H and I, `weights`/`ids` whose shape
     is not the input's leading dims plus `k`, a dynamic k or one outside
@@ -135,14 +146,16 @@ def HIR_MoeExpertsOp : HIR_Op<"moe_experts", [AttrSizedOperandSegments]> {
                    RLX_IndexTensor:$ids, RLX_FloatTensor:$gate_up, RLX_FloatTensor:$down,
                    Optional<RLX_FloatTensor>:$gate_up_bias, Optional<RLX_FloatTensor>:$down_bias,
                    DefaultValuedAttr<RLX_ActivationAttr, "::mlir::rlx::ActivationKind::Silu">:$activation,
-                   OptionalAttr<F64Attr>:$swiglu_alpha, OptionalAttr<F64Attr>:$swiglu_limit);
+                   OptionalAttr<F64Attr>:$swiglu_alpha, OptionalAttr<F64Attr>:$swiglu_limit,
+                   UnitAttr:$weights_on_input);
   let results = (outs RLX_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weights `,` $ids `,` `gate_up` $gate_up `,` `down` $down
     (`gate_up_bias` `(` $gate_up_bias^ `:` type($gate_up_bias) `)`)?
     (`down_bias` `(` $down_bias^ `:` type($down_bias) `)`)?
     (`activation` `` $activation^)? (`swiglu_alpha` `=` $swiglu_alpha^)?
-    (`swiglu_limit` `=` $swiglu_limit^)? attr-dict `:` type($input) `,` type($weights) `,`
+    (`swiglu_limit` `=` $swiglu_limit^)? (`weights_on_input` $weights_on_input^)?
+    attr-dict `:` type($input) `,` type($weights) `,`
     type($ids) `,` type($gate_up) `,` type($down)
   }];
 }
