@@ -235,7 +235,11 @@ def _scaling_text(scaling: Optional[dict]) -> Optional[str]:
     return "#rlx.rope_scaling<" + ", ".join(fields) + ">"
 
 
-def _mask_kind(causal: bool, window: Optional[int]) -> str:
+def _mask_kind(causal: bool, window: Optional[int], chunk: Optional[int] = None) -> str:
+    if chunk is not None:
+        if window is not None:
+            raise ValueError("attention takes a window or a chunk size, not both")
+        return "chunked"
     return "sliding_window" if window is not None else ("causal" if causal else "none")
 
 
@@ -272,16 +276,20 @@ def swiglu(x: Value, gate: Value, up: Value, down: Value, activation: str = "sil
 def attention(q: Value, k: Value, v: Value, num_heads: int, num_kv_heads: int, head_dim: int, *,
               causal: bool = False, window: Optional[int] = None, mask: Optional[Value] = None,
               scale: Optional[float] = None, softcap: Optional[float] = None,
-              layout: str = "bsd", sinks: Optional[Value] = None) -> Value:
+              layout: str = "bsd", sinks: Optional[Value] = None,
+              chunk: Optional[int] = None) -> Value:
     """Scaled dot-product attention with GQA (``num_heads`` query heads share
     ``num_kv_heads`` K/V heads). ``causal`` is bottom-right aligned; ``window``
     makes it sliding-window (each query sees itself and the window-1 keys
-    before it); ``mask`` is a boolean or additive mask. Layout ``bsd``: q
+    before it); ``chunk`` makes it chunked (each query sees the keys of its
+    own chunk of ``chunk`` positions up to itself, Llama-4); ``mask`` is a
+    boolean or additive mask. Layout ``bsd``: q
     ``[B, Sq, H·D]``, k/v ``[B, Sk, Hkv·D]``. ``sinks`` ``[num_heads]``:
     gpt-oss's per-head sink logit in every row's softmax denominator."""
     return _ops.attention(q, k, v, mask, sinks, num_heads=num_heads, num_kv_heads=num_kv_heads,
-                          head_dim=head_dim, mask_kind=_mask_kind(causal, window),
-                          window=window, scale=scale, softcap=softcap, layout=layout)
+                          head_dim=head_dim, mask_kind=_mask_kind(causal, window, chunk),
+                          window=window if chunk is None else chunk, scale=scale,
+                          softcap=softcap, layout=layout)
 
 
 def rope(x: Value, head_dim: int, positions: Optional[Value] = None,

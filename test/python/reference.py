@@ -83,12 +83,14 @@ def attention(q, k, v, heads, kv_heads, head_dim, mask_kind="none", window=None,
             if softcap is not None:
                 s = softcap * np.tanh(s / softcap)
             visible = np.ones((sq, sk), bool)
-            if mask_kind in ("causal", "sliding_window"):
+            if mask_kind in ("causal", "sliding_window", "chunked"):
                 i = np.arange(sq)[:, None] + (sk - sq)
                 j = np.arange(sk)[None, :]
                 visible = j <= i
                 if mask_kind == "sliding_window":
                     visible &= j > i - window
+                if mask_kind == "chunked":  # the query's own chunk (Llama-4)
+                    visible &= j // window == i // window
             if mask is not None:
                 m = np.asarray(mask)
                 if m.ndim == 3:

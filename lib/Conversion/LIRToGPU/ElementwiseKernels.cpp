@@ -59,7 +59,7 @@ struct ElementwiseTemplate : KernelTemplate {
     auto mask = cast<mir::CausalMaskOp>(root);
     int64_t sq = shape[shape.size() - 2], sk = shape.back();
     Value visible = attention_logits::causalVisible(b, kb.loc, mask.getWindow(), pos[pos.size() - 2],
-                                             pos.back(), sk - sq);
+                                             pos.back(), sk - sq, mask.getChunked());
     Type et = args[0].getType();
     return {kb.select(visible, args[0], kb.f(et, -std::numeric_limits<double>::infinity()))};
   }

@@ -141,6 +141,15 @@ FlashBlock attention::flashBlock(KernelBuilder &kb, const AttentionOperands &a) 
   return f;
 }
 
+/// The first key of query row i's chunk under a chunked mask,
+/// ⌊(i + diagonal)/c⌋·c clamped at 0 (index values).
+static Value chunkStart(KernelBuilder &kb, Value i, int64_t diagonal, int64_t chunk) {
+  Value last = arith::AddIOp::create(kb.b, kb.loc, i, kb.idx(diagonal));
+  Value start = kb.mul(arith::FloorDivSIOp::create(kb.b, kb.loc, last, kb.idx(chunk)),
+                       kb.idx(chunk));
+  return arith::MaxSIOp::create(kb.b, kb.loc, start, kb.idx(0));
+}
+
 std::pair<Value, Value> attention::visibleKeyTiles(KernelBuilder &kb, const AttentionOperands &a,
                                                    Value kLo, Value kHi, Value iMin, Value iMax,
                                                    int64_t tileKeys) {
@@ -155,7 +164,9 @@ std::pair<Value, Value> attention::visibleKeyTiles(KernelBuilder &kb, const Atte
   Value kvLo = kLo, kvHi = kHi;
   if (cfg.maskKind != MaskKind::None) {
     kvHi = smax(kb.idx(0), smin(kvHi, kb.add(iMax, kb.idx(sk - sq + 1))));
-    if (cfg.window)
+    if (cfg.maskKind == MaskKind::Chunked)
+      kvLo = smax(kvLo, chunkStart(kb, iMin, sk - sq, *cfg.window));
+    else if (cfg.window)
       kvLo = smax(kvLo, kb.add(iMin, kb.idx(sk - sq - *cfg.window + 1)));
   }
   return {kb.divui(kvLo, kb.idx(tileKeys)),
@@ -180,8 +191,11 @@ Value attention::wholeKeyTile(KernelBuilder &kb, const AttentionOperands &a, Val
   if (cfg.maskKind != MaskKind::None) {
     // Causal: the earliest query's last visible key i' = iMin + Sk - Sq.
     whole = andI(whole, sle(last, kb.add(iMin, kb.idx(sk - sq))));
-    // Window: the latest query's first visible key i' - w + 1.
-    if (cfg.window)
+    // Window: the latest query's first visible key i' - w + 1; chunked:
+    // the start of the latest query's chunk.
+    if (cfg.maskKind == MaskKind::Chunked)
+      whole = andI(whole, sle(chunkStart(kb, iMax, sk - sq, *cfg.window), first));
+    else if (cfg.window)
       whole = andI(whole, sle(kb.add(iMax, kb.idx(sk - sq - *cfg.window + 1)), first));
   }
   return whole;

@@ -471,7 +471,8 @@ FailureOr<LaunchConfig> attention::buildWgmmaAttention(KernelContext &ctx,
               first[h] = rel(toI32(kLo));
             if (a.cfg.maskKind != MaskKind::None) {
               attention_logits::KeyRange r = attention_logits::causalKeyRange(
-                  kb.b, loc, a.cfg.window, toI32(qi[h]), a.shape.sk - a.shape.sq);
+                  kb.b, loc, a.cfg.window, toI32(qi[h]), a.shape.sk - a.shape.sq,
+                  a.cfg.maskKind == MaskKind::Chunked);
               last[h] = smin(last[h], rel(r.last));
               if (r.first)
                 first[h] = first[h] ? smax(first[h], rel(r.first)) : rel(r.first);

@@ -451,12 +451,14 @@ struct CausalMaskLowering : OpConversionPattern<CausalMaskOp> {
     int64_t rank = t.getRank();
     int64_t sq = t.getShape()[rank - 2], sk = t.getShape()[rank - 1];
     std::optional<int64_t> window = op.getWindow();
+    bool chunked = op.getChunked();
     rw.replaceOp(op, elementwise(
                          rw, op.getLoc(), a.getInput(), t,
                          [&](OpBuilder &b, Location l, ValueRange v) -> SmallVector<Value> {
                            Value i = linalg::IndexOp::create(b, l, rank - 2);
                            Value j = linalg::IndexOp::create(b, l, rank - 1);
-                           Value vis = attention_logits::causalVisible(b, l, window, i, j, sk - sq);
+                           Value vis = attention_logits::causalVisible(b, l, window, i, j, sk - sq,
+                                                                       chunked);
                            Value ninf = cFloat(b, l, t.getElementType(), kNegInf);
                            return {arith::SelectOp::create(b, l, vis, v[0], ninf)};
                          }));

@@ -128,8 +128,10 @@ std::optional<json::Value> mirJson(Operation *op) {
       !f.getHeadNormWeight() && !f.getRopeCos() && !f.getResidual())
     return tagged("FusedMatMulBiasAct",
                   json::Object{{"activation", activationJson(f.getActivation())}});
+  // RLX's JSON has no chunked mask: such attention is not exported as one.
   if (auto a = dyn_cast<AttentionOp>(op);
-      a && a.getLayout() == AttnLayout::BSD && !a.getMask()) {
+      a && a.getLayout() == AttnLayout::BSD && !a.getMask() &&
+      a.getMaskKind() != MaskKind::Chunked) {
     json::Value mask = "None";
     if (a.getMaskKind() == MaskKind::Causal)
       mask = "Causal";
@@ -295,7 +297,7 @@ public:
     }
     if (auto a = dyn_cast<hir::AttentionOp>(op);
         a && a.getLayout() == AttnLayout::BSD && !a.getScale() && !a.getSoftcap() &&
-        !a.getSinks()) {
+        !a.getSinks() && a.getMaskKind() != MaskKind::Chunked) {
       json::Value mask = "None";
       if (a.getMaskKind() == MaskKind::Causal)
         mask = "Causal";

@@ -308,8 +308,16 @@ func.func @attention_window_zero(%q: tensor<1x4x512xf32>) {
 // -----
 
 func.func @attention_window_without_kind(%q: tensor<1x4x512xf32>) {
-  // expected-error @+1 {{window is only valid with mask kind sliding_window}}
+  // expected-error @+1 {{window is only valid with mask kind sliding_window or chunked}}
   %0 = rlx_hir.attention %q, %q, %q heads = 8, kv_heads = 8, head_dim = 64 causal window = 16 : tensor<1x4x512xf32>, tensor<1x4x512xf32>, tensor<1x4x512xf32>
+  return
+}
+
+// -----
+
+func.func @attention_chunk_missing(%q: tensor<1x4x512xf32>) {
+  // expected-error @+1 {{chunked needs a window > 0 (the chunk size)}}
+  %0 = rlx_hir.attention %q, %q, %q heads = 8, kv_heads = 8, head_dim = 64 chunked : tensor<1x4x512xf32>, tensor<1x4x512xf32>, tensor<1x4x512xf32>
   return
 }
 

@@ -454,6 +454,14 @@ func.func @causal_mask_window(%s: tensor<4x4xf32>) {
 
 // -----
 
+func.func @causal_mask_chunked_without_window(%s: tensor<4x4xf32>) {
+  // expected-error @+1 {{causal_mask chunked needs a window (the chunk size)}}
+  %0 = rlx_mir.causal_mask %s chunked : tensor<4x4xf32>
+  return
+}
+
+// -----
+
 // Integer attributes are read as signed: a negative window is an error, not a
 // huge unsigned one.
 func.func @causal_mask_negative_window(%s: tensor<4x4xf32>) {

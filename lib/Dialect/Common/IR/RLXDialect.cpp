@@ -37,7 +37,8 @@ FailureOr<APFloat> mlir::rlx::parseF64Param(AsmParser &parser) {
 
 ParseResult mlir::rlx::parseOptionalMaskKind(OpAsmParser &parser,
                                              MaskKindAttr &attr) {
-  for (MaskKind kind : {MaskKind::None, MaskKind::Causal, MaskKind::SlidingWindow}) {
+  for (MaskKind kind :
+       {MaskKind::None, MaskKind::Causal, MaskKind::SlidingWindow, MaskKind::Chunked}) {
     if (succeeded(parser.parseOptionalKeyword(stringifyMaskKind(kind)))) {
       attr = MaskKindAttr::get(parser.getContext(), kind);
       return success();

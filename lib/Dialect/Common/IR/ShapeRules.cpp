@@ -300,12 +300,14 @@ FailureOr<Shape> mlir::rlx::inferAttention(
                                Twine(cfg.numKvHeads) + ")");
   if (cfg.headDim <= 0)
     return shapeError(loc, "head_dim must be > 0, got " + Twine(cfg.headDim));
-  if (cfg.maskKind == MaskKind::SlidingWindow) {
+  if (cfg.maskKind == MaskKind::SlidingWindow || cfg.maskKind == MaskKind::Chunked) {
     if (!cfg.window || *cfg.window <= 0)
-      return shapeError(loc, "sliding_window needs a window > 0");
+      return shapeError(loc, cfg.maskKind == MaskKind::Chunked
+                                 ? "chunked needs a window > 0 (the chunk size)"
+                                 : "sliding_window needs a window > 0");
   } else if (cfg.window) {
     return shapeError(loc, "window is only valid with mask kind "
-                           "sliding_window");
+                           "sliding_window or chunked");
   }
   if (cfg.scale && !(*cfg.scale > 0.0 && std::isfinite(*cfg.scale)))
     return shapeError(loc, "scale must be finite and > 0, got " +

@@ -17,12 +17,19 @@ static Value cmpI(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x, V
 
 attention_logits::KeyRange attention_logits::causalKeyRange(OpBuilder &b, Location loc,
                                                              std::optional<int64_t> window, Value i,
-                                                             int64_t diagonal) {
+                                                             int64_t diagonal, bool chunked) {
   auto cst = [&](int64_t v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(i.getType(), v));
   };
   KeyRange r;
   r.last = arith::AddIOp::create(b, loc, i, cst(diagonal));
+  if (chunked && window) {
+    // The query's chunk starts at ⌊i'/c⌋·c (i' < 0 for rows before every
+    // key: a floor division keeps them keyless).
+    Value c = cst(*window);
+    r.first = arith::MulIOp::create(b, loc, arith::FloorDivSIOp::create(b, loc, r.last, c), c);
+    return r;
+  }
   // A window past every key hides none (and diagonal − window + 1 would
   // overflow for windows near INT64_MAX).
   int64_t shift;
@@ -32,8 +39,8 @@ attention_logits::KeyRange attention_logits::causalKeyRange(OpBuilder &b, Locati
 }
 
 Value attention_logits::causalVisible(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i,
-                               Value j, int64_t diagonal) {
-  KeyRange r = causalKeyRange(b, loc, window, i, diagonal);
+                               Value j, int64_t diagonal, bool chunked) {
+  KeyRange r = causalKeyRange(b, loc, window, i, diagonal, chunked);
   Value visible = cmpI(b, loc, arith::CmpIPredicate::sle, j, r.last);
   if (r.first)
     visible = arith::AndIOp::create(b, loc, visible, cmpI(b, loc, arith::CmpIPredicate::sge, j, r.first));
@@ -57,7 +64,8 @@ Value attention_logits::scalarAttentionLogit(OpBuilder &b, Location loc, const A
   steps.div = [&](Value x, double k) -> Value { return arith::DivFOp::create(b, loc, x, c(k)); };
   steps.tanh = [&](Value x) -> Value { return math::TanhOp::create(b, loc, x); };
   steps.causal = [&](Value x) {
-    hide(causalVisible(b, loc, cfg.window, in.i, in.j, in.diagonal));
+    hide(causalVisible(b, loc, cfg.window, in.i, in.j, in.diagonal,
+                       cfg.maskKind == MaskKind::Chunked));
     return x;
   };
   steps.mask = [&](Value x) -> Value {

@@ -238,7 +238,8 @@ Value MIRBuilder::attentionChain(const AttentionConfig &cfg, Value q, Value k, V
   steps.div = [&](Value x, double c) { return mb.div(x, scalarOf(c)); };
   steps.tanh = [&](Value x) { return mb.unary<TanhOp>(x); };
   steps.causal = [&](Value x) {
-    return create<CausalMaskOp>(x, cfg.window ? b.getI64IntegerAttr(*cfg.window) : IntegerAttr());
+    return create<CausalMaskOp>(x, cfg.window ? b.getI64IntegerAttr(*cfg.window) : IntegerAttr(),
+                                cfg.maskKind == MaskKind::Chunked);
   };
   steps.mask = [&](Value x) {
     // Masks of rank 3 are [B, Sq, Sk]: give them the head axis first.

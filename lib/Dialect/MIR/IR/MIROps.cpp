@@ -634,6 +634,8 @@ LogicalResult CausalMaskOp::inferReturnTypes(MLIRContext *, std::optional<Locati
                                shapeToString(x->getShape()));
   if (a.getWindow() && *a.getWindow() <= 0)
     return shapeError(loc, "window must be > 0, got " + Twine(*a.getWindow()));
+  if (a.getChunked() && !a.getWindow())
+    return shapeError(loc, "causal_mask chunked needs a window (the chunk size)");
   out.push_back(*x);
   return success();
 }

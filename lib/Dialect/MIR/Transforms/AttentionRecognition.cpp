@@ -171,7 +171,9 @@ struct AttentionFromChain : FusionPattern<MatmulOp> {
       m.chain.push_back(add);
     }
     if (auto cm = cur.getDefiningOp<CausalMaskOp>()) {
-      m.maskKind = cm.getWindow() ? MaskKind::SlidingWindow : MaskKind::Causal;
+      m.maskKind = cm.getChunked()  ? MaskKind::Chunked
+                   : cm.getWindow() ? MaskKind::SlidingWindow
+                                    : MaskKind::Causal;
       m.window = cm.getWindow();
       m.chain.push_back(cm);
       cur = cm.getInput();

@@ -116,13 +116,17 @@ def RLX_MoeScoringAttr : RLX_EnumAttr<RLX_MoeScoring, "moe_scoring">;
 def RLX_MaskKind : RLX_I32Enum<"MaskKind", "attention mask kind", [
   I32EnumAttrCase<"None", 0, "none">,
   I32EnumAttrCase<"Causal", 1, "causal">,
-  I32EnumAttrCase<"SlidingWindow", 2, "sliding_window">
+  I32EnumAttrCase<"SlidingWindow", 2, "sliding_window">,
+  I32EnumAttrCase<"Chunked", 3, "chunked">
 ]> {
   let description = [{
     `causal` is bottom-right aligned: key `j` is visible to query `i` iff
     `j <= i + Sk - Sq`. `sliding_window` with window `w` additionally hides keys
     older than the `w` most recent ones, the query's own position included:
-    `i' - w < j <= i'` (the Hugging Face convention).
+    `i' - w < j <= i'` (the Hugging Face convention). `chunked` with window
+    `c` (the chunk size) keeps only the keys of the query's own chunk of `c`
+    positions: `⌊i'/c⌋·c ≤ j ≤ i'` (Llama-4's `chunked_attention` layers,
+    transformers' `create_chunked_causal_mask`).
   }];
 }
 def RLX_MaskKindAttr : RLX_EnumAttr<RLX_MaskKind, "mask">;

@@ -75,13 +75,14 @@ V attentionLogit(const LogitSteps<V> &steps, const AttentionConfig &cfg, double 
 struct KeyRange {
   Value first, last;
 };
+/// With `chunked`, `window` is the chunk size c and first = ⌊last/c⌋·c.
 KeyRange causalKeyRange(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i,
-                        int64_t diagonal);
+                        int64_t diagonal, bool chunked = false);
 /// visible(i, j) of a causal or sliding-window mask (an i1) for query row i
 /// and key j (index values; signed: i + Sk − Sq is negative for the first
 /// rows when Sq > Sk). `diagonal` is Sk − Sq.
 Value causalVisible(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i, Value j,
-                    int64_t diagonal);
+                    int64_t diagonal, bool chunked = false);
 
 /// One score of query row `i` and key `j`.
 struct ScalarLogit {

@@ -652,18 +652,24 @@ def MIR_CausalMaskOp : MIR_InferOp<"causal_mask", MIR_Transformable> {
     On scores `[..., Sq, Sk]`, sets entry `(i, j)` to -inf unless key `j` is
     visible to query `i`: bottom-right aligned causal, `j ≤ i'` with
     `i' = i + Sk − Sq`; with `window = w` also `j > i' − w` (the `w` most
-    recent keys, the query's own included; HF convention). The primitive
-    form of attention's `causal`/`sliding_window` masks, which attention
-    recognition folds back into `rlx_mir.attention`.
+    recent keys, the query's own included; HF convention); with `window = c
+    chunked` instead `⌊i'/c⌋·c ≤ j` (the query's own chunk of c positions,
+    Llama-4). The primitive form of attention's
+    `causal`/`sliding_window`/`chunked` masks, which attention recognition
+    folds back into `rlx_mir.attention`. The verifier rejects a window ≤ 0
+    and `chunked` without a window.
 
     Example:
     ```mlir
     %m = rlx_mir.causal_mask %s window = 4096 : tensor<1x32x?x?xf32>
+    %c = rlx_mir.causal_mask %s window = 8192 chunked : tensor<1x32x?x?xf32>
     ```
   }];
-  let arguments = (ins RLX_FloatTensor:$input, OptionalAttr<RLX_I64Attr>:$window);
+  let arguments = (ins RLX_FloatTensor:$input, OptionalAttr<RLX_I64Attr>:$window,
+                   UnitAttr:$chunked);
   let results = (outs RLX_FloatTensor:$output);
-  let assemblyFormat = "$input (`window` `=` $window^)? attr-dict `:` type($input)";
+  let assemblyFormat =
+      "$input (`window` `=` $window^)? (`chunked` $chunked^)? attr-dict `:` type($input)";
 }
 
 //===----------------------------------------------------------------------===//
