@@ -228,7 +228,8 @@ std::optional<int64_t> windowOrDefault(Reader &r, const llvm::json::Object &root
   return r.integer("sliding_window");
 }
 
-void readLayerTypes(Reader &r, const llvm::json::Object &root, ModelConfig &c);
+void readLayerTypes(Reader &r, const llvm::json::Object &root, std::vector<bool> &marked,
+                    StringRef kind = "sliding_attention");
 
 /// Which layers slide, as Qwen2Config/Qwen3Config decide: only with
 /// use_sliding_window, then `layer_types` or layers >= max_window_layers.
@@ -239,11 +240,13 @@ void readQwenWindow(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   if (!c.slidingWindow)
     return;
   c.firstSlidingLayer = r.integer("max_window_layers", 28);
-  readLayerTypes(r, root, c);
+  readLayerTypes(r, root, c.slidingLayers);
 }
 
-/// `layer_types`, when given: which layers are `sliding_attention`.
-void readLayerTypes(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+/// `layer_types`, when given: which layers are `kind` (sliding_attention,
+/// or Llama-4's chunked_attention); the others must be full_attention.
+void readLayerTypes(Reader &r, const llvm::json::Object &root, std::vector<bool> &marked,
+                    StringRef kind) {
   if (!r.has("layer_types"))
     return;
   const llvm::json::Array *types = root.getArray("layer_types");
@@ -253,11 +256,11 @@ void readLayerTypes(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   }
   for (const llvm::json::Value &t : *types) {
     std::optional<StringRef> s = t.getAsString();
-    if (!s || (*s != "sliding_attention" && *s != "full_attention")) {
-      r.fail("layer_types entries must be 'sliding_attention' or 'full_attention'");
+    if (!s || (*s != kind && *s != "full_attention")) {
+      r.fail("layer_types entries must be '" + kind + "' or 'full_attention'");
       return;
     }
-    c.slidingLayers.push_back(*s == "sliding_attention");
+    marked.push_back(*s == kind);
   }
 }
 
@@ -314,6 +317,26 @@ void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
     if (!(m.swigluLimit > 0.0))
       r.fail("swiglu_limit must be positive");
     break;
+  case ModelFamily::Llama4: {
+    // Llama4TextMoe: experts and the shared expert intermediate_size wide;
+    // MoE layers from moe_layers, else every interleave_moe_layer_step-th.
+    m.numExperts = r.integer("num_local_experts", 16);
+    m.topK = r.integer("num_experts_per_tok", 1);
+    m.intermediateSize = m.sharedIntermediateSize = c.intermediateSize;
+    if (r.has("moe_layers")) {
+      m.moeLayers = integers(r, root, "moe_layers");
+    } else {
+      int64_t step = r.integer("interleave_moe_layer_step", 1);
+      if (step <= 0) {
+        r.fail("interleave_moe_layer_step must be positive");
+        break;
+      }
+      m.moeLayers.emplace();
+      for (int64_t i = step - 1; i < std::min<int64_t>(c.numLayers, 4096); i += step)
+        m.moeLayers->push_back(i);
+    }
+    break;
+  }
   case ModelFamily::DeepseekV3: {
     // DeepseekV3TopkRouter (noaux_tc) and DeepseekV3MoE: shared experts
     // n_shared_experts · moe_intermediate_size wide, no gate; dense MLPs
@@ -438,38 +461,93 @@ void readMla(Reader &r, ModelConfig &c) {
            "): DeepseekV3Attention's kv_b_proj gives every head its own key");
 }
 
+/// Llama4TextConfig's attention and MLP keys (see ModelConfig::Llama4).
+void readLlama4(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+  ModelConfig::Llama4 &l = c.llama4;
+  l.enabled = true;
+  c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
+  l.denseIntermediateSize = r.integer("intermediate_size_mlp", 16384);
+  l.qkL2Norm = r.boolean("use_qk_norm", true);
+  l.temperatureTuning = r.boolean("attn_temperature_tuning", true);
+  l.attnScale = r.number("attn_scale", 0.1);
+  double floorScale = r.number("floor_scale", 8192.0);
+  if (!(floorScale >= 1.0) || floorScale != std::floor(floorScale) || floorScale > 1e15)
+    r.fail("floor_scale must be a positive integer");
+  l.floorScale = static_cast<int64_t>(floorScale > 0 && floorScale <= 1e15 ? floorScale : 1);
+  if (!std::isfinite(l.attnScale))
+    r.fail("attn_scale must be finite");
+  // An absent attention_chunk_size is the default; null is none.
+  if (!root.get("attention_chunk_size"))
+    l.chunkSize = 8192;
+  else if (r.has("attention_chunk_size"))
+    l.chunkSize = r.integer("attention_chunk_size");
+  if (l.chunkSize < 0 || l.denseIntermediateSize <= 0)
+    r.fail("attention_chunk_size and intermediate_size_mlp must be positive");
+  if (!r.error.empty() || c.numLayers <= 0 || c.numLayers > 4096)
+    return; // the layer count's own error comes later
+  std::vector<int64_t> rope = integers(r, root, "no_rope_layers");
+  int64_t interval = r.integer("no_rope_layer_interval", 4);
+  if (rope.empty() && interval <= 0)
+    r.fail("no_rope_layer_interval must be positive");
+  for (int64_t i = 0; i < c.numLayers && r.error.empty(); ++i) {
+    if (rope.empty())
+      l.ropeLayers.push_back((i + 1) % interval != 0);
+    else if (i >= static_cast<int64_t>(rope.size()) || (rope[i] != 0 && rope[i] != 1))
+      r.fail("no_rope_layers must hold a 0 or 1 for each of the " +
+             std::to_string(c.numLayers) + " layers");
+    else
+      l.ropeLayers.push_back(rope[i] == 1);
+  }
+  readLayerTypes(r, root, l.chunkedLayers, "chunked_attention");
+  if (!r.has("layer_types"))
+    for (bool rotates : l.ropeLayers)
+      l.chunkedLayers.push_back(rotates && l.chunkSize > 0);
+  if (static_cast<int64_t>(l.chunkedLayers.size()) < c.numLayers)
+    r.fail("layer_types names " + std::to_string(l.chunkedLayers.size()) + " layers, fewer than " +
+           std::to_string(c.numLayers));
+  else if (llvm::is_contained(l.chunkedLayers, true) && l.chunkSize <= 0)
+    r.fail("chunked_attention layers need an attention_chunk_size");
+}
+
 void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   c.hiddenSize = r.integer("hidden_size");
   c.numLayers = r.integer("num_hidden_layers");
   c.numHeads = r.integer("num_attention_heads");
   // GptOssConfig defaults the KV heads to 8, the others to the heads.
   c.numKvHeads = r.integer("num_key_value_heads",
-                           c.family == ModelFamily::GptOss ? 8 : c.numHeads);
+                           c.family == ModelFamily::GptOss || c.family == ModelFamily::Llama4
+                               ? 8
+                               : c.numHeads);
   // Qwen3Config defaults head_dim to 128; the others derive it.
   std::optional<int64_t> derived;
   if (c.family == ModelFamily::Qwen3)
     derived = 128;
   else if (c.family == ModelFamily::GptOss && !root.get("head_dim"))
     derived = 64; // GptOssConfig's default; an explicit null derives it
+  else if (c.family == ModelFamily::Llama4 && !root.get("head_dim"))
+    derived = 128; // Llama4TextConfig's
   else if (c.numHeads > 0)
     derived = c.hiddenSize / c.numHeads;
   c.headDim = r.integer("head_dim", derived);
   c.intermediateSize = r.integer("intermediate_size");
   c.vocabSize = r.integer("vocab_size");
   c.maxPositions = r.integer("max_position_embeddings",
-                             c.family == ModelFamily::GptOss       ? 131072
+                             c.family == ModelFamily::GptOss ||
+                                     c.family == ModelFamily::Llama4
+                                 ? 131072
                              : c.family == ModelFamily::DeepseekV3 ? 4096
                                                                    : 2048);
   // MixtralConfig, OlmoeConfig and GptOssConfig default eps to 1e-5;
   // Mixtral's theta is 1e6, gpt-oss's 150000.
   bool eps5 = c.family == ModelFamily::Mixtral || c.family == ModelFamily::Olmoe ||
-              c.family == ModelFamily::GptOss;
+              c.family == ModelFamily::GptOss || c.family == ModelFamily::Llama4;
   c.eps = r.number("rms_norm_eps", eps5 ? 1e-5 : 1e-6);
   c.activation = activation(r, "hidden_act", "silu");
   c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
   readRope(r, root, c,
            c.family == ModelFamily::Mixtral  ? 1e6
            : c.family == ModelFamily::GptOss ? 150000.0
+           : c.family == ModelFamily::Llama4 ? 500000.0
                                              : 10000.0);
   switch (c.family) {
   case ModelFamily::Llama:
@@ -543,7 +621,7 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
         !w || w->kind() != llvm::json::Value::Null)
       c.slidingWindow = r.integer("sliding_window", 128);
     if (c.slidingWindow) {
-      readLayerTypes(r, root, c);
+      readLayerTypes(r, root, c.slidingLayers);
       if (c.slidingLayers.empty() && c.numLayers > 0 && c.numLayers <= 4096)
         for (int64_t i = 0; i < c.numLayers; ++i)
           c.slidingLayers.push_back((i + 1) % 2 != 0);
@@ -551,6 +629,9 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
     break;
   case ModelFamily::DeepseekV3:
     readMla(r, c);
+    break;
+  case ModelFamily::Llama4:
+    readLlama4(r, root, c);
     break;
   case ModelFamily::GPT2:
     break;

@@ -25,6 +25,7 @@ const hf::Architecture kArchitectures[] = {
     {"OlmoeForCausalLM", "olmoe", ModelFamily::Olmoe},
     {"GptOssForCausalLM", "gpt_oss", ModelFamily::GptOss},
     {"DeepseekV3ForCausalLM", "deepseek_v3", ModelFamily::DeepseekV3},
+    {"Llama4ForCausalLM", "llama4_text", ModelFamily::Llama4},
 };
 
 struct Activation {
@@ -66,9 +67,9 @@ struct Missing {
   StringRef className, modelType, what;
 };
 const Missing kMissing[] = {
-    {"Llama4ForCausalLM", "llama4_text",
-     "its chunked attention, NoPE layers and top-1 sigmoid router scaling the expert's input "
-     "are not implemented"},
+    {"Llama4ForConditionalGeneration", "llama4",
+     "its vision tower is not implemented; Llama4ForCausalLM (model_type llama4_text) builds "
+     "the text model from the text_config"},
     {"Qwen3NextForCausalLM", "qwen3_next",
      "its gated delta rule (linear attention) layers and gated attention are not implemented"},
 };

@@ -7,7 +7,8 @@
 // mlp_bias, Qwen2, Qwen3's attention_bias), NVFP4 weights, and GPT-2 layers
 // are written with the individual blocks, with the biases exactly where
 // transformers' modeling code has them; DeepSeek-V3's layers with its
-// multi-head latent attention (deepseekLayer, mlaAttention).
+// multi-head latent attention (deepseekLayer, mlaAttention) and Llama-4's
+// (llama4Layer, llama4Moe).
 //
 // The sizes come from an untrusted config.json: every op is built through
 // its shape rules (TryCreate.h), so a config whose sizes do not fit together
@@ -210,6 +211,8 @@ private:
 
   LayerOut llamaLayer(int64_t i, Value x, Value positions);
   LayerOut deepseekLayer(int64_t i, Value x, Value positions);
+  LayerOut llama4Layer(int64_t i, Value x, Value positions);
+  Value llama4Moe(const std::string &prefix, Value x);
   std::pair<Value, LayerOut> mlaAttention(const std::string &prefix, int64_t i, Value x,
                                           Value positions);
   Value moeBlock(const std::string &layerPrefix, Value x);
@@ -235,6 +238,8 @@ private:
 ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positions) {
   if (c.mla.enabled())
     return deepseekLayer(i, x, positions);
+  if (c.llama4.enabled)
+    return llama4Layer(i, x, positions);
   std::string p = "model.layers." + std::to_string(i) + ".";
   int64_t h = c.hiddenSize, q = c.numHeads * c.headDim, kv = c.numKvHeads * c.headDim;
   int64_t inter = c.intermediateSize;
@@ -435,6 +440,103 @@ ModelBuilder::LayerOut ModelBuilder::deepseekLayer(int64_t i, Value x, Value pos
         activation(), WeightLayout::OutIn);
   }
   return {mb.add(mlp, rn.getSum()), present.key, present.value};
+}
+
+/// Llama4TextDecoderLayer: rotating layers (interleaved pairs; chunked
+/// attention where layer_types says so; a weightless RMS norm of each q/k
+/// head after the rotation) and NoPE layers (full attention; queries scaled
+/// by the temperature tuning), then the MoE block or a dense MLP of
+/// intermediate_size_mlp.
+ModelBuilder::LayerOut ModelBuilder::llama4Layer(int64_t i, Value x, Value positions) {
+  const ModelConfig::Llama4 &l = c.llama4;
+  std::string p = "model.layers." + std::to_string(i) + ".", a = p + "self_attn.";
+  int64_t h = c.hiddenSize, hd = c.headDim, q = c.numHeads * hd, kv = c.numKvHeads * hd;
+  auto bias = [&](const std::string &name, int64_t n) {
+    return c.qkvBias ? param(a + name + ".bias", {n}) : Value();
+  };
+  auto [pastK, pastV] = pastKv(i);
+  Value hn = rmsNorm(x, p + "input_layernorm.weight", h);
+  Value qs = proj(hn, weight(a + "q_proj", q, h), bias("q_proj", q));
+  Value ks = proj(hn, weight(a + "k_proj", kv, h), bias("k_proj", kv));
+  Value vs = proj(hn, weight(a + "v_proj", kv, h), bias("v_proj", kv));
+  bool rotates = l.ropeLayers[i];
+  if (rotates) {
+    // Llama-4 rotates pairs (2i, 2i+1) (torch.view_as_complex).
+    qs = rope(qs, positions, hd, RopeStyle::GPTJ);
+    ks = rope(ks, positions, hd, RopeStyle::GPTJ);
+    if (l.qkL2Norm) {
+      // Llama4TextL2Norm: rms normalization without a weight.
+      Value ones = mb.broadcast(mb.scalar(elementType(), 1.0), {hd});
+      qs = mb.createWithOptional<hir::QkNormOp>(qs, ones, hd, APFloat(c.eps));
+      ks = mb.createWithOptional<hir::QkNormOp>(ks, ones, hd, APFloat(c.eps));
+    }
+  } else if (l.temperatureTuning) {
+    // log1p(⌊(pos + 1) / floor_scale⌋)·attn_scale + 1 per query position
+    // (an integer division: positions are non-negative), in f32.
+    Type i64 = b.getI64Type(), f32 = b.getF32Type();
+    Value steps = mb.div(mb.add(positions, mb.scalar(i64, 1.0)),
+                         mb.scalar(i64, static_cast<double>(l.floorScale)));
+    Value scale = mb.add(mb.mul(mb.unary<mir::LogOp>(mb.add(mb.cast(steps, f32),
+                                                                mb.scalar(f32, 1.0))),
+                                mb.scalar(f32, l.attnScale)),
+                         mb.scalar(f32, 1.0));
+    qs = mb.mul(qs, mb.cast(mb.reshape(scale, {-1, 1}), elementType()));
+  }
+  if (pastK) {
+    ks = mb.concat({pastK, ks}, 1);
+    vs = mb.concat({pastV, vs}, 1);
+  }
+  bool chunked = l.chunkedLayers[i];
+  Value attn = mb.createWithOptional<hir::AttentionOp>(
+      qs, ks, vs, Value(), Value(), b.getI64IntegerAttr(c.numHeads),
+      b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(hd),
+      MaskKindAttr::get(ctx, chunked ? MaskKind::Chunked : MaskKind::Causal),
+      chunked ? b.getI64IntegerAttr(l.chunkSize) : IntegerAttr(), FloatAttr(), FloatAttr(),
+      AttnLayoutAttr::get(ctx, AttnLayout::BSD));
+  Value o1 = proj(attn, weight(a + "o_proj", h, q), c.oProjBias ? param(a + "o_proj.bias", {h})
+                                                                : Value());
+  Value postNorm = param(p + "post_attention_layernorm.weight", {h});
+  auto rn = createMulti<hir::ResidualRmsNormOp>(o1, x, postNorm, b.getF64FloatAttr(c.eps));
+  if (!rn)
+    return {};
+  std::string f = p + "feed_forward.";
+  Value mlp;
+  if (c.isMoeLayer(i)) {
+    mlp = llama4Moe(f, rn.getOutput());
+  } else {
+    int64_t inter = l.denseIntermediateSize;
+    mlp = mb.createWithOptional<hir::SwiGluOp>(
+        rn.getOutput(), param(f + "gate_proj.weight", {inter, h}),
+        param(f + "up_proj.weight", {inter, h}), param(f + "down_proj.weight", {h, inter}),
+        activation(), WeightLayout::OutIn);
+  }
+  return {mb.add(mlp, rn.getSum()), ks, vs};
+}
+
+/// Llama4TextMoe: the router's top-k logits through a sigmoid scale the
+/// chosen experts' inputs; the experts' [E, H, 2I] gate|up columns and
+/// [E, I, H] down become moe_experts' layout from parameters only; the
+/// shared expert always adds.
+Value ModelBuilder::llama4Moe(const std::string &p, Value x) {
+  const ModelConfig::Moe &m = c.moe;
+  int64_t e = m.numExperts, inter = m.intermediateSize, h = c.hiddenSize;
+  auto route = createMulti<hir::MoeRouterOp>(
+      x, param(p + "router.weight", {e, h}), Value(), Value(), b.getI64IntegerAttr(m.topK),
+      MoeScoringAttr::get(ctx, MoeScoring::Sigmoid), UnitAttr(), FloatAttr(), IntegerAttr(),
+      IntegerAttr());
+  if (!route)
+    return mb.fail();
+  Value gateUp = mb.transpose(param(p + "experts.gate_up_proj", {e, h, 2 * inter}), {0, 2, 1});
+  Value down = mb.transpose(param(p + "experts.down_proj", {e, inter, h}), {0, 2, 1});
+  Value y = mb.createWithOptional<hir::MoeExpertsOp>(x, route.getWeights(), route.getIds(),
+                                                     gateUp, down, Value(), Value(),
+                                                     activation(), FloatAttr(), FloatAttr(),
+                                                     /*weights_on_input=*/true);
+  std::string s = p + "shared_expert.";
+  Value shared = mb.createWithOptional<hir::SwiGluOp>(
+      x, param(s + "gate_proj.weight", {inter, h}), param(s + "up_proj.weight", {inter, h}),
+      param(s + "down_proj.weight", {h, inter}), activation(), WeightLayout::OutIn);
+  return mb.add(y, shared);
 }
 
 /// The experts' stacked gate_up [E, 2I, H] and down [E, H, I]: transformers

@@ -4,8 +4,9 @@ The same C++ generator as the ``rlx-gen`` tool (lib/ModelGen):
 LlamaForCausalLM (TinyLlama too), MistralForCausalLM, Qwen2ForCausalLM,
 Qwen3ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel and the mixtures of
 experts MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
-OlmoeForCausalLM, GptOssForCausalLM and DeepseekV3ForCausalLM (multi-head
-latent attention) with transformers' defaults, HF
+OlmoeForCausalLM, GptOssForCausalLM, DeepseekV3ForCausalLM (multi-head
+latent attention) and Llama4ForCausalLM (chunked attention, NoPE layers)
+with transformers' defaults, HF
 parameter names on the arguments (``rlx.param``), symbolic
 ``seq``/``past_seq`` dims unless given. Another architecture, an activation
 or RoPE type RLX does not compute exactly raises RlxError listing the

@@ -119,6 +119,27 @@ def test_per_expert_names_are_whole_on_every_rank(tmp_path):
     assert replicated >= experts, proc.stdout
 
 
+@pytest.mark.parametrize("ep", [2, 4])
+def test_llama4_expert_parallel(ep, tmp_path):
+    """Llama-4's stacked [E, H, 2I] experts split by expert, with the routing
+    weight on the experts' inputs (a row routed elsewhere is a zero row
+    here), its shared expert row-parallel and its chunked / NoPE attention
+    split by head: equal to one process and to transformers."""
+    model = moe.hf_model("llama4_text")
+    model.save_pretrained(tmp_path / "ckpt")
+    ids = hfm.token_ids(hfm.PREFILL, seed=10)
+    text = gen_model(tmp_path / "ckpt" / "config.json")
+    (tmp_path / "one").mkdir()
+    proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path / "one")
+    assert proc.returncode == 0, proc.stderr
+    proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path, ("--tp", str(ep)),
+                               launcher(ep))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = np.load(tmp_path / "out" / "logits.npy")
+    assert_close(got, np.load(tmp_path / "one" / "out" / "logits.npy"), rtol=1e-5, atol=1e-5)
+    hfm.close(got, moe.reference_logits(model, ids), f"llama4 ep={ep}")
+
+
 def test_experts_not_divisible_is_a_diagnostic(stacked, tmp_path):
     if stacked["family"] != "qwen2_moe":
         pytest.skip("one family")

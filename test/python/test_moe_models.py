@@ -5,7 +5,9 @@ layer from decoder_sparse_step, per-head q/k norms), OlmoeForCausalLM
 (whole-projection q/k norms), GptOssForCausalLM (attention sinks, YaRN,
 expert biases and the clamped SwiGLU) and DeepseekV3ForCausalLM (multi-head
 latent attention with its latent KV cache, noaux_tc routing, shared experts,
-a dense first layer).
+a dense first layer) and Llama4ForCausalLM (chunked attention, NoPE layers
+with the temperature tuning, per-head L2 norms, sigmoid router scores on the
+experts' inputs, an always-on shared expert, dense layers between).
 
 A small random-init model per family (every parameter seeded, so the routers
 spread tokens over the experts) is written by `save_pretrained`, whose
@@ -63,6 +65,16 @@ FAMILIES = {
             "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32,
             "mscale": 1.0, "mscale_all_dim": 0.8, "rope_theta": 10000.0}}),
 }
+FAMILIES["llama4_text"] = ("Llama4ForCausalLM", {
+    # Layers 0-1 rotate (interleaved pairs) with chunked attention of 4 and
+    # L2-normed q/k heads, layer 2 is NoPE with full attention and the
+    # temperature tuning (floor_scale 2 so that it bites within the test's
+    # positions); layer 1 is the MoE block (top-1 sigmoid on the input, a
+    # shared expert), layers 0 and 2 dense MLPs of intermediate_size_mlp.
+    "num_hidden_layers": 3, "head_dim": 8, "intermediate_size": 16,
+    "intermediate_size_mlp": 24, "num_local_experts": 4, "num_experts_per_tok": 1,
+    "interleave_moe_layer_step": 2, "no_rope_layer_interval": 3, "attention_chunk_size": 4,
+    "floor_scale": 2, "attn_scale": 0.5})
 # The other MLA form: q_proj (q_lora_rank null), v narrower than q·k (v
 # padded), rotate_half pairs, no rope scaling, no biases.
 DEEPSEEK_Q_PROJ = {"q_lora_rank": None, "qk_nope_head_dim": 12, "v_head_dim": 8,
@@ -187,6 +199,25 @@ def test_deepseek_v3_q_proj_form(device, tmp_path):
     assert proc.returncode == 0, proc.stderr
     moved = np.abs(np.load(tmp_path / "f" / "out" / "logits.npy") - want).max()
     assert moved > 0.05 * np.abs(want).max(), moved
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_llama4_features_move_the_logits(device, tmp_path):
+    """Each Llama-4 feature the family test checks is read from the config:
+    building the same checkpoint without it gives other logits."""
+    model, ckpt = hf_model("llama4_text"), tmp_path / "ckpt"
+    model.save_pretrained(ckpt)
+    ids = hfm.token_ids(hfm.PREFILL, seed=9)
+    want = reference_logits(model, ids)
+    for n, off in enumerate([("--set=attention_chunk_size=null", "--set=layer_types=null"),
+                             ("--set=attn_temperature_tuning=false",),
+                             ("--set=use_qk_norm=false",)]):
+        (tmp_path / str(n)).mkdir()
+        proc = logits_with_weights(gen_model(ckpt / "config.json", *off), ckpt, ids,
+                                   tmp_path / str(n), ("--device", device))
+        assert proc.returncode == 0, proc.stderr
+        moved = np.abs(np.load(tmp_path / str(n) / "out" / "logits.npy") - want).max()
+        assert moved > 0.02 * np.abs(want).max(), (off, moved)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,8 +1,8 @@
 //===- ModelGen.h - HIR models from Hugging Face config.json ----*- C++ -*-===//
 //
-// Reads a Hugging Face `config.json` (LlamaForCausalLM, MistralForCausalLM,
-// Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel, with transformers'
-// defaults and the checkpoint's parameter names) and builds the model in
+// Reads a Hugging Face `config.json` (the architectures of ModelFamily,
+// with transformers' defaults and the checkpoint's parameter names) and
+// builds the model in
 // rlx_hir: embedding, N decoder layers, final norm and LM head (tied or
 // untied), optionally with a KV cache. The same generator backs the
 // `rlx-gen` tool and the Python package's `rlx.models.from_hf_config`;
@@ -27,11 +27,11 @@ namespace mlir::rlx {
 /// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM,
 /// GPT2LMHeadModel, and the mixtures of experts MixtralForCausalLM,
 /// Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM,
-/// GptOssForCausalLM, DeepseekV3ForCausalLM).
+/// GptOssForCausalLM, DeepseekV3ForCausalLM, Llama4ForCausalLM).
 /// Anything else is an error, never a Llama look-alike.
 enum class ModelFamily {
   Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss,
-  DeepseekV3
+  DeepseekV3, Llama4
 };
 
 /// What the generator needs from a config.json, after transformers' defaults
@@ -121,12 +121,35 @@ struct ModelConfig {
     bool noauxTc = false;
     int64_t numGroups = 1, topkGroups = 1, firstSparseLayer = 0;
     double routedScalingFactor = 1.0;
+    /// Llama-4: the MoE layers by index (`moe_layers`, else every
+    /// interleave_moe_layer_step-th); the router's top-k sigmoid scores
+    /// scale the experts' inputs; one shared expert, always on.
+    std::optional<std::vector<int64_t>> moeLayers;
   } moe;
+
+  /// Llama-4's attention (Llama4TextAttention): layers that rotate
+  /// (`no_rope_layers`, 1 = rotates, transformers' naming; else every
+  /// no_rope_layer_interval-th layer is NoPE), rotary pairs interleaved
+  /// (its complex rotation), chunked attention of `attention_chunk_size` on
+  /// the `chunked_attention` layers of `layer_types`, a weightless RMS
+  /// ("L2") norm of each q/k head after the rotation with use_qk_norm, and
+  /// on NoPE layers with attn_temperature_tuning the queries scaled by
+  /// log1p(⌊(pos + 1) / floor_scale⌋)·attn_scale + 1. Dense layers use
+  /// intermediate_size_mlp.
+  struct Llama4 {
+    bool enabled = false;
+    std::vector<bool> ropeLayers, chunkedLayers;
+    int64_t chunkSize = 0, floorScale = 8192, denseIntermediateSize = 0;
+    bool qkL2Norm = true, temperatureTuning = true;
+    double attnScale = 0.1;
+  } llama4;
   /// OLMoE's q_norm/k_norm: RMSNorm over the whole q (k) projection, not
   /// per head (Qwen3's qkNorm).
   bool fullWidthQkNorm = false;
 
   bool isMoeLayer(int64_t layer) const {
+    if (moe.moeLayers)
+      return moe.numExperts > 0 && llvm::is_contained(*moe.moeLayers, layer);
     return moe.numExperts > 0 && layer >= moe.firstSparseLayer &&
            (layer + 1) % moe.sparseStep == 0 &&
            llvm::find(moe.mlpOnlyLayers, layer) == moe.mlpOnlyLayers.end();
