@@ -1,6 +1,6 @@
 """rlx_hir.moe_router and rlx_hir.moe_experts against transformers' own
 modules (the routers and sparse MoE blocks of Mixtral, Qwen2-MoE, Qwen3-MoE,
-OLMoE, DeepSeek-V3 and gpt-oss) and the field cases M1/M5, on cpu and emu
+OLMoE, DeepSeek-V3, gpt-oss and Llama-4) and the field cases M1/M5, on cpu and emu
 from one test body. Routing decisions must be identical: a wrong expert is a
 failure, not a tolerance."""
 from __future__ import annotations
@@ -49,6 +49,11 @@ def torch_router(family, **kw):
             r.e_score_correction_bias.copy_(torch.randn(E) * 0.1)
         attrs = dict(top_k=3, scoring="sigmoid", norm_topk_prob=True, routed_scaling_factor=2.5,
                      n_group=4, topk_group=2)
+    elif family == "llama4":
+        from transformers.models.llama4.modeling_llama4 import Llama4Router
+        r = Llama4Router(tf.Llama4TextConfig(hidden_size=H, num_local_experts=E,
+                                             num_experts_per_tok=2))
+        attrs = dict(top_k=2, scoring="sigmoid")
     elif family == "gpt_oss":
         from transformers.models.gpt_oss.modeling_gpt_oss import GptOssTopKRouter
         r = GptOssTopKRouter(tf.GptOssConfig(hidden_size=H, num_local_experts=E,
@@ -62,6 +67,11 @@ def torch_router(family, **kw):
     def reference(tokens):
         with torch.no_grad():
             out = r(torch.from_numpy(tokens))
+        if family == "llama4":
+            # Llama4Router: dense [T, E] scores (the sigmoid of the top-k
+            # logits, 0 elsewhere) and the logits; its choice is their top k.
+            ids = torch.topk(out[1], 2, dim=1).indices
+            return out[0].gather(1, ids).float().numpy(), ids.numpy()
         return out[1].float().numpy(), out[2].numpy()
     params = {n: p.detach().numpy().copy() for n, p in r.named_parameters()}
     if family == "deepseek_v3":
@@ -87,7 +97,7 @@ def build_router(params, attrs, tokens):
 
 
 ROUTERS = [("mixtral", {}), ("qwen2_moe", {}), ("qwen3_moe", {"norm": True}), ("olmoe", {}),
-           ("deepseek_v3", {}), ("gpt_oss", {})]
+           ("deepseek_v3", {}), ("gpt_oss", {}), ("llama4", {})]
 
 
 @pytest.mark.parametrize("device", DEVICES)
