@@ -354,7 +354,7 @@ std::pair<Value, ModelBuilder::LayerOut>
 ModelBuilder::mlaAttention(const std::string &p, int64_t i, Value x, Value positions) {
   const ModelConfig::Mla &m = c.mla;
   int64_t h = c.hiddenSize, heads = c.numHeads, nope = m.qkNopeHeadDim, rot = m.qkRopeHeadDim;
-  int64_t vd = m.vHeadDim, qkd = m.qkHeadDim(), d = std::max(qkd, vd);
+  int64_t vd = m.vHeadDim, qkd = m.qkHeadDim();
   int64_t batch = o.batch == kDyn ? -1 : o.batch;
   auto bias = [&](const std::string &name, int64_t n) {
     return c.qkvBias ? param(p + name + ".bias", {n}) : Value();
@@ -392,15 +392,9 @@ ModelBuilder::mlaAttention(const std::string &p, int64_t i, Value x, Value posit
   Value qRot = rope(mb.reshape(mb.sliceLast(q4, nope, rot), {batch, -1, heads * rot}), positions,
                     rot, style);
   Value query = mb.concat({mb.sliceLast(q4, 0, nope), mb.reshape(qRot, {batch, -1, heads, rot})}, 3);
-  // One head_dim for q·k and for v: the narrower side is padded with zeros
-  // (zeros in q and k add nothing to the scores; v's zero columns are
-  // sliced off the output).
-  auto padded = [&](Value t, int64_t width) {
-    if (width < d)
-      t = mb.concat({t, mb.broadcast(mb.zerosLike(mb.sliceLast(t, 0, 1)), {-1, -1, heads, d - width})},
-                    3);
-    return mb.reshape(t, {batch, -1, heads * d});
-  };
+  // q·k over qk_head_dim, v with its own v_head_dim (attention reads the
+  // value's head size from its width).
+  auto flat = [&](Value t, int64_t width) { return mb.reshape(t, {batch, -1, heads * width}); };
   // DeepseekV3Attention's scaling: qk_head_dim^-0.5, times the yarn mscale
   // of mscale_all_dim squared.
   double scale = 1.0 / std::sqrt(static_cast<double>(qkd));
@@ -409,13 +403,11 @@ ModelBuilder::mlaAttention(const std::string &p, int64_t i, Value x, Value posit
     scale *= mscale * mscale;
   }
   Value attn = mb.createWithOptional<hir::AttentionOp>(
-      padded(query, qkd), padded(key, qkd), padded(mb.sliceLast(kv, nope, vd), vd), Value(),
-      Value(), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(d),
+      flat(query, qkd), flat(key, qkd), flat(mb.sliceLast(kv, nope, vd), vd), Value(), Value(),
+      b.getI64IntegerAttr(heads), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(qkd),
       MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), b.getF64FloatAttr(scale),
       FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
-  Value out = mb.reshape(mb.sliceLast(mb.reshape(attn, {batch, -1, heads, d}), 0, vd),
-                         {batch, -1, heads * vd});
-  return {linearIn(out, "o_proj", h, heads * vd, c.oProjBias ? param(p + "o_proj.bias", {h}) : Value()),
+  return {linearIn(attn, "o_proj", h, heads * vd, c.oProjBias ? param(p + "o_proj.bias", {h}) : Value()),
           LayerOut{Value(), latent, kRot}};
 }
 

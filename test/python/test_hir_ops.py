@@ -371,6 +371,36 @@ def test_attention_chunked(case, device):
     assert_close(out, want, dtype)
 
 
+# A value head size of its own (DeepSeek-V3's MLA: q·k over
+# qk_nope + qk_rope, v over v_head_dim), bsd layout: v's width is
+# num_kv_heads · dv. On the CPU and on each GPU kernel forced strictly.
+VALUE_DIM_CASES = {
+    # name: (sq, sk, heads, kv, d, dv, dtype, extra flags)
+    "simt": (9, 9, 4, 4, 12, 16, "f32", ("--attention-kernel=simt", "--strict-kernels")),
+    "bf16_flash": (70, 70, 4, 4, 96, 64, "bf16", ("--attention-kernel=flash", "--strict-kernels")),
+    "bf16_wgmma": (70, 70, 2, 2, 192, 128, "bf16",
+                   ("--attention-kernel=wgmma", "--strict-kernels")),
+    "bf16_wgmma_decode": (1, 150, 2, 2, 192, 128, "bf16",
+                          ("--attention-kernel=wgmma", "--strict-kernels", "--kv-splits=2")),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+@pytest.mark.parametrize("case", VALUE_DIM_CASES)
+def test_attention_value_head_dim_differs(case, device):
+    sq, sk, heads, kv, d, dv, dtype, flags = VALUE_DIM_CASES[case]
+    q, k, v = randn(1, sq, heads * d), randn(1, sk, kv * d), randn(1, sk, kv * dv)
+    if dtype == "bf16":
+        q, k, v = as_bf16(q), as_bf16(k), as_bf16(v)
+    args = {"q": Arg(q, dtype), "k": Arg(k, dtype), "v": Arg(v, dtype)}
+    ot = ty((1, sq, heads * dv), dtype)
+    extra = ("--device", device) + (flags if device == "emu" else ())
+    out, = run_function(args, [ot], f"""  %o = rlx_hir.attention %q, %k, %v heads = {heads}, kv_heads = {kv}, head_dim = {d} causal
+      : {args['q'].type()}, {args['k'].type()}, {args['v'].type()}
+  return %o : {ot}""", extra=extra)
+    assert_close(out, ref.attention(q, k, v, heads, kv, d, mask_kind="causal"), dtype)
+
+
 def test_attention_sinks_masked_rows_are_zero():
     """A row whose every key is masked attends to its sink alone: 0, not NaN."""
     q, k, v = randn(1, 3, 16), randn(1, 3, 16), randn(1, 3, 16)

@@ -53,7 +53,7 @@ FAMILIES = {
     "gpt_oss": ("GptOssForCausalLM", {"num_local_experts": 4, "head_dim": 8,
                                       "sliding_window": 4, "swiglu_limit": 0.5}),
     # MLA with a q LoRA, the rotary pairs interleaved, head dims 8 + 4 for
-    # q·k and 16 for v (q and k padded to v's), biases on q_a/kv_a/o; yarn
+    # q·k and 16 for v, biases on q_a/kv_a/o; yarn
     # with mscale_all_dim (the softmax scale); sigmoid routing with a
     # correction bias over 4 groups of 2 experts, top 2 groups; one shared
     # expert; layer 0 dense.
@@ -75,8 +75,8 @@ FAMILIES["llama4_text"] = ("Llama4ForCausalLM", {
     "intermediate_size_mlp": 24, "num_local_experts": 4, "num_experts_per_tok": 1,
     "interleave_moe_layer_step": 2, "no_rope_layer_interval": 3, "attention_chunk_size": 4,
     "floor_scale": 2, "attn_scale": 0.5})
-# The other MLA form: q_proj (q_lora_rank null), v narrower than q·k (v
-# padded), rotate_half pairs, no rope scaling, no biases.
+# The other MLA form: q_proj (q_lora_rank null), v narrower than q·k,
+# rotate_half pairs, no rope scaling, no biases.
 DEEPSEEK_Q_PROJ = {"q_lora_rank": None, "qk_nope_head_dim": 12, "v_head_dim": 8,
                    "rope_interleave": False, "attention_bias": False, "rope_parameters": None}
 
