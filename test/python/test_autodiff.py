@@ -271,6 +271,7 @@ def test_rope(style, rot):
 ATTENTION = {
     "causal_gqa": "heads = 4, kv_heads = 2, head_dim = 4 causal",
     "sliding_window": "heads = 4, kv_heads = 4, head_dim = 4 sliding_window window = 2",
+    "chunked": "heads = 4, kv_heads = 2, head_dim = 4 chunked window = 2",
     "none_softcap_scale": "heads = 4, kv_heads = 1, head_dim = 4 scale = 0.3 softcap = 2.0",
 }
 

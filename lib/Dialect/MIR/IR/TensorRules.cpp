@@ -315,7 +315,8 @@ LogicalResult RopeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> 
 /// t · exp(mask(0)): the tangent (or cotangent) where the entry is visible,
 /// zero where it is masked (−inf has no derivative).
 static Value maskedLike(MIRBuilder &mb, CausalMaskOp op, Value t) {
-  Value keep = mb.unary<ExpOp>(mb.create<CausalMaskOp>(mb.zerosLike(t), op.getWindowAttr()));
+  Value keep = mb.unary<ExpOp>(
+      mb.create<CausalMaskOp>(mb.zerosLike(t), op.getWindowAttr(), op.getChunked()));
   return mb.mul(t, keep);
 }
 
@@ -334,6 +335,6 @@ LogicalResult CausalMaskOp::jvp(MIRBuilder &mb, ValueRange tangents,
 
 LogicalResult CausalMaskOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool>,
                                   SmallVectorImpl<Value> &results) {
-  return single(*this, mb, mb.create<CausalMaskOp>(operands[0], getWindowAttr()),
+  return single(*this, mb, mb.create<CausalMaskOp>(operands[0], getWindowAttr(), getChunked()),
                 Mode::Batching, results);
 }
