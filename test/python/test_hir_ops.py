@@ -398,7 +398,11 @@ def test_attention_value_head_dim_differs(case, device):
     out, = run_function(args, [ot], f"""  %o = rlx_hir.attention %q, %k, %v heads = {heads}, kv_heads = {kv}, head_dim = {d} causal
       : {args['q'].type()}, {args['k'].type()}, {args['v'].type()}
   return %o : {ot}""", extra=extra)
-    assert_close(out, ref.attention(q, k, v, heads, kv, d, mask_kind="causal"), dtype)
+    want = ref.attention(q, k, v, heads, kv, d, mask_kind="causal")
+    # bf16 kernels round P to bf16 before P·V: an absolute error of about
+    # 2^-8 of the output's size on its smallest entries.
+    atol = 4e-3 * np.abs(want).max() if dtype == "bf16" else None
+    assert_close(out, want, dtype, atol=atol)
 
 
 def test_attention_sinks_masked_rows_are_zero():
