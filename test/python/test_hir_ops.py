@@ -325,7 +325,9 @@ def test_attention_sinks(case, device):
         q, k, v, sinks = as_bf16(q), as_bf16(k), as_bf16(v), as_bf16(sinks)
     args = {"q": Arg(q, dtype), "k": Arg(k, dtype), "v": Arg(v, dtype), "s": Arg(sinks, dtype)}
     ot = ty((1, sq, heads * hd), dtype)
-    extra = ("--device", device) + (flags if device == "emu" else ())
+    # ptxas -v of every kernel (the partials and the combine holding the
+    # sinks): a spill or a stack frame is an error.
+    extra = ("--device", device) + (flags + ("--spills=error",) if device == "emu" else ())
     out, = run_function(args, [ot], f"""  %o = rlx_hir.attention %q, %k, %v sinks(%s : {ty((heads,), dtype)}) heads = {heads}, kv_heads = {kv}, head_dim = {hd} {attrs}
       : {args['q'].type()}, {args['k'].type()}, {args['v'].type()}
   return %o : {ot}""", extra=extra)
@@ -373,7 +375,7 @@ def test_attention_chunked(case, device):
         q, k, v = as_bf16(q), as_bf16(k), as_bf16(v)
     args = {"q": Arg(q, dtype), "k": Arg(k, dtype), "v": Arg(v, dtype)}
     ot = ty((1, sq, heads * hd), dtype)
-    extra = ("--device", device) + (flags if device == "emu" else ())
+    extra = ("--device", device) + (flags + ("--spills=error",) if device == "emu" else ())
     out, = run_function(args, [ot], f"""  %o = rlx_hir.attention %q, %k, %v heads = {heads}, kv_heads = {kv}, head_dim = {hd} chunked window = {chunk}
       : {args['q'].type()}, {args['k'].type()}, {args['v'].type()}
   return %o : {ot}""", extra=extra)
