@@ -344,7 +344,7 @@ void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
     m.numExperts = r.integerOf({"n_routed_experts", "num_local_experts"}, 256);
     m.topK = r.integer("num_experts_per_tok", 8);
     m.intermediateSize = r.integer("moe_intermediate_size", 2048);
-    m.normTopkProb = r.boolean("norm_topk_prob", true);
+    m.normTopkProb = !root.get("norm_topk_prob") || r.boolean("norm_topk_prob", false);
     m.noauxTc = true;
     m.numGroups = r.integer("n_group", 8);
     m.topkGroups = r.integer("topk_group", 4);
@@ -441,7 +441,8 @@ void readMla(Reader &r, ModelConfig &c) {
   m.qkNopeHeadDim = r.integer("qk_nope_head_dim", 128);
   m.qkRopeHeadDim = r.integer("qk_rope_head_dim", 64);
   m.vHeadDim = r.integer("v_head_dim", 128);
-  m.ropeInterleave = r.boolean("rope_interleave", true);
+  // bool | None in DeepseekV3Config: null is off.
+  m.ropeInterleave = !r.obj.get("rope_interleave") || r.boolean("rope_interleave", false);
   // attention_bias: q_a_proj, kv_a_proj_with_mqa and o_proj.
   c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
   c.headDim = m.qkRopeHeadDim;
@@ -513,11 +514,11 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   c.hiddenSize = r.integer("hidden_size");
   c.numLayers = r.integer("num_hidden_layers");
   c.numHeads = r.integer("num_attention_heads");
-  // GptOssConfig defaults the KV heads to 8, the others to the heads.
-  c.numKvHeads = r.integer("num_key_value_heads",
-                           c.family == ModelFamily::GptOss || c.family == ModelFamily::Llama4
-                               ? 8
-                               : c.numHeads);
+  // GptOssConfig and Llama4TextConfig default the KV heads to 8, the others
+  // to the heads (a null is the heads for Llama-4, as its __post_init__ makes it).
+  bool eightKv = c.family == ModelFamily::GptOss ||
+                 (c.family == ModelFamily::Llama4 && !root.get("num_key_value_heads"));
+  c.numKvHeads = r.integer("num_key_value_heads", eightKv ? 8 : c.numHeads);
   // Qwen3Config defaults head_dim to 128; the others derive it.
   std::optional<int64_t> derived;
   if (c.family == ModelFamily::Qwen3)
@@ -739,6 +740,18 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
        product({c.maxPositions, c.headDim})},
       {"the experts (3 x num_experts x their intermediate size x hidden_size)",
        product({3, c.moe.numExperts, c.moe.intermediateSize, c.hiddenSize})},
+      {"the shared experts (3 x their intermediate size x hidden_size)",
+       product({3, c.moe.sharedIntermediateSize, c.hiddenSize})},
+      {"the dense MLP (3 x intermediate_size_mlp x hidden_size)",
+       product({3, c.llama4.denseIntermediateSize, c.hiddenSize})},
+      {"MLA's q projection (num_attention_heads x qk_head_dim x q_lora_rank or hidden_size)",
+       product({c.numHeads, c.mla.qkHeadDim(),
+                c.mla.qLoraRank > 0 ? c.mla.qLoraRank : c.hiddenSize})},
+      {"MLA's kv_b_proj (num_attention_heads x (qk_nope_head_dim + v_head_dim) x "
+       "kv_lora_rank)",
+       product({c.numHeads, c.mla.qkNopeHeadDim + c.mla.vHeadDim, c.mla.kvLoraRank})},
+      {"MLA's o_proj (hidden_size x num_attention_heads x v_head_dim)",
+       product({c.hiddenSize, c.numHeads, c.mla.vHeadDim})},
   };
   uint64_t total = 0;
   for (const Weight &w : weights) {

@@ -198,9 +198,10 @@ private:
                     {o.batch, pastLen, valueWidth ? valueWidth : kv}, {"batch", "past_seq", ""});
     return {k, v};
   }
-  Value rmsNorm(Value x, const std::string &weightName, int64_t width) {
+  Value rmsNorm(Value x, const std::string &weightName, int64_t width,
+                std::optional<double> eps = std::nullopt) {
     return mb.createWithOptional<hir::RmsNormOp>(x, param(weightName, {width}),
-                                                 b.getF64FloatAttr(c.eps));
+                                                 b.getF64FloatAttr(eps.value_or(c.eps)));
   }
   Value rope(Value x, Value positions, int64_t headDim, RopeStyle style = RopeStyle::NeoX) {
     return mb.createWithOptional<hir::RopeOp>(x, positions, Value(), Value(),
@@ -346,6 +347,10 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   return {mb.add(mlp, rn.getSum()), ks, vs};
 }
 
+/// DeepseekV3Attention builds q_a_layernorm and kv_a_layernorm as
+/// DeepseekV3RMSNorm(rank): its default eps, not rms_norm_eps.
+constexpr double kLatentNormEps = 1e-6;
+
 /// DeepseekV3Attention (multi-head latent attention) on the normed hidden
 /// states `x`: the attention's output before o_proj's residual, and the
 /// layer's present K/V (the normalized latent and the rotated shared key,
@@ -365,7 +370,7 @@ ModelBuilder::mlaAttention(const std::string &p, int64_t i, Value x, Value posit
   Value q = m.qLoraRank > 0
                 ? linearIn(rmsNorm(linearIn(x, "q_a_proj", m.qLoraRank, h,
                                             bias("q_a_proj", m.qLoraRank)),
-                                   p + "q_a_layernorm.weight", m.qLoraRank),
+                                   p + "q_a_layernorm.weight", m.qLoraRank, kLatentNormEps),
                            "q_b_proj", heads * qkd, m.qLoraRank, Value())
                 : linearIn(x, "q_proj", heads * qkd, h, Value());
   Value compressed = linearIn(x, "kv_a_proj_with_mqa", m.kvLoraRank + rot, h,
@@ -375,7 +380,7 @@ ModelBuilder::mlaAttention(const std::string &p, int64_t i, Value x, Value posit
   // the interleaved rotation gives it.
   RopeStyle style = m.ropeInterleave ? RopeStyle::GPTJ : RopeStyle::NeoX;
   Value latent = rmsNorm(mb.sliceLast(compressed, 0, m.kvLoraRank), p + "kv_a_layernorm.weight",
-                         m.kvLoraRank);
+                         m.kvLoraRank, kLatentNormEps);
   Value kRot = rope(mb.sliceLast(compressed, m.kvLoraRank, rot), positions, rot, style);
   auto [pastLatent, pastRot] = pastKv(i, m.kvLoraRank, rot);
   if (pastLatent) {
@@ -472,7 +477,10 @@ ModelBuilder::LayerOut ModelBuilder::llama4Layer(int64_t i, Value x, Value posit
                                                                 mb.scalar(f32, 1.0))),
                                 mb.scalar(f32, l.attnScale)),
                          mb.scalar(f32, 1.0));
-    qs = mb.mul(qs, mb.cast(mb.reshape(scale, {-1, 1}), elementType()));
+    // transformers multiplies in f32 and rounds the product once.
+    Value scaled = mb.mul(elementType() == f32 ? qs : mb.cast(qs, f32),
+                          mb.reshape(scale, {-1, 1}));
+    qs = elementType() == f32 ? scaled : mb.cast(scaled, elementType());
   }
   if (pastK) {
     ks = mb.concat({pastK, ks}, 1);
@@ -612,14 +620,24 @@ Value ModelBuilder::moeBlock(const std::string &layerPrefix, Value x) {
   if (c.moe.gptOss)
     return gptOssMoeBlock(p, x);
   const ModelConfig::Moe &m = c.moe;
-  Value router = param(p + "gate.weight", {m.numExperts, c.hiddenSize});
   // DeepSeek-V3: sigmoid scores, a selection-only correction bias,
-  // group-limited top-k and a scaling factor.
-  Value correction =
-      m.noauxTc ? param(p + "gate.e_score_correction_bias", {m.numExperts}) : Value();
+  // group-limited top-k and a scaling factor. DeepseekV3TopkRouter keeps
+  // its weight and bias in f32 whatever the model's dtype and computes the
+  // logits from f32 hidden states: so does this router.
+  Value router, correction, routed = x;
+  if (m.noauxTc) {
+    Type f32 = b.getF32Type();
+    router = addArg(tensor({m.numExperts, c.hiddenSize}, f32), "rlx.param", p + "gate.weight");
+    correction = addArg(tensor({m.numExperts}, f32), "rlx.param",
+                        p + "gate.e_score_correction_bias");
+    if (elementType() != f32)
+      routed = mb.cast(x, f32);
+  } else {
+    router = param(p + "gate.weight", {m.numExperts, c.hiddenSize});
+  }
   auto [gateUp, down] = expertWeights(p);
   auto route = createMulti<hir::MoeRouterOp>(
-      x, router, Value(), correction, b.getI64IntegerAttr(m.topK),
+      routed, router, Value(), correction, b.getI64IntegerAttr(m.topK),
       MoeScoringAttr::get(ctx, m.noauxTc ? MoeScoring::Sigmoid : MoeScoring::Softmax),
       m.normTopkProb ? b.getUnitAttr() : UnitAttr(),
       m.noauxTc ? b.getF64FloatAttr(m.routedScalingFactor) : FloatAttr(),
@@ -822,6 +840,16 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
   if (!config.slidingLayers.empty() && layers > static_cast<int64_t>(config.slidingLayers.size())) {
     emitError(UnknownLoc::get(ctx)) << "layer_types names " << config.slidingLayers.size()
                                     << " layers but " << layers << " are built";
+    return nullptr;
+  }
+  // Llama-4's per-layer lists (no_rope_layers, layer_types) cover the
+  // config's layers: building more is an error, not a read past them.
+  if (config.llama4.enabled &&
+      (layers > static_cast<int64_t>(config.llama4.ropeLayers.size()) ||
+       layers > static_cast<int64_t>(config.llama4.chunkedLayers.size()))) {
+    emitError(UnknownLoc::get(ctx)) << "Llama-4's no_rope_layers / layer_types describe "
+                                    << config.llama4.ropeLayers.size() << " layers but "
+                                    << layers << " are built";
     return nullptr;
   }
   // Every failure is reported: one that emitted nothing is named here

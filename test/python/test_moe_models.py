@@ -76,9 +76,11 @@ FAMILIES["llama4_text"] = ("Llama4ForCausalLM", {
     "interleave_moe_layer_step": 2, "no_rope_layer_interval": 3, "attention_chunk_size": 4,
     "floor_scale": 2, "attn_scale": 0.5})
 # The other MLA form: q_proj (q_lora_rank null), v narrower than q·k,
-# rotate_half pairs, no rope scaling, no biases.
+# rotate_half pairs, no rope scaling, no biases; a large rms_norm_eps, which
+# kv_a_layernorm does not take (DeepseekV3RMSNorm's own 1e-6).
 DEEPSEEK_Q_PROJ = {"q_lora_rank": None, "qk_nope_head_dim": 12, "v_head_dim": 8,
-                   "rope_interleave": False, "attention_bias": False, "rope_parameters": None}
+                   "rope_interleave": False, "attention_bias": False, "rope_parameters": None,
+                   "rms_norm_eps": 0.05}
 
 
 def hf_model(family, **changes):

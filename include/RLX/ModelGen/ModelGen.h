@@ -83,7 +83,9 @@ struct ModelConfig {
   /// rope_interleave) rotated, softmax scale qk_head_dim^-0.5 (times the
   /// yarn mscale², above). The KV cache holds what transformers' does: the
   /// normalized latent [B, S, kv_lora_rank] as `key` and the rotated k_rot
-  /// [B, S, qk_rope_head_dim] as `value`.
+  /// [B, S, qk_rope_head_dim] as `value` (with rope_interleave its rotated
+  /// pairs stay interleaved where transformers writes them de-interleaved:
+  /// a fixed permutation of its cache's last dim; q·k is the same).
   struct Mla {
     int64_t qLoraRank = 0; ///< 0: q_proj (q_lora_rank null)
     int64_t kvLoraRank = 0, qkNopeHeadDim = 0, qkRopeHeadDim = 0, vHeadDim = 0;

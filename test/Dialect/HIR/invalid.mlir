@@ -676,6 +676,17 @@ func.func @decoder_layer_mask(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: t
 
 // -----
 
+func.func @decoder_layer_chunked(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
+                                 %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
+  // expected-error @+1 {{a decoder layer's mask must be causal or sliding_window (chunked attention is written with rlx_hir.attention)}}
+  %0:3 = rlx_hir.decoder_layer %x positions(%pos : tensor<?xi64>)
+      weights(%n, %wq, %wkv, %wkv, %wq, %n, %wg, %wg, %wd : tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+      heads = 4, kv_heads = 2, head_dim = 16 eps = 1.0e-05 theta = 10000.0 mask chunked : tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
 func.func @decoder_layer_window(%x: tensor<1x?x64xf32>, %pos: tensor<?xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>,
                                 %wkv: tensor<32x64xf32>, %wg: tensor<128x64xf32>, %wd: tensor<64x128xf32>) {
   // expected-error @+1 {{sliding_window needs a window > 0 (and only it takes one)}}

@@ -287,8 +287,9 @@ LogicalResult DecoderLayerOp::inferReturnTypes(MLIRContext *,
   if (!(a.getTheta().convertToDouble() > 0.0))
     return shapeError(loc, "theta must be > 0");
   MaskKind mask = enumOr(a.getMaskAttr(), MaskKind::Causal);
-  if (mask == MaskKind::None)
-    return shapeError(loc, "a decoder layer's mask must be causal or sliding_window");
+  if (mask == MaskKind::None || mask == MaskKind::Chunked)
+    return shapeError(loc, "a decoder layer's mask must be causal or sliding_window (chunked "
+                           "attention is written with rlx_hir.attention)");
   if ((mask == MaskKind::SlidingWindow) != a.getWindow().has_value() ||
       (a.getWindow() && *a.getWindow() <= 0))
     return shapeError(loc, "sliding_window needs a window > 0 (and only it takes one)");

@@ -30,7 +30,7 @@ FailureOr<llvm::APFloat> parseF64Param(AsmParser &parser);
 
 namespace mlir::rlx {
 /// custom<OptionalMaskKind>: an optional bare keyword (`causal`,
-/// `sliding_window`, `none`) in attention ops; absent means `none`.
+/// `sliding_window`, `chunked`, `none`) in attention ops; absent means `none`.
 ParseResult parseOptionalMaskKind(OpAsmParser &parser, MaskKindAttr &attr);
 void printOptionalMaskKind(OpAsmPrinter &printer, Operation *op, MaskKindAttr attr);
 } // namespace mlir::rlx

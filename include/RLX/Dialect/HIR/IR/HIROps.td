@@ -189,7 +189,7 @@ def HIR_SwiGluOp : HIR_Op<"swiglu"> {
 //===----------------------------------------------------------------------===//
 
 def HIR_AttentionOp : HIR_Op<"attention", [AttrSizedOperandSegments]> {
-  let summary = "scaled dot-product attention with GQA, causal/sliding masks";
+  let summary = "scaled dot-product attention with GQA, causal/sliding/chunked masks";
   let description = [{
     `out = softmax(mask(softcap(scale · q·kᵀ)))·v` per head, computed with the
     running-max trick in f32. Semantics follow PyTorch
@@ -203,7 +203,9 @@ def HIR_AttentionOp : HIR_Op<"attention", [AttrSizedOperandSegments]> {
       before the mask (Gemma-2).
     - `causal` is bottom-right aligned: key `j` is visible to query `i` iff
       `j ≤ i'` with `i' = i + Sk − Sq` (a decode step sees every key).
-      `sliding_window` with `window = w` keeps `i' − w < j ≤ i'`.
+      `sliding_window` with `window = w` keeps `i' − w < j ≤ i'`;
+      `chunked` with `window = c` (the chunk size) keeps `⌊i'/c⌋·c ≤ j ≤ i'`
+      (Llama-4's `chunked_attention` layers).
     - `mask` operand (optional): i1 (true = attend, PyTorch SDPA) or additive
       float, broadcastable to `[B, num_heads, Sq, Sk]` from rank 2
       `[Sq, Sk]`, rank 3 `[B, Sq, Sk]` or rank 4 `[B, 1|num_heads, Sq, Sk]`.
@@ -223,8 +225,9 @@ def HIR_AttentionOp : HIR_Op<"attention", [AttrSizedOperandSegments]> {
     The verifier rejects: num_heads not divisible by num_kv_heads,
     non-positive head counts or head_dim, a q/k/v hidden size that is not
     heads × head_dim, ranks that do not match the layout, mismatched batch or
-    k/v sequence lengths, a sliding window without a positive `window`
-    (or a `window` with another mask kind), non-positive scale or softcap, a
+    k/v sequence lengths, a sliding window or chunked mask without a
+    positive `window` (or a `window` with another mask kind), non-positive
+    scale or softcap, a
     mask of the wrong rank, shape or element type, sinks that are not
     `[num_heads]` of q's element type.
 
@@ -438,7 +441,8 @@ def HIR_DecoderLayerOp : HIR_Op<"decoder_layer", [AttrSizedOperandSegments]> {
 
     Attributes: `num_heads`, `num_kv_heads`, `head_dim`, `eps` (both norms,
     and the qk norms), `theta`, optional RoPE `scaling`, `mask` (`causal`
-    default, or `sliding_window` with `window`), `activation` (`silu`).
+    default, or `sliding_window` with `window`; chunked attention is written
+    with `rlx_hir.attention`), `activation` (`silu`).
 
     The verifier rejects any weight whose shape does not match H, I, Hq·D,
     Hkv·D or D, heads not divisible by kv heads, eps/theta ≤ 0, one of

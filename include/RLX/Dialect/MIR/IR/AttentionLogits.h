@@ -5,10 +5,11 @@
 //
 //   t = visible(i, j) ? softcap(scale · s) [+ mask] : -inf
 //   softcap(x) = c · tanh(x / c)                         (when softcap = c)
-//   visible(i, j): j ≤ i + Sk − Sq  [and j > i + Sk − Sq − window]
-//                                      (causal / sliding_window, aligned
-//                                       bottom-right as torch's is_causal
-//                                       with a KV cache)
+//   visible(i, j): j ≤ i' = i + Sk − Sq  [and j > i' − window]
+//                                      [or j ≥ ⌊i'/window⌋·window]
+//                                      (causal / sliding_window / chunked,
+//                                       aligned bottom-right as torch's
+//                                       is_causal with a KV cache)
 //
 // a boolean mask hides keys where it is false, a float mask is added. The
 // formula is written once, in attentionLogit, over the steps of a value
@@ -68,8 +69,8 @@ V attentionLogit(const LogitSteps<V> &steps, const AttentionConfig &cfg, double 
   return s;
 }
 
-/// The keys query row i sees under a causal or sliding-window mask: j in
-/// [first, last] (inclusive; first null without a window), i.e.
+/// The keys query row i sees under a causal, sliding-window or chunked
+/// mask: j in [first, last] (inclusive; first null without a window), i.e.
 /// last = i + Sk − Sq and first = last − window + 1. Integers of i's type
 /// (index or i32), signed. visible(i, j) below is this range.
 struct KeyRange {
@@ -78,7 +79,7 @@ struct KeyRange {
 /// With `chunked`, `window` is the chunk size c and first = ⌊last/c⌋·c.
 KeyRange causalKeyRange(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i,
                         int64_t diagonal, bool chunked = false);
-/// visible(i, j) of a causal or sliding-window mask (an i1) for query row i
+/// visible(i, j) of a causal, sliding-window or chunked mask (an i1) for query row i
 /// and key j (index values; signed: i + Sk − Sq is negative for the first
 /// rows when Sq > Sk). `diagonal` is Sk − Sq.
 Value causalVisible(OpBuilder &b, Location loc, std::optional<int64_t> window, Value i, Value j,
