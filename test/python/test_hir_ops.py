@@ -366,19 +366,29 @@ def bf16_atol(want, dtype):
     return 4e-3 * np.abs(want).max() if dtype == "bf16" else None
 
 
+def kernel_attention(case, device, sq, sk, heads, kv, d, dv, dtype, flags, attrs):
+    """q [1, Sq, heads·d], k [1, Sk, kv·d], v [1, Sk, kv·dv] from the case's
+    own generator (bf16-rounded for bf16) through rlx_hir.attention with
+    `attrs`; on the emulator with `flags` and every kernel under ptxas -v
+    with spills as errors. Returns q, k, v and the output."""
+    q, k, v = seeded_qkv(case, (1, sq, heads * d), (1, sk, kv * d), (1, sk, kv * dv))
+    if dtype == "bf16":
+        q, k, v = as_bf16(q), as_bf16(k), as_bf16(v)
+    args = {"q": Arg(q, dtype), "k": Arg(k, dtype), "v": Arg(v, dtype)}
+    ot = ty((1, sq, heads * dv), dtype)
+    extra = ("--device", device) + (flags + ("--spills=error",) if device == "emu" else ())
+    out, = run_function(args, [ot], f"""  %o = rlx_hir.attention %q, %k, %v heads = {heads}, kv_heads = {kv}, head_dim = {d} {attrs}
+      : {args['q'].type()}, {args['k'].type()}, {args['v'].type()}
+  return %o : {ot}""", extra=extra)
+    return q, k, v, out
+
+
 @pytest.mark.parametrize("device", ["cpu", "emu"])
 @pytest.mark.parametrize("case", CHUNKED_CASES)
 def test_attention_chunked(case, device):
     sq, sk, heads, kv, hd, chunk, dtype, flags = CHUNKED_CASES[case]
-    q, k, v = seeded_qkv(case, (1, sq, heads * hd), (1, sk, kv * hd), (1, sk, kv * hd))
-    if dtype == "bf16":
-        q, k, v = as_bf16(q), as_bf16(k), as_bf16(v)
-    args = {"q": Arg(q, dtype), "k": Arg(k, dtype), "v": Arg(v, dtype)}
-    ot = ty((1, sq, heads * hd), dtype)
-    extra = ("--device", device) + (flags + ("--spills=error",) if device == "emu" else ())
-    out, = run_function(args, [ot], f"""  %o = rlx_hir.attention %q, %k, %v heads = {heads}, kv_heads = {kv}, head_dim = {hd} chunked window = {chunk}
-      : {args['q'].type()}, {args['k'].type()}, {args['v'].type()}
-  return %o : {ot}""", extra=extra)
+    q, k, v, out = kernel_attention(case, device, sq, sk, heads, kv, hd, hd, dtype, flags,
+                                    f"chunked window = {chunk}")
     want = ref.attention(q, k, v, heads, kv, hd, mask_kind="chunked", window=chunk)
     # The chunks matter: plain causal attention is another output.
     assert np.abs(ref.attention(q, k, v, heads, kv, hd, mask_kind="causal") - want).max() > 0.05
@@ -403,15 +413,7 @@ VALUE_DIM_CASES = {
 @pytest.mark.parametrize("case", VALUE_DIM_CASES)
 def test_attention_value_head_dim_differs(case, device):
     sq, sk, heads, kv, d, dv, dtype, flags = VALUE_DIM_CASES[case]
-    q, k, v = seeded_qkv(case, (1, sq, heads * d), (1, sk, kv * d), (1, sk, kv * dv))
-    if dtype == "bf16":
-        q, k, v = as_bf16(q), as_bf16(k), as_bf16(v)
-    args = {"q": Arg(q, dtype), "k": Arg(k, dtype), "v": Arg(v, dtype)}
-    ot = ty((1, sq, heads * dv), dtype)
-    extra = ("--device", device) + (flags if device == "emu" else ())
-    out, = run_function(args, [ot], f"""  %o = rlx_hir.attention %q, %k, %v heads = {heads}, kv_heads = {kv}, head_dim = {d} causal
-      : {args['q'].type()}, {args['k'].type()}, {args['v'].type()}
-  return %o : {ot}""", extra=extra)
+    q, k, v, out = kernel_attention(case, device, sq, sk, heads, kv, d, dv, dtype, flags, "causal")
     want = ref.attention(q, k, v, heads, kv, d, mask_kind="causal")
     assert_close(out, want, dtype, atol=bf16_atol(want, dtype))
 
