@@ -17,7 +17,9 @@ per-expert names are the checkpoints' (`experts.<e>.w1` for Mixtral,
 (`--device=emu`) from one test body. Logits must equal transformers' (f32,
 rtol 1e-4); with `--stacked-experts` the model takes transformers 5's stacked
 `experts.gate_up_proj`/`down_proj` (named_parameters()) instead; greedy
-generation of 32 tokens must be the tokens of `generate(do_sample=False)`.
+generation of 32 tokens must be the tokens of `generate(do_sample=False)`
+(check_greedy_generation, run by test_moe_generation.py and
+test_moe_generation_more.py for half the families each).
 """
 from __future__ import annotations
 
@@ -165,15 +167,19 @@ generate = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(generate)
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_greedy_generation_matches_transformers(saved, device):
-    family, model, ckpt = saved
+def check_greedy_generation(family, device, tmp_path):
+    """32 greedy tokens of examples/python/generate.py (one compiled step per
+    history length) equal to transformers' generate(do_sample=False). The
+    test body of test_moe_generation*.py, which split the families in two
+    so that the suite's two workers share them."""
+    model = hf_model(family)
+    model.save_pretrained(tmp_path / "ckpt")
     prompt = hfm.token_ids(7, seed=3)
     with torch.no_grad():
         want = model.generate(torch.from_numpy(prompt), max_new_tokens=32, min_new_tokens=32,
                               do_sample=False, pad_token_id=0, eos_token_id=None)
     want = want[0, prompt.shape[1]:].tolist()
-    got = generate.Generator(ckpt, device).generate(prompt[0].tolist(), 32)
+    got = generate.Generator(tmp_path / "ckpt", device).generate(prompt[0].tolist(), 32)
     assert got == want, f"RLX {got}\nHF  {want}"
     assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
 
