@@ -176,13 +176,17 @@ LogicalResult CompileOptions::verify(std::string &error) const {
     error = flag.str() + " must be >= " + std::to_string(min) + ", got " + std::to_string(v);
     return false;
   };
-  if (!positive("tp", tp, 0) || !positive("rank", rank, -1) || !positive("row-tile", rowTile, 1) ||
+  if (!positive("tp", tp, 0) || !positive("ep", ep, 0) || !positive("rank", rank, -1) || !positive("row-tile", rowTile, 1) ||
       !positive("blas-min-flops", blasMinFlops, 0) || !positive("alignment", alignment, 1) ||
       !positive("blas-threads", blasThreads, 0) || !positive("split-k", splitK, 0) ||
       !positive("kv-splits", kvSplits, 0))
     return failure();
   if (optLevel < 0 || optLevel > 3) {
     error = "O must be 0, 1, 2 or 3, got " + std::to_string(optLevel);
+    return failure();
+  }
+  if (ep > 0 && (tp == 0 || tp % ep)) {
+    error = "ep " + std::to_string(ep) + " must divide tp (tp = " + std::to_string(tp) + ")";
     return failure();
   }
   if (rank >= 0 && rank >= tp) {

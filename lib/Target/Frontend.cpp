@@ -16,13 +16,16 @@
 using namespace mlir;
 using namespace mlir::rlx;
 
-void mlir::rlx::addTensorParallelPasses(OpPassManager &pm, int64_t tp) {
+void mlir::rlx::addTensorParallelPasses(OpPassManager &pm, int64_t tp, int64_t ep) {
   mir::MIRShardOptions shard;
   shard.tp = tp;
+  shard.ep = ep;
   pm.addPass(mir::createMIRShard(shard));
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   fpm.addPass(shard::createShardingPropagation());
+  fpm.addPass(mir::createMIRStepwiseReshard());
   fpm.addPass(shard::createPartition());
+  pm.addPass(mir::createMIRFlattenGrid());
 }
 
 void mlir::rlx::addImportPasses(OpPassManager &pm, ArrayRef<std::string> weightArgs) {
@@ -67,7 +70,7 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
   if (specializeFirst)
     specialize();
   if (options.tp > 0) {
-    addTensorParallelPasses(pm, options.tp);
+    addTensorParallelPasses(pm, options.tp, options.ep);
     if (options.gpuCollectives || options.rank >= 0) {
       mir::MIRBindRankOptions bind;
       bind.rank = options.rank;

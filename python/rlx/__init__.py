@@ -125,7 +125,8 @@ class CompiledModel:
 
 
 def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None, *,
-                 tp: int = 1, rank: int = 0) -> dict[str, np.ndarray]:
+                 tp: int = 1, rank: int = 0,
+                 rank_model: Optional[CompiledModel] = None) -> dict[str, np.ndarray]:
     """The tensors of a Hugging Face safetensors checkpoint by name: a
     ``.safetensors`` file, or a directory as ``save_pretrained`` writes it (one
     file, or shards with ``model.safetensors.index.json``). bf16 tensors come
@@ -138,7 +139,11 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
     (W4A4's activation scale) is dropped.
     With `tp` > 1, each tensor is rank `rank`'s block (:func:`shard_weight`),
     as ``mpirun -np tp rlx-run --tp tp --weights`` gives each rank; `model`
-    is then the whole (unsharded) model the checkpoint is checked against.
+    is then the whole (unsharded) model the checkpoint is checked against,
+    and `rank_model` (optional) the rank's own compiled model (``tp``,
+    ``rank``, ``ep`` compile options): each tensor is cut to its argument's
+    shape there (:func:`shard_weight` with ``shape``), which stacked MoE
+    experts compiled with ``ep`` < tp need.
     Pass the result to :meth:`CompiledModel.run` with the inputs."""
     if tp < 1 or not 0 <= rank < tp:
         raise RlxError(f"load_weights: rank {rank} of tp = {tp} is not a rank")
@@ -160,8 +165,10 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
             elif name not in params:
                 raise RlxError(f"checkpoint tensor '{name}' is not a parameter of the model")
     if tp > 1:
+        shapes = ({a["name"]: a["shape"] for a in rank_model.arguments}
+                  if rank_model is not None else {})
         for name in list(weights):
-            weights[name] = shard_weight(name, weights[name], rank, tp)
+            weights[name] = shard_weight(name, weights[name], rank, tp, shape=shapes.get(name))
     return weights
 
 
@@ -177,12 +184,18 @@ def tensor_parallel_split(name: str, ndim: int) -> dict:
     return _rlx.tensor_parallel_split(name, ndim)
 
 
-def shard_weight(name: str, array, rank: int, tp: int) -> np.ndarray:
+def shard_weight(name: str, array, rank: int, tp: int, *,
+                 shape: Optional[Sequence[int]] = None) -> np.ndarray:
     """Rank `rank`'s block of the whole tensor `name` under tensor
     parallelism of `tp` ranks: `array` itself when replicated, else the
     contiguous block ``[rank·size/tp, (rank+1)·size/tp)`` of the split dim,
     or for a packed projection block `rank` of every part, side by side
     (packed parts are equal: q|k|v of a GQA ``qkv_proj`` is not split).
+    `shape` is the tensor's shape in the per-rank program (the rank's
+    compiled model's argument): with it, stacked MoE experts compiled with
+    ``ep`` < tp get their expert block and their block of each expert's
+    intermediate size (``rlx-mir-shard{ep}``), and a tensor the program
+    takes whole stays whole.
     RlxError when tp does not divide the split dim (or its parts)."""
     array = np.asarray(array)
     if tp < 1 or not 0 <= rank < tp:
@@ -190,6 +203,18 @@ def shard_weight(name: str, array, rank: int, tp: int) -> np.ndarray:
     split = _rlx.tensor_parallel_split(name, array.ndim)
     if split["kind"] == "packed" and tp > 1:
         raise RlxError(f"'{name}' is a packed layout RLX does not split under tensor parallelism")
+    if shape is not None:
+        # A dynamic per-rank dim: whole, or the split dim's block.
+        shape = [d if d is not None and d >= 0 else
+                 (array.shape[i] // tp if i == split["dim"] else array.shape[i])
+                 for i, d in enumerate(shape)]
+        region = _rlx.tensor_parallel_region(name, list(array.shape), shape, rank, tp)
+        for dim, runs in enumerate(region):
+            if len(runs) != 1 or runs[0] != (0, array.shape[dim]):
+                index = [slice(None)] * array.ndim
+                array = np.concatenate([array[tuple(index[:dim] + [slice(b, e)])]
+                                        for b, e in runs], axis=dim)
+        return np.ascontiguousarray(array)
     if split["dim"] is None or tp == 1:
         return array
     dim = split["dim"]

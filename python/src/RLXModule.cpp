@@ -397,6 +397,20 @@ std::vector<std::pair<int64_t, int64_t>> tensorParallelRunsPy(const std::string 
   return runs;
 }
 
+/// The runs along every dim of `whole` that rank `rank` of `tp` holds when
+/// its shape is `local` (mir::rankRegion); RlxError when `local` is no
+/// block of `whole`.
+std::vector<std::vector<std::pair<int64_t, int64_t>>>
+tensorParallelRegionPy(const std::string &name, const std::vector<int64_t> &whole,
+                       const std::vector<int64_t> &local, int64_t rank, int64_t tp) {
+  auto region = rlx::mir::rankRegion(name, whole, local, rank, tp);
+  if (region.empty())
+    throw RlxError("the per-rank shape of '" + name + "' is not a block of tp = " +
+                   std::to_string(tp) + " (rank " + std::to_string(rank) +
+                   ") of its whole shape");
+  return region;
+}
+
 /// Compile options from Python's keyword arguments, as text (Python turns
 /// bools, lists and dims mappings into it), for the entry point that takes
 /// `groups`: an unknown name or a bad value raises RlxError naming it.
@@ -547,6 +561,8 @@ NB_MODULE(_rlx, m) {
   m.def("seeded_uniform_int", &seededUniformInt, nb::arg("seed"), nb::arg("name"), nb::arg("n"),
         nb::arg("bound"), "rlx-run's seeded integers in [0, bound) of `name`.");
   m.def("tensor_parallel_split", &tensorParallelSplitPy, nb::arg("name"), nb::arg("ndim"));
+  m.def("tensor_parallel_region", &tensorParallelRegionPy, nb::arg("name"), nb::arg("whole"),
+        nb::arg("local"), nb::arg("rank"), nb::arg("tp"));
   m.def("tensor_parallel_runs", &tensorParallelRunsPy, nb::arg("name"), nb::arg("ndim"),
         nb::arg("size"), nb::arg("rank"), nb::arg("tp"));
   m.def("infer_result_types", &inferResultTypes, nb::arg("context"), nb::arg("arg_types"),

@@ -75,11 +75,21 @@ def test_expert_parallel_equals_one_process(stacked, ep, device, tmp_path):
     assert_close(got, stacked["single"], rtol=1e-5, atol=1e-5)
     hfm.close(got, moe.reference_logits(stacked["model"], stacked["ids"]),
               f"{stacked['family']} ep={ep} {device}")
-    # One all-reduce per MoE layer (the down projection's rows, [T·k, H]):
-    # the gate|up rows stay with their expert's rank. Besides: the
-    # vocab-parallel embedding, o_proj, a dense layer's down_proj and
-    # Qwen2-MoE's shared expert ([T, H] each), and the LM head's logits
-    # (an all-gather on the GPU, a zero-padded all-reduce on the CPU).
+    if stacked["family"] != "olmoe":  # (OLMoE's full-width q/k norms reduce statistics too)
+        assert collectives(stacked, device) in proc.stdout
+    if device == "cpu":
+        # Rank 0 holds 1/ep of the experts (and its blocks of the rest).
+        held = int(re.search(r"weights: (\d+) bytes on this rank", proc.stdout).group(1))
+        assert held <= stacked["total"] - stacked["expert_bytes"] * (ep - 1) // ep, proc.stdout
+
+
+def collectives(stacked, device):
+    """The runner's line for the collectives of one step of the family's
+    prefill. One all-reduce per MoE layer (the down projection's rows,
+    [T·k, H]): the gate|up rows stay with their expert's ranks. Besides: the
+    vocab-parallel embedding, o_proj, a dense layer's down_proj and
+    Qwen2-MoE's shared expert ([T, H] each), and the LM head's logits (an
+    all-gather on the GPU, a zero-padded all-reduce on the CPU)."""
     cfg = stacked["model"].config
     T, H, V, k = hfm.PREFILL, cfg.hidden_size, cfg.vocab_size, cfg.num_experts_per_tok
     layers = cfg.num_hidden_layers
@@ -90,13 +100,36 @@ def test_expert_parallel_equals_one_process(stacked, ep, device, tmp_path):
     reduced = 4 * T * H * (1 + layers + k * moe_layers + shared + dense)
     if device == "cpu":
         count, reduced = count + 1, reduced + 4 * T * V
-    if stacked["family"] != "olmoe":  # (OLMoE's full-width q/k norms reduce statistics too)
-        assert f"collectives per step: {count} all-reduce(s), {reduced} bytes reduced" \
-            in proc.stdout
+    return f"collectives per step: {count} all-reduce(s), {reduced} bytes reduced"
+
+
+@pytest.mark.parametrize("ep,device", [(2, "cpu"), (1, "cpu"), (2, "emu")])
+def test_experts_split_within_groups_of_ranks(stacked, ep, device, tmp_path):
+    """ep × tp: `--tp 4 --ep 2` puts the experts on 2 groups of 2 ranks and
+    splits each expert over its group by intermediate size (gate|up by
+    output feature, part by part; down by input feature), everything else
+    over the 4 ranks; `--ep 1` splits every expert over all 4. Still one
+    all-reduce per MoE layer (the down projection's partial rows), equal to
+    one process, and rank 0 holds a quarter of the experts' bytes."""
+    tp = 4
+    if stacked["experts"] % ep:
+        pytest.skip(f"{stacked['experts']} experts over {ep} groups")
+    if device == "emu" and stacked["family"] != "mixtral":
+        pytest.skip("one family on the emulator keeps the suite's budget")
+    proc = logits_with_weights(stacked["text"], stacked["ckpt"], stacked["ids"], tmp_path,
+                               ("--tp", str(tp), "--ep", str(ep), "--device", device),
+                               launcher(tp))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"expert parallel: {ep} groups of {tp // ep} ranks" in proc.stdout
+    got = np.load(tmp_path / "out" / "logits.npy")
+    assert_close(got, stacked["single"], rtol=1e-5, atol=1e-5)
+    hfm.close(got, moe.reference_logits(stacked["model"], stacked["ids"]),
+              f"{stacked['family']} ep={ep} tp={tp} {device}")
+    if stacked["family"] != "olmoe":
+        assert collectives(stacked, device) in proc.stdout
     if device == "cpu":
-        # Rank 0 holds 1/ep of the experts (and its blocks of the rest).
         held = int(re.search(r"weights: (\d+) bytes on this rank", proc.stdout).group(1))
-        assert held <= stacked["total"] - stacked["expert_bytes"] * (ep - 1) // ep, proc.stdout
+        assert held <= stacked["total"] - stacked["expert_bytes"] * (tp - 1) // tp, proc.stdout
 
 
 def test_per_expert_names_are_whole_on_every_rank(tmp_path):
@@ -119,12 +152,15 @@ def test_per_expert_names_are_whole_on_every_rank(tmp_path):
     assert replicated >= experts, proc.stdout
 
 
-@pytest.mark.parametrize("ep", [2, 4])
-def test_llama4_expert_parallel(ep, tmp_path):
+@pytest.mark.parametrize("tp,ep", [(2, 2), (4, 4), (4, 2)])
+def test_llama4_expert_parallel(tp, ep, tmp_path):
     """Llama-4's stacked [E, H, 2I] experts split by expert, with the routing
     weight on the experts' inputs (a row routed elsewhere is a zero row
     here), its shared expert row-parallel and its chunked / NoPE attention
-    split by head: equal to one process and to transformers."""
+    split by head: equal to one process and to transformers. At ep 2 × tp 2
+    each expert is split over its group along the intermediate dim, which
+    is dim 2 of gate_up_proj and dim 1 of down_proj in this layout (found
+    through the transposes to the grouped_matmuls)."""
     model = moe.hf_model("llama4_text")
     model.save_pretrained(tmp_path / "ckpt")
     ids = hfm.token_ids(hfm.PREFILL, seed=10)
@@ -132,12 +168,12 @@ def test_llama4_expert_parallel(ep, tmp_path):
     (tmp_path / "one").mkdir()
     proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path / "one")
     assert proc.returncode == 0, proc.stderr
-    proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path, ("--tp", str(ep)),
-                               launcher(ep))
+    proc = logits_with_weights(text, tmp_path / "ckpt", ids, tmp_path,
+                               ("--tp", str(tp), "--ep", str(ep)), launcher(tp))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = np.load(tmp_path / "out" / "logits.npy")
     assert_close(got, np.load(tmp_path / "one" / "out" / "logits.npy"), rtol=1e-5, atol=1e-5)
-    hfm.close(got, moe.reference_logits(model, ids), f"llama4 ep={ep}")
+    hfm.close(got, moe.reference_logits(model, ids), f"llama4 tp={tp} ep={ep}")
 
 
 def test_experts_not_divisible_is_a_diagnostic(stacked, tmp_path):

@@ -318,6 +318,9 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
           }
     llvm::outs() << "tensor parallel: " << world->size << " ranks ("
                  << (StringRef(rlx_gpu_device(h)) == "cuda" ? "NCCL" : "Open MPI") << ")\n";
+    if (int64_t ep = options.artifact.ep; ep > 0 && ep < tp)
+      llvm::outs() << "expert parallel: " << ep << " groups of " << tp / ep
+                   << " ranks (each expert split by its intermediate size)\n";
     llvm::outs() << "collectives per step: " << steps << " all-reduce(s), " << bytes
                  << " bytes reduced";
     if (gathers)

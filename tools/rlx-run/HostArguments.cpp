@@ -84,7 +84,8 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
     for (const ModelTensor &a : arguments) {
       if (values[a.name].shape == a.shape)
         continue;
-      auto block = rankBlock(a.name, values[a.name], sources.world->rank, sources.tp, error);
+      auto block = rankBlock(a.name, values[a.name], a.shape, sources.world->rank, sources.tp,
+                             error);
       if (failed(block))
         return failure();
       values[a.name] = std::move(*block);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -182,36 +183,70 @@ std::vector<int64_t> mlir::rlx::globalShape(StringRef name, const std::vector<in
   return shape;
 }
 
-FailureOr<HostTensor> mlir::rlx::rankBlock(StringRef name, const HostTensor &t, int64_t rank,
+FailureOr<HostTensor> mlir::rlx::rankBlock(StringRef name, const HostTensor &t,
+                                           const std::vector<int64_t> &local, int64_t rank,
                                            int64_t tp, std::string &error) {
   mir::TensorParallelSplit split = mir::tensorParallelSplit(name, t.shape.size());
   if (split.kind == mir::TensorParallelKind::Unsupported && tp > 1) {
     error = "'" + name.str() + "' is a packed layout RLX does not split under tensor parallelism";
     return failure();
   }
-  if (split.dim < 0)
-    return t;
-  int64_t size = t.shape[split.dim];
-  auto runs = mir::rankRuns(split, size, rank, tp);
-  if (runs.empty()) {
-    error = "tp = " + std::to_string(tp) + " does not divide dim " + std::to_string(split.dim) +
-            " (size " + std::to_string(size) + (split.parts > 1 ? ", " + std::to_string(split.parts) + " packed parts" : "") +
-            ") of '" + name.str() + "'";
+  // A dynamic per-rank dim is whole, or the block of tp of the split dim.
+  std::vector<int64_t> resolved = local;
+  for (size_t d = 0; d < resolved.size() && d < t.shape.size(); ++d)
+    if (resolved[d] < 0)
+      resolved[d] = static_cast<int64_t>(d) == split.dim && t.shape[d] % tp == 0
+                        ? t.shape[d] / tp
+                        : t.shape[d];
+  auto region = mir::rankRegion(name, t.shape, resolved, rank, tp);
+  if (region.empty()) {
+    auto shape = [](const std::vector<int64_t> &s) {
+      std::string out;
+      for (int64_t d : s)
+        out += (out.empty() ? "" : ", ") + std::to_string(d);
+      return "[" + out + "]";
+    };
+    error = "the per-rank shape " + shape(local) + " of '" + name.str() +
+            "' is not a block of tp = " + std::to_string(tp) + " of its whole shape " +
+            shape(t.shape) +
+            (split.dim >= 0 ? " (" + std::string(mir::stringifyTensorParallelKind(split.kind)) +
+                                  "-parallel along dim " + std::to_string(split.dim) +
+                                  (split.parts > 1 ? ", " + std::to_string(split.parts) +
+                                                         " packed parts"
+                                                   : "") +
+                                  ")"
+                            : "");
     return failure();
   }
-  std::vector<int64_t> shape = t.shape;
-  shape[split.dim] = size / tp;
-  HostTensor out = HostTensor::zeros(t.dtype, shape);
-  Layout in = layoutOf(t.shape, split.dim, HostTensor::elementBytes(t.dtype));
-  int64_t rowBytes = shape[split.dim] * in.inner;
-  for (int64_t o = 0; o < in.outer; ++o) {
-    uint8_t *dst = out.data.data() + o * rowBytes;
-    for (auto [begin, end] : runs) {
-      int64_t bytes = (end - begin) * in.inner;
-      std::memcpy(dst, t.data.data() + (o * in.dim + begin) * in.inner, bytes);
-      dst += bytes;
+  HostTensor out = HostTensor::zeros(t.dtype, resolved);
+  // Copy the region dim by dim: the innermost whole dims are one memcpy.
+  size_t element = HostTensor::elementBytes(t.dtype);
+  int64_t rankDims = static_cast<int64_t>(t.shape.size());
+  int64_t contiguous = rankDims; // dims [contiguous, rank) are whole
+  while (contiguous > 0 && region[contiguous - 1].size() == 1 &&
+         region[contiguous - 1][0].first == 0 &&
+         region[contiguous - 1][0].second == t.shape[contiguous - 1])
+    --contiguous;
+  int64_t chunk = static_cast<int64_t>(element);
+  for (int64_t d = contiguous; d < rankDims; ++d)
+    chunk *= t.shape[d];
+  std::vector<int64_t> strides(rankDims, static_cast<int64_t>(element));
+  for (int64_t d = rankDims - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * t.shape[d + 1];
+  uint8_t *dst = out.data.data();
+  std::function<void(int64_t, int64_t)> copy = [&](int64_t d, int64_t offset) {
+    if (d == contiguous) {
+      std::memcpy(dst, t.data.data() + offset, chunk);
+      dst += chunk;
+      return;
     }
-  }
+    for (auto [begin, end] : region[d])
+      for (int64_t i = begin; i < end; ++i)
+        copy(d + 1, offset + i * strides[d]);
+  };
+  if (rankDims == 0)
+    return t;
+  copy(0, 0);
   return out;
 }
 

@@ -59,14 +59,14 @@ std::map<std::string, std::vector<int64_t>> wholeShapes(ModuleOp module);
 std::vector<int64_t> globalShape(StringRef name, const std::vector<int64_t> &local, int64_t tp,
                                  const std::map<std::string, std::vector<int64_t>> &whole = {});
 
-/// Rank `rank`'s block of the whole tensor `t` (a copy of `t` when `name`
-/// is not split; block `rank` of every part, side by side, for a packed
-/// projection: mir::rankRuns); an error when tp does not divide the split
-/// dim or its parts.
-/// (A tensor the per-rank program takes whole, such as the KV heads
-/// replicated when tp > num_kv_heads, is kept whole: callers compare shapes
-/// first.)
-FailureOr<HostTensor> rankBlock(StringRef name, const HostTensor &t, int64_t rank, int64_t tp,
+/// Rank `rank`'s block of the whole tensor `t`, of the per-rank shape
+/// `local` (mir::rankRegion: block `rank` of the split dim, of every part
+/// side by side for a packed projection, or a stacked expert tensor's
+/// expert and intermediate blocks under rlx-mir-shard{ep}); a copy of `t`
+/// when `local` is its shape (replicated, or KV heads replicated when
+/// tp > num_kv_heads); an error when `local` is no such block.
+FailureOr<HostTensor> rankBlock(StringRef name, const HostTensor &t,
+                                const std::vector<int64_t> &local, int64_t rank, int64_t tp,
                                 std::string &error);
 
 /// The whole tensor from the blocks of every rank (rank order), joined

@@ -488,6 +488,9 @@ int main(int argc, char **argv) {
     }
   if (world) {
     llvm::outs() << "tensor parallel: " << world->size << " ranks (Open MPI)\n";
+    if (options.ep > 0 && options.ep < tp)
+      llvm::outs() << "expert parallel: " << options.ep << " groups of " << tp / options.ep
+                   << " ranks (each expert split by its intermediate size)\n";
     int64_t total = 0;
     for (int64_t b : allReduceBytes)
       total += b;

@@ -45,9 +45,10 @@ struct FrontendOptions : CompileOptions {
 
 void buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &options);
 
-/// Tensor parallelism over `tp` ranks on primitive MIR: rlx-mir-shard, then
-/// upstream's sharding-propagation and shard-partition on each function.
-void addTensorParallelPasses(OpPassManager &pm, int64_t tp);
+/// Tensor parallelism over `tp` ranks on primitive MIR: rlx-mir-shard (with
+/// `ep` expert-parallel groups; 0: tp), then upstream's sharding-propagation
+/// and shard-partition on each function, then rlx-mir-flatten-grid.
+void addTensorParallelPasses(OpPassManager &pm, int64_t tp, int64_t ep = 0);
 
 /// Raises TOSA / linalg from exporters to MIR blocks. TOSA result types are
 /// refined from their operands first (tosa-infer-shapes): a reduction whose

@@ -165,7 +165,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
           addImportPasses(pm, options.weightArgs);
         pm.addPass(mir::createMIRIndexBounds());
         if (options.tp > 0) {
-          addTensorParallelPasses(pm, options.tp);
+          addTensorParallelPasses(pm, options.tp, options.ep);
           if (options.rank >= 0) {
             mir::MIRBindRankOptions bind;
             bind.rank = options.rank;

@@ -642,9 +642,15 @@ LogicalResult partitionVocabGather(GatherOp op, ArrayRef<Value> partitionedOpera
   if (rowsSplit)
     return op.emitOpError("cannot be partitioned over the device grid: both the vocabulary "
                           "and the embedding dim are split");
-  if (grid.getShape().size() != 1 || ShapedType::isDynamic(table.getDimSize(0)))
+  // The rank's block is its linear index: the vocabulary is split over
+  // every axis of the grid, in order.
+  bool everyAxis = vocabAxes.size() == grid.getShape().size();
+  for (auto [i, a] : llvm::enumerate(vocabAxes))
+    everyAxis = everyAxis && a == static_cast<GridAxis>(i);
+  if (!everyAxis || ShapedType::isDynamic(table.getDimSize(0)))
     return op.emitOpError("cannot be partitioned over the device grid: a vocab-parallel "
-                          "gather needs a 1-D grid and a static vocabulary");
+                          "gather splits the vocabulary over every axis of the grid, in order, "
+                          "and needs a static vocabulary");
   int64_t rows = table.getDimSize(0);
   Type idType = ids.getElementType();
   Type elemType = table.getElementType();
@@ -695,20 +701,34 @@ LogicalResult partitionVocabGather(GatherOp op, ArrayRef<Value> partitionedOpera
 /// zero_out_of_range makes them zeros without computing them), and a sum
 /// all-reduce gives every rank every row. Ids are clamped to [0, E) first,
 /// as the op does (unless it has zero_out_of_range itself).
+/// With expert tensor parallelism (rlx-mir-shard{ep}: grid [ep, tp/ep], the
+/// experts over axis 0) N or K may be split over the other axis too: the
+/// expert group is the linear index over the grid's later axes' size, a
+/// split N stays split, and a split K joins the all-reduce.
 LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> partitionedOperands,
                                            ArrayRef<SmallVector<GridAxis>> loops, GridOp grid,
                                            IRMapping &map, OpBuilder &b) {
   Location loc = op.getLoc();
   ArrayRef<GridAxis> expertAxes = loops[3];
-  if (!loops[1].empty() || !loops[2].empty())
+  auto overlaps = [&](ArrayRef<GridAxis> axes) {
+    return llvm::any_of(axes, [&](GridAxis a) { return llvm::is_contained(expertAxes, a); });
+  };
+  if (overlaps(loops[1]) || overlaps(loops[2]) || !loops[0].empty())
     return op.emitOpError("cannot be partitioned over the device grid: its experts and its "
-                          "N or K dims are split (expert parallelism splits experts only)");
+                          "rows, N or K dims are split over the same grid axes");
   auto weight = cast<RankedTensorType>(partitionedOperands[1].getType());
   auto ids = cast<RankedTensorType>(partitionedOperands[2].getType());
-  if (grid.getShape().size() != 1 || ShapedType::isDynamic(weight.getDimSize(0)))
+  if (expertAxes.size() != 1 || expertAxes[0] != 0 ||
+      llvm::any_of(grid.getShape(), ShapedType::isDynamic) ||
+      ShapedType::isDynamic(weight.getDimSize(0)))
     return op.emitOpError("cannot be partitioned over the device grid: expert parallelism "
-                          "needs a 1-D grid and a static number of experts");
+                          "splits the experts over the grid's first axis of a static grid, "
+                          "with a static number of experts");
   int64_t local = weight.getDimSize(0);
+  // Ranks per expert group: the product of the grid's later axes.
+  int64_t inner = 1;
+  for (int64_t d : grid.getShape().drop_front())
+    inner *= d;
   Type idType = ids.getElementType();
   Value rank = shard::ProcessLinearIndexOp::create(b, loc, grid);
   Value rankId = arith::IndexCastOp::create(b, loc, idType, rank);
@@ -727,7 +747,9 @@ LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> p
     Value last = constant(local * groupSize(expertAxes, grid) - 1);
     if (!op.getZeroOutOfRange())
       id = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, id, zero), last);
-    Value expert = arith::SubIOp::create(b, loc, id, arith::MulIOp::create(b, loc, r, count));
+    Value group = inner == 1 ? r : arith::DivSIOp::create(b, loc, r, constant(inner)).getResult();
+    Value expert =
+        arith::SubIOp::create(b, loc, id, arith::MulIOp::create(b, loc, group, count));
     Value mine = arith::AndIOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, expert, zero),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, expert, count));
@@ -736,12 +758,17 @@ LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> p
   Value rows = GroupedMatmulOp::create(b, loc, partitionedOperands[0], partitionedOperands[1],
                                        owned.getResult(0), /*zero_out_of_range=*/true);
   // Rows that only reach the next expert-split grouped_matmul stay on
-  // their rank (rlx-mir-shard checked it); the others are summed.
-  if (op->hasAttr(kExpertLocalRowsAttr))
+  // their rank (rlx-mir-shard checked it); the others are summed, with
+  // the partial sums of a split K.
+  SmallVector<GridAxis> summed(loops[2]);
+  if (!op->hasAttr(kExpertLocalRowsAttr))
+    summed.append(expertAxes.begin(), expertAxes.end());
+  llvm::sort(summed);
+  if (summed.empty())
     map.map(op.getOutput(), rows);
   else
-    map.map(op.getOutput(), shard::AllReduceOp::create(b, loc, rows, grid.getSymName(),
-                                                       expertAxes, ReductionKind::Sum));
+    map.map(op.getOutput(), shard::AllReduceOp::create(b, loc, rows, grid.getSymName(), summed,
+                                                       ReductionKind::Sum));
   return success();
 }
 
@@ -795,6 +822,11 @@ LogicalResult partitionBySpace(Operation *op, ArrayRef<Value> partitionedOperand
     kind = k;
     reductionAxes.append(axes.begin(), axes.end());
   }
+  // shard-partition hands a null operand where it could not reshard it
+  // (a change of split that adds several grid axes at once).
+  if (llvm::any_of(partitionedOperands, [](Value v) { return !v; }))
+    return op->emitOpError("cannot be partitioned over the device grid: shard-partition found "
+                           "no resharding for one of its operands");
   shard::partitionTriviallyShardableOperation(*op, partitionedOperands, operandShardings,
                                               resultShardings, map, st, b);
   Operation *clone = map.lookup(op->getResult(0)).getDefiningOp();

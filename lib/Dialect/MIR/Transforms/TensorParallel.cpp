@@ -77,8 +77,11 @@ TensorParallelSplit mlir::rlx::mir::tensorParallelSplit(StringRef name, int64_t 
   // parallelism: rank r holds experts [r·E/tp, (r+1)·E/tp)); per-expert
   // tensors (`experts.<e>.gate_proj.weight`, Mixtral's `w1`) are whole on
   // every rank, not split as the dense MLP's projections.
-  if (module == "experts" && (leaf == "gate_up_proj" || leaf == "down_proj"))
-    return split(K::Experts, 0);
+  if (module == "experts" && (leaf == "gate_up_proj" || leaf == "down_proj")) {
+    TensorParallelSplit experts = split(K::Experts, 0);
+    experts.innerParts = leaf == "gate_up_proj" ? 2 : 1;
+    return experts;
+  }
   // gpt-oss's expert biases and attention sinks, DeepSeek-V3's MLA: not
   // split yet, refused (a replicated bias would be summed once per rank by
   // the all-reduce).
@@ -143,6 +146,49 @@ mlir::rlx::mir::rankRuns(const TensorParallelSplit &split, int64_t size, int64_t
   return runs;
 }
 
+std::vector<std::vector<std::pair<int64_t, int64_t>>>
+mlir::rlx::mir::rankRegion(StringRef name, const std::vector<int64_t> &whole,
+                           const std::vector<int64_t> &local, int64_t rank, int64_t tp) {
+  using Runs = std::vector<std::pair<int64_t, int64_t>>;
+  std::vector<Runs> region;
+  if (whole.size() != local.size() || tp < 1 || rank < 0 || rank >= tp)
+    return {};
+  TensorParallelSplit split = tensorParallelSplit(name, whole.size());
+  SmallVector<int64_t> shrunk;
+  for (size_t d = 0; d < whole.size(); ++d) {
+    if (local[d] <= 0 || whole[d] % local[d])
+      return {};
+    if (local[d] != whole[d])
+      shrunk.push_back(d);
+    region.push_back(Runs{{0, whole[d]}});
+  }
+  if (shrunk.empty())
+    return region;
+  bool experts = split.kind == TensorParallelKind::Experts;
+  if (shrunk.size() > (experts ? 2u : 1u) || (!experts && shrunk[0] != split.dim))
+    return {};
+  for (int64_t d : shrunk) {
+    int64_t ways = whole[d] / local[d];
+    if (tp % ways)
+      return {};
+    TensorParallelSplit along = split;
+    int64_t index = rank;
+    if (experts && d == 0) {
+      along.parts = 1;
+      index = rank / (tp / ways); // grid axis 0: the expert group
+    } else if (experts) {
+      along.parts = split.innerParts;
+      index = rank % ways; // grid axis 1: the expert's intermediate block
+    } else if (ways != tp) {
+      return {};
+    }
+    region[d] = rankRuns(along, whole[d], index, ways);
+    if (region[d].empty())
+      return {};
+  }
+  return region;
+}
+
 StringRef mlir::rlx::mir::stringifyTensorParallelKind(TensorParallelKind kind) {
   switch (kind) {
   case TensorParallelKind::Replicated: return "replicated";
@@ -173,6 +219,9 @@ StringRef nameOf(DictionaryAttr attrs) {
 }
 
 struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
+  /// The grid is [ep, tp/ep] (experts split over both of its axes).
+  bool twoAxes = false;
+
   using MIRShardBase::MIRShardBase;
 
   /// head_dim of the function's attention / rope ops (0: none found).
@@ -284,9 +333,11 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
                                         "only if num_kv_heads divides tp"
                                       : "");
     }
-    if (size % tp)
-      return emitError(loc) << "rlx-mir-shard: tp = " << int64_t(tp) << " does not divide dim "
-                            << split.dim << " (size " << size << ") of '" << name << "' ("
+    bool experts = split.kind == TensorParallelKind::Experts;
+    int64_t ways = experts ? groups() : int64_t(tp);
+    if (size % ways)
+      return emitError(loc) << "rlx-mir-shard: " << (experts && ways != tp ? "ep = " : "tp = ")
+                            << ways << " does not divide dim " << split.dim << " (size " << size << ") of '" << name << "' ("
                             << stringifyTensorParallelKind(split.kind) << "-parallel"
                             << (split.kind == TensorParallelKind::Experts ? ", num_experts"
                                 : name.contains("mlp.")                    ? ", intermediate_size"
@@ -295,8 +346,27 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     return success();
   }
 
+  /// `v` through transposes that keep dim 0 (Llama-4's [E, H, 2I] experts)
+  /// and this pass's own annotations of the arguments.
+  static Value expertSource(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto t = dyn_cast<TransposeOp>(def)) {
+        if (t.getPermutation().empty() || t.getPermutation()[0] != 0)
+          return v;
+        v = t.getInput();
+      } else if (auto a = dyn_cast<shard::ShardOp>(def)) {
+        v = a.getSrc();
+      } else {
+        return v;
+      }
+    }
+    return v;
+  }
+
   /// Whether `v` is a parameter split by expert.
   static bool expertSplit(Value v) {
+    // Through transposes that keep the experts in dim 0 (Llama-4's [E, H, 2I]).
+    v = expertSource(v);
     auto arg = dyn_cast<BlockArgument>(v);
     auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();
     if (!func || !arg.getOwner()->isEntryBlock())
@@ -347,11 +417,13 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     return true;
   }
 
-  /// A slice of a packed projection's output that takes one part, and the
-  /// dim of its input that holds the packed columns.
+  /// A slice of a packed projection's output that takes one part, the dim
+  /// of its input that holds the packed columns, and the ranks the columns
+  /// are split over (tp; an expert's gate|up: tp/ep).
   struct PackedSlice {
     SliceOp slice;
     int64_t dim;
+    int64_t ways;
   };
 
   /// Whether `v` holds packed columns of `parts` parts: a packed parameter,
@@ -382,9 +454,17 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
   /// add); an error when its columns reach anything else.
   LogicalResult planPacked(BlockArgument arg, StringRef name, const TensorParallelSplit &split,
                            SmallVectorImpl<PackedSlice> &plan) {
-    int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(split.dim);
+    return planPackedFrom(arg, split.dim, name, split.parts, tp, plan);
+  }
+
+  /// planPacked from `start`, whose dim `startDim` holds `parts` packed
+  /// parts split over `ways` ranks.
+  LogicalResult planPackedFrom(Value start, int64_t startDim, StringRef name, int64_t parts,
+                               int64_t ways, SmallVectorImpl<PackedSlice> &plan) {
+    TensorParallelSplit split{TensorParallelKind::Packed, startDim, parts};
+    int64_t size = cast<RankedTensorType>(start.getType()).getDimSize(split.dim);
     int64_t part = size / split.parts;
-    SmallVector<std::pair<Value, int64_t>> work{{arg, split.dim}};
+    SmallVector<std::pair<Value, int64_t>> work{{start, split.dim}};
     DenseSet<Operation *> seen;
     auto misuse = [&](Operation *user) {
       return user->emitError() << "rlx-mir-shard: the packed projection '" << name
@@ -423,7 +503,7 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
                    << " along dim " << dim << ", every other dim whole); packed q|k|v with "
                    << "unequal parts (num_kv_heads < num_heads) is not split";
           if (seen.insert(user).second)
-            plan.push_back({slice, dim});
+            plan.push_back({slice, dim, ways});
           continue;
         }
         if (isa<ElementwiseOpInterface>(user) && user->getNumResults() == 1) {
@@ -478,6 +558,7 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
       return p;
     };
     SmallVector<int64_t> split = pattern(in.getShape());
+    int64_t tp = ps.ways;
     split[ps.dim] = size / tp;
     split.insert(split.begin() + ps.dim, tp);
     SmallVector<int64_t> offsets(slice.getOffsets()), sizes(slice.getSizes()),
@@ -496,26 +577,122 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     return success();
   }
 
-  Value shardingFor(OpBuilder &b, Location loc, const TensorParallelSplit &split,
+  /// The number of expert-parallel groups (ep; 0 means tp) and the ranks
+  /// of each group that split an expert (tp/ep).
+  int64_t groups() const { return ep > 0 ? int64_t(ep) : int64_t(tp); }
+  int64_t expertRanks() const { return tp / groups(); }
+
+  /// The grid axes a split tensor's dim is split over: all of them.
+  SmallVector<shard::GridAxis> allAxes() const {
+    return twoAxes ? SmallVector<shard::GridAxis>{0, 1} : SmallVector<shard::GridAxis>{0};
+  }
+
+  /// `sharding` of a tensor of rank `rank`: dim d split over axes[d] (a
+  /// missing or empty entry: not split).
+  Value shardingFor(OpBuilder &b, Location loc, ArrayRef<SmallVector<shard::GridAxis>> axes,
                     int64_t rank) {
-    SmallVector<shard::GridAxesAttr> axes;
-    if (split.dim >= 0)
-      for (int64_t d = 0; d <= split.dim; ++d)
-        axes.push_back(shard::GridAxesAttr::get(
-            b.getContext(), d == split.dim ? ArrayRef<shard::GridAxis>{0}
-                                           : ArrayRef<shard::GridAxis>{}));
-    else
-      axes.push_back(shard::GridAxesAttr::get(b.getContext(), ArrayRef<shard::GridAxis>{}));
-    (void)rank;
+    SmallVector<shard::GridAxesAttr> split;
+    int64_t last = -1;
+    for (int64_t d = 0; d < (int64_t)axes.size() && d < rank; ++d)
+      if (!axes[d].empty())
+        last = d;
+    for (int64_t d = 0; d <= last; ++d)
+      split.push_back(shard::GridAxesAttr::get(b.getContext(), axes[d]));
+    if (split.empty())
+      split.push_back(shard::GridAxesAttr::get(b.getContext(), ArrayRef<shard::GridAxis>{}));
     return shard::ShardingOp::create(b, loc, FlatSymbolRefAttr::get(b.getContext(), gridName),
-                                     axes)
+                                     split)
         .getResult();
+  }
+
+  /// The sharding of a tensor split as `split` says (its dim over every axis).
+  Value shardingFor(OpBuilder &b, Location loc, const TensorParallelSplit &split, int64_t rank) {
+    SmallVector<SmallVector<shard::GridAxis>> axes(std::max<int64_t>(rank, 1));
+    if (split.dim >= 0 && split.dim < rank)
+      axes[split.dim] = allAxes();
+    return shardingFor(b, loc, axes, rank);
+  }
+
+  /// The dim of stacked expert tensor `arg` that the grouped_matmuls reading
+  /// it (directly or through transposes) have as their weight's N (gate|up)
+  /// or K (down): the expert's intermediate dim. -1 when a reader is not
+  /// such a grouped_matmul, or the readers disagree, or none is found; the
+  /// experts must stay dim 0.
+  static int64_t expertInnerDim(BlockArgument arg, bool gateUp,
+                                SmallVectorImpl<GroupedMatmulOp> &readers) {
+    int64_t found = -1;
+    SmallVector<std::pair<Value, SmallVector<int64_t>>> work;
+    int64_t rank = cast<RankedTensorType>(arg.getType()).getRank();
+    SmallVector<int64_t> identity;
+    for (int64_t d = 0; d < rank; ++d)
+      identity.push_back(d);
+    work.push_back({arg, identity});
+    while (!work.empty()) {
+      auto [value, dims] = work.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto t = dyn_cast<TransposeOp>(user)) {
+          SmallVector<int64_t> next;
+          for (int64_t p : t.getPermutation())
+            next.push_back(dims[p]);
+          work.push_back({t.getResult(), next});
+          continue;
+        }
+        auto gm = dyn_cast<GroupedMatmulOp>(user);
+        if (!gm || use.getOperandNumber() != 1 || dims.size() != 3 || dims[0] != 0)
+          return -1;
+        int64_t d = dims[gateUp ? 1 : 2];
+        if (found >= 0 && found != d)
+          return -1;
+        found = d;
+        readers.push_back(gm);
+      }
+    }
+    return found;
+  }
+
+  /// Expert tensor parallelism (ep < tp): finds the intermediate dim of
+  /// stacked expert tensor `arg` from its grouped_matmuls, checks that tp/ep
+  /// divides it (each part of a gate|up), and plans the rewrite of the
+  /// slices that take gate and up from the gate|up rows.
+  LogicalResult planExpertSplit(BlockArgument arg, StringRef name,
+                                const TensorParallelSplit &split,
+                                DenseMap<Value, int64_t> &expertInner,
+                                SmallVectorImpl<PackedSlice> &packed) {
+    bool gateUp = split.innerParts == 2;
+    SmallVector<GroupedMatmulOp> readers;
+    int64_t inner = expertInnerDim(arg, gateUp, readers);
+    if (inner < 0)
+      return emitError(arg.getLoc())
+             << "rlx-mir-shard: the stacked experts '" << name
+             << "' are not read as grouped_matmul weights (directly or through transposes that "
+                "keep the experts in dim 0); ep = "
+             << int64_t(ep) << " < tp splits each expert by the intermediate dim found there";
+    auto type = cast<RankedTensorType>(arg.getType());
+    int64_t size = type.getDimSize(inner), ways = expertRanks();
+    if (ShapedType::isDynamic(size) || size % (ways * split.innerParts))
+      return emitError(arg.getLoc())
+             << "rlx-mir-shard: tp/ep = " << ways << " does not divide the intermediate size ("
+             << (ShapedType::isDynamic(size) ? int64_t(-1) : size / split.innerParts) << ") of '"
+             << name << "' (dim " << inner << (gateUp ? ", gate|up" : "") << ")";
+    expertInner[arg] = inner;
+    if (gateUp)
+      for (GroupedMatmulOp gm : readers)
+        if (failed(planPackedFrom(gm.getResult(), 1, name, 2, ways, packed)))
+          return failure();
+    return success();
   }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (tp < 1) {
       emitError(module.getLoc()) << "rlx-mir-shard: tp must be at least 1, got " << int64_t(tp);
+      return signalPassFailure();
+    }
+    if (ep < 0 || (ep > 0 && tp % ep)) {
+      emitError(module.getLoc()) << "rlx-mir-shard: ep = " << int64_t(ep)
+                                 << " must divide tp = " << int64_t(tp)
+                                 << " (expert-parallel groups of tp/ep ranks; 0: tp)";
       return signalPassFailure();
     }
     if (SymbolTable::lookupSymbolIn(module, gridName)) {
@@ -529,6 +706,9 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     // computes them all and keeps the ones its query heads read.
     DenseSet<Operation *> replicating;
     SmallVector<PackedSlice> packed;
+    // Stacked expert tensors split over the grid's two axes (ep < tp): the
+    // dim of each that holds the expert's intermediate size.
+    DenseMap<Value, int64_t> expertInner;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
@@ -560,6 +740,12 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
           continue;
         StringRef name = nameOf(func.getArgAttrDict(arg.getArgNumber()));
         TensorParallelSplit split = tensorParallelSplit(name, type.getRank());
+        if (split.kind == TensorParallelKind::Experts && expertRanks() > 1 && !first) {
+          if (failed(planExpertSplit(arg, name, split, expertInner, packed))) {
+            ok = false;
+            continue;
+          }
+        }
         if (split.kind == TensorParallelKind::Packed && tp > 1 && !first) {
           if (split.dim < 0) {
             emitError(arg.getLoc()) << "rlx-mir-shard: the packed projection '" << name
@@ -591,23 +777,29 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     }
     if (!ok)
       return signalPassFailure();
+    // Expert parallelism: the gate|up rows stay on their expert's rank
+    // (one all-reduce per MoE layer, after the down projection). Before the
+    // packed slices are rewritten (the walk follows slices, not reshapes).
+    if (tp > 1)
+      module.walk([&](GroupedMatmulOp gm) {
+        if (expertSplit(gm.getWeight()) && rowsStayWithTheirExpert(gm))
+          gm->setAttr(kExpertLocalRowsAttr, UnitAttr::get(&getContext()));
+      });
     // A weight and its bias reach the same slices: rewrite each once.
     DenseSet<Operation *> rewritten;
     for (const PackedSlice &ps : packed)
       if (rewritten.insert(ps.slice).second && failed(rewritePacked(ps)))
         return signalPassFailure();
 
-    // Expert parallelism: the gate|up rows stay on their expert's rank
-    // (one all-reduce per MoE layer, after the down projection).
-    if (tp > 1)
-      module.walk([&](GroupedMatmulOp gm) {
-        if (expertSplit(gm.getWeight()) && rowsStayWithTheirExpert(gm))
-          gm->setAttr(kExpertLocalRowsAttr, UnitAttr::get(&getContext()));
-      });
 
     OpBuilder b(module.getContext());
     b.setInsertionPointToStart(module.getBody());
-    shard::GridOp::create(b, module.getLoc(), gridName, ArrayRef<int64_t>{tp});
+    twoAxes = !expertInner.empty();
+    if (twoAxes)
+      shard::GridOp::create(b, module.getLoc(), gridName,
+                            ArrayRef<int64_t>{groups(), expertRanks()});
+    else
+      shard::GridOp::create(b, module.getLoc(), gridName, ArrayRef<int64_t>{tp});
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
@@ -621,10 +813,46 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
         TensorParallelSplit split = tensorParallelSplit(name, type.getRank());
         if (replicating.contains(func) && holdsKvHeads(name))
           split = TensorParallelSplit{};
-        Value sharding = shardingFor(b, arg.getLoc(), split, type.getRank());
+        Value sharding;
+        if (auto inner = expertInner.find(arg); inner != expertInner.end()) {
+          // [ep, tp/ep]: the experts over axis 0, each one's intermediate
+          // dim over axis 1.
+          SmallVector<SmallVector<shard::GridAxis>> axes(type.getRank());
+          if (groups() > 1)
+            axes[0] = {0};
+          axes[inner->second] = {1};
+          sharding = shardingFor(b, arg.getLoc(), axes, type.getRank());
+        } else {
+          sharding = shardingFor(b, arg.getLoc(), split, type.getRank());
+        }
         auto annotated = shard::ShardOp::create(b, arg.getLoc(), arg, sharding, true);
         arg.replaceAllUsesExcept(annotated, annotated);
       }
+      // Stacked experts read through transposes (Llama-4's [E, H, 2I]):
+      // their grouped_matmuls take the weight split by expert (and by the
+      // expert's intermediate dim over axis 1), or sharding-propagation may
+      // choose to gather every expert on every rank.
+      func.walk([&](GroupedMatmulOp gm) {
+        Value w = gm.getWeight();
+        if (!w.getDefiningOp<TransposeOp>() || !expertSplit(w))
+          return;
+        auto arg = cast<BlockArgument>(expertSource(w));
+        StringRef name = nameOf(func.getArgAttrDict(arg.getArgNumber()));
+        TensorParallelSplit split = tensorParallelSplit(name, 3);
+        SmallVector<SmallVector<shard::GridAxis>> axes(3);
+        if (twoAxes) {
+          if (groups() > 1)
+            axes[0] = {0};
+          if (expertInner.count(arg))
+            axes[split.innerParts == 2 ? 1 : 2] = {1};
+        } else {
+          axes[0] = allAxes();
+        }
+        b.setInsertionPoint(gm);
+        Value sharding = shardingFor(b, gm.getLoc(), axes, 3);
+        gm.getWeightMutable().assign(
+            shard::ShardOp::create(b, gm.getLoc(), w, sharding, /*annotate_for_users=*/true));
+      });
       // Replicated KV heads: GQA's repeat is computed whole, then each rank
       // keeps its query heads' copies (shard-partition: an all_slice).
       if (replicating.contains(func))

@@ -297,12 +297,71 @@ def MIRShard : Pass<"rlx-mir-shard", "::mlir::ModuleOp"> {
     output is not sliced into its equal parts, or whose parts tp does not
     divide; packed layouts RLX does not split (`query_key_value`,
     `W_pack`); a module that already has the grid's symbol.
+
+    Stacked MoE experts (`experts.gate_up_proj`, `experts.down_proj`) are
+    split by expert: with `ep` = 0 (or tp) rank r holds experts
+    [r·E/tp, (r+1)·E/tp) whole. With `ep` < tp (ep dividing tp and E, the
+    intermediate size divided by tp/ep), the grid is `[ep, tp/ep]`: the
+    expert's group on axis 0 and, within a group, tensor parallelism of each
+    expert on axis 1 (gate|up by output feature, part by part; down by input
+    feature), every other split over both axes. Rank r = g·(tp/ep) + s holds
+    experts [g·E/ep, (g+1)·E/ep), block s of each one's intermediate size
+    (`rankRegion`). The per-rank program's collectives all span the whole
+    grid; `rlx-mir-flatten-grid` makes it 1-D for the backends. The expert
+    dims are found from the graph (the grouped_matmul that reads the
+    tensor, through transposes), so both stacked layouts split right.
+    Errors: ep < 0, ep not dividing tp or E, tp/ep not dividing the
+    intermediate size, an expert tensor whose grouped_matmul is not found.
   }];
   let options = [
     Option<"tp", "tp", "int64_t", /*default=*/"1", "tensor-parallel ranks (the grid's size)">,
+    Option<"ep", "ep", "int64_t", /*default=*/"0",
+           "expert-parallel groups among the tp ranks (0: tp, whole experts per rank; "
+           "ep < tp: each expert split over tp/ep ranks)">,
     Option<"gridName", "grid", "std::string", /*default=*/"\"tp\"",
            "name of the shard.grid symbol">
   ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def MIRStepwiseReshard : Pass<"rlx-mir-stepwise-reshard", "::mlir::func::FuncOp"> {
+  let summary = "Spell a reshard that moves several grid axes as one-axis steps";
+  let description = [{
+    Runs between `sharding-propagation` and `shard-partition`. Upstream's
+    partition reshards a tensor dim by one grid axis at a time (split one
+    more axis, unsplit the last one, move the last one); a change such as
+    `[[], [0, 1]]` → `[[]]` (a vocab-parallel LM head's logits returned
+    whole over `rlx-mir-shard{ep}`'s `[ep, tp/ep]` grid) has no partition
+    there. This pass puts a chain of `shard.shard` pairs between such a
+    producer's and user's annotations: every axis leaves its dim, last
+    first, then the target's axes join in order, one per step. The
+    resulting collectives (all_gathers over axis 1 then axis 0, all_slices
+    over axis 0 then axis 1) are joined back by `rlx-mir-flatten-grid`.
+    Annotations with halo sizes or sharded dim offsets are left alone.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def MIRFlattenGrid : Pass<"rlx-mir-flatten-grid", "::mlir::ModuleOp"> {
+  let summary = "A per-rank program over a multi-axis shard.grid as one over its 1-D product";
+  let description = [{
+    Runs on the per-rank program of `shard-partition`. When every collective
+    over a multi-axis grid (`rlx-mir-shard{ep}`'s `[ep, tp/ep]`) spans all of
+    its axes in order, the program is the same over a 1-D grid of the axes'
+    product (shard's linear index is row-major over the axes, so the ranks
+    keep their numbers): the grid becomes `shape = [product]` and each
+    collective's `grid_axes` `[0]`. First the one-axis steps of
+    `rlx-mir-stepwise-reshard` are joined: an all_gather over later axes
+    whose one user gathers the same dim over earlier axes is one all_gather
+    over both (likewise an all_slice over earlier then later axes). The backends (`rlx-cpu-prepare-mpi`,
+    `rlx-mir-gpu-collectives`, the GPU artifact) run collectives over all
+    ranks of a 1-D grid. `shard.process_linear_index` is kept (its value is
+    unchanged).
+
+    Errors (located): a collective over some of the grid's axes (a sub-group
+    communicator, which the runtimes do not create), `shard.process_multi_index`
+    over a multi-axis grid, a dynamic grid.
+  }];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 

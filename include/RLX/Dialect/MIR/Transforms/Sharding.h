@@ -62,6 +62,10 @@ struct TensorParallelSplit {
   int64_t dim = -1;
   /// Equal parts along `dim` (Packed: 3 for q|k|v, 2 for gate|up; else 1).
   int64_t parts = 1;
+  /// Experts: equal parts of each expert's intermediate dim (a stacked
+  /// gate|up: 2; down: 1), split part by part under expert tensor
+  /// parallelism (see rankRegion).
+  int64_t innerParts = 1;
 };
 
 /// The split of tensor `name` (a Hugging Face parameter name, or the
@@ -79,6 +83,19 @@ std::optional<std::pair<int64_t, int64_t>> shardBlock(int64_t size, int64_t rank
 /// part for a packed one. Empty when tp does not divide every part.
 std::vector<std::pair<int64_t, int64_t>> rankRuns(const TensorParallelSplit &split, int64_t size,
                                                   int64_t rank, int64_t tp);
+
+/// The [begin, end) runs rank `rank` of `tp` holds along each dim of tensor
+/// `name`, whose whole shape is `whole` and whose per-rank shape (the
+/// per-rank program's argument) is `local`: the dims whose size shrinks are
+/// the split ones. A plain split is rankRuns on its dim. A stacked expert
+/// tensor may shrink in two dims (rlx-mir-shard{tp, ep}: expert parallelism
+/// over ep groups of tp/ep ranks, the device grid [ep, tp/ep]): rank
+/// r = g·(tp/ep) + s holds experts [g·E/ep, (g+1)·E/ep) of dim 0 and block s
+/// of tp/ep of every part (innerParts) of the expert's intermediate dim.
+/// Empty when `local` is not such a block of `whole`.
+std::vector<std::vector<std::pair<int64_t, int64_t>>>
+rankRegion(llvm::StringRef name, const std::vector<int64_t> &whole,
+           const std::vector<int64_t> &local, int64_t rank, int64_t tp);
 
 /// The spelling of a split kind in diagnostics and docs ("column", ...).
 llvm::StringRef stringifyTensorParallelKind(TensorParallelKind kind);
