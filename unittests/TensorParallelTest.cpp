@@ -68,6 +68,39 @@ TEST(TensorParallel, MixtureOfExperts) {
   expectSplit("model.layers.0.mlp.shared_expert.down_proj.weight", 2, K::Row, 1);
 }
 
+TEST(TensorParallel, ExpertRegions) {
+  using Runs = std::vector<std::pair<int64_t, int64_t>>;
+  using Region = std::vector<Runs>;
+  const char *gateUp = "model.layers.0.mlp.experts.gate_up_proj";
+  const char *down = "model.layers.0.mlp.experts.down_proj";
+  EXPECT_EQ(tensorParallelSplit(gateUp, 3).innerParts, 2);
+  EXPECT_EQ(tensorParallelSplit(down, 3).innerParts, 1);
+  // ep = tp = 4: whole experts, rank r holds expert r.
+  EXPECT_EQ(rankRegion(gateUp, {4, 16, 8}, {1, 16, 8}, 3, 4),
+            (Region{{{3, 4}}, {{0, 16}}, {{0, 8}}}));
+  // ep 2 x tp 2: rank 3 = group 1, block 1: experts [2, 4), of gate [0, 8)
+  // its [4, 8) and of up [8, 16) its [12, 16).
+  EXPECT_EQ(rankRegion(gateUp, {4, 16, 8}, {2, 8, 8}, 3, 4),
+            (Region{{{2, 4}}, {{4, 8}, {12, 16}}, {{0, 8}}}));
+  // Rank 2 = group 1, block 0; down [E, H, I] by its input feature.
+  EXPECT_EQ(rankRegion(down, {4, 8, 8}, {2, 8, 4}, 2, 4),
+            (Region{{{2, 4}}, {{0, 8}}, {{0, 4}}}));
+  // Llama-4's [E, H, 2I]: the intermediate dim is the last one.
+  EXPECT_EQ(rankRegion("model.layers.1.feed_forward.experts.gate_up_proj", {4, 8, 16},
+                       {2, 8, 8}, 1, 4),
+            (Region{{{0, 2}}, {{0, 8}}, {{4, 8}, {12, 16}}}));
+  // ep = 1: every rank holds every expert, block r of the intermediate.
+  EXPECT_EQ(rankRegion(down, {4, 8, 8}, {4, 8, 2}, 1, 4),
+            (Region{{{0, 4}}, {{0, 8}}, {{2, 4}}}));
+  // A dense tensor split once; replicated ones whole; no block: empty.
+  EXPECT_EQ(rankRegion("model.layers.0.self_attn.o_proj.weight", {8, 8}, {8, 2}, 1, 4),
+            (Region{{{0, 8}}, {{2, 4}}}));
+  EXPECT_EQ(rankRegion("model.norm.weight", {8}, {8}, 1, 4), (Region{{{0, 8}}}));
+  EXPECT_TRUE(rankRegion("model.layers.0.self_attn.o_proj.weight", {8, 8}, {4, 2}, 1, 4).empty());
+  EXPECT_TRUE(rankRegion(gateUp, {4, 16, 8}, {2, 8, 8}, 3, 3).empty()); // 2 does not divide 3
+  EXPECT_TRUE(rankRegion(gateUp, {4, 16, 8}, {2, 16}, 0, 4).empty());
+}
+
 TEST(TensorParallel, PackedProjections) {
   // q|k|v and gate|up packed along the output features: a rank holds its
   // block of every part.

@@ -126,7 +126,7 @@ class CompiledModel:
 
 def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None, *,
                  tp: int = 1, rank: int = 0,
-                 rank_model: Optional[CompiledModel] = None) -> dict[str, np.ndarray]:
+                 rank_model=None) -> dict[str, np.ndarray]:
     """The tensors of a Hugging Face safetensors checkpoint by name: a
     ``.safetensors`` file, or a directory as ``save_pretrained`` writes it (one
     file, or shards with ``model.safetensors.index.json``). bf16 tensors come
@@ -140,8 +140,9 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
     With `tp` > 1, each tensor is rank `rank`'s block (:func:`shard_weight`),
     as ``mpirun -np tp rlx-run --tp tp --weights`` gives each rank; `model`
     is then the whole (unsharded) model the checkpoint is checked against,
-    and `rank_model` (optional) the rank's own compiled model (``tp``,
-    ``rank``, ``ep`` compile options): each tensor is cut to its argument's
+    and `rank_model` (optional) the rank's own compiled model
+    (``rlx.gpu.compile(module, tp=, rank=, ep=)``; anything with
+    ``arguments``): each tensor is cut to its argument's
     shape there (:func:`shard_weight` with ``shape``), which stacked MoE
     experts compiled with ``ep`` < tp need.
     Pass the result to :meth:`CompiledModel.run` with the inputs."""

@@ -92,3 +92,52 @@ def test_load_weights_by_rank(tmp_path):
                                       tensors["model.layers.0.post_attention_layernorm.weight"])
     with pytest.raises(rlx.RlxError, match="rank 4 of tp = 4 is not a rank"):
         rlx.load_weights(path, tp=4, rank=4)
+
+
+EXPERTS = """
+func.func @experts(%x: tensor<6x8xf32> {rlx.input = "hidden_states"},
+                   %gu: tensor<4x16x8xf32> {rlx.param = "model.layers.0.mlp.experts.gate_up_proj"},
+                   %down: tensor<4x8x8xf32> {rlx.param = "model.layers.0.mlp.experts.down_proj"},
+                   %ids: tensor<6xi64> {rlx.input = "ids"}) -> tensor<6x8xf32> {
+  %h = rlx_mir.grouped_matmul %x, %gu, %ids : tensor<6x8xf32>, tensor<4x16x8xf32>, tensor<6xi64>
+  %g = rlx_mir.slice %h offsets [0, 0] sizes [-1, 8] strides [1, 1] : tensor<6x16xf32>
+  %u = rlx_mir.slice %h offsets [0, 8] sizes [-1, 8] strides [1, 1] : tensor<6x16xf32>
+  %a = rlx_mir.silu %g : tensor<6x8xf32>
+  %m = rlx_mir.mul %a, %u : tensor<6x8xf32>, tensor<6x8xf32>
+  %y = rlx_mir.grouped_matmul %m, %down, %ids : tensor<6x8xf32>, tensor<4x8x8xf32>, tensor<6xi64>
+  return %y : tensor<6x8xf32>
+}
+"""
+
+
+def test_expert_blocks_under_ep(tmp_path):
+    """ep 2 x tp 2 (rlx-mir-shard{tp=4 ep=2}): rank r = 2g + s holds experts
+    [2g, 2g + 2), of each its block s of gate and of up side by side, and
+    block s of down's input features; load_weights cuts a checkpoint to the
+    rank's per-rank program (its argument shapes)."""
+    safetensors = pytest.importorskip("safetensors.numpy")
+    import rlx.gpu
+    gu, down = rand(4, 16, 8), rand(4, 8, 8)
+    path = tmp_path / "model.safetensors"
+    safetensors.save_file({"model.layers.0.mlp.experts.gate_up_proj": gu,
+                           "model.layers.0.mlp.experts.down_proj": down}, str(path))
+    module = rlx.parse(EXPERTS)
+    for rank in range(4):
+        g, s = divmod(rank, 2)
+        experts = slice(2 * g, 2 * g + 2)
+        want_gu = np.concatenate([gu[experts, 4 * s:4 * s + 4], gu[experts, 8 + 4 * s:8 + 4 * s + 4]],
+                                 axis=1)
+        want_down = down[experts, :, 4 * s:4 * s + 4]
+        np.testing.assert_array_equal(
+            rlx.shard_weight("model.layers.0.mlp.experts.gate_up_proj", gu, rank, 4,
+                             shape=[2, 8, 8]), want_gu)
+        model = rlx.gpu.compile(module, tp=4, ep=2, rank=rank, chip="sm_80")
+        got = rlx.load_weights(path, tp=4, rank=rank, rank_model=model)
+        np.testing.assert_array_equal(got["model.layers.0.mlp.experts.gate_up_proj"], want_gu)
+        np.testing.assert_array_equal(got["model.layers.0.mlp.experts.down_proj"], want_down)
+    # ep 1: every expert, block r of each one's intermediate size.
+    np.testing.assert_array_equal(
+        rlx.shard_weight("model.layers.0.mlp.experts.down_proj", down, 3, 4, shape=[4, 8, 2]),
+        down[:, :, 6:8])
+    with pytest.raises(rlx.RlxError, match="not a block of tp = 4"):
+        rlx.shard_weight("model.layers.0.mlp.experts.down_proj", down, 3, 4, shape=[3, 8, 2])

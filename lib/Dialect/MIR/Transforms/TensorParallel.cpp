@@ -677,9 +677,18 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
              << name << "' (dim " << inner << (gateUp ? ", gate|up" : "") << ")";
     expertInner[arg] = inner;
     if (gateUp)
-      for (GroupedMatmulOp gm : readers)
+      for (GroupedMatmulOp gm : readers) {
+        // Its rows are split by column within the group: they must reach
+        // only the down projection, which sums them with the others.
+        if (!rowsStayWithTheirExpert(gm))
+          return gm.emitError()
+                 << "rlx-mir-shard: the gate|up rows of '" << name
+                 << "' reach more than the down projection of the same experts (through "
+                    "elementwise ops and slices); ep < tp splits them by column, which only "
+                    "the MoE experts' pattern sums back";
         if (failed(planPackedFrom(gm.getResult(), 1, name, 2, ways, packed)))
           return failure();
+      }
     return success();
   }
 
