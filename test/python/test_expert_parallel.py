@@ -6,9 +6,13 @@ computes the rows routed to its experts (a grouped_matmul that skips the
 others) and an all-reduce sums the rows, while attention is split by heads
 as tensor parallelism splits it.
 
+With `--ep G` < N the experts go to G groups of N/G ranks, each expert
+split over its group by intermediate size (ep × tp, rlx-mir-shard{ep}).
+
 Small random-init models of test_moe_models.py's families, their
 named_parameters() saved as a checkpoint, run at ep = 2 and 4 on the CPU
-path and at ep = 2 under the GPU emulator: the logits must equal the
+path and at ep = 2 under the GPU emulator, and at ep 2 × tp 2 and ep 1 × tp 4
+(SPLITS): the logits must equal the
 single-process run (rtol = atol = 1e-5) and transformers' (1e-4), and rank 0
 must hold only its share of the experts' bytes. Per-expert checkpoint names
 (`experts.<e>.w1`, save_pretrained's) are whole on every rank instead."""
@@ -61,26 +65,41 @@ def stacked(request, tmp_path_factory):
                 model.config.num_experts)
 
 
-@pytest.mark.parametrize("ep,device", [(2, "cpu"), (4, "cpu"), (2, "emu")])
-def test_expert_parallel_equals_one_process(stacked, ep, device, tmp_path):
+# (tp, ep): expert parallelism alone (ep = tp: whole experts per rank), and
+# ep × tp at 4 ranks (`--tp 4 --ep 2`: experts on 2 groups of 2 ranks, each
+# expert split over its group by intermediate size, gate|up by output
+# feature part by part and down by input feature, everything else over the
+# 4 ranks; `--ep 1`: every expert split over all 4).
+SPLITS = [(2, 2, "cpu"), (4, 4, "cpu"), (2, 2, "emu"), (4, 2, "cpu"), (4, 1, "cpu"),
+          (4, 2, "emu")]
+
+
+@pytest.mark.parametrize("tp,ep,device", SPLITS)
+def test_expert_parallel_equals_one_process(stacked, tp, ep, device, tmp_path):
+    """Equal to one process and to transformers; still one all-reduce per MoE
+    layer (the down projection's partial rows); rank 0 holds its share of
+    the experts' bytes (1/tp of them: 1/ep of the experts, 1/(tp/ep) of
+    each)."""
     if stacked["experts"] % ep:
-        pytest.skip(f"{stacked['experts']} experts over {ep} ranks")
-    if device == "emu" and stacked["family"] == "olmoe":
-        pytest.skip("two families on the emulator keep the suite's budget")
+        pytest.skip(f"{stacked['experts']} experts over {ep} groups")
+    if device == "emu" and (stacked["family"] == "olmoe" or
+                            (ep < tp and stacked["family"] != "mixtral")):
+        pytest.skip("fewer families on the emulator keep the suite's budget")
+    flags = ("--tp", str(tp)) + (("--ep", str(ep)) if ep < tp else ())
     proc = logits_with_weights(stacked["text"], stacked["ckpt"], stacked["ids"], tmp_path,
-                               ("--tp", str(ep), "--device", device), launcher(ep))
+                               flags + ("--device", device), launcher(tp))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"tensor parallel: {ep} ranks (Open MPI)" in proc.stdout
+    assert f"tensor parallel: {tp} ranks (Open MPI)" in proc.stdout
+    assert (f"expert parallel: {ep} groups of {tp // ep} ranks" in proc.stdout) == (ep < tp)
     got = np.load(tmp_path / "out" / "logits.npy")
     assert_close(got, stacked["single"], rtol=1e-5, atol=1e-5)
     hfm.close(got, moe.reference_logits(stacked["model"], stacked["ids"]),
-              f"{stacked['family']} ep={ep} {device}")
+              f"{stacked['family']} tp={tp} ep={ep} {device}")
     if stacked["family"] != "olmoe":  # (OLMoE's full-width q/k norms reduce statistics too)
         assert collectives(stacked, device) in proc.stdout
     if device == "cpu":
-        # Rank 0 holds 1/ep of the experts (and its blocks of the rest).
         held = int(re.search(r"weights: (\d+) bytes on this rank", proc.stdout).group(1))
-        assert held <= stacked["total"] - stacked["expert_bytes"] * (ep - 1) // ep, proc.stdout
+        assert held <= stacked["total"] - stacked["expert_bytes"] * (tp - 1) // tp, proc.stdout
 
 
 def collectives(stacked, device):
@@ -101,35 +120,6 @@ def collectives(stacked, device):
     if device == "cpu":
         count, reduced = count + 1, reduced + 4 * T * V
     return f"collectives per step: {count} all-reduce(s), {reduced} bytes reduced"
-
-
-@pytest.mark.parametrize("ep,device", [(2, "cpu"), (1, "cpu"), (2, "emu")])
-def test_experts_split_within_groups_of_ranks(stacked, ep, device, tmp_path):
-    """ep × tp: `--tp 4 --ep 2` puts the experts on 2 groups of 2 ranks and
-    splits each expert over its group by intermediate size (gate|up by
-    output feature, part by part; down by input feature), everything else
-    over the 4 ranks; `--ep 1` splits every expert over all 4. Still one
-    all-reduce per MoE layer (the down projection's partial rows), equal to
-    one process, and rank 0 holds a quarter of the experts' bytes."""
-    tp = 4
-    if stacked["experts"] % ep:
-        pytest.skip(f"{stacked['experts']} experts over {ep} groups")
-    if device == "emu" and stacked["family"] != "mixtral":
-        pytest.skip("one family on the emulator keeps the suite's budget")
-    proc = logits_with_weights(stacked["text"], stacked["ckpt"], stacked["ids"], tmp_path,
-                               ("--tp", str(tp), "--ep", str(ep), "--device", device),
-                               launcher(tp))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"expert parallel: {ep} groups of {tp // ep} ranks" in proc.stdout
-    got = np.load(tmp_path / "out" / "logits.npy")
-    assert_close(got, stacked["single"], rtol=1e-5, atol=1e-5)
-    hfm.close(got, moe.reference_logits(stacked["model"], stacked["ids"]),
-              f"{stacked['family']} ep={ep} tp={tp} {device}")
-    if stacked["family"] != "olmoe":
-        assert collectives(stacked, device) in proc.stdout
-    if device == "cpu":
-        held = int(re.search(r"weights: (\d+) bytes on this rank", proc.stdout).group(1))
-        assert held <= stacked["total"] - stacked["expert_bytes"] * (tp - 1) // tp, proc.stdout
 
 
 def test_per_expert_names_are_whole_on_every_rank(tmp_path):
