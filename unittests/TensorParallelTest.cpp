@@ -97,7 +97,11 @@ TEST(TensorParallel, ExpertRegions) {
             (Region{{{0, 8}}, {{2, 4}}}));
   EXPECT_EQ(rankRegion("model.norm.weight", {8}, {8}, 1, 4), (Region{{{0, 8}}}));
   EXPECT_TRUE(rankRegion("model.layers.0.self_attn.o_proj.weight", {8, 8}, {4, 2}, 1, 4).empty());
-  EXPECT_TRUE(rankRegion(gateUp, {4, 16, 8}, {2, 8, 8}, 3, 3).empty()); // 2 does not divide 3
+  EXPECT_TRUE(rankRegion(gateUp, {4, 16, 8}, {2, 8, 8}, 2, 3).empty()); // 2 does not divide 3
+  // The ways of the two dims must make tp: 2 x 4 is 8 ranks, not 4.
+  EXPECT_TRUE(rankRegion(down, {4, 8, 8}, {2, 8, 2}, 1, 4).empty());
+  // A scalar is whole.
+  EXPECT_EQ(rankRegion("model.layers.0.mlp.experts.down_proj_scale", {}, {}, 1, 4), Region{});
   EXPECT_TRUE(rankRegion(gateUp, {4, 16, 8}, {2, 16}, 0, 4).empty());
 }
 

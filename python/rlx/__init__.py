@@ -204,7 +204,7 @@ def shard_weight(name: str, array, rank: int, tp: int, *,
     split = _rlx.tensor_parallel_split(name, array.ndim)
     if split["kind"] == "packed" and tp > 1:
         raise RlxError(f"'{name}' is a packed layout RLX does not split under tensor parallelism")
-    if shape is not None:
+    if shape is not None and array.ndim > 0:
         # A dynamic per-rank dim: whole, or the split dim's block.
         shape = [d if d is not None and d >= 0 else
                  (array.shape[i] // tp if i == split["dim"] else array.shape[i])

@@ -191,6 +191,8 @@ FailureOr<HostTensor> mlir::rlx::rankBlock(StringRef name, const HostTensor &t,
     error = "'" + name.str() + "' is a packed layout RLX does not split under tensor parallelism";
     return failure();
   }
+  if (t.shape.empty())
+    return t;
   // A dynamic per-rank dim is whole, or the block of tp of the split dim.
   std::vector<int64_t> resolved = local;
   for (size_t d = 0; d < resolved.size() && d < t.shape.size(); ++d)
@@ -244,8 +246,6 @@ FailureOr<HostTensor> mlir::rlx::rankBlock(StringRef name, const HostTensor &t,
       for (int64_t i = begin; i < end; ++i)
         copy(d + 1, offset + i * strides[d]);
   };
-  if (rankDims == 0)
-    return t;
   copy(0, 0);
   return out;
 }

@@ -28,6 +28,16 @@ func.func @rows_escape(%x: tensor<6x8xf32> {rlx.input = "hidden_states"},
 
 // -----
 
+// ep on a dense model: nothing to split by expert.
+// EP2: error: rlx-mir-shard: ep = 2 < tp = 4 splits stacked MoE experts
+func.func @dense(%x: tensor<6x8xf32> {rlx.input = "hidden_states"},
+                 %w: tensor<16x8xf32> {rlx.param = "model.layers.0.mlp.up_proj.weight"}) -> tensor<6x16xf32> {
+  %y = rlx_mir.matmul %x, %w transpose_b : tensor<6x8xf32>, tensor<16x8xf32>
+  return %y : tensor<6x16xf32>
+}
+
+// -----
+
 // A collective over one axis of a [2, 2] grid: a sub-group, which the
 // runtimes do not run. (An axis of size 1 groups nobody: [1] of [1, 4] is
 // every rank.)

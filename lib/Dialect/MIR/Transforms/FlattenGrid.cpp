@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/InterleavedRange.h"
 
 namespace mlir::rlx::mir {
@@ -59,6 +60,10 @@ struct MIRStepwiseReshardPass
           !from.getStaticHaloSizes().empty() || !to.getStaticHaloSizes().empty() ||
           !from.getStaticShardedDimsOffsets().empty() ||
           !to.getStaticShardedDimsOffsets().empty())
+        continue;
+      // A 1-D grid moves one axis per reshard: upstream's partition as it is.
+      auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(user, from.getGridAttr());
+      if (!grid || grid.getRank() <= 1)
         continue;
       int64_t rank = cast<RankedTensorType>(user.getType()).getRank();
       SmallVector<Axes> now = splitOf(from, rank), target = splitOf(to, rank);

@@ -713,9 +713,13 @@ LogicalResult partitionExpertGroupedMatmul(GroupedMatmulOp op, ArrayRef<Value> p
   auto overlaps = [&](ArrayRef<GridAxis> axes) {
     return llvm::any_of(axes, [&](GridAxis a) { return llvm::is_contained(expertAxes, a); });
   };
-  if (overlaps(loops[1]) || overlaps(loops[2]) || !loops[0].empty())
+  if (!loops[0].empty())
+    return op.emitOpError("cannot be partitioned over the device grid: its rows and its "
+                          "experts are split (expert parallelism computes every row on "
+                          "the experts' ranks)");
+  if (overlaps(loops[1]) || overlaps(loops[2]))
     return op.emitOpError("cannot be partitioned over the device grid: its experts and its "
-                          "rows, N or K dims are split over the same grid axes");
+                          "N or K dim are split over the same grid axes");
   auto weight = cast<RankedTensorType>(partitionedOperands[1].getType());
   auto ids = cast<RankedTensorType>(partitionedOperands[2].getType());
   if (expertAxes.size() != 1 || expertAxes[0] != 0 ||
@@ -794,6 +798,11 @@ LogicalResult partitionBySpace(Operation *op, ArrayRef<Value> partitionedOperand
         return op->emitOpError("operands split inconsistently over the device grid");
     }
   }
+  // shard-partition hands a null operand where it could not reshard it
+  // (a change of split that adds several grid axes at once).
+  if (llvm::any_of(partitionedOperands, [](Value v) { return !v; }))
+    return op->emitOpError("cannot be partitioned over the device grid: shard-partition found "
+                           "no resharding for one of its operands");
   if (failed(checkAndFixup(op, /*clone=*/nullptr, loops, grid)))
     return failure();
   if (auto gather = dyn_cast<GatherOp>(op)) {
@@ -822,11 +831,6 @@ LogicalResult partitionBySpace(Operation *op, ArrayRef<Value> partitionedOperand
     kind = k;
     reductionAxes.append(axes.begin(), axes.end());
   }
-  // shard-partition hands a null operand where it could not reshard it
-  // (a change of split that adds several grid axes at once).
-  if (llvm::any_of(partitionedOperands, [](Value v) { return !v; }))
-    return op->emitOpError("cannot be partitioned over the device grid: shard-partition found "
-                           "no resharding for one of its operands");
   shard::partitionTriviallyShardableOperation(*op, partitionedOperands, operandShardings,
                                               resultShardings, map, st, b);
   Operation *clone = map.lookup(op->getResult(0)).getDefiningOp();

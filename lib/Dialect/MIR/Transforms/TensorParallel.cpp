@@ -167,6 +167,12 @@ mlir::rlx::mir::rankRegion(StringRef name, const std::vector<int64_t> &whole,
   bool experts = split.kind == TensorParallelKind::Experts;
   if (shrunk.size() > (experts ? 2u : 1u) || (!experts && shrunk[0] != split.dim))
     return {};
+  // Every rank holds one block: the dims' ways make tp.
+  int64_t total = 1;
+  for (int64_t d : shrunk)
+    total *= whole[d] / local[d];
+  if (total != tp)
+    return {};
   for (int64_t d : shrunk) {
     int64_t ways = whole[d] / local[d];
     if (tp % ways)
@@ -632,6 +638,9 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
       for (OpOperand &use : value.getUses()) {
         Operation *user = use.getOwner();
         if (auto t = dyn_cast<TransposeOp>(user)) {
+          // (expertSource / expertSplit follow only these.)
+          if (t.getPermutation().empty() || t.getPermutation()[0] != 0)
+            return -1;
           SmallVector<int64_t> next;
           for (int64_t p : t.getPermutation())
             next.push_back(dims[p]);
@@ -660,6 +669,8 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
                                 DenseMap<Value, int64_t> &expertInner,
                                 SmallVectorImpl<PackedSlice> &packed) {
     bool gateUp = split.innerParts == 2;
+    if (arg.use_empty())
+      return success();
     SmallVector<GroupedMatmulOp> readers;
     int64_t inner = expertInnerDim(arg, gateUp, readers);
     if (inner < 0)
@@ -804,6 +815,14 @@ struct MIRShardPass : public mir::impl::MIRShardBase<MIRShardPass> {
     OpBuilder b(module.getContext());
     b.setInsertionPointToStart(module.getBody());
     twoAxes = !expertInner.empty();
+    if (expertRanks() > 1 && !twoAxes) {
+      emitError(module.getLoc())
+          << "rlx-mir-shard: ep = " << int64_t(ep) << " < tp = " << int64_t(tp)
+          << " splits stacked MoE experts (experts.gate_up_proj / experts.down_proj read by "
+             "grouped_matmul), and this module has none (per-expert checkpoint names are "
+             "stacked by `rlx-gen --stacked-experts`); leave ep out for a dense model";
+      return signalPassFailure();
+    }
     if (twoAxes)
       shard::GridOp::create(b, module.getLoc(), gridName,
                             ArrayRef<int64_t>{groups(), expertRanks()});

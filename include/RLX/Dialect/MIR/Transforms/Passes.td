@@ -311,7 +311,10 @@ def MIRShard : Pass<"rlx-mir-shard", "::mlir::ModuleOp"> {
     dims are found from the graph (the grouped_matmul that reads the
     tensor, through transposes), so both stacked layouts split right.
     Errors: ep < 0, ep not dividing tp or E, tp/ep not dividing the
-    intermediate size, an expert tensor whose grouped_matmul is not found.
+    intermediate size, an expert tensor whose grouped_matmul is not found
+    (through transposes that keep the experts in dim 0), gate|up rows that
+    reach more than the down projection of the same experts, ep < tp on a
+    module without stacked experts.
   }];
   let options = [
     Option<"tp", "tp", "int64_t", /*default=*/"1", "tensor-parallel ranks (the grid's size)">,
@@ -337,7 +340,8 @@ def MIRStepwiseReshard : Pass<"rlx-mir-stepwise-reshard", "::mlir::func::FuncOp"
     first, then the target's axes join in order, one per step. The
     resulting collectives (all_gathers over axis 1 then axis 0, all_slices
     over axis 0 then axis 1) are joined back by `rlx-mir-flatten-grid`.
-    Annotations with halo sizes or sharded dim offsets are left alone.
+    Annotations over a 1-D grid, and those with halo sizes or sharded dim
+    offsets, are left alone.
   }];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
