@@ -160,6 +160,27 @@ def test_decode_split_kv_on_flash_matches_numpy(flags, split):
     assert_close(y, ref, **tol)
 
 
+@pytest.mark.parametrize("mask_kind,window,split", [("chunked", 512, True),
+                                                    ("sliding_window", 300, False)])
+def test_decode_split_kv_counts_the_visible_keys(mask_kind, window, split):
+    """The heuristic splits the keys a decode row can see: 512 of a chunk
+    (4 splits of 256 over the 1000 keys, the first two finding no key tile
+    of the row's chunk and writing lse = -inf), and no split for a window of
+    300 (too few keys); both equal to numpy."""
+    B, Sq, Sk, H, KV, D = 2, 1, 1000, 32, 8, 128
+    text = decode_module(B, Sq, Sk, H, KV, D, attrs=f"{mask_kind} window = {window}")
+    names = kernels_of(text, [])
+    assert any("attention_partial" in n for n in names) == split, names
+    rng = np.random.default_rng(12)
+    q, k, v = (bf16(rng.standard_normal(s)) for s in ((B, Sq, H * D), (B, Sk, KV * D), (B, Sk, KV * D)))
+    y = run_gpu(text, {"q": q, "k": k, "v": v})["result0"]
+    ref = reference.attention(q, k, v, H, KV, D, mask_kind=mask_kind, window=window)
+    tol = scaled_tolerance(ref, 2e-2)
+    assert_rejected(reference.attention(q, k, v, H, KV, D, mask_kind="causal"), ref, tol,
+                    "the whole causal row")
+    assert_close(y, ref, **tol)
+
+
 @pytest.mark.parametrize("dtype,kernel", [("bf16", "flash"), ("bf16", "wgmma"), ("f32", "auto")])
 def test_attention_partial_flash_and_simt_match_numpy(dtype, kernel):
     """attention_partial itself on the mma.sync and the sm_90a wgmma flash

@@ -80,18 +80,27 @@ struct MIRSplitKVPass : mir::impl::MIRSplitKVBase<MIRSplitKVPass> {
       FlashTiles tiles = wgmma && wgmmaFlashShapes(q.getElementType(), cfg.headDim, dv, group)
                              ? wgmmaFlashTiles(sq * group, group, cfg.headDim, dv)
                              : mmaSyncFlashTiles();
+      // The keys any query row sees: a sliding window of w sees the last
+      // w + Sq − 1 of them, a chunked mask of c at most c + Sq − 1 (the
+      // rows' chunks); the others cost a split that finds no key tile.
+      int64_t visible = sk;
+      if (cfg.window && *cfg.window > 0 &&
+          (cfg.maskKind == MaskKind::SlidingWindow || cfg.maskKind == MaskKind::Chunked))
+        visible = std::min<int64_t>(sk, *cfg.window + sq - 1);
       int64_t n = kvSplits > 0 ? kvSplits
-                               : chooseSplits(sq, group, cfg.numKvHeads, q.getShape()[0], sk,
-                                              smCount, tiles);
+                               : chooseSplits(sq, group, cfg.numKvHeads, q.getShape()[0],
+                                              visible, smCount, tiles);
       // Splits of whole key tiles (the last one shorter), as many as the
-      // grid's z dimension takes.
-      int64_t batch = q.getShape()[0];
-      n = std::min<int64_t>(n, 65535 / std::max<int64_t>(batch, 1));
+      // grid's z dimension takes; the heuristic's chunk spreads the visible
+      // keys over n splits (the splits still cover every key).
+      int64_t batch = q.getShape()[0], most = 65535 / std::max<int64_t>(batch, 1);
+      n = std::min<int64_t>(n, most);
       if (n <= 1 || sk == 0)
         return std::nullopt;
-      int64_t chunk = (sk + n - 1) / n;
+      int64_t chunk = ((kvSplits > 0 ? sk : visible) + n - 1) / n;
       if (kvSplits == 0)
         chunk = (chunk + tiles.keys - 1) / tiles.keys * tiles.keys;
+      chunk = std::max<int64_t>(chunk, (sk + most - 1) / most);
       n = (sk + chunk - 1) / chunk;
       if (n <= 1)
         return std::nullopt;

@@ -224,11 +224,14 @@ def MIRSplitKV : Pass<"rlx-mir-split-kv", "::mlir::ModuleOp"> {
     The heuristic (`kv-splits=0`), after FlashAttention's: with blocks =
     ceil(Sq · group / R) (wgmma: ceil(Sq / floor(R / group))) ·
     num_kv_heads · B, no split when blocks ≥ 0.8 · slots; otherwise, among
-    n ≤ min(128, Sk / 256), the wave efficiency
+    n ≤ min(128, K / 256), the wave efficiency
     e(n) = (blocks·n / slots) / ceil(blocks·n / slots) is computed and the
-    smallest n with e(n) ≥ 0.85 · max e wins. The splits are then whole key
-    tiles (`kv_chunk` = ceil(Sk / n) rounded up to the tile,
-    n = ceil(Sk / kv_chunk)); n = 1 leaves the op alone. `kv-splits=N`
+    smallest n with e(n) ≥ 0.85 · max e wins, K being the keys a query row
+    can see: Sk, or min(Sk, w + Sq − 1) under a sliding window or chunked
+    mask of w (the other keys' splits find no key tile and exit). The
+    splits are then whole key tiles (`kv_chunk` = ceil(K / n) rounded up to
+    the tile, the splits covering all Sk keys: ceil(Sk / kv_chunk) of
+    them); one split leaves the op alone. `kv-splits=N`
     forces N splits of ceil(Sk / N) keys on every attention (1: never
     split); the count is capped at 65535 / B (the grid). f64 attention is
     never split (the partials are f32). An `attention_partial` of one split
