@@ -119,6 +119,15 @@ class CompiledModel:
 
     __call__ = run
 
+    @property
+    def packed_sources(self) -> list[str]:
+        """The parameters only weight packing reads (q/k/v and gate/up that
+        are merged, weights stored transposed): after the first run the
+        packed copies stand in for them, so later runs may leave them out
+        and the caller may drop its arrays (the weights are then held once).
+        :meth:`invalidate_packed_params` needs them again."""
+        return list(self._model.packed_sources)
+
     def invalidate_packed_params(self) -> None:
         """Forgets the packed parameters; the next run packs them again."""
         self._model.invalidate_packed_params()

@@ -585,6 +585,7 @@ NB_MODULE(_rlx, m) {
       .def("run", &RlxCpuModel::run, nb::arg("inputs"))
       .def("invalidate_packed_params",
            [](RlxCpuModel &m) { m.model->invalidatePackedParams(); })
+      .def_prop_ro("packed_sources", [](RlxCpuModel &m) { return m.model->packedSources(); })
       .def_prop_ro("arguments", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->arguments()); })
       .def_prop_ro("results", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->results()); })
       .def_prop_ro("stats", [](RlxCpuModel &m) {

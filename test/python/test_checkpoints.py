@@ -17,6 +17,7 @@ import copy
 import json
 import shutil
 import struct
+import re
 import subprocess
 
 import numpy as np
@@ -70,6 +71,19 @@ def test_checkpoint_logits_match_transformers(name, shards, dtype, device, tmp_p
     proc = logits_with_weights(text, ckpt, ids, tmp_path, ("--device", device))
     assert proc.returncode == 0, proc.stderr
     assert "generated" not in proc.stdout, proc.stdout  # every weight from the checkpoint
+    if device == "cpu":
+        # Packing replaces: the merged q|k|v and gate|up copies stand in for
+        # the originals, which rlx-run releases, so the weights are held once
+        # (within the few values packing derives anew; both copies would be
+        # about 1.5x).
+        bound = int(re.search(r"weights: (\d+) bytes", proc.stdout).group(1))
+        held = re.search(r"weights held: (\d+) bytes after packing \((\d+) packed, (\d+) of",
+                         proc.stdout)
+        if name == "gpt2":  # (c_attn is packed in the checkpoint: nothing to pack)
+            assert held is None, proc.stdout
+        else:
+            assert held and int(held.group(3)) > 0, proc.stdout
+            assert int(held.group(1)) <= 1.01 * bound, proc.stdout
     with torch.no_grad():
         want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
     hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, f"{name} {dtype} {shards} {device}")
@@ -227,6 +241,31 @@ def test_python_load_weights(llama, tmp_path):
     (tmp_path / "bad.safetensors").write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00{oops")
     with pytest.raises(rlx.RlxError, match="bad JSON header"):
         rlx.load_weights(tmp_path / "bad.safetensors")
+
+
+def test_python_packed_sources_are_dropped_after_packing(llama):
+    """CompiledModel.packed_sources: the parameters packing merges (q/k/v,
+    gate/up) are needed by the first run only; later runs without them give
+    the same logits, and repacking without them is an error naming one."""
+    import rlx
+    from rlx.models import from_hf_config
+    hf, _ = llama
+    model = rlx.compile_cpu(from_hf_config(hf.case.hf_dict()), dims={"seq": 3})
+    sources = model.packed_sources
+    assert any(n.endswith("q_proj.weight") for n in sources), sources
+    assert any(n.endswith("up_proj.weight") for n in sources), sources
+    assert not any(n.endswith("norm.weight") for n in sources), sources
+    ids = hfm.token_ids(3)
+    inputs = {"input_ids": ids, "position_ids": np.arange(3, dtype=np.int64)}
+    first = model.run({**hf.params, **inputs})
+    weights = {n: v for n, v in hf.params.items() if n not in sources}
+    again = model.run({**weights, **inputs})
+    for name in first:
+        np.testing.assert_array_equal(again[name], first[name])
+    model.invalidate_packed_params()
+    with pytest.raises(rlx.RlxError, match=r"no value for argument '.*_proj\.weight' \(the "
+                                           r"originals of packed parameters"):
+        model.run({**weights, **inputs})
 
 
 def test_rlx_gpu_run_takes_checkpoint_names_and_packs(tmp_path):

@@ -345,6 +345,24 @@ int main(int argc, char **argv) {
     return fail();
   }
   unsigned generated = *bound;
+  // The parameters this process holds (a rank's blocks under --tp), before
+  // packing replaces some of them.
+  int64_t paramBytes = 0, splitBytes = 0;
+  for (const ModelTensor &a : m.arguments())
+    if (a.isParam) {
+      int64_t bytes = static_cast<int64_t>(values[a.name].data.size());
+      paramBytes += bytes;
+      if (world && mir::tensorParallelSplit(a.name, a.shape.size()).dim >= 0 &&
+          globalShape(a.name, a.shape, tp, whole) != a.shape)
+        splitBytes += bytes;
+    }
+  // Pack once now and release the originals the packed copies replace
+  // (merged q|k|v and gate|up): the weights are held once.
+  FailureOr<int64_t> released = m.releasePackedSources(values, error);
+  if (failed(released)) {
+    llvm::errs() << "rlx-run: " << error << "\n";
+    return fail();
+  }
 
   std::vector<HostTensor> outputs;
   if (serve) {
@@ -400,9 +418,7 @@ int main(int argc, char **argv) {
       return fail();
     }
   }
-  // The first run also packs parameters; report packing separately.
-  if (warmup == 0 && !times.empty())
-    times.front() -= m.packMs;
+  // (Parameters were packed before the first run: reported separately.)
   // Outputs split over the ranks (KV caches by KV head) are gathered whole
   // on rank 0, which alone reports and writes.
   if (world) {
@@ -463,21 +479,15 @@ int main(int argc, char **argv) {
   llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms mean, %.3f ms min over %zu run(s)\n",
                                times[times.size() / 2], sum / times.size(), times.front(),
                                times.size());
-  // The parameters this process holds (a rank's blocks under --tp).
-  int64_t paramBytes = 0, splitBytes = 0;
-  for (const ModelTensor &a : m.arguments())
-    if (a.isParam) {
-      int64_t bytes = static_cast<int64_t>(values[a.name].data.size());
-      paramBytes += bytes;
-      if (world && mir::tensorParallelSplit(a.name, a.shape.size()).dim >= 0 &&
-          globalShape(a.name, a.shape, tp, whole) != a.shape)
-        splitBytes += bytes;
-    }
   llvm::outs() << "weights: " << paramBytes << " bytes";
   if (world)
     llvm::outs() << " on this rank (split " << splitBytes << ", replicated "
                  << paramBytes - splitBytes << ")";
   llvm::outs() << "\n";
+  if (int64_t packedBytes = m.packedBytes())
+    llvm::outs() << "weights held: " << paramBytes - *released + packedBytes
+                 << " bytes after packing (" << packedBytes << " packed, " << *released
+                 << " of the originals released)\n";
   if (generated)
     llvm::outs() << "inputs: " << generated << " of " << m.arguments().size()
                  << " generated with seed " << seed << "\n";

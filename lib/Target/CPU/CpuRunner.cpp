@@ -559,6 +559,113 @@ LogicalResult mlir::rlx::checkArgumentNames(const std::map<std::string, HostTens
   return success();
 }
 
+const HostTensor *CpuModel::lookup(const std::map<std::string, HostTensor> &inputs,
+                                   std::vector<std::unique_ptr<HostTensor>> &converted,
+                                   const std::string &name, const std::vector<int64_t> &shape,
+                                   const std::string &dtype, std::string &error) {
+  const HostTensor *t = nullptr;
+  auto it = inputs.find(name);
+  if (StringRef(name).starts_with("__arena:")) {
+    auto [arena, created] = arenas.try_emplace(name);
+    if (created)
+      arena->second = HostTensor::zeros(dtype, shape);
+    t = &arena->second;
+  } else if (it != inputs.end())
+    t = &it->second;
+  else if (auto p = packed.find(name); p != packed.end())
+    t = &p->second;
+  if (!t) {
+    std::vector<std::string> sources = packedSources();
+    error = "no value for argument '" + name + "'" +
+            (llvm::is_contained(sources, name)
+                 ? " (the originals of packed parameters are needed to pack them: the first "
+                   "run, and the one after invalidating the packed parameters)"
+                 : "");
+    return nullptr;
+  }
+  if (t->shape != shape) {
+    std::string want, got;
+    for (int64_t d : shape)
+      want += std::to_string(d) + "x";
+    for (int64_t d : t->shape)
+      got += std::to_string(d) + "x";
+    error = "argument '" + name + "' has shape " + got + t->dtype + ", the model expects " +
+            want + dtype;
+    return nullptr;
+  }
+  if (t->dtype != dtype) {
+    FailureOr<HostTensor> exact = convertExact(*t, dtype, name, error);
+    if (failed(exact))
+      return nullptr;
+    converted.push_back(std::make_unique<HostTensor>(std::move(*exact)));
+    t = converted.back().get();
+  }
+  return t;
+}
+
+LogicalResult CpuModel::packParams(const std::map<std::string, HostTensor> &inputs,
+                                   std::vector<std::unique_ptr<HostTensor>> &converted,
+                                   std::string &error) {
+  // Packed parameters: computed once from the original ones.
+  if (packed.empty() && !packFns.empty()) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (const Signature &fn : packFns) {
+      std::vector<const HostTensor *> in;
+      for (unsigned i = 0; i < fn.numInputs; ++i) {
+        const HostTensor *t = lookup(inputs, converted, fn.argNames[i], fn.shapes[i], fn.dtypes[i], error);
+        if (!t)
+          return failure();
+        in.push_back(t);
+      }
+      std::vector<HostTensor> res;
+      if (failed(invoke(fn, in, res, error)))
+        return failure();
+      for (auto &[name, src] : packedBy)
+        if (src.fn == fn.name)
+          packed[name] = std::move(res[src.index]);
+    }
+    packMs = msSince(t0);
+  }
+  return success();
+}
+
+FailureOr<int64_t> CpuModel::releasePackedSources(std::map<std::string, HostTensor> &params,
+                                                  std::string &error) {
+  std::vector<std::unique_ptr<HostTensor>> converted;
+  if (failed(packParams(params, converted, error)))
+    return failure();
+  int64_t released = 0;
+  for (const std::string &name : packedSources()) {
+    auto it = params.find(name);
+    if (it == params.end())
+      continue;
+    released += static_cast<int64_t>(it->second.data.size());
+    params.erase(it);
+  }
+  return released;
+}
+
+std::vector<std::string> CpuModel::packedSources() const {
+  // The pack functions' inputs the entry does not read itself.
+  std::set<std::string> entryReads(entry.argNames.begin(), entry.argNames.end()), seen;
+  std::vector<std::string> names;
+  for (const Signature &fn : packFns)
+    for (unsigned i = 0; i < fn.numInputs; ++i) {
+      const std::string &name = fn.argNames[i];
+      if (!entryReads.count(name) && !StringRef(name).starts_with("__arena:") &&
+          seen.insert(name).second)
+        names.push_back(name);
+    }
+  return names;
+}
+
+int64_t CpuModel::packedBytes() const {
+  int64_t bytes = 0;
+  for (const auto &[name, t] : packed)
+    bytes += static_cast<int64_t>(t.data.size());
+  return bytes;
+}
+
 LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
                             std::vector<HostTensor> &outputs, std::string &error) {
   if (failed(checkArgumentNames(inputs, args, "", error)))
@@ -579,65 +686,12 @@ LogicalResult CpuModel::run(const std::map<std::string, HostTensor> &inputs,
   }
   // Holds converted copies of inputs whose dtype differs from the model's.
   std::vector<std::unique_ptr<HostTensor>> converted;
-  auto lookup = [&](const std::string &name, const std::vector<int64_t> &shape,
-                    const std::string &dtype) -> const HostTensor * {
-    const HostTensor *t = nullptr;
-    auto it = inputs.find(name);
-    if (StringRef(name).starts_with("__arena:")) {
-      auto [arena, created] = arenas.try_emplace(name);
-      if (created)
-        arena->second = HostTensor::zeros(dtype, shape);
-      t = &arena->second;
-    } else if (it != inputs.end())
-      t = &it->second;
-    else if (auto p = packed.find(name); p != packed.end())
-      t = &p->second;
-    if (!t) {
-      error = "no value for argument '" + name + "'";
-      return nullptr;
-    }
-    if (t->shape != shape) {
-      std::string want, got;
-      for (int64_t d : shape)
-        want += std::to_string(d) + "x";
-      for (int64_t d : t->shape)
-        got += std::to_string(d) + "x";
-      error = "argument '" + name + "' has shape " + got + t->dtype + ", the model expects " +
-              want + dtype;
-      return nullptr;
-    }
-    if (t->dtype != dtype) {
-      FailureOr<HostTensor> exact = convertExact(*t, dtype, name, error);
-      if (failed(exact))
-        return nullptr;
-      converted.push_back(std::make_unique<HostTensor>(std::move(*exact)));
-      t = converted.back().get();
-    }
-    return t;
-  };
-  // Packed parameters: computed once from the original ones.
-  if (packed.empty() && !packFns.empty()) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (const Signature &fn : packFns) {
-      std::vector<const HostTensor *> in;
-      for (unsigned i = 0; i < fn.numInputs; ++i) {
-        const HostTensor *t = lookup(fn.argNames[i], fn.shapes[i], fn.dtypes[i]);
-        if (!t)
-          return failure();
-        in.push_back(t);
-      }
-      std::vector<HostTensor> res;
-      if (failed(invoke(fn, in, res, error)))
-        return failure();
-      for (auto &[name, src] : packedBy)
-        if (src.fn == fn.name)
-          packed[name] = std::move(res[src.index]);
-    }
-    packMs = msSince(t0);
-  }
+  if (failed(packParams(inputs, converted, error)))
+    return failure();
   std::vector<const HostTensor *> in;
   for (unsigned i = 0; i < entry.numInputs; ++i) {
-    const HostTensor *t = lookup(entry.argNames[i], entry.shapes[i], entry.dtypes[i]);
+    const HostTensor *t =
+        lookup(inputs, converted, entry.argNames[i], entry.shapes[i], entry.dtypes[i], error);
     if (!t)
       return failure();
     in.push_back(t);

@@ -79,8 +79,21 @@ public:
   LogicalResult run(const std::map<std::string, HostTensor> &inputs,
                     std::vector<HostTensor> &outputs, std::string &error);
 
-  /// Forgets packed parameters (call when parameters change between runs).
+  /// Forgets packed parameters (call when parameters change between runs;
+  /// after releasePackedSources the next run needs the originals again).
   void invalidatePackedParams() { packed.clear(); }
+
+  /// Packs the parameters now (the pack functions, once) and erases from
+  /// `params` the originals that only the pack functions read: the packed
+  /// copies (merged q|k|v and gate|up, [K, N] forms) replace them, so the
+  /// weights are held once. Returns the bytes released.
+  FailureOr<int64_t> releasePackedSources(std::map<std::string, HostTensor> &params,
+                                          std::string &error);
+  /// The parameters only the pack functions read: once packed (after the
+  /// first run), runs need them no more.
+  std::vector<std::string> packedSources() const;
+  /// The bytes of the packed parameters held (0 before the first pack).
+  int64_t packedBytes() const;
 
   /// Statistics of the compilation.
   double fuseMs = 0, lowerMs = 0, jitMs = 0, packMs = 0;
@@ -126,6 +139,18 @@ private:
   CpuModel() = default;
   LogicalResult invoke(const Signature &sig, std::vector<const HostTensor *> in,
                        std::vector<HostTensor> &out, std::string &error);
+  /// The array for argument `name` (an input, a packed parameter or an
+  /// arena), converted to `dtype` into `converted` when needed; null with
+  /// `error` set when missing or mis-shaped.
+  const HostTensor *lookup(const std::map<std::string, HostTensor> &inputs,
+                           std::vector<std::unique_ptr<HostTensor>> &converted,
+                           const std::string &name, const std::vector<int64_t> &shape,
+                           const std::string &dtype, std::string &error);
+  /// Runs the pack functions once (their results cached in `packed`).
+  LogicalResult packParams(const std::map<std::string, HostTensor> &inputs,
+                           std::vector<std::unique_ptr<HostTensor>> &converted,
+                           std::string &error);
+
 
   std::unique_ptr<ExecutionEngine> engine;
   Signature entry;
