@@ -292,7 +292,11 @@ class TorchModel:
         values are constants of the compiled module: export again instead."""
         torch = _import_torch()
         values = dict(self.module.named_parameters())
-        self._params = {n: np.ascontiguousarray(_to_numpy(torch, values[n]), dtype=np.float32)
+        # Copies: a float32 torch tensor's numpy view would share its memory,
+        # so the module's later in-place updates would reach some weights
+        # (those read as they are) and not others (packed ones).
+        self._params = {n: np.array(_to_numpy(torch, values[n]), dtype=np.float32, order="C",
+                                    copy=True)
                         for n in self.param_names}
         self.compiled.invalidate_packed_params()
 

@@ -158,6 +158,7 @@ FLAGS = {
     "--repeat": ("--repeat=2", "all"), "--row-tile": ("--row-tile=2", "cpu"),
     "--runtime-dir": ("--runtime-dir={runtime}", "cpu"), "--seed": ("--seed=3", "all"),
     "--serve": ("--serve", "cpu"), "--tp": ("--tp=1", "all"), "-v": ("-v", "all"),
+    "--ep": ("--ep=0", "all"),
     "--warmup": ("--warmup=1", "all"), "--weights": ("--weights={ckpt}", "all"),
     "--matmul-kernel": ("--matmul-kernel=simt", "gpu"), "--split-k": ("--split-k=2", "gpu"),
     "--attention-kernel": ("--attention-kernel=simt", "gpu"),
