@@ -20,7 +20,11 @@ one call of each implementation in turn (interleaved), and the report gives
 medians and the ratio RLX / baseline. Threads: 2 everywhere
 (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``torch.set_num_threads``),
 ``OMP_WAIT_POLICY=PASSIVE`` and ``OPENBLAS_THREAD_TIMEOUT=4`` so the thread
-pools of the implementations do not spin against each other. Writes ``bench/out/cpu.json`` and ``bench/out/cpu.md``.
+pools of the implementations do not spin against each other. Decode cases
+also time a copy of a buffer the size of the layer's weights on the same
+threads (interleaved like the rest) and print the rate RLX reads the weights
+at against that copy's bandwidth (bytes read plus written per second).
+Writes ``bench/out/cpu.json`` and ``bench/out/cpu.md``.
 """
 import argparse
 import json
@@ -124,6 +128,32 @@ def numpy_layer(w, x, pos, kv, freqs):
     n = rms(r, w["post_attention_layernorm.weight"])
     gt = n @ w["mlp.gate_proj.weight"].T
     return r + (gt / (1 + np.exp(-gt)) * (n @ w["mlp.up_proj.weight"].T)) @ w["mlp.down_proj.weight"].T
+
+
+class CopyBandwidth:
+    """A STREAM-style copy of a buffer the size of the layer's weights, split
+    over THREADS threads (NumPy releases the GIL while it copies): bytes
+    read plus bytes written per second, the memory bandwidth decode is held
+    against."""
+
+    def __init__(self, nbytes):
+        n = nbytes // 4
+        self.src = np.ones(n, np.float32)
+        self.dst = np.zeros(n, np.float32)
+        k = int(THREADS)
+        self.parts = [slice(i * n // k, (i + 1) * n // k) for i in range(k)]
+        self.nbytes = 2 * n * 4
+
+    def once(self):
+        import threading
+        threads = [threading.Thread(target=np.copyto, args=(self.dst[p], self.src[p]))
+                   for p in self.parts]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return time.perf_counter() - t0
 
 
 class RlxServer:
@@ -244,20 +274,34 @@ def main():
             if name != "numpy":
                 errs[name] = float(np.abs(np.asarray(f()) - ref).max() / np.abs(ref).max())
         server = RlxServer(args.build, model, seq, past)
-        times = {"rlx": [], **{k: [] for k in impls}}
-        order = ["rlx", *impls]
+        weight_bytes = sum(a.nbytes for a in w.values())
+        copy = CopyBandwidth(weight_bytes) if past else None
+        times = {"rlx": [], **{k: [] for k in impls}, **({"copy": []} if copy else {})}
+        order = list(times)
         for rep in range(args.reps):
             for name in order[rep % len(order):] + order[:rep % len(order)]:
                 if name == "rlx":
                     times[name].append(server.once())
+                elif name == "copy":
+                    times[name].append(copy.once())
                 else:
                     t0 = time.perf_counter()
                     impls[name]()
                     times[name].append(time.perf_counter() - t0)
         server.close()
+        copy_ms = float(np.median(times.pop("copy"))) * 1000 if copy else None
         med = {k: float(np.median(v)) * 1000 for k, v in times.items()}
         results[case] = {"median_ms": med, "max_rel_err_vs_numpy": err,
                          "baseline_max_rel_err_vs_numpy": errs, "reps": args.reps}
+        if copy:
+            # Decode reads every weight once: its rate against the copy's.
+            copy_gbs = copy.nbytes / copy_ms / 1e6
+            rlx_gbs = weight_bytes / med["rlx"] / 1e6
+            results[case]["bandwidth"] = {"copy_gb_s": copy_gbs, "rlx_weights_gb_s": rlx_gbs,
+                                          "fraction": rlx_gbs / copy_gbs}
+            print(f"{case}: weights {weight_bytes / 2**20:.0f} MiB read at {rlx_gbs:.1f} GB/s "
+                  f"by RLX; copy {copy_gbs:.1f} GB/s (read + write, {THREADS} threads); "
+                  f"{rlx_gbs / copy_gbs:.0%} of the copy")
         ratios = ", ".join(f"rlx/{k} {med['rlx'] / med[k]:.2f}x" for k in impls)
         print(f"{case}: " + ", ".join(f"{k} {v:.1f} ms" for k, v in med.items()) +
               f"; {ratios}; max rel err vs numpy {err:.1e}")
@@ -268,15 +312,18 @@ def main():
     baselines = [k for k in names if any(k in r["median_ms"] for r in results.values())]
     rows = ["| case | RLX ms | " + " | ".join(f"{names[k]} ms" for k in baselines) + " | " +
             " | ".join(f"RLX / {names[k]}" for k in baselines) +
-            " | RLX / fastest of PyTorch and IREE | max rel. error vs NumPy |",
-            "|---" * (3 + 2 * len(baselines)) + "|---|"]
+            " | RLX / fastest of PyTorch and IREE | max rel. error vs NumPy | RLX weights GB/s "
+            "(of the copy's) |",
+            "|---" * (3 + 2 * len(baselines)) + "|---|---|"]
     for case, r in results.items():
         m = r["median_ms"]
         fast = min([m[k] for k in ("torch", "iree") if k in m] or [m["numpy"]])
         rows.append(f"| {case} | {m['rlx']:.1f} | " +
                     " | ".join(f"{m[k]:.1f}" if k in m else "-" for k in baselines) + " | " +
                     " | ".join(f"{m['rlx'] / m[k]:.2f}" if k in m else "-" for k in baselines) +
-                    f" | **{m['rlx'] / fast:.2f}** | {r['max_rel_err_vs_numpy']:.1e} |")
+                    f" | **{m['rlx'] / fast:.2f}** | {r['max_rel_err_vs_numpy']:.1e} | " +
+                    (f"{r['bandwidth']['rlx_weights_gb_s']:.1f} of {r['bandwidth']['copy_gb_s']:.1f}"
+                     f" ({r['bandwidth']['fraction']:.0%})" if "bandwidth" in r else "-") + " |")
     table = "\n".join(["Settings: " + "; ".join(settings), "", *rows])
     (outdir / "cpu.md").write_text(table + "\n")
     print(table)

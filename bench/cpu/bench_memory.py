@@ -9,15 +9,21 @@ Cases: the bundled Llama-3.2-1B decoder layer (examples/llama-3.2-1b-layer.mlir,
 232 MiB of f32 weights) and a Llama-3.2-1B-shaped model of --layers layers
 (`rlx-gen`, vocabulary cut to 8192 so that the layers dominate), both with
 seeded f32 weights written to a safetensors file. For each: the process's
-start-up footprint (the same program on a module without weights: rlx-run's
-JIT and libraries; Python with torch and transformers imported), its peak
-RSS, the checkpoint's bytes and RLX's arena, and
+start-up footprint, its peak RSS, the checkpoint's bytes and RLX's arena
+(the plan and the kernels' scratch past it), and
 
     excess = (peak - start-up - arena) / checkpoint
 
 which issue 42 asks to be at most 1.05 (weights held once, at their peak
-too). rlx-run's own `weights held:` line is the steady state after packing.
-Prints the CPU and the settings; writes bench/out/memory.json.
+too). rlx-run's start-up footprint is its own peak RSS once the model is
+compiled (`rlx-run -v`'s `peak RSS:` line: the JIT's code and libraries,
+before any weight is read); `load` is what reading the checkpoint added to
+it, over the checkpoint's bytes. PyTorch's is Python with torch and
+transformers imported. rlx-run's `weights held:` line is the steady state
+after packing. `--kn` also runs rlx-run with the [K, N] weight forms of
+oneDNN's GEMM (what CPUs with AVX-512 get; needs the oneDNN library) to
+check that path's load. Prints the CPU and the settings; writes
+bench/out/memory.json.
 """
 import argparse
 import json
@@ -73,10 +79,10 @@ if sys.argv[1] != "none":
 """
 
 
-def peak_kib(cmd):
+def peak_kib(cmd, env=None):
     """Runs `cmd` under /usr/bin/time -v: (peak RSS in bytes, stdout)."""
     proc = subprocess.run(["/usr/bin/time", "-v", *map(str, cmd)], capture_output=True,
-                          text=True)
+                          text=True, env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         sys.exit(f"failed: {' '.join(map(str, cmd))}\n{proc.stdout}\n{proc.stderr}")
     kib = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1))
@@ -107,6 +113,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--kn", action="store_true",
+                    help="also load with [K, N] weight forms (RLX_DNNL=<oneDNN library>)")
     args = ap.parse_args()
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="rlx-mem-"))
     (tmp / "empty.mlir").write_text(EMPTY)
@@ -121,29 +129,41 @@ def main():
     cases = [("layer", layer, layer.read_text(), "layer"),
              (f"{args.layers}-layer model", tmp / "model.mlir", model_text, "model")]
     print(f"cpu: {cpu_model()}; threads: {THREADS}; seq {args.seq}; f32 weights")
-    print(f"start-up footprint: rlx-run {rlx_start / 2**20:.0f} MiB, "
+    print(f"start-up footprint: rlx-run {rlx_start / 2**20:.0f} MiB on a module without weights "
+          "(each case's own, once compiled, is its 'rlx start'), "
           f"python + torch + transformers {torch_start / 2**20:.0f} MiB")
-    print(f"{'case':<16} {'checkpoint':>11} {'rlx peak':>9} {'arena':>8} {'rlx excess':>10} "
-          f"{'held':>6} {'torch peak':>10} {'torch excess':>12}")
+    print(f"{'case':<22} {'checkpoint':>11} {'rlx start':>9} {'rlx peak':>9} {'arena':>8} "
+          f"{'load':>6} {'rlx excess':>10} {'held':>6} {'torch peak':>10} {'torch excess':>12}")
     rows = []
+    dnnl = os.environ.get("RLX_DNNL") or str(ROOT / ".venv" / "lib" / "libdnnl.so.3")
+    forms = [("", {})] + ([(" [K, N]", {"RLX_DNNL": dnnl})] if args.kn else [])
     for label, path, text, kind in cases:
         ckpt = tmp / f"{kind}.safetensors"
         ckpt_bytes = write_checkpoint(params_of(text), ckpt)
-        peak, out = peak_kib([RLX_RUN, path, "--weights", ckpt, "--dims", f"seq={args.seq}"])
-        arena = int(re.search(r"arena: (\d+) bytes", out).group(1))
-        bound = int(re.search(r"weights: (\d+) bytes", out).group(1))
-        held = re.search(r"weights held: (\d+) bytes", out)
-        held = int(held.group(1)) if held else bound
         tpeak, _ = peak_kib([PYTHON, "-c", TORCH_LAYER, kind, json.dumps(cfg), ckpt, args.seq])
-        row = {"case": label, "checkpoint_bytes": ckpt_bytes, "rlx_peak_bytes": peak,
-               "rlx_startup_bytes": rlx_start, "arena_bytes": arena, "held_bytes": held,
-               "rlx_excess": (peak - rlx_start - arena) / ckpt_bytes,
-               "torch_peak_bytes": tpeak, "torch_startup_bytes": torch_start,
-               "torch_excess": (tpeak - torch_start) / ckpt_bytes}
-        rows.append(row)
-        print(f"{label:<16} {ckpt_bytes / 2**20:>7.0f} MiB {peak / 2**20:>5.0f} MiB "
-              f"{arena / 2**20:>4.0f} MiB {row['rlx_excess']:>9.2f}x {held / ckpt_bytes:>5.2f}x "
-              f"{tpeak / 2**20:>6.0f} MiB {row['torch_excess']:>11.2f}x")
+        for form, env in forms:
+            peak, out = peak_kib([RLX_RUN, path, "--weights", ckpt, "--dims", f"seq={args.seq}",
+                                  "-v"], env)
+            arena = int(re.search(r"arena: (\d+) bytes", out).group(1))
+            scratch = re.search(r"kernel scratch: (\d+) bytes", out)
+            arena += int(scratch.group(1)) if scratch else 0
+            start, loaded = map(int, re.search(
+                r"peak RSS: (\d+) bytes after compiling, (\d+) after loading", out).groups())
+            bound = int(re.search(r"weights: (\d+) bytes", out).group(1))
+            held = re.search(r"weights held: (\d+) bytes", out)
+            held = int(held.group(1)) if held else bound
+            row = {"case": label + form, "checkpoint_bytes": ckpt_bytes, "rlx_peak_bytes": peak,
+                   "rlx_startup_bytes": start, "rlx_empty_module_bytes": rlx_start,
+                   "arena_bytes": arena, "held_bytes": held,
+                   "load": (loaded - start) / ckpt_bytes,
+                   "rlx_excess": (peak - start - arena) / ckpt_bytes,
+                   "torch_peak_bytes": tpeak, "torch_startup_bytes": torch_start,
+                   "torch_excess": (tpeak - torch_start) / ckpt_bytes}
+            rows.append(row)
+            print(f"{label + form:<22} {ckpt_bytes / 2**20:>7.0f} MiB {start / 2**20:>5.0f} MiB "
+                  f"{peak / 2**20:>5.0f} MiB {arena / 2**20:>4.0f} MiB {row['load']:>5.2f}x "
+                  f"{row['rlx_excess']:>9.2f}x {held / ckpt_bytes:>5.2f}x "
+                  f"{tpeak / 2**20:>6.0f} MiB {row['torch_excess']:>11.2f}x")
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "memory.json").write_text(json.dumps({"cpu": cpu_model(), "threads": THREADS,

@@ -47,6 +47,9 @@ def _lib() -> ctypes.CDLL:
         lib.rlx_gpu_set_buffer.argtypes = [P, C, C, P, Z]
         lib.rlx_gpu_get_buffer.argtypes = [P, C, C, P, Z]
         lib.rlx_gpu_run.argtypes = [P, C]
+        lib.rlx_gpu_release_packed_sources.argtypes = [P, C, ctypes.POINTER(ctypes.c_uint64)]
+        lib.rlx_gpu_device_bytes.restype = ctypes.c_uint64
+        lib.rlx_gpu_device_bytes.argtypes = [P]
         lib.rlx_gpu_time.argtypes = [P, C, I, I, ctypes.POINTER(ctypes.c_double),
                                      ctypes.POINTER(ctypes.c_double)]
         lib.rlx_gpu_set_flush_caches.argtypes = [P, I]
@@ -205,6 +208,11 @@ class GpuModel:
                 self._set(self.entry, bufs[name], value)
             elif not self._packed:
                 self._set(self.entry, originals[name], value)
+        if not self._packed and originals:
+            # Packed once; the originals then leave the device (the packed
+            # parameters stand in for them: the weights are held once).
+            self._check(_lib().rlx_gpu_release_packed_sources(self._h, self.entry.encode(),
+                                                              None))
         self._packed = True
         self._check(_lib().rlx_gpu_run(self._h, self.entry.encode()))
         out = {}
@@ -218,9 +226,17 @@ class GpuModel:
 
     __call__ = run
 
+    @property
+    def device_bytes(self) -> int:
+        """The device memory the artifact holds: constants, arenas, buffers
+        (the originals of packed parameters only until the first run has
+        packed them)."""
+        return int(_lib().rlx_gpu_device_bytes(self._h))
+
     def invalidate_packed_params(self) -> None:
         """Forgets the packed parameters; the next run packs them again (as
-        CompiledModel's, for parameters that changed)."""
+        CompiledModel's, for parameters that changed), from every original
+        it is given again."""
         self._packed = False
 
     def trace(self, on: bool = True) -> None:

@@ -71,18 +71,33 @@ def test_checkpoint_logits_match_transformers(name, shards, dtype, device, tmp_p
     proc = logits_with_weights(text, ckpt, ids, tmp_path, ("--device", device))
     assert proc.returncode == 0, proc.stderr
     assert "generated" not in proc.stdout, proc.stdout  # every weight from the checkpoint
+    if device == "emu":
+        # On the device too: a packed parameter is its packing function's
+        # output buffer, and the originals are freed once packed.
+        from safetensors import safe_open
+        params = 0
+        for f in ckpt.glob("*.safetensors"):
+            with safe_open(str(f), "pt") as st:
+                params += sum(4 * int(np.prod(st.get_slice(k).get_shape())) for k in st.keys())
+        mem = re.search(r"device memory: (\d+) bytes, weights (\d+) of them \((\d+) bytes of "
+                        r"packed originals released\)", proc.stdout)
+        assert mem, proc.stdout
+        if name != "gpt2":
+            assert int(mem.group(3)) > 0, proc.stdout
+        assert int(mem.group(2)) <= 1.01 * params, (proc.stdout, params)
     if device == "cpu":
-        # Packing replaces: the merged q|k|v and gate|up copies stand in for
-        # the originals, which rlx-run releases, so the weights are held once
-        # (within the few values packing derives anew; both copies would be
-        # about 1.5x).
+        # Packing replaces: the merged q|k|v and gate|up tensors stand in for
+        # the originals (read from the checkpoint straight into their slices,
+        # or packed and then released), so the weights are held once (within
+        # the few values packing derives anew; both copies would be about
+        # 1.5x).
         bound = int(re.search(r"weights: (\d+) bytes", proc.stdout).group(1))
-        held = re.search(r"weights held: (\d+) bytes after packing \((\d+) packed, (\d+) of",
-                         proc.stdout)
+        held = re.search(r"weights held: (\d+) bytes after packing \((\d+) packed, (\d+) of "
+                         r"the originals released, (\d+) read into", proc.stdout)
         if name == "gpt2":  # (c_attn is packed in the checkpoint: nothing to pack)
             assert held is None, proc.stdout
         else:
-            assert held and int(held.group(3)) > 0, proc.stdout
+            assert held and int(held.group(3)) + int(held.group(4)) > 0, proc.stdout
             assert int(held.group(1)) <= 1.01 * bound, proc.stdout
     with torch.no_grad():
         want = model(input_ids=torch.from_numpy(ids)).logits.numpy()

@@ -104,3 +104,37 @@ def test_rlx_run_device_cuda_without_a_driver(tmp_path):
     assert "no CUDA driver" in p.stderr or "no CUDA device" in p.stderr, p.stderr
     # The artifact was still written, cubins included.
     assert list((tmp_path / "art").glob("*.sm_90a.cubin"))
+
+
+def test_packed_originals_leave_the_device_after_packing():
+    """Two matmuls of one input merge into one (their weights packed into
+    one [16, 32] tensor by the pack function): the packed parameter is the
+    pack function's output buffer, the originals are freed once packed, and
+    set again they are allocated again; one of them alone is an error
+    naming the released other."""
+    m = rlx.parse("""func.func @f(%x: tensor<4x32xf32> {rlx.input = "x"}, %wq: tensor<8x32xf32> {rlx.param = "wq"}, %wk: tensor<8x32xf32> {rlx.param = "wk"}) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %q = rlx_mir.matmul %x, %wq transpose_b : tensor<4x32xf32>, tensor<8x32xf32>
+  %k = rlx_mir.matmul %x, %wk transpose_b : tensor<4x32xf32>, tensor<8x32xf32>
+  return %q, %k : tensor<4x8xf32>, tensor<4x8xf32>
+}""")
+    model = rlx.gpu.compile(m, device="emu")
+    assert any("packed_by" in b for b in model.manifest["functions"][0]["buffers"]
+               + model.manifest["functions"][-1]["buffers"])
+    rng = np.random.default_rng(3)
+    x, x2 = (rng.standard_normal((4, 32)).astype(np.float32) for _ in range(2))
+    wq, wk, wq2, wk2 = (rng.standard_normal((8, 32)).astype(np.float32) for _ in range(4))
+
+    def check(out, x, wq, wk):
+        assert_close(out["result0"], x.astype(np.float64) @ wq.T.astype(np.float64), "f32")
+        assert_close(out["result1"], x.astype(np.float64) @ wk.T.astype(np.float64), "f32")
+
+    before = model.device_bytes
+    check(model.run(x=x, wq=wq, wk=wk), x, wq, wk)
+    assert before - model.device_bytes == wq.nbytes + wk.nbytes
+    check(model.run(x=x2), x2, wq, wk)  # the packed weights stay
+    model.invalidate_packed_params()
+    check(model.run(x=x, wq=wq2, wk=wk2), x, wq2, wk2)
+    assert before - model.device_bytes == wq.nbytes + wk.nbytes
+    model.invalidate_packed_params()
+    with pytest.raises(rlx.RlxError, match="'wk' .*released after packing"):
+        model.run(x=x, wq=wq)

@@ -47,7 +47,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                       t.shape});
   }
   std::map<std::string, rlx::HostTensor> values;
-  if (failed(rlx::bindCheckpoint(std::move(*checkpoint), params, values, error)))
+  auto index = rlx::indexSafetensors(path, error);
+  if (failed(index)) {
+    rlx_fuzz::checkFailed("safetensors-index", "read but not indexed: " + error);
+    return 0;
+  }
+  if (failed(rlx::bindCheckpoint(*index, params, values, error)))
     rlx_fuzz::checkFailed("safetensors-bind", "binding to its own shapes failed: " + error);
   return 0;
 }

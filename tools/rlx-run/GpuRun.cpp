@@ -235,6 +235,16 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
     return fail(rlx_gpu_last_error(h));
   double packMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
+  // Packed once: the originals leave the device (the weights held once).
+  uint64_t released = 0;
+  if (!packers.empty() && rlx_gpu_release_packed_sources(h, entry.c_str(), &released))
+    return fail(rlx_gpu_last_error(h));
+  // The weights on the device: the entry's parameters (packed ones are
+  // their packing function's outputs) and the originals still held.
+  int64_t weightBytes = -static_cast<int64_t>(released);
+  for (const Buffer &b : all)
+    if (b.role == "param")
+      weightBytes += b.bytes;
   std::vector<double> times;
   for (unsigned i = 0; i < options.warmup + std::max(1u, options.repeat); ++i) {
     if (i == options.warmup && !options.tracePath.empty() && rlx_gpu_set_trace(h, 1))
@@ -299,6 +309,9 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
       }
   if (!packers.empty())
     llvm::outs() << llvm::format("weight packing: %.1f ms (once)\n", packMs);
+  llvm::outs() << "device memory: " << rlx_gpu_device_bytes(h) << " bytes, weights "
+               << weightBytes << " of them (" << released
+               << " bytes of packed originals released)\n";
   llvm::outs() << llvm::format("run: %.3f ms median, %.3f ms min over %zu run(s) (wall clock)\n",
                                times[times.size() / 2], times.front(), times.size());
   if (generated)

@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace mlir::rlx {
 
@@ -33,6 +34,11 @@ struct ArgumentSources {
   const MpiWorld *world = nullptr;
   int64_t tp = 0;
   std::map<std::string, std::vector<int64_t>> whole;
+  /// With --weights and no --tp: the packed parameters whose sources are
+  /// read from the checkpoint straight into their slices (PackedConcat),
+  /// into `packed` by name; those sources get no entry in `values`.
+  std::vector<PackedConcat> concats;
+  std::map<std::string, HostTensor> *packed = nullptr;
   /// Seeded values of an argument nothing else gives (its whole shape).
   std::function<HostTensor(const ModelTensor &)> generate;
 };
@@ -43,6 +49,10 @@ struct ArgumentSources {
 /// arguments were generated.
 FailureOr<unsigned> bindArguments(ArrayRef<ModelTensor> arguments, const ArgumentSources &sources,
                                   std::map<std::string, HostTensor> &values, std::string &error);
+
+/// The process's peak resident set so far, in bytes (getrusage's ru_maxrss;
+/// none where the system does not keep it).
+std::optional<int64_t> peakRssBytes();
 
 /// Prints "output NAME: SHAPExDTYPE, mean |x| .., max |x| .." and, with an
 /// output directory, writes NAME.npy there ('/' in names as '_'): every

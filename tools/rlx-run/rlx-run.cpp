@@ -330,6 +330,7 @@ int main(int argc, char **argv) {
     return fail();
   }
   CpuModel &m = **model;
+  std::optional<int64_t> peakAfterCompile = peakRssBytes();
   int64_t positionOffset = dims.count("past_seq") ? dims["past_seq"] : 0;
   ArgumentSources sources;
   sources.weights = weights;
@@ -339,17 +340,31 @@ int main(int argc, char **argv) {
     sources.whole = whole;
   }
   sources.generate = [&](const ModelTensor &a) { return generate(a, positionOffset); };
+  // Merged projections are read from the checkpoint straight into place.
+  std::map<std::string, HostTensor> prepacked;
+  sources.concats = m.packedConcats();
+  sources.packed = &prepacked;
   FailureOr<unsigned> bound = bindArguments(m.arguments(), sources, values, error);
   if (failed(bound)) {
     llvm::errs() << "rlx-run: " << error << "\n";
     return fail();
   }
   unsigned generated = *bound;
+  int64_t readIntoPlace = 0;
+  for (auto &[name, t] : prepacked) {
+    readIntoPlace += static_cast<int64_t>(t.data.size());
+    if (failed(m.setPacked(name, std::move(t), error))) {
+      llvm::errs() << "rlx-run: " << error << "\n";
+      return fail();
+    }
+  }
+  prepacked.clear();
+  std::optional<int64_t> peakAfterLoad = peakRssBytes();
   // The parameters this process holds (a rank's blocks under --tp), before
   // packing replaces some of them.
-  int64_t paramBytes = 0, splitBytes = 0;
+  int64_t paramBytes = readIntoPlace, splitBytes = 0;
   for (const ModelTensor &a : m.arguments())
-    if (a.isParam) {
+    if (a.isParam && values.count(a.name)) {
       int64_t bytes = static_cast<int64_t>(values[a.name].data.size());
       paramBytes += bytes;
       if (world && mir::tensorParallelSplit(a.name, a.shape.size()).dim >= 0 &&
@@ -462,6 +477,10 @@ int main(int argc, char **argv) {
         (long long)m.arenaBytes, m.arenaBytes / 1048576.0, (long long)m.arenaLowerBound,
         m.arenaLowerBound > 0 ? double(m.arenaBytes) / double(m.arenaLowerBound) : 1.0,
         (long long)m.arenaSumBytes);
+  if (m.scratchBytes > 0)
+    llvm::outs() << llvm::format("kernel scratch: %lld bytes (%.2f MiB) in the arena past its "
+                                 "plan (the largest kernel's temporaries)\n",
+                                 (long long)m.scratchBytes, m.scratchBytes / 1048576.0);
   if (m.packMs > 0)
     llvm::outs() << llvm::format("weight packing: %.1f ms (once)\n", m.packMs);
   if (!m.blasInfo.empty() || m.blasThreads > 0) {
@@ -470,6 +489,10 @@ int main(int argc, char **argv) {
       llvm::outs() << "; " << m.blasThreads << " thread(s)";
     llvm::outs() << "\n";
   }
+  if (verbose && peakAfterCompile && peakAfterLoad)
+    llvm::outs() << "peak RSS: " << *peakAfterCompile << " bytes after compiling, "
+                 << *peakAfterLoad << " after loading, " << peakRssBytes().value_or(0)
+                 << " after running\n";
   if (verbose)
     llvm::outs() << "cpu: " << hostCpuModel() << " (LLVM: " << llvm::sys::getHostCPUName()
                  << "), " << std::thread::hardware_concurrency() << " hardware thread(s)\n";
@@ -485,9 +508,10 @@ int main(int argc, char **argv) {
                  << paramBytes - splitBytes << ")";
   llvm::outs() << "\n";
   if (int64_t packedBytes = m.packedBytes())
-    llvm::outs() << "weights held: " << paramBytes - *released + packedBytes
+    llvm::outs() << "weights held: " << paramBytes - readIntoPlace - *released + packedBytes
                  << " bytes after packing (" << packedBytes << " packed, " << *released
-                 << " of the originals released)\n";
+                 << " of the originals released, " << readIntoPlace
+                 << " read into the packed layout)\n";
   if (generated)
     llvm::outs() << "inputs: " << generated << " of " << m.arguments().size()
                  << " generated with seed " << seed << "\n";

@@ -44,6 +44,10 @@ const char *rlx_gpu_device(rlx_gpu_artifact *h);
 
 /** Functions: the entry's name, their number and names (NULL when out of range). */
 const char *rlx_gpu_entry(rlx_gpu_artifact *h);
+/** The device memory the artifact holds, in bytes: its constants, every
+ * function's arena and buffers (a packed parameter is its packing
+ * function's output buffer, not a second copy) and tensor maps. */
+uint64_t rlx_gpu_device_bytes(rlx_gpu_artifact *h);
 int rlx_gpu_num_functions(rlx_gpu_artifact *h);
 const char *rlx_gpu_function_name(rlx_gpu_artifact *h, int index);
 
@@ -60,12 +64,21 @@ int rlx_gpu_buffer_info(rlx_gpu_artifact *h, const char *function, int index, co
  * name may also be (or only be) an original parameter that a packing
  * function of `function` takes (manifest `packed_by`): it is set there, and
  * the next run (or rlx_gpu_pack) of `function` runs that packing function
- * first and copies its outputs into the packed parameters. So a model's
+ * first, which writes the packed parameters (its output buffers are
+ * them). So a model's
  * parameters are set by their checkpoint names on the entry alone. */
 int rlx_gpu_set_buffer(rlx_gpu_artifact *h, const char *function, const char *name, const void *data, size_t bytes);
 /** Runs the packing functions of `function` whose inputs were set since
  * they last ran (what rlx_gpu_run does first), for timing them apart. */
 int rlx_gpu_pack(rlx_gpu_artifact *h, const char *function);
+/** Packs (as rlx_gpu_pack) and then frees the packing functions' input
+ * buffers, the original parameters: the packed ones stand in for them, so
+ * the weights are held once on the device. `*released` (may be NULL)
+ * receives the bytes freed. Setting an original again allocates it again;
+ * the next run then packs, and needs every original of that packing
+ * function set again (the error names those released). */
+int rlx_gpu_release_packed_sources(rlx_gpu_artifact *h, const char *function,
+                                   uint64_t *released);
 /** Runs the function once; fails naming the inputs/params never set. */
 int rlx_gpu_run(rlx_gpu_artifact *h, const char *function);
 /** Copies buffer `name` (bytes = its size) back to the host. */

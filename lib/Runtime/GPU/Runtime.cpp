@@ -36,6 +36,8 @@ struct FunctionState {
   std::vector<DevicePtr> buffers;
   std::vector<bool> allocated;
   std::vector<bool> set;
+  /// Freed by rlx_gpu_release_packed_sources (allocated again when set).
+  std::vector<bool> released;
   /// A packing function's inputs were set since it last ran; its runs.
   bool dirty = false;
   uint64_t runs = 0;
@@ -60,6 +62,9 @@ struct rlx_gpu_artifact {
   std::vector<DevicePtr> constants;
   std::vector<std::vector<char>> constantImages;
   std::string error;
+  /// The device bytes the artifact allocated (constants, arenas, buffers,
+  /// tensor maps).
+  uint64_t deviceBytes = 0;
   /// rlx_gpu_time flushes the device's caches before each timed run.
   bool flushCaches = false;
   /// rlx_gpu_set_trace: every kernel launch timed on its own (the backend's
@@ -100,6 +105,13 @@ struct rlx_gpu_artifact {
     return f;
   }
 
+  bool alloc(uint64_t bytes, const std::string &what, DevicePtr &p, std::string &err) {
+    if (!backend->alloc(bytes, what, p, err))
+      return false;
+    deviceBytes += bytes;
+    return true;
+  }
+
   bool allocate(std::string &err) {
     for (const ConstantInfo &c : manifest.constants) {
       std::ifstream in(manifest.dir + "/" + c.file, std::ios::binary);
@@ -109,7 +121,7 @@ struct rlx_gpu_artifact {
         return false;
       }
       DevicePtr p = 0;
-      if (!backend->alloc(c.bytes, "@constant/" + c.name, p, err))
+      if (!alloc(c.bytes, "@constant/" + c.name, p, err))
         return false;
       constants.push_back(p);
       if (!backend->copyToDevice(p, bytes.data(), c.bytes, err))
@@ -117,21 +129,35 @@ struct rlx_gpu_artifact {
       constantImages.push_back(std::move(bytes));
     }
     functions.resize(manifest.functions.size());
+    // Every buffer first, but a packed parameter: it is its packing
+    // function's output buffer itself (the packer writes it in place; the
+    // weights are not held twice on the device).
     for (size_t fi = 0; fi < manifest.functions.size(); ++fi) {
       const FunctionInfo &f = manifest.functions[fi];
       FunctionState &s = functions[fi];
-      if (!backend->alloc(f.arenaBytes, f.name + "/@arena", s.arena, err))
+      if (!alloc(f.arenaBytes, f.name + "/@arena", s.arena, err))
         return false;
       s.arenaAllocated = true;
       s.buffers.assign(f.buffers.size(), 0);
       s.allocated.assign(f.buffers.size(), false);
       s.set.assign(f.buffers.size(), false);
+      s.released.assign(f.buffers.size(), false);
       s.packedRun.assign(f.buffers.size(), 0);
       for (size_t b = 0; b < f.buffers.size(); ++b) {
-        if (!backend->alloc(f.buffers[b].bytes, f.name + "/" + f.buffers[b].name, s.buffers[b], err))
+        if (packerOutput(f.buffers[b]).first >= 0)
+          continue;
+        if (!alloc(f.buffers[b].bytes, f.name + "/" + f.buffers[b].name, s.buffers[b], err))
           return false;
         s.allocated[b] = true;
       }
+    }
+    for (size_t fi = 0; fi < manifest.functions.size(); ++fi)
+      for (size_t b = 0; b < manifest.functions[fi].buffers.size(); ++b)
+        if (auto [p, o] = packerOutput(manifest.functions[fi].buffers[b]); p >= 0)
+          functions[fi].buffers[b] = functions[size_t(p)].buffers[size_t(o)];
+    for (size_t fi = 0; fi < manifest.functions.size(); ++fi) {
+      const FunctionInfo &f = manifest.functions[fi];
+      FunctionState &s = functions[fi];
       for (size_t li = 0; li < f.launches.size(); ++li) {
         std::vector<DevicePtr> values;
         for (size_t ai = 0; ai < f.launches[li].args.size(); ++ai) {
@@ -157,6 +183,73 @@ struct rlx_gpu_artifact {
     return true;
   }
 
+  // Whether a launch of function f reads buffer b through a tensor map
+  // (built over its address once: such a buffer never moves).
+  bool mapped(int f, int b) const {
+    for (const LaunchInfo &l : manifest.functions[size_t(f)].launches)
+      for (const LaunchArg &a : l.args)
+        if (a.buffer == b && a.hasTensorMap)
+          return true;
+    return false;
+  }
+
+  // Frees the input buffers of f's packing functions once they have run:
+  // the packed parameters (their outputs) are what f reads. Returns the
+  // bytes freed.
+  bool releasePackedSources(int f, uint64_t &freed) {
+    if (!pack(f))
+      return false;
+    for (const BufferInfo &bi : manifest.functions[size_t(f)].buffers) {
+      int p = bi.packedBy.empty() ? -1 : manifest.findFunction(bi.packedBy);
+      if (p < 0)
+        continue;
+      const FunctionInfo &pf = manifest.functions[size_t(p)];
+      FunctionState &ps = functions[size_t(p)];
+      for (size_t b = 0; b < pf.buffers.size(); ++b) {
+        if (pf.buffers[b].role == Role::Output || !ps.allocated[b] || mapped(p, int(b)))
+          continue;
+        backend->free(ps.buffers[b]);
+        deviceBytes -= pf.buffers[b].bytes;
+        freed += pf.buffers[b].bytes;
+        ps.allocated[b] = ps.set[b] = false;
+        ps.released[b] = true;
+      }
+    }
+    return true;
+  }
+
+  // Buffer b of function f on the device again after a release: a new
+  // allocation, and the launches that read it pointed at it.
+  bool reallocate(int f, int b, std::string &err) {
+    FunctionState &s = functions[size_t(f)];
+    if (s.allocated[size_t(b)] || !s.released[size_t(b)])
+      return true;
+    const FunctionInfo &fn = manifest.functions[size_t(f)];
+    if (!alloc(fn.buffers[size_t(b)].bytes, fn.name + "/" + fn.buffers[size_t(b)].name,
+               s.buffers[size_t(b)], err))
+      return false;
+    s.allocated[size_t(b)] = true;
+    s.released[size_t(b)] = false;
+    for (size_t li = 0; li < fn.launches.size(); ++li)
+      for (size_t ai = 0; ai < fn.launches[li].args.size(); ++ai)
+        if (fn.launches[li].args[ai].buffer == b)
+          s.argValues[li][ai] = s.buffers[size_t(b)] + fn.launches[li].args[ai].offset;
+    return true;
+  }
+
+  // The packing function and its output buffer that packed parameter `bi`
+  // is ({-1, -1} when it is not one, or when the two differ in size).
+  std::pair<int, int> packerOutput(const BufferInfo &bi) const {
+    int p = bi.packedBy.empty() ? -1 : manifest.findFunction(bi.packedBy);
+    if (p < 0)
+      return {-1, -1};
+    const FunctionInfo &pf = manifest.functions[size_t(p)];
+    int o = pf.findBuffer(bi.packedOutput, FunctionInfo::Lookup::Output);
+    if (o < 0 || pf.buffers[size_t(o)].bytes != bi.bytes || pf.buffers[size_t(o)].packedBy.size())
+      return {-1, -1};
+    return {p, o};
+  }
+
   // Replaces `p` by the device address of a tensor map over it (built once:
   // the buffers never move).
   bool tensorMap(const FunctionInfo &f, FunctionState &s, size_t li, size_t ai, DevicePtr &p, std::string &err) {
@@ -167,7 +260,7 @@ struct rlx_gpu_artifact {
       err = where + ": " + err;
       return false;
     }
-    if (!backend->alloc(sizeof image->bytes, where + " tensor map", map, err))
+    if (!alloc(sizeof image->bytes, where + " tensor map", map, err))
       return false;
     s.tensorMaps.push_back(map);
     if (!backend->copyToDevice(map, image->bytes, sizeof image->bytes, err))
@@ -184,7 +277,8 @@ struct rlx_gpu_artifact {
     std::string missing;
     for (size_t b = 0; b < fn.buffers.size(); ++b)
       if (fn.buffers[b].role != Role::Output && !s.set[b])
-        missing += (missing.empty() ? "'" : ", '") + fn.buffers[b].name + "' (" + roleName(fn.buffers[b].role) + ")";
+        missing += (missing.empty() ? "'" : ", '") + fn.buffers[b].name + "' (" + roleName(fn.buffers[b].role) +
+                   (s.released[b] ? ", released after packing: set every original again" : "") + ")";
     if (!missing.empty())
       return fail("function '" + fn.name + "': buffers never set: " + missing);
     std::string err;
@@ -282,6 +376,10 @@ struct rlx_gpu_artifact {
       s.packedRun[b] = runs;
       const FunctionInfo &pf = manifest.functions[size_t(p)];
       int o = pf.findBuffer(bi.packedOutput, FunctionInfo::Lookup::Output);
+      if (!s.allocated[b]) { // the packer's output itself: written in place
+        s.set[b] = true;
+        continue;
+      }
       std::vector<unsigned char> bytes(bi.bytes);
       if (!backend->copyToHost(bytes.data(), functions[size_t(p)].buffers[size_t(o)], bi.bytes, err) ||
           !backend->copyToDevice(s.buffers[b], bytes.data(), bi.bytes, err) || !backend->synchronize(err))
@@ -409,6 +507,8 @@ const char *rlx_gpu_device(rlx_gpu_artifact *h) { return h && h->backend ? h->ba
 
 const char *rlx_gpu_entry(rlx_gpu_artifact *h) { return h ? h->manifest.entry.c_str() : nullptr; }
 
+uint64_t rlx_gpu_device_bytes(rlx_gpu_artifact *h) { return h ? h->deviceBytes : 0; }
+
 int rlx_gpu_num_functions(rlx_gpu_artifact *h) { return h ? int(h->manifest.functions.size()) : -1; }
 
 const char *rlx_gpu_function_name(rlx_gpu_artifact *h, int index) {
@@ -496,6 +596,8 @@ int rlx_gpu_set_buffer(rlx_gpu_artifact *h, const char *function, const char *na
     std::string err;
     for (auto [tf, b] : targets) {
       FunctionState &s = h->functions[size_t(tf)];
+      if (!h->reallocate(tf, b, err))
+        return h->fail("uploading buffer '" + std::string(name) + "': " + err);
       // Synchronous: the caller may free `data` as soon as this returns.
       if (!h->backend->copyToDevice(s.buffers[size_t(b)], data, bytes, err) || !h->backend->synchronize(err))
         return h->fail("uploading buffer '" + std::string(name) + "': " + err);
@@ -503,6 +605,19 @@ int rlx_gpu_set_buffer(rlx_gpu_artifact *h, const char *function, const char *na
       if (tf != f)
         s.dirty = true;
     }
+    return true;
+  });
+}
+
+int rlx_gpu_release_packed_sources(rlx_gpu_artifact *h, const char *function,
+                                   uint64_t *released) {
+  return guarded(h, [&] {
+    int f = h->function(function);
+    uint64_t freed = 0;
+    if (f < 0 || !h->releasePackedSources(f, freed))
+      return false;
+    if (released)
+      *released = freed;
     return true;
   });
 }

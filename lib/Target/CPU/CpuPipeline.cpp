@@ -65,6 +65,9 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CompileOptions &
     blas.minFlops = options.blasMinFlops;
     pm.addPass(createCpuMatmulToBlas(blas));
   }
+  // Kernels' temporaries in their caller's arena (before deallocation
+  // would free them per call).
+  pm.addPass(createCpuKernelScratch());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 }

@@ -119,6 +119,80 @@ std::string runtimePath(const CpuRunnerOptions &options) {
 }
 } // namespace
 
+/// The packed parameters of `entry` that are their sources laid end to end
+/// (PackedConcat): every result of their pack function is a concat along
+/// dim 0 of distinct 2-D parameters that nothing else reads (the entry
+/// neither), or the transpose of one (or of one such parameter).
+static std::vector<PackedConcat>
+findPackedConcats(ModuleOp module, func::FuncOp entry,
+                  const std::map<std::string, CpuModel::PackResult> &packedBy) {
+  // A source the entry reads itself is needed whole, not only packed.
+  std::set<std::string> entryParams;
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+    if (auto name = entry.getArgAttrOfType<StringAttr>(i, "rlx.param"))
+      entryParams.insert(name.str());
+  std::map<std::string, std::vector<std::pair<std::vector<std::string>, bool>>> perFn;
+  for (auto &[name, src] : packedBy) {
+    if (perFn.count(src.fn))
+      continue;
+    auto fn = module.lookupSymbol<func::FuncOp>(src.fn);
+    std::vector<std::pair<std::vector<std::string>, bool>> results;
+    bool all = fn && !fn.isExternal();
+    if (all)
+      for (Value v : fn.getBody().front().getTerminator()->getOperands()) {
+        // [K, N] forms (kn-weights): the transpose of the sources' concat.
+        Value inner = v;
+        bool transposed = false;
+        if (auto t = v.getDefiningOp<mir::TransposeOp>();
+            t && v.hasOneUse() && t.getPermutation() == ArrayRef<int64_t>{1, 0}) {
+          inner = t.getInput();
+          transposed = true;
+        }
+        SmallVector<Value> inputs;
+        if (auto concat = inner.getDefiningOp<mir::ConcatOp>();
+            concat && concat.getAxis() == 0 && inner.hasOneUse())
+          inputs = concat.getInputs();
+        else if (transposed && isa<BlockArgument>(inner))
+          inputs = {inner};
+        std::vector<std::string> sources;
+        all = !inputs.empty();
+        for (Value in : inputs) {
+          auto arg = dyn_cast<BlockArgument>(in);
+          auto param = arg ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "rlx.param")
+                           : StringAttr();
+          auto type = dyn_cast<RankedTensorType>(in.getType());
+          if (!param || !arg.hasOneUse() || llvm::is_contained(sources, param.str()) ||
+              entryParams.count(param.str()) || !type || type.getRank() != 2) {
+            all = false;
+            break;
+          }
+          sources.push_back(param.str());
+        }
+        if (!all)
+          break;
+        results.push_back({std::move(sources), transposed});
+      }
+    if (!all)
+      results.clear();
+    perFn[src.fn] = std::move(results);
+  }
+  std::vector<PackedConcat> out;
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    auto name = entry.getArgAttrOfType<StringAttr>(i, "rlx.param");
+    auto it = name ? packedBy.find(name.str()) : packedBy.end();
+    auto t = dyn_cast<RankedTensorType>(entry.getArgumentTypes()[i]);
+    if (it == packedBy.end() || !t || !t.hasStaticShape())
+      continue;
+    const auto &results = perFn[it->second.fn];
+    if (it->second.index >= results.size())
+      continue;
+    out.push_back({name.str(), dtypeOf(t.getElementType()),
+                   std::vector<int64_t>(t.getShape().begin(), t.getShape().end()),
+                   results[it->second.index].first, results[it->second.index].second});
+  }
+  return out;
+}
+
 FailureOr<std::unique_ptr<CpuModel>>
 CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
                   const std::map<std::string, std::vector<int64_t>> &inputShapes,
@@ -271,6 +345,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
       model->packedBy[name] = {fn, idx};
     }
   }
+  model->concats = findPackedConcats(module, entry, model->packedBy);
 
   // Stage 2: specialize, linalg, bufferize (the signatures are read here).
   auto t1 = std::chrono::steady_clock::now();
@@ -336,6 +411,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     model->arenaBytes = get("arena_bytes");
     model->arenaLowerBound = get("lower_bound_bytes");
     model->arenaSumBytes = get("sum_bytes");
+    model->scratchBytes = std::max<int64_t>(0, get("scratch_bytes"));
   }
   for (const std::string &fnName : packNames) {
     Signature s;
@@ -606,10 +682,18 @@ const HostTensor *CpuModel::lookup(const std::map<std::string, HostTensor> &inpu
 LogicalResult CpuModel::packParams(const std::map<std::string, HostTensor> &inputs,
                                    std::vector<std::unique_ptr<HostTensor>> &converted,
                                    std::string &error) {
-  // Packed parameters: computed once from the original ones.
-  if (packed.empty() && !packFns.empty()) {
+  // Packed parameters: computed once from the original ones, but for a
+  // pack function whose every result a loader gave (setPacked).
+  auto given = [&](const Signature &fn) {
+    return llvm::all_of(packedBy, [&](const auto &kv) {
+      return kv.second.fn != fn.name || packed.count(kv.first);
+    });
+  };
+  if (llvm::any_of(packFns, [&](const Signature &fn) { return !given(fn); })) {
     auto t0 = std::chrono::steady_clock::now();
     for (const Signature &fn : packFns) {
+      if (given(fn))
+        continue;
       std::vector<const HostTensor *> in;
       for (unsigned i = 0; i < fn.numInputs; ++i) {
         const HostTensor *t = lookup(inputs, converted, fn.argNames[i], fn.shapes[i], fn.dtypes[i], error);
@@ -657,6 +741,20 @@ std::vector<std::string> CpuModel::packedSources() const {
         names.push_back(name);
     }
   return names;
+}
+
+LogicalResult CpuModel::setPacked(const std::string &name, HostTensor t, std::string &error) {
+  auto it = llvm::find_if(concats, [&](const PackedConcat &c) { return c.name == name; });
+  if (it == concats.end()) {
+    error = "'" + name + "' is not a packed parameter a loader lays out";
+    return failure();
+  }
+  if (t.shape != it->shape || t.dtype != it->dtype) {
+    error = "packed parameter '" + name + "' given with another shape or dtype";
+    return failure();
+  }
+  packed[name] = std::move(t);
+  return success();
 }
 
 int64_t CpuModel::packedBytes() const {

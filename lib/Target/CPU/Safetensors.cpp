@@ -2,6 +2,7 @@
 
 #include "RLX/Target/CPU/Safetensors.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -9,6 +10,7 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 using namespace mlir;
@@ -33,32 +35,61 @@ std::string dtypeName(StringRef st) {
 
 bool isFloat(StringRef dtype) { return dtype.starts_with("f") || dtype == "bf16"; }
 
-/// Reads one .safetensors file into `out`.
-LogicalResult readFile(StringRef file, std::map<std::string, HostTensor> &out,
-                       std::map<std::string, std::string> &origin, std::string &error) {
+/// Reads exactly `dst.size()` bytes at `offset` of an open file.
+LogicalResult readAt(llvm::sys::fs::file_t fd, uint64_t offset, MutableArrayRef<char> dst,
+                     std::string &why) {
+  while (!dst.empty()) {
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFileSlice(fd, dst, offset);
+    if (!n) {
+      why = llvm::toString(n.takeError());
+      return failure();
+    }
+    if (*n == 0) {
+      why = "the file ends early";
+      return failure();
+    }
+    dst = dst.drop_front(*n);
+    offset += *n;
+  }
+  return success();
+}
+
+/// Indexes one .safetensors file into `out`: the header only; no tensor's
+/// data is read.
+LogicalResult indexFile(StringRef file, CheckpointIndex &out, std::string &error) {
   auto fail = [&](const Twine &why) {
     error = (file + ": " + why).str();
     return failure();
   };
-  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return fail("cannot read (" + buffer.getError().message() + ")");
-  StringRef bytes = (*buffer)->getBuffer();
-  if (bytes.size() < 8)
+  llvm::Expected<llvm::sys::fs::file_t> fd = llvm::sys::fs::openNativeFileForRead(file);
+  if (!fd)
+    return fail("cannot read (" + llvm::toString(fd.takeError()) + ")");
+  auto closeFd = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(*fd); });
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(*fd, status))
+    return fail("cannot read (" + ec.message() + ")");
+  uint64_t fileSize = status.getSize();
+  if (fileSize < 8)
     return fail("not a safetensors file (shorter than its 8-byte header length)");
+  char lenBytes[8];
+  std::string why;
+  if (failed(readAt(*fd, 0, lenBytes, why)))
+    return fail("cannot read (" + why + ")");
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
-    headerLen = (headerLen << 8) | static_cast<uint8_t>(bytes[i]);
-  if (headerLen > bytes.size() - 8)
+    headerLen = (headerLen << 8) | static_cast<uint8_t>(lenBytes[i]);
+  if (headerLen > fileSize - 8)
     return fail("header length " + Twine(headerLen) + " runs past the end of the file");
-  auto header = llvm::json::parse(bytes.substr(8, headerLen));
+  std::string headerText(headerLen, '\0');
+  if (failed(readAt(*fd, 8, headerText, why)))
+    return fail("cannot read (" + why + ")");
+  auto header = llvm::json::parse(headerText);
   if (!header)
     return fail("bad JSON header: " + llvm::toString(header.takeError()));
   const llvm::json::Object *entries = header->getAsObject();
   if (!entries)
     return fail("the header is not a JSON object");
-  StringRef data = bytes.substr(8 + headerLen);
+  uint64_t dataStart = 8 + headerLen, dataSize = fileSize - dataStart;
   // Sorted names, so errors and results do not depend on hash order.
   std::vector<std::string> names;
   for (const auto &kv : *entries)
@@ -74,7 +105,8 @@ LogicalResult readFile(StringRef file, std::map<std::string, HostTensor> &out,
     const llvm::json::Array *offsets = info->getArray("data_offsets");
     if (!st || !shape || !offsets || offsets->size() != 2)
       return fail("tensor '" + name + "': needs dtype, shape and two data_offsets");
-    HostTensor t;
+    CheckpointTensor t;
+    t.file = file.str();
     t.dtype = dtypeName(*st);
     if (t.dtype.empty())
       return fail("tensor '" + name + "': unsupported dtype " + *st);
@@ -85,9 +117,9 @@ LogicalResult readFile(StringRef file, std::map<std::string, HostTensor> &out,
       t.shape.push_back(*v);
     }
     std::optional<int64_t> begin = (*offsets)[0].getAsInteger(), end = (*offsets)[1].getAsInteger();
-    if (!begin || !end || *begin < 0 || *end < *begin || static_cast<uint64_t>(*end) > data.size())
+    if (!begin || !end || *begin < 0 || *end < *begin || static_cast<uint64_t>(*end) > dataSize)
       return fail("tensor '" + name + "': data_offsets outside the file's data (" +
-                  Twine(data.size()) + " bytes)");
+                  Twine(dataSize) + " bytes)");
     // Sizes in bytes: overflow-checked product of the dims.
     uint64_t expected = HostTensor::elementBytes(t.dtype);
     for (int64_t d : t.shape)
@@ -98,22 +130,20 @@ LogicalResult readFile(StringRef file, std::map<std::string, HostTensor> &out,
     if (static_cast<uint64_t>(*end - *begin) != expected)
       return fail("tensor '" + name + "': " + Twine(*end - *begin) + " bytes of data, its " +
                   *st + " shape needs " + Twine(expected));
-    t.data.assign(data.begin() + *begin, data.begin() + *end);
-    if (auto [it, inserted] = origin.emplace(name, file.str()); !inserted)
-      return fail("tensor '" + name + "' is also in " + it->second);
-    out[name] = std::move(t);
+    t.offset = dataStart + static_cast<uint64_t>(*begin);
+    t.bytes = expected;
+    if (auto [it, inserted] = out.emplace(name, t); !inserted)
+      return fail("tensor '" + name + "' is also in " + it->second.file);
   }
   return success();
 }
 
 } // namespace
 
-FailureOr<std::map<std::string, HostTensor>>
-mlir::rlx::readSafetensors(StringRef path, std::string &error) {
-  std::map<std::string, HostTensor> out;
-  std::map<std::string, std::string> origin;
+FailureOr<CheckpointIndex> mlir::rlx::indexSafetensors(StringRef path, std::string &error) {
+  CheckpointIndex out;
   if (!llvm::sys::fs::is_directory(path)) {
-    if (failed(readFile(path, out, origin, error)))
+    if (failed(indexFile(path, out, error)))
       return failure();
     return out;
   }
@@ -152,7 +182,7 @@ mlir::rlx::readSafetensors(StringRef path, std::string &error) {
       files.push_back(file.str().str());
     }
     for (const std::string &f : files)
-      if (failed(readFile(f, out, origin, error)))
+      if (failed(indexFile(f, out, error)))
         return failure();
     // The index and the shards must agree.
     for (auto &[name, shard] : expected)
@@ -160,9 +190,9 @@ mlir::rlx::readSafetensors(StringRef path, std::string &error) {
         error = (index + ": tensor '" + name + "' is not in its shard " + shard).str();
         return failure();
       }
-    for (auto &[name, file] : origin)
+    for (auto &[name, t] : out)
       if (!expected.count(name)) {
-        error = file + ": tensor '" + name + "' is not in " + index.str().str();
+        error = t.file + ": tensor '" + name + "' is not in " + index.str().str();
         return failure();
       }
     return out;
@@ -177,8 +207,55 @@ mlir::rlx::readSafetensors(StringRef path, std::string &error) {
     return failure();
   }
   for (const std::string &f : files)
-    if (failed(readFile(f, out, origin, error)))
+    if (failed(indexFile(f, out, error)))
       return failure();
+  return out;
+}
+
+LogicalResult mlir::rlx::readCheckpointTensor(StringRef name, const CheckpointTensor &t,
+                                              MutableArrayRef<uint8_t> dst, std::string &error,
+                                              uint64_t from) {
+  auto fail = [&](const Twine &why) {
+    error = (t.file + ": tensor '" + name + "': " + why).str();
+    return failure();
+  };
+  if (from > t.bytes || dst.size() > t.bytes - from)
+    return fail("read of " + Twine(dst.size()) + " bytes from byte " + Twine(from) +
+                ", it has " + Twine(t.bytes));
+  llvm::Expected<llvm::sys::fs::file_t> fd = llvm::sys::fs::openNativeFileForRead(t.file);
+  if (!fd)
+    return fail("cannot read (" + llvm::toString(fd.takeError()) + ")");
+  auto closeFd = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(*fd); });
+  std::string why;
+  if (failed(readAt(*fd, t.offset + from,
+                    MutableArrayRef<char>(reinterpret_cast<char *>(dst.data()), dst.size()), why)))
+    return fail("cannot read its data (" + why + ")");
+  return success();
+}
+
+FailureOr<HostTensor> mlir::rlx::loadCheckpointTensor(StringRef name, const CheckpointTensor &t,
+                                                      std::string &error) {
+  HostTensor out;
+  out.dtype = t.dtype;
+  out.shape = t.shape;
+  out.data.resize(t.bytes);
+  if (failed(readCheckpointTensor(name, t, out.data, error)))
+    return failure();
+  return out;
+}
+
+FailureOr<std::map<std::string, HostTensor>>
+mlir::rlx::readSafetensors(StringRef path, std::string &error) {
+  FailureOr<CheckpointIndex> index = indexSafetensors(path, error);
+  if (failed(index))
+    return failure();
+  std::map<std::string, HostTensor> out;
+  for (const auto &[name, t] : *index) {
+    FailureOr<HostTensor> tensor = loadCheckpointTensor(name, t, error);
+    if (failed(tensor))
+      return failure();
+    out[name] = std::move(*tensor);
+  }
   return out;
 }
 
@@ -191,7 +268,35 @@ static bool isUnusedNvfp4InputScale(StringRef name, const std::set<std::string> 
   return params.count((name + ".weight_scale_2").str()) != 0;
 }
 
-LogicalResult mlir::rlx::bindCheckpoint(std::map<std::string, HostTensor> checkpoint,
+/// dst[k * stride + j] = t[j, k] for a 2-D `t` of `E`-byte elements, in
+/// tiles (both sides stay in cache).
+template <typename E>
+static void transposeTiles(const HostTensor &t, uint8_t *dst, int64_t stride) {
+  int64_t rows = t.shape[0], cols = t.shape[1];
+  const auto *src = reinterpret_cast<const E *>(t.data.data());
+  auto *out = reinterpret_cast<E *>(dst);
+  constexpr int64_t tile = 32;
+  for (int64_t j0 = 0; j0 < rows; j0 += tile)
+    for (int64_t k0 = 0; k0 < cols; k0 += tile)
+      for (int64_t k = k0; k < std::min(cols, k0 + tile); ++k)
+        for (int64_t j = j0; j < std::min(rows, j0 + tile); ++j)
+          out[k * stride + j] = src[j * cols + k];
+}
+
+static void transposeInto(const HostTensor &t, uint8_t *dst, int64_t stride) {
+  switch (HostTensor::elementBytes(t.dtype)) {
+  case 1:
+    return transposeTiles<uint8_t>(t, dst, stride);
+  case 2:
+    return transposeTiles<uint16_t>(t, dst, stride);
+  case 4:
+    return transposeTiles<uint32_t>(t, dst, stride);
+  default:
+    return transposeTiles<uint64_t>(t, dst, stride);
+  }
+}
+
+LogicalResult mlir::rlx::bindCheckpoint(const CheckpointIndex &checkpoint,
                                         ArrayRef<ParamSpec> params,
                                         std::map<std::string, HostTensor> &values,
                                         std::string &error) {
@@ -201,6 +306,7 @@ LogicalResult mlir::rlx::bindCheckpoint(std::map<std::string, HostTensor> checkp
       r += (i ? ", " : "") + std::to_string(s[i]);
     return r + "]";
   };
+  // Every name, shape and dtype is checked before any data is read.
   std::set<std::string> names;
   for (const ParamSpec &p : params) {
     names.insert(p.name);
@@ -209,27 +315,64 @@ LogicalResult mlir::rlx::bindCheckpoint(std::map<std::string, HostTensor> checkp
       error = "parameter '" + p.name + "' is not in the checkpoint";
       return failure();
     }
-    HostTensor &t = it->second;
+    const CheckpointTensor &t = it->second;
     if (t.shape != p.shape) {
       error = "checkpoint tensor '" + p.name + "' has shape " + shapeText(t.shape) +
               ", the model's parameter " + shapeText(p.shape);
       return failure();
     }
-    if (t.dtype != p.dtype) {
-      if (!isFloat(t.dtype) || !isFloat(p.dtype) || t.dtype == "f8e4m3fn" ||
-          p.dtype == "f8e4m3fn") {
-        error = "checkpoint tensor '" + p.name + "' is " + t.dtype + ", the model's parameter " +
-                p.dtype;
-        return failure();
-      }
-      t = convert(t, p.dtype);
+    if (t.dtype != p.dtype && (!isFloat(t.dtype) || !isFloat(p.dtype) ||
+                               t.dtype == "f8e4m3fn" || p.dtype == "f8e4m3fn")) {
+      error = "checkpoint tensor '" + p.name + "' is " + t.dtype + ", the model's parameter " +
+              p.dtype;
+      return failure();
     }
-    values[p.name] = std::move(t);
   }
-  for (auto &[name, t] : checkpoint)
+  for (const auto &[name, t] : checkpoint)
     if (!names.count(name) && !isUnusedNvfp4InputScale(name, names)) {
       error = "checkpoint tensor '" + name + "' is not a parameter of the model";
       return failure();
     }
+  // Then each tensor is read once, into its place: one tensor in flight
+  // beyond what is bound (its converted copy, when the dtypes differ).
+  for (const ParamSpec &p : params) {
+    const CheckpointTensor &t = checkpoint.at(p.name);
+    if (p.into && p.intoStride) {
+      // Transposed: a band of rows at a time (a few MiB in flight).
+      if (t.shape.size() != 2) {
+        error = "parameter '" + p.name + "' is placed transposed but is not 2-D";
+        return failure();
+      }
+      int64_t rows = t.shape[0], cols = t.shape[1];
+      uint64_t rowBytes = cols * HostTensor::elementBytes(t.dtype);
+      int64_t band = std::max<int64_t>(1, (8 << 20) / std::max<uint64_t>(1, rowBytes));
+      for (int64_t r0 = 0; r0 < rows; r0 += band) {
+        HostTensor chunk;
+        chunk.dtype = t.dtype;
+        chunk.shape = {std::min(band, rows - r0), cols};
+        chunk.data.resize(chunk.shape[0] * rowBytes);
+        if (failed(readCheckpointTensor(p.name, t, chunk.data, error, r0 * rowBytes)))
+          return failure();
+        if (t.dtype != p.dtype)
+          chunk = convert(chunk, p.dtype);
+        transposeInto(chunk, p.into + r0 * HostTensor::elementBytes(p.dtype), p.intoStride);
+      }
+      continue;
+    }
+    if (p.into && !p.intoStride && t.dtype == p.dtype) {
+      if (failed(readCheckpointTensor(p.name, t, MutableArrayRef<uint8_t>(p.into, t.bytes),
+                                      error)))
+        return failure();
+      continue;
+    }
+    FailureOr<HostTensor> read = loadCheckpointTensor(p.name, t, error);
+    if (failed(read))
+      return failure();
+    HostTensor bound = t.dtype == p.dtype ? std::move(*read) : convert(*read, p.dtype);
+    if (p.into)
+      std::memcpy(p.into, bound.data.data(), bound.data.size());
+    else
+      values[p.name] = std::move(bound);
+  }
   return success();
 }

@@ -52,6 +52,21 @@ struct ModelTensor {
   int64_t indexBound = 0;
 };
 
+/// A packed parameter that is its 2-D sources laid end to end: merged q|k|v
+/// or gate|up, a concat along dim 0 of parameters nothing but that concat
+/// reads; with `transposed`, that concat's (or one parameter's) transpose,
+/// the [K, N] form of kn-weights. Its pack function computes only such
+/// tensors. A loader may read the sources straight into their rows (or,
+/// transposed, columns) in this order and give the result to
+/// CpuModel::setPacked instead of passing the sources: the weights are then
+/// never held twice, not even while packing.
+struct PackedConcat {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::vector<std::string> sources;
+  bool transposed = false;
+};
+
 /// A value for no argument is a misspelled name, not something to ignore:
 /// fails naming it (`what` before it, e.g. "--input ") and the arguments.
 LogicalResult checkArgumentNames(const std::map<std::string, HostTensor> &values,
@@ -94,6 +109,17 @@ public:
   std::vector<std::string> packedSources() const;
   /// The bytes of the packed parameters held (0 before the first pack).
   int64_t packedBytes() const;
+  /// Which result of which pack function a packed parameter is.
+  struct PackResult {
+    std::string fn;
+    unsigned index;
+  };
+  /// The packed parameters a loader may lay out itself (PackedConcat).
+  const std::vector<PackedConcat> &packedConcats() const { return concats; }
+  /// Gives packed parameter `name` (one of packedConcats(), its sources
+  /// already in place); a pack function whose every result is given is not
+  /// run. Fails on another name or a shape or dtype that does not match.
+  LogicalResult setPacked(const std::string &name, HostTensor t, std::string &error);
 
   /// Statistics of the compilation.
   double fuseMs = 0, lowerMs = 0, jitMs = 0, packMs = 0;
@@ -101,6 +127,9 @@ public:
            computeOpsAfter = 0, kernels = 0;
   /// The entry's arena plan (-1 without LIR).
   int64_t arenaBytes = -1, arenaLowerBound = -1, arenaSumBytes = -1;
+  /// The kernels' temporaries the arena holds past the plan
+  /// (rlx-cpu-kernel-scratch; 0 when none).
+  int64_t scratchBytes = 0;
   /// The BLAS thread count in effect (0 when the BLAS cannot tell).
   int blasThreads = 0;
   /// The BLAS the runtime opened: its configuration (for OpenBLAS: version,
@@ -132,10 +161,6 @@ private:
   };
   /// The name under which a function's arena argument is looked up.
   static std::string arenaName(StringRef fn) { return "__arena:" + fn.str(); }
-  struct PackResult {
-    std::string fn;
-    unsigned index;
-  };
   CpuModel() = default;
   LogicalResult invoke(const Signature &sig, std::vector<const HostTensor *> in,
                        std::vector<HostTensor> &out, std::string &error);
@@ -157,6 +182,7 @@ private:
   std::vector<Signature> packFns;
   std::map<std::string, PackResult> packedBy; ///< Packed param name → source.
   std::map<std::string, HostTensor> packed;   ///< Computed packed params.
+  std::vector<PackedConcat> concats;          ///< Packed params a loader may lay out.
   std::map<std::string, HostTensor> arenas;   ///< One per function, reused by every run.
   std::vector<ModelTensor> args, outs;
   /// When each traced kernel began (rlx_trace_kernel_begin).

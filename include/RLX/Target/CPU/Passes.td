@@ -153,4 +153,28 @@ def CpuTopkCumsum : Pass<"rlx-cpu-topk-cumsum"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def CpuKernelScratch : Pass<"rlx-cpu-kernel-scratch", "::mlir::ModuleOp"> {
+  let summary = "Kernels' temporary buffers in the arena of the function that calls them";
+  let description = [{
+    After bufferization, an outlined kernel still allocates its own
+    temporaries (a matmul's product before its epilogue, a norm's row
+    statistics): a `malloc` and a `free` per call, outside the arena plan,
+    so the planned bytes understate what a run holds. This pass gives every
+    private function whose every caller has an arena (`rlx_lir.arena`) a
+    trailing scratch argument `memref<S x i8>` and turns its entry block's
+    static `memref.alloc` ops into `memref.view`s of it (each 64-byte
+    aligned, all live for the whole kernel: S is their sum). The callers
+    pass a view of their arena past its planned bytes; kernels run one
+    after another, so the arena grows by the largest S of its kernels once.
+    The plan records it (`rlx_lir.plan`'s `scratch_bytes`; `arena_bytes`
+    stays the planner's). Allocations in loops or of dynamic shape, and
+    functions with a caller without an arena, keep theirs.
+
+    Example: a fused gate|up matmul with SwiGLU at 128 rows allocated its
+    13 MiB of temporaries on every call; now they are the arena's last
+    13 MiB, reused by every kernel.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 #endif // RLX_TARGET_CPU_PASSES_TD

@@ -18,6 +18,30 @@
 
 namespace mlir::rlx {
 
+/// Where one tensor of a checkpoint lies: its file, the byte offset of its
+/// data there and its size, dtype (RLX's name) and shape.
+struct CheckpointTensor {
+  std::string file, dtype;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0, bytes = 0;
+};
+using CheckpointIndex = std::map<std::string, CheckpointTensor>;
+
+/// The tensors of the checkpoint at `path` (as readSafetensors below) from
+/// the headers alone: no tensor's data is read, and every check but the
+/// reads' is made here.
+FailureOr<CheckpointIndex> indexSafetensors(StringRef path, std::string &error);
+
+/// Reads `dst.size()` bytes of tensor `name`'s data (the checkpoint's
+/// dtype), from its byte `from` on, straight into `dst`; a range past the
+/// tensor or a short file is an error naming the tensor.
+LogicalResult readCheckpointTensor(StringRef name, const CheckpointTensor &t,
+                                   MutableArrayRef<uint8_t> dst, std::string &error,
+                                   uint64_t from = 0);
+/// The tensor as a HostTensor of the checkpoint's dtype.
+FailureOr<HostTensor> loadCheckpointTensor(StringRef name, const CheckpointTensor &t,
+                                           std::string &error);
+
 /// Every tensor of the checkpoint at `path`: a `.safetensors` file; a
 /// directory with `model.safetensors.index.json` (its weight_map's shards,
 /// each tensor where the index says it is); or a directory of `.safetensors`
@@ -33,12 +57,20 @@ FailureOr<std::map<std::string, HostTensor>> readSafetensors(StringRef path,
 /// the checkpoint with that shape, and every tensor of the checkpoint must be
 /// a parameter (errors name them). Floats are converted to the parameter's
 /// float dtype (bf16/f16 widen exactly to f32; narrowing rounds to nearest
-/// even); other dtypes must match.
+/// even); other dtypes must match. Everything is checked before any data is
+/// read; then each tensor is read once, into `values` or, for a parameter
+/// with `into`, straight to that address (its bytes in the parameter's
+/// dtype: a slice of a packed tensor the caller lays out). With
+/// `intoStride`, a 2-D parameter [n, k] goes there transposed: element
+/// (j, c) to into[c * intoStride + j] (in elements; columns of a [K, N]
+/// tensor).
 struct ParamSpec {
   std::string name, dtype;
   std::vector<int64_t> shape;
+  uint8_t *into = nullptr;
+  int64_t intoStride = 0;
 };
-LogicalResult bindCheckpoint(std::map<std::string, HostTensor> checkpoint,
+LogicalResult bindCheckpoint(const CheckpointIndex &checkpoint,
                              ArrayRef<ParamSpec> params,
                              std::map<std::string, HostTensor> &values, std::string &error);
 

@@ -46,7 +46,7 @@ static LogicalResult checkPlan(Operation *op, Attribute value) {
       continue;
     }
     if (key != "arena_bytes" && key != "lower_bound_bytes" && key != "sum_bytes" &&
-        key != "alignment")
+        key != "scratch_bytes" && key != "alignment")
       return op->emitError() << "rlx_lir.plan has no field '" << key << "'";
     auto i = dyn_cast<IntegerAttr>(entry.getValue());
     if (!i || i.getValue().isNegative() || (key == "alignment" && i.getValue().isZero()))

@@ -30,8 +30,9 @@ def LIR_Dialect : Dialect {
     allocates the arena), `rlx_lir.io` on a function (`{inputs = [...],
     params = [...], outputs = [...]}`, arrays of names) and `rlx_lir.plan` on
     a function (`arena_bytes`, `alignment` > 0 and optional
-    `lower_bound_bytes`, `sum_bytes` as non-negative i64, optional `imported`
-    string). Any other `rlx_lir.*` name is rejected.
+    `lower_bound_bytes`, `sum_bytes` and `scratch_bytes` (the kernels'
+    temporaries past the plan: rlx-cpu-kernel-scratch) as non-negative i64,
+    optional `imported` string). Any other `rlx_lir.*` name is rejected.
   }];
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
