@@ -132,6 +132,20 @@ class CompiledModel:
         """Forgets the packed parameters; the next run packs them again."""
         self._model.invalidate_packed_params()
 
+    def load_weights(self, path: str | os.PathLike) -> int:
+        """Reads every parameter from a Hugging Face safetensors checkpoint
+        (a ``.safetensors`` file or a ``save_pretrained`` directory) into the
+        model, which then holds its weights: :meth:`run` takes the inputs
+        alone (a parameter given to run still wins). Each tensor is read
+        once into its place, merged q|k|v and gate|up straight into their
+        packed slices, and what other packing reads is released once packed:
+        the weights are held once, never beside a second copy (unlike
+        :func:`load_weights` + :meth:`run`, where the caller's arrays stay).
+        bf16/f16 tensors convert to the parameters' float dtype. A missing,
+        extra or mis-shaped tensor raises RlxError naming it. Returns the
+        bytes of weights held."""
+        return self._model.load_weights(os.fspath(path))
+
 
 def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None, *,
                  tp: int = 1, rank: int = 0,
@@ -154,7 +168,9 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
     ``arguments``): each tensor is cut to its argument's
     shape there (:func:`shard_weight` with ``shape``), which stacked MoE
     experts compiled with ``ep`` < tp need.
-    Pass the result to :meth:`CompiledModel.run` with the inputs."""
+    Pass the result to :meth:`CompiledModel.run` with the inputs (or let
+    the model read its checkpoint itself, once, with
+    :meth:`CompiledModel.load_weights`)."""
     if tp < 1 or not 0 <= rank < tp:
         raise RlxError(f"load_weights: rank {rank} of tp = {tp} is not a rank")
     weights = _rlx.read_safetensors(os.fspath(path))

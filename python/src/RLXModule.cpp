@@ -585,6 +585,19 @@ NB_MODULE(_rlx, m) {
       .def("run", &RlxCpuModel::run, nb::arg("inputs"))
       .def("invalidate_packed_params",
            [](RlxCpuModel &m) { m.model->invalidatePackedParams(); })
+      .def("load_weights",
+           [](RlxCpuModel &m, const std::string &path) {
+             std::string error;
+             FailureOr<int64_t> bytes;
+             {
+               nb::gil_scoped_release released;
+               bytes = m.model->loadWeights(path, error);
+             }
+             if (failed(bytes))
+               throw RlxError(error);
+             return *bytes;
+           },
+           nb::arg("path"))
       .def_prop_ro("packed_sources", [](RlxCpuModel &m) { return m.model->packedSources(); })
       .def_prop_ro("arguments", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->arguments()); })
       .def_prop_ro("results", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->results()); })

@@ -109,3 +109,41 @@ def test_mlp_matches_numpy_with_either_gemm_library(tmp_path, seq, dnnl):
                          "not found" not in line), line
     fused = (tmp_path / "ir" / "fused-mir.mlir").read_text()
     assert ("rlx_mir.transpose" in fused) == uses_dnnl, fused
+
+
+@pytest.mark.parametrize("dnnl", ["default", "forced"])
+def test_checkpoint_read_into_the_packed_layout(tmp_path, dnnl):
+    """--weights reads gate and up straight into their merged tensor (rows;
+    with oneDNN, whose [K, N] forms RLX_DNNL forces here on any CPU, columns
+    of the transposed tensor, and down transposed too): the bytes read into
+    place are every packed weight's, and the numbers are numpy's."""
+    from safetensors.numpy import save_file
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 9, 256)).astype(np.float32)
+    w = {n: (rng.standard_normal(s) / np.sqrt(s[1])).astype(np.float32)
+         for n, s in {"gate": (512, 256), "up": (512, 256), "down": (256, 512)}.items()}
+    save_file(w, str(tmp_path / "w.safetensors"))
+    np.save(tmp_path / "x.npy", x)
+    env = {}
+    if dnnl == "forced":
+        found = [p for p in blas_line(run(tmp_path, MATMUL, "-v").stdout).split("(")
+                 if "libdnnl" in p]
+        if not found:
+            pytest.skip("no oneDNN library found")
+        env["RLX_DNNL"] = found[-1].split(")")[0]
+    proc = run(tmp_path, MLP, "--weights", tmp_path / "w.safetensors",
+               "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "out", env=env)
+    assert proc.returncode == 0, proc.stderr
+    a = x.astype(np.float64) @ w["gate"].T.astype(np.float64)
+    h = a / (1 + np.exp(-a)) * (x.astype(np.float64) @ w["up"].T.astype(np.float64))
+    assert_close(np.load(tmp_path / "out" / "y.npy"), x + h @ w["down"].T.astype(np.float64),
+                 rtol=1e-5, atol=1e-5)
+    import re
+    held = re.search(r"weights held: (\d+) bytes after packing \((\d+) packed, (\d+) of the "
+                     r"originals released, (\d+) read into", proc.stdout)
+    assert held, proc.stdout
+    kn = "GEMM with a [K, N] B: oneDNN" in blas_line(proc.stdout)
+    assert kn or dnnl == "default", proc.stdout
+    packed = w["gate"].nbytes + w["up"].nbytes + (w["down"].nbytes if kn else 0)
+    assert (int(held.group(2)), int(held.group(3)), int(held.group(4))) == (packed, 0, packed)
+    assert int(held.group(1)) == sum(a.nbytes for a in w.values())

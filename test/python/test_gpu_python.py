@@ -129,6 +129,10 @@ def test_packed_originals_leave_the_device_after_packing():
         assert_close(out["result1"], x.astype(np.float64) @ wk.T.astype(np.float64), "f32")
 
     before = model.device_bytes
+    # Every function's arena and buffers, the packed parameter not twice.
+    fns = model.manifest["functions"]
+    assert before == (sum(f["arena_bytes"] for f in fns) +
+                      sum(b["bytes"] for f in fns for b in f["buffers"] if "packed_by" not in b))
     check(model.run(x=x, wq=wq, wk=wk), x, wq, wk)
     assert before - model.device_bytes == wq.nbytes + wk.nbytes
     check(model.run(x=x2), x2, wq, wk)  # the packed weights stay

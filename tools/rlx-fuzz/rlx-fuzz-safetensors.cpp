@@ -2,13 +2,16 @@
 //
 // Input: a .safetensors file (8-byte header length, JSON header, data). It
 // goes to a per-process temporary file and through readSafetensors, what
-// rlx-run --weights and rlx.load_weights read; a checkpoint that reads is
-// then bound (bindCheckpoint) to parameters of its own names and shapes in
-// f32 where it holds floats (the conversion a bf16 checkpoint takes).
+// rlx.load_weights reads; a checkpoint that reads is then indexed again
+// (indexSafetensors, what rlx-run --weights reads) and bound (bindCheckpoint,
+// each tensor read again with pread) to parameters of its own names and
+// shapes in f32 where it holds floats (the conversion a bf16 checkpoint
+// takes).
 //
 // Findings: crashes, sanitizer reports and (unless RLX_FUZZ_STRICT=0) a
-// tensor whose data size does not match its shape and dtype, or a binding to
-// the checkpoint's own shapes that fails.
+// tensor whose data size does not match its shape and dtype, a checkpoint
+// that reads but does not index, or a binding to the checkpoint's own shapes
+// that fails.
 //
 //===----------------------------------------------------------------------===//
 

@@ -21,7 +21,11 @@ std::optional<int64_t> mlir::rlx::peakRssBytes() {
   struct rusage usage;
   if (getrusage(RUSAGE_SELF, &usage) != 0 || usage.ru_maxrss <= 0)
     return std::nullopt;
+#ifdef __APPLE__
+  return static_cast<int64_t>(usage.ru_maxrss); // bytes on macOS
+#else
   return static_cast<int64_t>(usage.ru_maxrss) * 1024; // KiB on Linux
+#endif
 }
 
 LogicalResult mlir::rlx::reportOutput(StringRef name, const HostTensor &t, StringRef outputDir,
@@ -77,39 +81,7 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
     }
     // Merged projections laid out here: each source read into its slice.
     if (sources.packed && !sources.world)
-      for (const PackedConcat &c : sources.concats) {
-        std::vector<ParamSpec *> parts;
-        for (const std::string &s : c.sources) {
-          auto it = llvm::find_if(params, [&](const ParamSpec &p) { return p.name == s; });
-          if (it == params.end() || it->dtype != c.dtype || it->into)
-            break;
-          parts.push_back(&*it);
-        }
-        std::optional<uint64_t> total = tensorBytes(c.dtype, c.shape);
-        uint64_t sum = 0;
-        for (ParamSpec *p : parts)
-          sum += tensorBytes(p->dtype, p->shape).value_or(0);
-        if (parts.size() != c.sources.size() || !total || sum != *total)
-          continue;
-        if (c.transposed && (c.shape.size() != 2 ||
-                             llvm::any_of(parts, [&](ParamSpec *p) {
-                               return p->shape.size() != 2 || p->shape[1] != c.shape[0];
-                             })))
-          continue;
-        HostTensor &t = (*sources.packed)[c.name] = HostTensor::zeros(c.dtype, c.shape);
-        // Rows one after another; transposed, columns side by side.
-        uint64_t offset = 0;
-        for (ParamSpec *p : parts) {
-          p->into = t.data.data() + offset;
-          if (c.transposed) {
-            p->intoStride = c.shape[1];
-            offset += p->shape[0] * HostTensor::elementBytes(c.dtype);
-          } else {
-            offset += *tensorBytes(p->dtype, p->shape);
-          }
-          placed.insert(p->name);
-        }
-      }
+      placed = placeConcats(sources.concats, params, *sources.packed);
     if (failed(bindCheckpoint(*checkpoint, params, values, error))) {
       error = "--weights " + sources.weights + ": " + error;
       return failure();

@@ -205,6 +205,9 @@ struct rlx_gpu_artifact {
         continue;
       const FunctionInfo &pf = manifest.functions[size_t(p)];
       FunctionState &ps = functions[size_t(p)];
+      // Only what a run of the packer has turned into packed parameters.
+      if (ps.runs == 0 || ps.dirty)
+        continue;
       for (size_t b = 0; b < pf.buffers.size(); ++b) {
         if (pf.buffers[b].role == Role::Output || !ps.allocated[b] || mapped(p, int(b)))
           continue;
@@ -644,6 +647,9 @@ int rlx_gpu_get_buffer(rlx_gpu_artifact *h, const char *function, const char *na
     int b = h->buffer(f, name, bytes, FunctionInfo::Lookup::Output);
     if (b < 0)
       return false;
+    if (h->functions[size_t(f)].released[size_t(b)])
+      return h->fail("buffer '" + std::string(name) + "' of '" + h->manifest.functions[size_t(f)].name +
+                     "' was released after packing (rlx_gpu_release_packed_sources)");
     if (!data && bytes)
       return h->fail("rlx_gpu_get_buffer: NULL data for buffer '" + std::string(name) + "'");
     std::string err;

@@ -268,6 +268,9 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
         pm.addPass(mir::createMIRFuse(fuseOptions));
       }, error)))
     return failure();
+  // One pack function per packed parameter: each is given (read in place),
+  // packed and released on its own.
+  mir::splitPackFunctions(module);
   entry = module.lookupSymbol<func::FuncOp>(entryName);
   std::tie(model->opsAfterFusion, model->computeOpsAfter) = mir::countOps(entry);
   model->kernels = model->computeOpsAfter;
@@ -449,7 +452,11 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
       items.push_back({"argument '" + a.name + "'", a.dtype, a.shape});
     for (const ModelTensor &r : model->outs)
       items.push_back({"result '" + r.name + "'", r.dtype, r.shape});
+    // The arena as allocated: the plan and, 64-byte aligned past it, the
+    // kernels' scratch.
     uint64_t arena = model->arenaBytes > 0 ? uint64_t(model->arenaBytes) : 0;
+    if (model->scratchBytes > 0)
+      arena = (arena + 63) / 64 * 64 + uint64_t(model->scratchBytes);
     if (failed(checkMemoryBudget(items, arena, "the arena of @" + entryName, error)))
       return failure();
   }
@@ -650,6 +657,8 @@ const HostTensor *CpuModel::lookup(const std::map<std::string, HostTensor> &inpu
     t = &it->second;
   else if (auto p = packed.find(name); p != packed.end())
     t = &p->second;
+  else if (auto w = weights.find(name); w != weights.end())
+    t = &w->second;
   if (!t) {
     std::vector<std::string> sources = packedSources();
     error = "no value for argument '" + name + "'" +
@@ -741,6 +750,33 @@ std::vector<std::string> CpuModel::packedSources() const {
         names.push_back(name);
     }
   return names;
+}
+
+FailureOr<int64_t> CpuModel::loadWeights(StringRef path, std::string &error) {
+  FailureOr<CheckpointIndex> index = indexSafetensors(path, error);
+  if (failed(index))
+    return failure();
+  std::vector<ParamSpec> params;
+  for (const ModelTensor &a : args)
+    if (a.isParam)
+      params.push_back({a.name, a.dtype, a.shape});
+  std::map<std::string, HostTensor> laidOut, read;
+  placeConcats(concats, params, laidOut);
+  if (failed(bindCheckpoint(*index, params, read, error)))
+    return failure();
+  weights = std::move(read);
+  packed = std::move(laidOut);
+  // Packing the rest now lets the originals go (the packed copies replace
+  // them): the weights are held once.
+  std::vector<std::unique_ptr<HostTensor>> converted;
+  if (failed(packParams({}, converted, error)))
+    return failure();
+  for (const std::string &name : packedSources())
+    weights.erase(name);
+  int64_t bytes = packedBytes();
+  for (const auto &[name, t] : weights)
+    bytes += static_cast<int64_t>(t.data.size());
+  return bytes;
 }
 
 LogicalResult CpuModel::setPacked(const std::string &name, HostTensor t, std::string &error) {

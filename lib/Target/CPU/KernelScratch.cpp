@@ -41,8 +41,11 @@ BlockArgument arenaOf(func::FuncOp fn) {
   return nullptr;
 }
 
-/// The bytes of a static, identity-layout buffer of a type with a byte size.
+/// The bytes of a static, identity-layout buffer of a type with a byte size
+/// that does not outlive the call (not returned).
 std::optional<int64_t> bytesOf(memref::AllocOp alloc) {
+  if (llvm::any_of(alloc->getUsers(), [](Operation *u) { return isa<func::ReturnOp>(u); }))
+    return std::nullopt;
   MemRefType t = alloc.getType();
   if (!t.hasStaticShape() || !t.getLayout().isIdentity() || !alloc.getDynamicSizes().empty() ||
       !alloc.getSymbolOperands().empty() || t.getMemorySpace() ||
@@ -61,7 +64,9 @@ struct CpuKernelScratch : rlx::impl::CpuKernelScratchBase<CpuKernelScratch> {
     // Callee → the scratch it needs; caller → the most any callee needs.
     llvm::MapVector<func::FuncOp, int64_t> scratch;
     for (auto fn : module.getOps<func::FuncOp>()) {
-      if (fn.isExternal() || fn.isPublic())
+      // (A function with its own arena is a caller; its type must not
+      // change under its callers.)
+      if (fn.isExternal() || fn.isPublic() || arenaOf(fn))
         continue;
       ArrayRef<Operation *> calls = users.getUsers(fn);
       if (calls.empty() || llvm::any_of(calls, [](Operation *u) {

@@ -2,6 +2,7 @@
 
 #include "RLX/Target/CPU/Safetensors.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
@@ -80,6 +81,10 @@ LogicalResult indexFile(StringRef file, CheckpointIndex &out, std::string &error
     headerLen = (headerLen << 8) | static_cast<uint8_t>(lenBytes[i]);
   if (headerLen > fileSize - 8)
     return fail("header length " + Twine(headerLen) + " runs past the end of the file");
+  // The format's own limit (safetensors rejects larger headers): a corrupt
+  // length is an error, not a huge allocation.
+  if (headerLen > (uint64_t(100) << 20))
+    return fail("header length " + Twine(headerLen) + " is over the format's 100 MB limit");
   std::string headerText(headerLen, '\0');
   if (failed(readAt(*fd, 8, headerText, why)))
     return fail("cannot read (" + why + ")");
@@ -375,4 +380,42 @@ LogicalResult mlir::rlx::bindCheckpoint(const CheckpointIndex &checkpoint,
       values[p.name] = std::move(bound);
   }
   return success();
+}
+
+std::set<std::string> mlir::rlx::placeConcats(ArrayRef<PackedConcat> concats,
+                                              std::vector<ParamSpec> &params,
+                                              std::map<std::string, HostTensor> &packed) {
+  std::set<std::string> placed;
+  for (const PackedConcat &c : concats) {
+    std::vector<ParamSpec *> parts;
+    for (const std::string &s : c.sources) {
+      auto it = llvm::find_if(params, [&](const ParamSpec &p) { return p.name == s; });
+      if (it == params.end() || it->dtype != c.dtype || it->into || it->shape.size() != 2)
+        break;
+      parts.push_back(&*it);
+    }
+    std::optional<uint64_t> total = tensorBytes(c.dtype, c.shape);
+    uint64_t sum = 0;
+    for (ParamSpec *p : parts)
+      sum += tensorBytes(p->dtype, p->shape).value_or(0);
+    if (parts.size() != c.sources.size() || !total || sum != *total || c.shape.size() != 2 ||
+        llvm::any_of(parts, [&](ParamSpec *p) {
+          return p->shape[1] != c.shape[c.transposed ? 0 : 1];
+        }))
+      continue;
+    HostTensor &t = packed[c.name] = HostTensor::zeros(c.dtype, c.shape);
+    // Rows one after another; transposed, columns side by side.
+    uint64_t offset = 0;
+    for (ParamSpec *p : parts) {
+      p->into = t.data.data() + offset;
+      if (c.transposed) {
+        p->intoStride = c.shape[1];
+        offset += p->shape[0] * HostTensor::elementBytes(c.dtype);
+      } else {
+        offset += *tensorBytes(p->dtype, p->shape);
+      }
+      placed.insert(p->name);
+    }
+  }
+  return placed;
 }

@@ -45,6 +45,29 @@ func.func @identity_slice_broadcast_concat(%x: tensor<2x3xf32>) -> tensor<2x3xf3
 
 // -----
 
+// Slices that tile their source along the axis, in order, concatenate back
+// to it (a packed q|k|v split and merged again); a gap, a different order
+// or a partial other dim keeps the concat.
+// CHECK-LABEL: func @concat_of_tiling_slices
+func.func @concat_of_tiling_slices(%x: tensor<6x4xf32>) -> (tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x4xf32>, tensor<6x2xf32>) {
+  // CHECK: %[[SWAP:.*]] = rlx_mir.concat
+  // CHECK: %[[GAP:.*]] = rlx_mir.concat
+  // CHECK: %[[PART:.*]] = rlx_mir.concat
+  // CHECK: return %arg0, %[[SWAP]], %[[GAP]], %[[PART]]
+  %q = rlx_mir.slice %x offsets [0, 0] sizes [2, 4] strides [1, 1] : tensor<6x4xf32>
+  %k = rlx_mir.slice %x offsets [2, 0] sizes [1, 4] strides [1, 1] : tensor<6x4xf32>
+  %v = rlx_mir.slice %x offsets [3, 0] sizes [-1, 4] strides [1, 1] : tensor<6x4xf32>
+  %whole = rlx_mir.concat %q, %k, %v axis = 0 : tensor<2x4xf32>, tensor<1x4xf32>, tensor<3x4xf32>
+  %swap = rlx_mir.concat %q, %v, %k axis = 0 : tensor<2x4xf32>, tensor<3x4xf32>, tensor<1x4xf32>
+  %gap = rlx_mir.concat %q, %k, %k axis = 0 : tensor<2x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>
+  %a = rlx_mir.slice %x offsets [0, 0] sizes [3, 2] strides [1, 1] : tensor<6x4xf32>
+  %b = rlx_mir.slice %x offsets [3, 0] sizes [3, 2] strides [1, 1] : tensor<6x4xf32>
+  %part = rlx_mir.concat %a, %b axis = 0 : tensor<3x2xf32>, tensor<3x2xf32>
+  return %whole, %swap, %gap, %part : tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x4xf32>, tensor<6x2xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @add_zero_mul_one
 func.func @add_zero_mul_one(%x: tensor<2x3xf32>, %i: tensor<4xi32>) -> (tensor<2x3xf32>, tensor<4xi32>) {
   // CHECK-NEXT: return %arg0, %arg1

@@ -15,8 +15,10 @@
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.dealloc
 // CHECK: scf.for
-// CHECK: memref.alloc() : memref<2xf32>
-// CHECK: return
+// CHECK-NEXT: memref.alloc() : memref<2xf32>
+// CHECK-NEXT: memref.dealloc
+// CHECK-NEXT: }
+// CHECK-NEXT: return
 func.func private @k1(%x: memref<4xf32>) {
   %a = memref.alloc() {alignment = 64 : i64} : memref<3xf32>
   %b = memref.alloc() : memref<8x8xf32>
@@ -32,14 +34,18 @@ func.func private @k1(%x: memref<4xf32>) {
   return
 }
 
+// A returned allocation outlives the call: it stays.
 // CHECK-LABEL: func.func private @k2(
-// CHECK-SAME: %{{.*}}: index, %[[S:.*]]: memref<128xi8>)
+// CHECK-SAME: %{{.*}}: index, %[[S:.*]]: memref<128xi8>) -> memref<4xf32>
 // CHECK: memref.view %[[S]]
 // CHECK: memref.alloc(%{{.*}}) : memref<?xf32>
-func.func private @k2(%n: index) {
+// CHECK: %[[R:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: return %[[R]]
+func.func private @k2(%n: index) -> memref<4xf32> {
   %a = memref.alloc() : memref<32xf32>
   %d = memref.alloc(%n) : memref<?xf32>
-  return
+  %r = memref.alloc() : memref<4xf32>
+  return %r : memref<4xf32>
 }
 
 // Called from a function without an arena too: left alone.
@@ -60,12 +66,12 @@ func.func private @k3(%x: memref<4xf32>) {
 // CHECK: %[[V1:.*]] = memref.view %[[A]][%[[C128]]][] : memref<448xi8> to memref<320xi8>
 // CHECK: call @k1(%{{.*}}, %[[V1]])
 // CHECK: %[[V2:.*]] = memref.view %[[A]][%{{.*}}][] : memref<448xi8> to memref<128xi8>
-// CHECK: call @k2(%{{.*}}, %[[V2]])
+// CHECK: call @k2(%{{.*}}, %[[V2]]) : (index, memref<128xi8>) -> memref<4xf32>
 // CHECK: call @k3(%{{.*}}) : (memref<4xf32>) -> ()
 func.func @entry(%arena: memref<100xi8> {rlx_lir.arena}, %x: memref<4xf32>, %n: index)
     attributes {rlx_lir.plan = {alignment = 64 : i64, arena_bytes = 100 : i64}} {
   call @k1(%x) : (memref<4xf32>) -> ()
-  call @k2(%n) : (index) -> ()
+  %r = call @k2(%n) : (index) -> memref<4xf32>
   call @k3(%x) : (memref<4xf32>) -> ()
   return
 }

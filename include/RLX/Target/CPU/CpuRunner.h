@@ -14,6 +14,7 @@
 
 #include "RLX/Target/CPU/HostTensor.h"
 #include "RLX/Target/CPU/JitCpu.h"
+#include "RLX/Target/CPU/Safetensors.h"
 #include "RLX/Target/CompileOptions.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -50,21 +51,6 @@ struct ModelTensor {
   std::vector<std::string> dimNames;
   /// Rows of the table an integer argument indexes (rlx.index_bound; 0: none).
   int64_t indexBound = 0;
-};
-
-/// A packed parameter that is its 2-D sources laid end to end: merged q|k|v
-/// or gate|up, a concat along dim 0 of parameters nothing but that concat
-/// reads; with `transposed`, that concat's (or one parameter's) transpose,
-/// the [K, N] form of kn-weights. Its pack function computes only such
-/// tensors. A loader may read the sources straight into their rows (or,
-/// transposed, columns) in this order and give the result to
-/// CpuModel::setPacked instead of passing the sources: the weights are then
-/// never held twice, not even while packing.
-struct PackedConcat {
-  std::string name, dtype;
-  std::vector<int64_t> shape;
-  std::vector<std::string> sources;
-  bool transposed = false;
 };
 
 /// A value for no argument is a misspelled name, not something to ignore:
@@ -109,6 +95,15 @@ public:
   std::vector<std::string> packedSources() const;
   /// The bytes of the packed parameters held (0 before the first pack).
   int64_t packedBytes() const;
+  /// Reads every parameter from the safetensors checkpoint at `path` (a
+  /// file or a directory, as readSafetensors) into the model, which then
+  /// holds its weights: runs take only the inputs (a value given to run
+  /// still wins). Each tensor is read once into its place; the sources of
+  /// packed parameters (PackedConcat) straight into them, so the weights
+  /// are held once. A missing, extra or mis-shaped tensor is an error
+  /// naming it. Returns the bytes held.
+  FailureOr<int64_t> loadWeights(StringRef path, std::string &error);
+
   /// Which result of which pack function a packed parameter is.
   struct PackResult {
     std::string fn;
@@ -182,6 +177,7 @@ private:
   std::vector<Signature> packFns;
   std::map<std::string, PackResult> packedBy; ///< Packed param name → source.
   std::map<std::string, HostTensor> packed;   ///< Computed packed params.
+  std::map<std::string, HostTensor> weights;  ///< Parameters loadWeights read.
   std::vector<PackedConcat> concats;          ///< Packed params a loader may lay out.
   std::map<std::string, HostTensor> arenas;   ///< One per function, reused by every run.
   std::vector<ModelTensor> args, outs;

@@ -167,8 +167,9 @@ def CpuKernelScratch : Pass<"rlx-cpu-kernel-scratch", "::mlir::ModuleOp"> {
     pass a view of their arena past its planned bytes; kernels run one
     after another, so the arena grows by the largest S of its kernels once.
     The plan records it (`rlx_lir.plan`'s `scratch_bytes`; `arena_bytes`
-    stays the planner's). Allocations in loops or of dynamic shape, and
-    functions with a caller without an arena, keep theirs.
+    stays the planner's). Allocations in loops, of dynamic shape or
+    returned, functions with a caller without an arena, and functions with
+    an arena of their own keep theirs.
 
     Example: a fused gate|up matmul with SwiGLU at 128 rows allocated its
     13 MiB of temporaries on every call; now they are the arena's last

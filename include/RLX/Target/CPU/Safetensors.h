@@ -15,6 +15,7 @@
 #include "RLX/Target/CPU/HostTensor.h"
 
 #include <map>
+#include <set>
 
 namespace mlir::rlx {
 
@@ -73,6 +74,31 @@ struct ParamSpec {
 LogicalResult bindCheckpoint(const CheckpointIndex &checkpoint,
                              ArrayRef<ParamSpec> params,
                              std::map<std::string, HostTensor> &values, std::string &error);
+
+/// A packed parameter that is its 2-D sources laid end to end: merged q|k|v
+/// or gate|up, a concat along dim 0 of parameters nothing but that concat
+/// reads; with `transposed`, that concat's (or one parameter's) transpose,
+/// the [K, N] form of kn-weights. Its pack function computes only such
+/// tensors. A loader may read the sources straight into their rows (or,
+/// transposed, columns) in this order and give the result to
+/// CpuModel::setPacked instead of passing the sources: the weights are then
+/// never held twice, not even while packing.
+struct PackedConcat {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::vector<std::string> sources;
+  bool transposed = false;
+};
+
+/// Lays out the `concats` whose sources are all among `params` (in the
+/// packed tensor's dtype, sizes adding up, not placed already): allocates
+/// each packed tensor into `packed` by name and points its sources'
+/// ParamSpec::into (with intoStride when transposed) at their rows or
+/// columns there, so bindCheckpoint reads them straight into place. Returns
+/// the names of the sources so placed (they get no entry of their own).
+std::set<std::string> placeConcats(ArrayRef<PackedConcat> concats,
+                                   std::vector<ParamSpec> &params,
+                                   std::map<std::string, HostTensor> &packed);
 
 } // namespace mlir::rlx
 

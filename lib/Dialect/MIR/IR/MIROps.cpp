@@ -491,9 +491,46 @@ static std::optional<ArrayRef<char>> broadcastBytes(Attribute attr, ShapedType o
   return ArrayRef<char>(storage);
 }
 
+/// The tensor `inputs` are unit-stride slices of, laid end to end along
+/// `axis` in order from offset 0 to its end and whole along every other
+/// dim: their concatenation is that tensor (a packed q|k|v split into q, k
+/// and v and merged again). Null otherwise.
+static Value tiledSource(ValueRange inputs, int64_t axis, Type resultType) {
+  Value source;
+  int64_t next = 0;
+  for (Value in : inputs) {
+    auto slice = in.getDefiningOp<SliceOp>();
+    if (!slice || (source && slice.getInput() != source))
+      return {};
+    source = slice.getInput();
+    auto t = dyn_cast<RankedTensorType>(source.getType());
+    if (!t || !t.hasStaticShape() || axis >= t.getRank())
+      return {};
+    // Sizes from the slice's type (its `sizes` may say -1: to the end).
+    auto part = cast<RankedTensorType>(slice.getType());
+    if (!part.hasStaticShape())
+      return {};
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      bool onAxis = d == axis;
+      if (slice.getStrides()[d] != 1 || slice.getOffsets()[d] != (onAxis ? next : 0) ||
+          (!onAxis && part.getDimSize(d) != t.getDimSize(d)))
+        return {};
+    }
+    next += part.getDimSize(axis);
+  }
+  if (!source || source.getType() != resultType ||
+      next != cast<RankedTensorType>(source.getType()).getDimSize(axis))
+    return {};
+  return source;
+}
+
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs().front().getType() == getType())
     return getInputs().front();
+  if (int64_t rank = getType().getRank(); rank > 0)
+    if (Value whole = tiledSource(getInputs(), (static_cast<int64_t>(getAxis()) % rank + rank) % rank,
+                                  getType()))
+      return whole;
   // Constants (weights frozen by an exporter, merged by QKV / gate-up
   // merging) fold into one constant: per outer index, each input's slab.
   auto type = getType();

@@ -17,6 +17,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -220,4 +221,54 @@ LogicalResult mlir::rlx::mir::packWeights(Operation *module, bool knWeights) {
     if (failed(packFunction(fn, symbols, knWeights)))
       return failure();
   return success();
+}
+
+void mlir::rlx::mir::splitPackFunctions(ModuleOp module) {
+  SymbolTable symbols(module);
+  MLIRContext *ctx = module.getContext();
+  SmallVector<func::FuncOp> packs;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal() && fn.getNumResults() > 1 && fn.getSymName().ends_with("_pack_params"))
+      packs.push_back(fn);
+  for (func::FuncOp pack : packs) {
+    SmallVector<func::FuncOp> parts;
+    for (unsigned i = 0; i < pack.getNumResults(); ++i) {
+      auto part = cast<func::FuncOp>(pack->clone());
+      part.setSymName((pack.getSymName() + "_" + Twine(i)).str());
+      Block &body = part.getBody().front();
+      Operation *ret = body.getTerminator();
+      Value kept = ret->getOperand(i);
+      ret->setOperands(kept);
+      // What the other results needed goes, then the parameters it read.
+      SmallVector<Operation *> ops;
+      for (Operation &op : body.without_terminator())
+        ops.push_back(&op);
+      for (Operation *op : llvm::reverse(ops))
+        if (op->use_empty() && isMemoryEffectFree(op))
+          op->erase();
+      llvm::BitVector unused(part.getNumArguments());
+      for (BlockArgument arg : part.getArguments())
+        if (arg.use_empty())
+          unused.set(arg.getArgNumber());
+      (void)part.eraseArguments(unused);
+      part.setType(FunctionType::get(ctx, part.getArgumentTypes(), kept.getType()));
+      symbols.insert(part, pack->getIterator());
+      parts.push_back(part);
+    }
+    // The packed parameters: result i of the pack is result 0 of part i.
+    for (auto fn : module.getOps<func::FuncOp>())
+      for (unsigned a = 0; a < fn.getNumArguments(); ++a) {
+        auto by = fn.getArgAttrOfType<DictionaryAttr>(a, "rlx.packed_by");
+        auto ref = by ? dyn_cast_or_null<FlatSymbolRefAttr>(by.get("fn")) : nullptr;
+        auto index = by ? dyn_cast_or_null<IntegerAttr>(by.get("result")) : nullptr;
+        if (!ref || !index || ref.getValue() != pack.getSymName() ||
+            index.getInt() >= static_cast<int64_t>(parts.size()))
+          continue;
+        NamedAttrList attrs(by);
+        attrs.set("fn", FlatSymbolRefAttr::get(parts[index.getInt()]));
+        attrs.set("result", IntegerAttr::get(IntegerType::get(ctx, 64), 0));
+        fn.setArgAttr(a, "rlx.packed_by", attrs.getDictionary(ctx));
+      }
+    symbols.erase(pack);
+  }
 }

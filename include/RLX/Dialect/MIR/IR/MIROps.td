@@ -485,6 +485,11 @@ def MIR_ConcatOp : MIR_InferOp<"concat", MIR_Transformable> {
     Joins `inputs` along `axis` (`torch.cat`). All inputs share rank, element
     type and every other dim. At least one input.
 
+    Folds: one input of the result's type; unit-stride slices of one tensor
+    that tile it along `axis` in order (whole along the other dims) to that
+    tensor (Phi-3's packed `qkv_proj`, split into q, k and v and merged
+    again by QKV merging); constants into one constant.
+
     Example:
     ```mlir
     %k = rlx_mir.concat %past, %new axis = 1

@@ -12,6 +12,7 @@
 #ifndef RLX_DIALECT_MIR_TRANSFORMS_FUSION_H
 #define RLX_DIALECT_MIR_TRANSFORMS_FUSION_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
@@ -73,6 +74,13 @@ unsigned fuseElementwiseChains(Operation *root, RewriterBase &rewriter,
 /// `knWeights`, the [N, K] weights of `transpose_b` matmuls are stored
 /// transposed, [K, N], by the pack function (see its `kn-weights` option).
 LogicalResult packWeights(Operation *module, bool knWeights = false);
+
+/// Splits every pack function of `module` with several results into one
+/// function per result (`@<pack>_<i>`, only what that result needs, only
+/// the parameters it reads) and points the packed parameters' rlx.packed_by
+/// at them. A loader can then give, pack and release each packed parameter
+/// on its own (the CPU runner does, to read merged weights in place).
+void splitPackFunctions(ModuleOp module);
 
 
 /// (all MIR ops, compute ops) in `fn`, the counts rlx-mir-fuse{report} and
