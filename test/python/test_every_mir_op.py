@@ -102,6 +102,12 @@ EXAMPLES.update({
                                  [t((2, 3, 64))],
                                  f"%r0 = rlx_mir.mxfp4_dequantize %b, %s : {t((2, 3, 2, 16), 'i8')}, "
                                  f"{t((2, 3, 2), 'i8')}"),
+    "rlx_mir.quantize": ({"x": (F, "f32"), "sc": ((3,), "f32"), "zp": ((3,), "i8")}, [t(F, "i8")],
+                         f"%r0 = rlx_mir.quantize %x, %sc, %zp axis = 1 quant_min = -127 : "
+                         f"{t(F)}, {t((3,))}, {t((3,), 'i8')}"),
+    "rlx_mir.dequantize": ({"q": (F, "i8"), "sc": ((2, 3, 2), "f32")}, [t(F)],
+                           f"%r0 = rlx_mir.dequantize %q, %sc axis = 2 group_size = 4 unsigned : "
+                           f"{t(F, 'i8')}, {t((2, 3, 2))}"),
     "rlx_mir.nvfp4_block_scales": ({"x": ((128, 64), "f32"), "a": ((2, 64), "f32")}, [t((2, 128))],
                                    f"%w, %s, %g = rlx_mir.nvfp4_quantize %x : {t((128, 64))}\n"
                                    f"  %b = rlx_mir.nvfp4_block_scales %s : {t((128, 4), 'f8E4M3FN')}\n"

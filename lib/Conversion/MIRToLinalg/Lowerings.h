@@ -38,6 +38,7 @@ void populateNormLowerings(RewritePatternSet &patterns);
 void populateMatmulLowerings(RewritePatternSet &patterns, const MIRToLinalgOptions &options);
 void populateAttentionLowerings(RewritePatternSet &patterns);
 void populateNvfp4Lowerings(RewritePatternSet &patterns);
+void populateQuantLowerings(RewritePatternSet &patterns);
 void populateIndexLowerings(RewritePatternSet &patterns);
 void populateMoeLowerings(RewritePatternSet &patterns);
 /// An NVFP4 weight dequantized to `out` (f32; [N, K] for NVIDIA's out_in

@@ -75,6 +75,7 @@ void mlir::rlx::populateMIRToLinalgConversionPatterns(RewritePatternSet &pattern
   linalg_builders::populateMatmulLowerings(patterns, options);
   linalg_builders::populateAttentionLowerings(patterns);
   linalg_builders::populateNvfp4Lowerings(patterns);
+  linalg_builders::populateQuantLowerings(patterns);
   linalg_builders::populateIndexLowerings(patterns);
   linalg_builders::populateMoeLowerings(patterns);
 }

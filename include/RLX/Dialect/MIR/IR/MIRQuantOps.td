@@ -1,0 +1,103 @@
+//===- MIRQuantOps.td - rlx_mir integer quantization ops ------*- tablegen -*-===//
+//
+// Affine integer quantization as ONNX's QuantizeLinear/DequantizeLinear and
+// PyTorch's quantized_decomposed ops define it: shape and attribute rules in
+// lib/Dialect/MIR/IR/QuantOps.cpp, the linalg lowering (CPU, and the GPU's
+// generic path) in lib/Conversion/MIRToLinalg/QuantLowering.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_IR_MIRQUANTOPS_TD
+#define RLX_DIALECT_MIR_IR_MIRQUANTOPS_TD
+
+// Operands and attributes both ops share: the scale (and zero point) of each
+// element follow from `axis` and `group_size`.
+defvar MIR_QuantParams = (ins RLX_FloatTensor:$scale, Optional<RankedTensorOf<[I8]>>:$zero_point,
+                          OptionalAttr<RLX_I64Attr>:$axis, OptionalAttr<RLX_I64Attr>:$group_size,
+                          OptionalAttr<RLX_I64Attr>:$quant_min,
+                          OptionalAttr<RLX_I64Attr>:$quant_max, UnitAttr:$is_unsigned);
+
+defvar MIR_QuantGranularity = [{
+    Granularity, from the attributes (`scale` and `zero_point` have the same
+    shape):
+    - per tensor: no `axis`; `scale` is rank 0.
+    - per axis: `axis` = a; `scale` is `[dim(a)]` (PyTorch's per-channel).
+    - per group: `axis` = a and `group_size` = g; `scale` has the input's
+      rank and shape except `ceil(dim(a) / g)` at a, element i along a
+      using scale i / g (ONNX's blocked quantization; int4 weights per
+      group of K).
+
+    Storage is one signless `i8` per value. The integer range is
+    [`quant_min`, `quant_max`], by default [-128, 127], or [0, 255] with
+    `is_unsigned` (then the bytes, zero points included, are read as
+    unsigned). Narrower ranges are how PyTorch expresses int4 (-8, 7), uint4
+    (0, 15) or symmetric int8 (-127, 127), one value per byte.
+}];
+
+defvar MIR_QuantVerifier = [{
+    The verifier rejects an `axis` outside [-rank, rank) (negative counts from the end), `group_size`
+    without `axis` or under 1, a `scale` (or `zero_point`) shape other than
+    the granularity's, a `zero_point` shape unlike `scale`'s, and a range
+    with `quant_min` > `quant_max` or outside what the byte holds.
+}];
+
+def MIR_QuantizeOp : MIR_InferOp<"quantize"> {
+  let summary = "float to integer: round half to even, add the zero point, saturate";
+  let description = !strconcat([{
+    `q = clamp(round_half_even(x / scale) + zero_point, quant_min, quant_max)`,
+    ONNX QuantizeLinear's order: round first, then the zero point, then
+    saturation (PyTorch's `quantized_decomposed.quantize_per_tensor` is the
+    same but multiplies by `1 / scale`, which can differ in the last bit of
+    the quotient and so at exact ties). The quotient is computed in f32
+    whatever the input's float type (an f16 input's x / s is not rounded to
+    f16 first). NaN quantizes to the zero point; ±inf saturates. Upstream
+    `--lower-quant-ops` truncates (`arith.fptosi`) and leaves out-of-range
+    values poison: this op does neither.
+
+    `input` is f32, f16, bf16 or f64; `scale` a float tensor; the optional
+    `zero_point` i8 (0 when absent). Result: i8 of the input's shape.
+  }], MIR_QuantGranularity, MIR_QuantVerifier, [{
+
+    Example (per output channel of a [N, K] weight, symmetric int8):
+    ```mlir
+    %q = rlx_mir.quantize %w, %s axis = 0 quant_min = -127
+        : tensor<64x128xf32>, tensor<64xf32>
+    ```
+  }]);
+  let arguments = !con((ins RLX_FloatTensor:$input), MIR_QuantParams);
+  let results = (outs RankedTensorOf<[I8]>:$output);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $zero_point^)? (`axis` `=` $axis^)? (`group_size` `=` $group_size^)?
+    (`quant_min` `=` $quant_min^)? (`quant_max` `=` $quant_max^)? (`unsigned` $is_unsigned^)?
+    attr-dict `:` type($input) `,` type($scale) (`,` type($zero_point)^)?
+  }];
+}
+
+def MIR_DequantizeOp : MIR_InferOp<"dequantize"> {
+  let summary = "integer to f32: (q - zero_point) · scale";
+  let description = !strconcat([{
+    `x = (q - zero_point) · scale` in f32, as ONNX DequantizeLinear and
+    PyTorch's `quantized_decomposed.dequantize_per_*` define it. `input` is
+    i8 (read as unsigned with `is_unsigned`); `scale` a float tensor; the
+    optional `zero_point` i8. `quant_min`/`quant_max` are accepted so a
+    quantize/dequantize pair can carry the same attributes; values outside
+    them are not clamped (PyTorch's dequantize does not clamp either).
+    Result: f32 of the input's shape.
+  }], MIR_QuantGranularity, MIR_QuantVerifier, [{
+
+    Example (an asymmetric uint8 activation, per tensor):
+    ```mlir
+    %x = rlx_mir.dequantize %q, %s, %zp unsigned
+        : tensor<4x128xi8>, tensor<f32>, tensor<i8>
+    ```
+  }]);
+  let arguments = !con((ins RankedTensorOf<[I8]>:$input), MIR_QuantParams);
+  let results = (outs RankedTensorOf<[F32]>:$output);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $zero_point^)? (`axis` `=` $axis^)? (`group_size` `=` $group_size^)?
+    (`quant_min` `=` $quant_min^)? (`quant_max` `=` $quant_max^)? (`unsigned` $is_unsigned^)?
+    attr-dict `:` type($input) `,` type($scale) (`,` type($zero_point)^)?
+  }];
+}
+
+#endif // RLX_DIALECT_MIR_IR_MIRQUANTOPS_TD

@@ -1,0 +1,143 @@
+//===- QuantLowering.cpp - quantize / dequantize to linalg ----------------===//
+//
+// One linalg.generic each, over the input's shape, reading the scale and
+// zero point through the granularity's map: () per tensor, (d_axis) per
+// axis, the identity with d_axis floordiv group_size per group.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::linalg_builders;
+using namespace mlir::rlx::mir;
+
+namespace {
+
+/// The map from the input's iteration dims to the scale's (and zero
+/// point's) indices.
+AffineMap paramMap(MLIRContext *ctx, unsigned rank, std::optional<int64_t> axis,
+                   std::optional<int64_t> group) {
+  if (!axis)
+    return AffineMap::get(rank, 0, {}, ctx);
+  unsigned a = *axis < 0 ? *axis + rank : *axis;
+  if (!group)
+    return AffineMap::get(rank, 0, {getAffineDimExpr(a, ctx)}, ctx);
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    exprs.push_back(d == a ? getAffineDimExpr(d, ctx).floorDiv(*group) : getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value toFloat(OpBuilder &b, Location l, Value v, FloatType t) {
+  auto from = cast<FloatType>(v.getType());
+  if (from == t)
+    return v;
+  if (from.getWidth() < t.getWidth())
+    return arith::ExtFOp::create(b, l, t, v);
+  return arith::TruncFOp::create(b, l, t, v);
+}
+
+/// A stored byte (or zero point) as the integer it stands for, in i32.
+Value byteValue(OpBuilder &b, Location l, Value byte, bool isUnsigned) {
+  Type i32 = b.getI32Type();
+  return isUnsigned ? arith::ExtUIOp::create(b, l, i32, byte).getResult()
+                    : arith::ExtSIOp::create(b, l, i32, byte).getResult();
+}
+
+/// One generic over `out` reading the input (identity), the scale and the
+/// zero point when given (both through paramMap); `body` gets input, scale
+/// and zero point (i32, 0 when absent).
+template <typename Op>
+Value quantGeneric(ConversionPatternRewriter &rw, Op op, Value input, Value scale, Value zp,
+                   RankedTensorType out,
+                   function_ref<Value(OpBuilder &, Location, Value, Value, Value)> body) {
+  MLIRContext *ctx = rw.getContext();
+  unsigned rank = out.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap pm = paramMap(ctx, rank, op.getAxis(), op.getGroupSize());
+  SmallVector<Value> ins{input, scale};
+  SmallVector<AffineMap> maps{id, pm};
+  if (zp) {
+    ins.push_back(zp);
+    maps.push_back(pm);
+  }
+  maps.push_back(id);
+  bool isUnsigned = op.getIsUnsigned();
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             rw, op.getLoc(), TypeRange{out}, ins, ValueRange{empty(rw, op.getLoc(), out)}, maps,
+             iters,
+             [&](OpBuilder &nb, Location l, ValueRange x) {
+               Value z = zp ? byteValue(nb, l, x[2], isUnsigned)
+                            : arith::ConstantOp::create(nb, l, nb.getI32IntegerAttr(0))
+                                  .getResult();
+               linalg::YieldOp::create(nb, l, body(nb, l, x[0], x[1], z));
+             })
+      .getResult(0);
+}
+
+struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantizeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    RankedTensorType out = op.getType();
+    if (!out.hasStaticShape())
+      return rw.notifyMatchFailure(op, "dynamic shapes");
+    bool isUnsigned = op.getIsUnsigned();
+    double qmin = op.getQuantMin().value_or(isUnsigned ? 0 : -128);
+    double qmax = op.getQuantMax().value_or(isUnsigned ? 255 : 127);
+    auto inType = cast<FloatType>(getElementTypeOrSelf(op.getInput().getType()));
+    FloatType ft = inType.getWidth() == 64 ? FloatType(rw.getF64Type()) : rw.getF32Type();
+    Value y = quantGeneric(
+        rw, op, a.getInput(), a.getScale(), a.getZeroPoint(), out,
+        [&](OpBuilder &b, Location l, Value x, Value s, Value z) -> Value {
+          Value q = arith::DivFOp::create(b, l, toFloat(b, l, x, ft), toFloat(b, l, s, ft));
+          Value isNan = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, q, q);
+          Value zf = arith::SIToFPOp::create(b, l, ft, z);
+          Value r = arith::AddFOp::create(b, l, math::RoundEvenOp::create(b, l, q), zf);
+          r = arith::MaxNumFOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getFloatAttr(ft, qmin)));
+          r = arith::MinNumFOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getFloatAttr(ft, qmax)));
+          r = arith::SelectOp::create(b, l, isNan, zf, r);
+          // In range now, so the conversion is exact (never poison).
+          Value i = arith::FPToSIOp::create(b, l, b.getI32Type(), r);
+          return arith::TruncIOp::create(b, l, b.getI8Type(), i);
+        });
+    rw.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(DequantizeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    RankedTensorType out = op.getType();
+    if (!out.hasStaticShape())
+      return rw.notifyMatchFailure(op, "dynamic shapes");
+    bool isUnsigned = op.getIsUnsigned();
+    auto sType = cast<FloatType>(getElementTypeOrSelf(op.getScale().getType()));
+    FloatType ft = sType.getWidth() == 64 ? FloatType(rw.getF64Type()) : rw.getF32Type();
+    Value y = quantGeneric(rw, op, a.getInput(), a.getScale(), a.getZeroPoint(), out,
+                           [&](OpBuilder &b, Location l, Value q, Value s, Value z) -> Value {
+                             Value d = arith::SubIOp::create(b, l, byteValue(b, l, q, isUnsigned), z);
+                             Value v = arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, ft, d),
+                                                             toFloat(b, l, s, ft));
+                             return toFloat(b, l, v, b.getF32Type());
+                           });
+    rw.replaceOp(op, y);
+    return success();
+  }
+};
+
+} // namespace
+
+void linalg_builders::populateQuantLowerings(RewritePatternSet &patterns) {
+  patterns.add<QuantizeLowering, DequantizeLowering>(patterns.getContext());
+}

@@ -1,0 +1,173 @@
+"""rlx_mir.quantize / dequantize against ONNX QuantizeLinear/DequantizeLinear
+as written here in numpy (the quotient in f32, round half to even, then the
+zero point, then saturation; NaN to the zero point), per tensor, per axis
+and per group, signed, unsigned and narrowed ranges, on the CPU path and
+the emulator from one body. Case I1 of ../shared/cases/README.md is checked
+literally."""
+import numpy as np
+import pytest
+
+import rlx
+
+DEVICES = ["cpu", "emu"]
+
+
+def compile_for(device, text):
+    m = rlx.parse(text)
+    return rlx.compile_cpu(m) if device == "cpu" else rlx.gpu.compile(m, device=device)
+
+
+def tensor(shape, et):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + et + ">"
+
+
+def expand(p, shape, axis, group):
+    """The scale (or zero point) of every element of `shape`."""
+    if axis is None:
+        return np.broadcast_to(p, shape)
+    axis %= len(shape)
+    if group is None:
+        return np.broadcast_to(p.reshape([-1 if d == axis else 1 for d in range(len(shape))]), shape)
+    return np.take(p, np.arange(shape[axis]) // group, axis=axis)
+
+
+def ref_quantize(x, scale, zp, axis=None, group=None, qmin=-128, qmax=127):
+    s = expand(scale, x.shape, axis, group).astype(np.float32)
+    z = expand(zp, x.shape, axis, group).astype(np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.rint(x.astype(np.float32) / s) + z
+    q = np.where(np.isnan(q), z, np.clip(q, qmin, qmax))
+    return q.astype(np.int64)
+
+
+def ref_dequantize(q, scale, zp, axis=None, group=None):
+    s = expand(scale, q.shape, axis, group).astype(np.float64)
+    z = expand(zp, q.shape, axis, group).astype(np.int64)
+    return ((q.astype(np.int64) - z) * s).astype(np.float32)
+
+
+def quant_attrs(axis, group, qmin, qmax, unsigned):
+    attrs = [f"{k} = {v}" for k, v in [("axis", axis), ("group_size", group), ("quant_min", qmin),
+                                         ("quant_max", qmax)] if v is not None]
+    return " ".join(attrs + (["unsigned"] if unsigned else []))
+
+
+def run_pair(device, x, scale, zp, axis=None, group=None, qmin=None, qmax=None, unsigned=False,
+             et="f32"):
+    """quantize x, and dequantize the result, in one function."""
+    attrs = quant_attrs(axis, group, qmin, qmax, unsigned)
+    xs, ss = tensor(x.shape, et), tensor(scale.shape, "f32")
+    zt = tensor(scale.shape, "i8")
+    zarg = f", %z: {zt} {{rlx.input = \"z\"}}" if zp is not None else ""
+    zop, zty = (", %z", f", {zt}") if zp is not None else ("", "")
+    qt, dt = tensor(x.shape, "i8"), tensor(x.shape, "f32")
+    compiled = compile_for(device, f"""func.func @f(%x: {xs} {{rlx.input = "x"}},
+      %s: {ss} {{rlx.input = "s"}}{zarg}) -> ({qt}, {dt}) {{
+  %q = rlx_mir.quantize %x, %s{zop} {attrs} : {xs}, {ss}{zty}
+  %d = rlx_mir.dequantize %q, %s{zop} {attrs} : {qt}, {ss}{zty}
+  return %q, %d : {qt}, {dt}
+}}""")
+    feeds = {"x": x, "s": scale}
+    if zp is not None:
+        feeds["z"] = zp.astype(np.uint8).view(np.int8) if unsigned else zp.astype(np.int8)
+    q, d = compiled.run(**feeds).values()
+    return (q.view(np.uint8) if unsigned else q).astype(np.int64), d
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_case_i1_rounds_half_to_even_then_saturates(device):
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 126.5, 127.5, -128.5, -129.5], np.float32)
+    q, d = run_pair(device, x, np.array(1.0, np.float32), None)
+    assert q.tolist() == [-2, -2, 0, 0, 2, 2, 126, 127, -128, -128]
+    np.testing.assert_array_equal(d, q.astype(np.float32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_case_i1_f16_quotient_in_f32(device):
+    # x / s = 0.5003 in f32; in f16 it would be 0.5 and round to 0.
+    x = np.array([0.050018310546875, -0.050018310546875], np.float16)
+    q, _ = run_pair(device, x, np.array(0.0999755859375, np.float32), None, et="f16")
+    assert q.tolist() == [1, -1]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_per_tensor_zero_point_before_saturation_and_specials(device):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((4, 33)) * 40).astype(np.float32)
+    # Exact ties, both ends (x / s = 132 with zero point -5 is 127 only if
+    # the zero point is added before the clamp), NaN and infinities.
+    x[0, :8] = [0.25, 0.75, -0.25, 66.0, -66.0, np.nan, np.inf, -np.inf]
+    scale, zp = np.array(0.5, np.float32), np.array(-5)
+    q, d = run_pair(device, x, scale, zp)
+    want = ref_quantize(x, scale, zp)
+    np.testing.assert_array_equal(q, want)
+    assert q[0, :8].tolist() == [-5, -3, -5, 127, -128, -5, 127, -128]
+    np.testing.assert_allclose(d, ref_dequantize(want, scale, zp), rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unsigned_asymmetric(device):
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-1.5, 3.5, (5, 16)).astype(np.float32)  # past both ends
+    scale, zp = np.array(4 / 255, np.float32), np.array(64)
+    q, d = run_pair(device, x, scale, zp, unsigned=True)
+    want = ref_quantize(x, scale, zp, qmin=0, qmax=255)
+    np.testing.assert_array_equal(q, want)
+    assert q.max() == 255 and q.min() == 0
+    np.testing.assert_allclose(d, ref_dequantize(want, scale, zp), rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("axis", [0, -1])
+def test_per_axis_symmetric(device, axis):
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((6, 24)).astype(np.float32)
+    scale = (np.abs(w).max(axis=1 - axis % 2) / 127).astype(np.float32)
+    q, d = run_pair(device, w, scale, None, axis=axis, qmin=-127)
+    want = ref_quantize(w, scale, np.zeros(scale.shape), axis=axis, qmin=-127)
+    np.testing.assert_array_equal(q, want)
+    assert q.min() >= -127 and np.abs(q).max() == 127
+    np.testing.assert_allclose(d, ref_dequantize(want, scale, np.zeros(scale.shape), axis=axis),
+                               rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_per_group_int4_range_with_a_partial_group(device):
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((3, 10)).astype(np.float32)
+    group = 4  # groups of K: 4, 4 and a last one of 2
+    scale = rng.uniform(0.1, 0.4, (3, 3)).astype(np.float32)
+    zp = rng.integers(-2, 3, (3, 3))
+    q, d = run_pair(device, w, scale, zp, axis=1, group=group, qmin=-8, qmax=7)
+    want = ref_quantize(w, scale, zp, axis=1, group=group, qmin=-8, qmax=7)
+    np.testing.assert_array_equal(q, want)
+    assert q.min() == -8 and q.max() == 7
+    np.testing.assert_allclose(d, ref_dequantize(want, scale, zp, axis=1, group=group),
+                               rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("attrs,scale,message", [
+    ("axis = 2", "4xf32", "axis"),
+    ("group_size = 2", "f32", "group_size needs an axis"),
+    ("axis = 1 group_size = 0", "4x2xf32", "group_size must be at least 1"),
+    ("", "4xf32", "scale must be scalar per tensor"),
+    ("axis = 0", "6xf32", "scale must be 4 per axis for an input of 4x6, got 6"),
+    ("axis = 1 group_size = 4", "4x3xf32", "scale must be 4x2 per group"),
+    ("quant_min = -129", "f32", r"range \[-129, 127\] must be ordered"),
+    ("quant_min = 5 quant_max = 4", "f32", r"range \[5, 4\]"),
+    ("quant_max = 256 unsigned", "f32", r"unsigned byte's \[0, 255\]"),
+])
+def test_verifier(attrs, scale, message):
+    with pytest.raises(rlx.RlxError, match=message):
+        rlx.parse(f"""func.func @f(%x: tensor<4x6xf32>, %s: tensor<{scale}>) {{
+  %q = rlx_mir.quantize %x, %s {attrs} : tensor<4x6xf32>, tensor<{scale}>
+  return
+}}""")
+
+
+def test_zero_point_shape_must_be_the_scales():
+    with pytest.raises(rlx.RlxError, match="zero_point must have scale's shape 4, got scalar"):
+        rlx.parse("""func.func @f(%q: tensor<4x6xi8>, %s: tensor<4xf32>, %z: tensor<i8>) {
+  %x = rlx_mir.dequantize %q, %s, %z axis = 0 : tensor<4x6xi8>, tensor<4xf32>, tensor<i8>
+  return
+}""")
