@@ -171,3 +171,41 @@ def test_zero_point_shape_must_be_the_scales():
   %x = rlx_mir.dequantize %q, %s, %z axis = 0 : tensor<4x6xi8>, tensor<4xf32>, tensor<i8>
   return
 }""")
+
+
+# -- derivative and vmap rules ---------------------------------------------
+
+GRANULARITIES = {  # attributes, scale shape for an input [4, 6]
+    "tensor": ("", ()),
+    "axis": ("axis = 0", (4,)),
+    "group": ("axis = 1 group_size = 3", (4, 2)),
+}
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+def test_dequantize_derivative_in_scale_and_vmap(granularity):
+    from test_autodiff import build, check_grad
+    attrs, sshape = GRANULARITIES[granularity]
+    rng = np.random.default_rng(8)
+    q = rng.integers(-128, 128, (4, 6)).astype(np.int8)
+    z = rng.integers(-3, 4, sshape).astype(np.int8)
+    s = rng.uniform(0.5, 2.0, sshape)
+    st, zt = tensor(sshape, "f64"), tensor(sshape, "i8")
+    text = build({"q": ((4, 6), "i8"), "s": (sshape, "f64"), "z": (sshape, "i8")},
+                 f"  %d = rlx_mir.dequantize %q, %s, %z {attrs} : tensor<4x6xi8>, {st}, {zt}\n"
+                 "  %y = rlx_mir.cast %d : tensor<4x6xf32> to tensor<4x6xf64>",
+                 "%y", (4, 6))
+    # Linear in the scale: wide steps are exact but for the f32 result.
+    check_grad(text, {"q": q, "s": s, "z": z, "R": rng.standard_normal((4, 6))}, ["s"],
+               h=1e-2, tol=1e-4, vmap_args=["q", "s"] if granularity == "tensor" else ["q"])
+
+
+def test_quantize_batches():
+    from test_autodiff import build, check_vmap
+    text = build({"x": ((4, 6), "f64"), "s": ((4,), "f64")},
+                 "  %q = rlx_mir.quantize %x, %s axis = 0 : tensor<4x6xf64>, tensor<4xf64>\n"
+                 "  %y = rlx_mir.cast %q : tensor<4x6xi8> to tensor<4x6xf64>", "%y", (4, 6))
+    rng = np.random.default_rng(9)
+    inputs = {"x": rng.standard_normal((4, 6)) * 50, "s": rng.uniform(0.5, 1, 4),
+              "R": rng.standard_normal((4, 6))}
+    check_vmap(text, inputs, ["x"])

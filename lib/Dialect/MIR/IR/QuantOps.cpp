@@ -3,6 +3,8 @@
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
+#include "RuleUtils.h"
+
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -78,4 +80,133 @@ LogicalResult DequantizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Loc
     return failure();
   out.push_back(RankedTensorType::get(input->getShape(), Float32Type::get(ctx)));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Derivative and vmap rules
+//===----------------------------------------------------------------------===//
+
+namespace {
+using namespace mlir::rlx::mir::rules;
+
+/// `op` again on new operands, with `axis` (the others as they are).
+template <typename Op>
+Value rebuild(MIRBuilder &mb, Op op, Value input, Value scale, Value zp,
+              std::optional<int64_t> axis) {
+  Builder &b = mb.builder();
+  IntegerAttr axisAttr = axis ? b.getI64IntegerAttr(*axis) : IntegerAttr();
+  if (!input || !scale)
+    return mb.fail();
+  return mb.createWithOptional<Op>(input, scale, zp, axisAttr, op.getGroupSizeAttr(),
+                                   op.getQuantMinAttr(), op.getQuantMaxAttr(),
+                                   op.getIsUnsignedAttr());
+}
+
+/// The vmap rule both ops share: a batched input with shared scales (the
+/// axis moves by one), or per-tensor scales batched (per axis 0 then).
+template <typename Op>
+LogicalResult batchQuant(Op op, MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
+                         SmallVectorImpl<Value> &results) {
+  int64_t n = batchSize(operands, batched);
+  Value input = operands[0], scale = operands[1], zp = op.getZeroPoint() ? operands[2] : Value();
+  auto withLead = [&](Value v) {
+    SmallVector<int64_t> pattern{ShapedType::isDynamic(n) ? -1 : n};
+    llvm::append_range(pattern, MIRBuilder::pattern(MIRBuilder::shapeOf(v)));
+    return mb.broadcast(v, pattern);
+  };
+  bool paramsBatched = llvm::any_of(batched.drop_front(), [](bool b) { return b; });
+  std::optional<int64_t> axis = op.getAxis();
+  if (!paramsBatched) {
+    if (axis)
+      axis = axisFromZero(*axis, op.getInput().getType().getRank()) + 1;
+    if (op.getGroupSize()) { // per group: the scales have the input's rank
+      scale = withLead(scale);
+      zp = zp ? withLead(zp) : zp;
+    }
+    return single(op, mb, rebuild(mb, op, input, scale, zp, axis), Mode::Batching, results);
+  }
+  if (axis)
+    return noRule(op, Mode::Batching, "scales per axis or per group batched");
+  if (!batched[0])
+    input = withLead(input);
+  if (!batched[1])
+    scale = withLead(scale);
+  if (zp && !batched[2])
+    zp = withLead(zp);
+  return single(op, mb, rebuild(mb, op, input, scale, zp, 0), Mode::Batching, results);
+}
+
+} // namespace
+
+// The result is an integer: autodiff's activity analysis stops at it (as at
+// every integer-valued op), so these only ever see zero (co)tangents.
+LogicalResult QuantizeOp::vjp(MIRBuilder &, ValueRange, ArrayRef<bool>,
+                              SmallVectorImpl<Value> &dx) {
+  dx.assign(getNumOperands(), Value());
+  return success();
+}
+LogicalResult QuantizeOp::jvp(MIRBuilder &, ValueRange, SmallVectorImpl<Value> &dy) {
+  dy.assign(1, Value());
+  return success();
+}
+LogicalResult QuantizeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
+                                SmallVectorImpl<Value> &results) {
+  return batchQuant(*this, mb, operands, batched, results);
+}
+
+LogicalResult DequantizeOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
+                                SmallVectorImpl<Value> &dx) {
+  dx.assign(getNumOperands(), Value());
+  Value g = firstOf(cotangents);
+  if (!g || !wants(need, 1))
+    return success();
+  // d x / d scale = q - zero_point: a dequantize with unit scales.
+  RankedTensorType sType = getScale().getType();
+  Value ones = mb.broadcast(mb.scalar(mb.builder().getF32Type(), 1.0),
+                            MIRBuilder::pattern(sType.getShape()));
+  Value prod = mb.mul(g, rebuild(mb, *this, getInput(), ones, getZeroPoint(), getAxis()));
+  ArrayRef<int64_t> x = getInput().getType().getShape();
+  int64_t rank = x.size();
+  SmallVector<int64_t> axes;
+  Value ds;
+  if (!getAxis()) {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+    ds = mb.reduce(ReduceKind::Sum, prod, axes, /*keepDims=*/false);
+  } else {
+    int64_t a = axisFromZero(*getAxis(), rank);
+    if (!getGroupSize()) {
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != a)
+          axes.push_back(d);
+      ds = axes.empty() ? prod : mb.reduce(ReduceKind::Sum, prod, axes, /*keepDims=*/false);
+    } else {
+      int64_t group = *getGroupSize();
+      if (ShapedType::isDynamic(x[a]) || x[a] % group != 0)
+        return noRule(*this, Mode::Reverse, "the last group along the axis is partial");
+      SmallVector<int64_t> split(MIRBuilder::pattern(x));
+      split[a] = x[a] / group;
+      split.insert(split.begin() + a + 1, group);
+      ds = mb.reduce(ReduceKind::Sum, mb.reshape(prod, split), {a + 1}, /*keepDims=*/false);
+    }
+  }
+  if (ds && sType.getElementType() != mb.elementType(ds))
+    ds = mb.cast(ds, sType.getElementType());
+  if (mb.failed() || !ds)
+    return noRule(*this, Mode::Reverse, "the rule's ops reject these operand types");
+  dx[1] = ds;
+  return success();
+}
+LogicalResult DequantizeOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
+  Value ds = tangents.size() > 1 ? tangents[1] : Value();
+  if (!ds) {
+    dy.assign(1, Value());
+    return success();
+  }
+  return single(*this, mb, rebuild(mb, *this, getInput(), ds, getZeroPoint(), getAxis()),
+                Mode::Forward, dy);
+}
+LogicalResult DequantizeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
+                                  SmallVectorImpl<Value> &results) {
+  return batchQuant(*this, mb, operands, batched, results);
 }

@@ -41,7 +41,7 @@ defvar MIR_QuantVerifier = [{
     with `quant_min` > `quant_max` or outside what the byte holds.
 }];
 
-def MIR_QuantizeOp : MIR_InferOp<"quantize"> {
+def MIR_QuantizeOp : MIR_InferOp<"quantize", MIR_Transformable> {
   let summary = "float to integer: round half to even, add the zero point, saturate";
   let description = !strconcat([{
     `q = clamp(round_half_even(x / scale) + zero_point, quant_min, quant_max)`,
@@ -56,6 +56,12 @@ def MIR_QuantizeOp : MIR_InferOp<"quantize"> {
 
     `input` is f32, f16, bf16 or f64; `scale` a float tensor; the optional
     `zero_point` i8 (0 when absent). Result: i8 of the input's shape.
+
+    Rules: no derivative: the result is an integer, where autodiff's
+    activity analysis stops (as for every integer-valued op, JAX's rule), so
+    gradients through a quantize/dequantize pair are zero. vmap: a batched
+    input with shared scales, or per-tensor scales batched with it (they
+    become per axis 0).
   }], MIR_QuantGranularity, MIR_QuantVerifier, [{
 
     Example (per output channel of a [N, K] weight, symmetric int8):
@@ -73,7 +79,7 @@ def MIR_QuantizeOp : MIR_InferOp<"quantize"> {
   }];
 }
 
-def MIR_DequantizeOp : MIR_InferOp<"dequantize"> {
+def MIR_DequantizeOp : MIR_InferOp<"dequantize", MIR_Transformable> {
   let summary = "integer to f32: (q - zero_point) · scale";
   let description = !strconcat([{
     `x = (q - zero_point) · scale` in f32, as ONNX DequantizeLinear and
@@ -83,6 +89,11 @@ def MIR_DequantizeOp : MIR_InferOp<"dequantize"> {
     quantize/dequantize pair can carry the same attributes; values outside
     them are not clamped (PyTorch's dequantize does not clamp either).
     Result: f32 of the input's shape.
+
+    Rules: the derivative in `scale` (the input is an integer): the tangent
+    is `dequantize(q, d_scale, zero_point)`; the cotangent of `scale` is
+    the cotangent times `q - zero_point` summed over each scale's elements
+    (per group only when the groups divide the axis). vmap as `quantize`.
   }], MIR_QuantGranularity, MIR_QuantVerifier, [{
 
     Example (an asymmetric uint8 activation, per tensor):
