@@ -108,6 +108,9 @@ EXAMPLES.update({
     "rlx_mir.dequantize": ({"q": (F, "i8"), "sc": ((2, 3, 2), "f32")}, [t(F)],
                            f"%r0 = rlx_mir.dequantize %q, %sc axis = 2 group_size = 4 unsigned : "
                            f"{t(F, 'i8')}, {t((2, 3, 2))}"),
+    "rlx_mir.fake_quantize": ({"x": (F, "f32"), "sc": ((3,), "f32")}, [t(F)],
+                              f"%r0 = rlx_mir.fake_quantize %x, %sc axis = 1 quant_min = -8 "
+                              f"quant_max = 7 : {t(F)}, {t((3,))}"),
     "rlx_mir.nvfp4_block_scales": ({"x": ((128, 64), "f32"), "a": ((2, 64), "f32")}, [t((2, 128))],
                                    f"%w, %s, %g = rlx_mir.nvfp4_quantize %x : {t((128, 64))}\n"
                                    f"  %b = rlx_mir.nvfp4_block_scales %s : {t((128, 4), 'f8E4M3FN')}\n"

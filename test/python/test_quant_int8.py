@@ -209,3 +209,134 @@ def test_quantize_batches():
     inputs = {"x": rng.standard_normal((4, 6)) * 50, "s": rng.uniform(0.5, 1, 4),
               "R": rng.standard_normal((4, 6))}
     check_vmap(text, inputs, ["x"])
+
+
+# -- fake_quantize (QAT): straight-through and LSQ derivatives ---------------
+
+torch = pytest.importorskip("torch")
+
+FAKE = {  # attributes, scale shape for an input [4, 6]; torch's learnable op
+    "tensor": ("", (), lambda x, s, z, lo, hi: torch._fake_quantize_learnable_per_tensor_affine(
+        x, s, z, lo, hi, 1.0)),
+    "axis": ("axis = 0", (4,), lambda x, s, z, lo, hi: torch._fake_quantize_learnable_per_channel_affine(
+        x, s, z, 0, lo, hi, 1.0)),
+}
+
+
+def fake_text(attrs, sshape, zp=True):
+    st, zt = tensor(sshape, "f32"), tensor(sshape, "i8")
+    from test_autodiff import build
+    args = {"x": ((4, 6), "f32"), "s": (sshape, "f32")}
+    if zp:
+        args["z"] = (sshape, "i8")
+    z = (", %z", f", {zt}") if zp else ("", "")
+    return build(args, f"  %y = rlx_mir.fake_quantize %x, %s{z[0]} {attrs} : "
+                       f"tensor<4x6xf32>, {st}{z[1]}", "%y", (4, 6), et="f32")
+
+
+@pytest.mark.parametrize("granularity", FAKE)
+def test_fake_quantize_equals_pytorchs_learnable_fake_quantize(granularity):
+    attrs, sshape, reference = FAKE[granularity]
+    attrs += " quant_min = -8 quant_max = 7"
+    rng = np.random.default_rng(10)
+    x = (rng.standard_normal((4, 6)) * 3).astype(np.float32)
+    s = rng.uniform(0.2, 0.6, sshape).astype(np.float32)
+    z = rng.integers(-2, 3, sshape).astype(np.int8)
+    r = rng.standard_normal((4, 6)).astype(np.float32)
+    m = rlx.parse(fake_text(attrs, sshape))
+    m.run_pipeline("rlx-mir-grad{wrt=x,s}")
+    got = rlx.compile_cpu(m, entry="f_grad").run(x=x, s=s, z=z, R=r,
+                                                  d_output=np.array(1.0, np.float32))
+    tx = torch.tensor(x, requires_grad=True)
+    ts = torch.tensor(s.reshape(-1) if s.ndim else s.reshape(1), requires_grad=True)
+    y = reference(tx, ts, torch.tensor(z.reshape(-1).astype(np.float32)), -8, 7)
+    loss = (y * torch.tensor(r)).sum()
+    loss.backward()
+    # A sum of terms up to ~2 that cancels: atol at the terms' rounding.
+    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5, atol=1e-5)
+    assert 0 < np.count_nonzero(tx.grad.numpy()) < x.size  # both sides of the clip
+    np.testing.assert_array_equal(got["d_x"], tx.grad.numpy())
+    np.testing.assert_allclose(got["d_s"].reshape(-1), ts.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def surrogate(x, s, z, expand, lo, hi, identity=False):
+    """The STE surrogate around (x, s): round(u) replaced by u + (round(u0) −
+    u0) at u0 = x / s, and the clamp's branch fixed by round(u0) + z (locally
+    constant, as round is), so its derivatives are the estimators'."""
+    v0 = np.rint(x / expand(s)) + expand(z)
+    inside = (v0 >= lo) & (v0 <= hi)
+
+    def f(xx, ss):
+        se, ze = expand(ss), expand(z)
+        u, u0 = xx / se, x / expand(s)
+        y = np.where(inside, (u + (np.rint(u0) - u0)) * se, (np.clip(v0, lo, hi) - ze) * se)
+        if identity:  # the input's change passes where it is clipped too
+            y = np.where(inside, y, y + (xx - x))
+        return y
+    return f
+
+
+@pytest.mark.parametrize("ste", ["clipped", "identity"])
+@pytest.mark.parametrize("granularity", ["tensor", "axis", "group"])
+def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste):
+    """Reverse and forward mode against central differences of the surrogate
+    (f64), LSQ's scale_grad applied; vmap against per-entry runs."""
+    from test_autodiff import build, check_vmap
+    attrs, sshape = {"tensor": ("", ()), "axis": ("axis = 0", (4,)),
+                     "group": ("axis = 1 group_size = 3", (4, 2))}[granularity]
+    attrs += f' quant_min = -8 quant_max = 7 ste = "{ste}" scale_grad = 0.5'
+    st, zt = tensor(sshape, "f64"), tensor(sshape, "i8")
+    text = build({"x": ((4, 6), "f64"), "s": (sshape, "f64"), "z": (sshape, "i8")},
+                 f"  %y = rlx_mir.fake_quantize %x, %s, %z {attrs} : tensor<4x6xf64>, {st}, {zt}",
+                 "%y", (4, 6))
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((4, 6)) * 3
+    s = rng.uniform(0.2, 0.6, sshape)
+    z = rng.integers(-2, 3, sshape).astype(np.int8)
+    r = rng.standard_normal((4, 6))
+    expand = {"tensor": lambda p: p, "axis": lambda p: np.asarray(p)[:, None],
+              "group": lambda p: np.repeat(np.asarray(p), 3, axis=1)}[granularity]
+    f = surrogate(x, s, z.astype(np.float64), expand, -8, 7, identity=ste == "identity")
+    h = 1e-6
+    fd = {"x": lambda v: np.sum((f(x + h * v, s) - f(x - h * v, s)) * r) / (2 * h),
+          "s": lambda v: 0.5 * np.sum((f(x, s + h * v) - f(x, s - h * v)) * r) / (2 * h)}
+    m = rlx.parse(text)
+    m.run_pipeline("rlx-mir-grad{wrt=x,s}")
+    got = rlx.compile_cpu(m, entry="f_grad").run(x=x, s=s, z=z, R=r, d_output=np.array(1.0))
+    m = rlx.parse(text)
+    m.run_pipeline("rlx-mir-jvp{wrt=x,s function=f}")
+    jvp = rlx.compile_cpu(m, entry="f_jvp")
+    for _ in range(3):
+        v = {"x": rng.standard_normal(x.shape), "s": rng.standard_normal(np.shape(s))}
+        for name in ["x", "s"]:
+            an = float(np.sum(got[f"d_{name}"] * v[name]))
+            assert abs(fd[name](v[name]) - an) <= 1e-6 * max(1.0, abs(an)), (name, an)
+        # Forward mode: the scale's tangent enters with scale_grad too.
+        t = float(jvp.run(x=x, s=s, z=z, R=r, t_x=v["x"], t_s=v["s"])["t_loss"])
+        assert abs(t - fd["x"](v["x"]) - fd["s"](v["s"])) <= 1e-6 * max(1.0, abs(t))
+    check_vmap(text, {"x": x, "s": s, "z": z, "R": r}, ["x"])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fake_quantize_forward_on_both_paths(device):
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((4, 6)) * 3).astype(np.float32)
+    s, z = np.array(0.3, np.float32), np.array(2, np.int8)
+    compiled = compile_for(device, """func.func @f(%x: tensor<4x6xf32> {rlx.input = "x"},
+      %s: tensor<f32> {rlx.input = "s"}, %z: tensor<i8> {rlx.input = "z"}) -> tensor<4x6xf32> {
+  %y = rlx_mir.fake_quantize %x, %s, %z quant_min = -8 quant_max = 7 : tensor<4x6xf32>, tensor<f32>, tensor<i8>
+  return %y : tensor<4x6xf32>
+}""")
+    got = next(iter(compiled.run(x=x, s=s, z=z).values()))
+    want = torch.fake_quantize_per_tensor_affine(torch.tensor(x), 0.3, 2, -8, 7).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(got, ref_dequantize(ref_quantize(x, s, z, qmin=-8, qmax=7), s, z),
+                               rtol=1e-6, atol=0)
+
+
+def test_fake_quantize_verifier():
+    with pytest.raises(rlx.RlxError, match='ste must be "clipped" or "identity", got "tanh"'):
+        rlx.parse("""func.func @f(%x: tensor<4xf32>, %s: tensor<f32>) {
+  %y = rlx_mir.fake_quantize %x, %s ste = "tanh" : tensor<4xf32>, tensor<f32>
+  return
+}""")

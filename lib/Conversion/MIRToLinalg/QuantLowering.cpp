@@ -83,6 +83,27 @@ Value quantGeneric(ConversionPatternRewriter &rw, Op op, Value input, Value scal
       .getResult(0);
 }
 
+/// clamp(round_half_even(x / s) + z, qmin, qmax) in `ft` (NaN to z), the
+/// integer value quantize stores.
+Value quantizeScalar(OpBuilder &b, Location l, Value x, Value s, Value z, FloatType ft,
+                     std::pair<int64_t, int64_t> range) {
+  Value q = arith::DivFOp::create(b, l, toFloat(b, l, x, ft), toFloat(b, l, s, ft));
+  Value isNan = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, q, q);
+  Value zf = arith::SIToFPOp::create(b, l, ft, z);
+  Value r = arith::AddFOp::create(b, l, math::RoundEvenOp::create(b, l, q), zf);
+  r = arith::MaxNumFOp::create(b, l, r,
+                               arith::ConstantOp::create(b, l, b.getFloatAttr(ft, range.first)));
+  r = arith::MinNumFOp::create(b, l, r,
+                               arith::ConstantOp::create(b, l, b.getFloatAttr(ft, range.second)));
+  return arith::SelectOp::create(b, l, isNan, zf, r);
+}
+
+/// f64 for f64 inputs, else f32.
+FloatType computeType(Value input) {
+  auto t = cast<FloatType>(getElementTypeOrSelf(input.getType()));
+  return t.getWidth() == 64 ? t : Float32Type::get(input.getContext());
+}
+
 struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(QuantizeOp op, OpAdaptor a,
@@ -90,25 +111,35 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
     RankedTensorType out = op.getType();
     if (!out.hasStaticShape())
       return rw.notifyMatchFailure(op, "dynamic shapes");
-    bool isUnsigned = op.getIsUnsigned();
-    double qmin = op.getQuantMin().value_or(isUnsigned ? 0 : -128);
-    double qmax = op.getQuantMax().value_or(isUnsigned ? 255 : 127);
-    auto inType = cast<FloatType>(getElementTypeOrSelf(op.getInput().getType()));
-    FloatType ft = inType.getWidth() == 64 ? FloatType(rw.getF64Type()) : rw.getF32Type();
-    Value y = quantGeneric(
-        rw, op, a.getInput(), a.getScale(), a.getZeroPoint(), out,
-        [&](OpBuilder &b, Location l, Value x, Value s, Value z) -> Value {
-          Value q = arith::DivFOp::create(b, l, toFloat(b, l, x, ft), toFloat(b, l, s, ft));
-          Value isNan = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, q, q);
-          Value zf = arith::SIToFPOp::create(b, l, ft, z);
-          Value r = arith::AddFOp::create(b, l, math::RoundEvenOp::create(b, l, q), zf);
-          r = arith::MaxNumFOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getFloatAttr(ft, qmin)));
-          r = arith::MinNumFOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getFloatAttr(ft, qmax)));
-          r = arith::SelectOp::create(b, l, isNan, zf, r);
-          // In range now, so the conversion is exact (never poison).
-          Value i = arith::FPToSIOp::create(b, l, b.getI32Type(), r);
-          return arith::TruncIOp::create(b, l, b.getI8Type(), i);
-        });
+    FloatType ft = computeType(op.getInput());
+    Value y = quantGeneric(rw, op, a.getInput(), a.getScale(), a.getZeroPoint(), out,
+                           [&](OpBuilder &b, Location l, Value x, Value s, Value z) -> Value {
+                             Value r = quantizeScalar(b, l, x, s, z, ft, op.getRange());
+                             // In range now, so the conversion is exact (never poison).
+                             Value i = arith::FPToSIOp::create(b, l, b.getI32Type(), r);
+                             return arith::TruncIOp::create(b, l, b.getI8Type(), i);
+                           });
+    rw.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct FakeQuantizeLowering : OpConversionPattern<FakeQuantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(FakeQuantizeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    RankedTensorType out = op.getType();
+    if (!out.hasStaticShape())
+      return rw.notifyMatchFailure(op, "dynamic shapes");
+    FloatType ft = computeType(op.getInput());
+    auto outType = cast<FloatType>(out.getElementType());
+    Value y = quantGeneric(rw, op, a.getInput(), a.getScale(), a.getZeroPoint(), out,
+                           [&](OpBuilder &b, Location l, Value x, Value s, Value z) -> Value {
+                             Value r = quantizeScalar(b, l, x, s, z, ft, op.getRange());
+                             Value d = arith::SubFOp::create(b, l, r, arith::SIToFPOp::create(b, l, ft, z));
+                             Value v = arith::MulFOp::create(b, l, d, toFloat(b, l, s, ft));
+                             return toFloat(b, l, v, outType);
+                           });
     rw.replaceOp(op, y);
     return success();
   }
@@ -139,5 +170,5 @@ struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
 } // namespace
 
 void linalg_builders::populateQuantLowerings(RewritePatternSet &patterns) {
-  patterns.add<QuantizeLowering, DequantizeLowering>(patterns.getContext());
+  patterns.add<QuantizeLowering, DequantizeLowering, FakeQuantizeLowering>(patterns.getContext());
 }

@@ -33,5 +33,10 @@ func.func @ops(%x: tensor<4x6xf16>, %s: tensor<f32>, %z: tensor<i8>, %sa: tensor
   // LOWER: arith.sitofp
   // LOWER: arith.mulf
   %d = rlx_mir.dequantize %qa, %sg, %zg axis = 1 group_size = 4 quant_min = -8 quant_max = 7 : tensor<4x6xi8>, tensor<4x2xf32>, tensor<4x2xi8>
+  // CHECK: rlx_mir.fake_quantize %{{.*}}, %{{.*}} axis = 0 ste = "identity" scale_grad = 5.000000e-01 : tensor<4x6xf16>, tensor<4xf32>
+  // LOWER: math.roundeven
+  // LOWER: arith.subf
+  // LOWER: arith.truncf {{.*}} f32 to f16
+  %f = rlx_mir.fake_quantize %x, %sa axis = 0 ste = "identity" scale_grad = 0.5 : tensor<4x6xf16>, tensor<4xf32>
   return %q, %qa, %d : tensor<4x6xi8>, tensor<4x6xi8>, tensor<4x6xf32>
 }

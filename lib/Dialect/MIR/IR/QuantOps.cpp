@@ -5,6 +5,8 @@
 
 #include "RuleUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -82,6 +84,26 @@ LogicalResult DequantizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Loc
   return success();
 }
 
+template <typename Op> std::pair<int64_t, int64_t> rangeOf(Op op) {
+  bool u = op.getIsUnsigned();
+  return {op.getQuantMin().value_or(u ? 0 : -128), op.getQuantMax().value_or(u ? 255 : 127)};
+}
+std::pair<int64_t, int64_t> QuantizeOp::getRange() { return rangeOf(*this); }
+std::pair<int64_t, int64_t> DequantizeOp::getRange() { return rangeOf(*this); }
+std::pair<int64_t, int64_t> FakeQuantizeOp::getRange() { return rangeOf(*this); }
+
+LogicalResult FakeQuantizeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                               Adaptor a, SmallVectorImpl<Type> &out) {
+  auto input = getRankedTensor(loc, a.getInput(), "input");
+  if (failed(input) || failed(checkQuantParams(loc, "fake_quantize", *input, a)))
+    return failure();
+  if (std::optional<StringRef> ste = a.getSte(); ste && *ste != "clipped" && *ste != "identity")
+    return shapeError(loc, "fake_quantize ste must be \"clipped\" or \"identity\", got \"" +
+                               *ste + "\"");
+  out.push_back(*input);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Derivative and vmap rules
 //===----------------------------------------------------------------------===//
@@ -100,6 +122,85 @@ Value rebuild(MIRBuilder &mb, Op op, Value input, Value scale, Value zp,
   return mb.createWithOptional<Op>(input, scale, zp, axisAttr, op.getGroupSizeAttr(),
                                    op.getQuantMinAttr(), op.getQuantMaxAttr(),
                                    op.getIsUnsignedAttr());
+}
+
+Value rebuild(MIRBuilder &mb, FakeQuantizeOp op, Value input, Value scale, Value zp,
+              std::optional<int64_t> axis) {
+  Builder &b = mb.builder();
+  IntegerAttr axisAttr = axis ? b.getI64IntegerAttr(*axis) : IntegerAttr();
+  if (!input || !scale)
+    return mb.fail();
+  return mb.createWithOptional<FakeQuantizeOp>(
+      input, scale, zp, axisAttr, op.getGroupSizeAttr(), op.getQuantMinAttr(),
+      op.getQuantMaxAttr(), op.getIsUnsignedAttr(), op.getSteAttr(), op.getScaleGradAttr());
+}
+
+/// `p` (a scale or zero point, of the scale's shape) expanded so that it
+/// numpy-broadcasts against the input: per axis a reshape, per group each
+/// entry repeated group_size times along the axis.
+template <typename Op> Value expandParam(MIRBuilder &mb, Op op, Value p) {
+  if (!op.getAxis() || !p)
+    return p;
+  ArrayRef<int64_t> x = op.getInput().getType().getShape();
+  int64_t rank = x.size(), a = axisFromZero(*op.getAxis(), rank);
+  if (!op.getGroupSize()) {
+    SmallVector<int64_t> shape(rank, 1);
+    shape[a] = -1;
+    return mb.reshape(p, shape);
+  }
+  int64_t g = *op.getGroupSize();
+  SmallVector<int64_t> pattern(MIRBuilder::pattern(MIRBuilder::shapeOf(p)));
+  int64_t groups = MIRBuilder::shapeOf(p)[a];
+  if (ShapedType::isDynamic(groups) || ShapedType::isDynamic(x[a]))
+    return mb.fail();
+  SmallVector<int64_t> split(pattern), wide(pattern), flat(pattern);
+  split.insert(split.begin() + a + 1, 1);
+  wide.insert(wide.begin() + a + 1, g);
+  flat[a] = groups * g;
+  Value v = mb.reshape(mb.broadcast(mb.reshape(p, split), wide), flat);
+  if (groups * g == x[a])
+    return v;
+  SmallVector<int64_t> offsets(rank, 0), sizes(flat), strides(rank, 1);
+  sizes[a] = x[a];
+  return mb.slice(v, offsets, sizes, strides);
+}
+
+/// Whether the last group along the axis is partial (or unknown).
+template <typename Op> bool partialGroup(Op op) {
+  if (!op.getAxis() || !op.getGroupSize())
+    return false;
+  ArrayRef<int64_t> x = op.getInput().getType().getShape();
+  int64_t d = x[axisFromZero(*op.getAxis(), x.size())];
+  return ShapedType::isDynamic(d) || d % *op.getGroupSize() != 0;
+}
+
+/// `g` (the input's shape) summed over the elements of each scale: the
+/// scale's shape. Null with an error when the groups do not divide the axis.
+template <typename Op> Value sumToScale(MIRBuilder &mb, Op op, Value g) {
+  ArrayRef<int64_t> x = op.getInput().getType().getShape();
+  int64_t rank = x.size();
+  SmallVector<int64_t> axes;
+  Value r;
+  if (!op.getAxis()) {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+    r = mb.reduce(ReduceKind::Sum, g, axes, /*keepDims=*/false);
+  } else if (int64_t a = axisFromZero(*op.getAxis(), rank); !op.getGroupSize()) {
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != a)
+        axes.push_back(d);
+    r = axes.empty() ? g : mb.reduce(ReduceKind::Sum, g, axes, /*keepDims=*/false);
+  } else {
+    int64_t group = *op.getGroupSize();
+    if (ShapedType::isDynamic(x[a]) || x[a] % group != 0)
+      return mb.fail(); // partialGroup(op): the callers say so first
+    SmallVector<int64_t> split(MIRBuilder::pattern(x));
+    split[a] = x[a] / group;
+    split.insert(split.begin() + a + 1, group);
+    r = mb.reduce(ReduceKind::Sum, mb.reshape(g, split), {a + 1}, /*keepDims=*/false);
+  }
+  Type st = op.getScale().getType().getElementType();
+  return r && mb.elementType(r) != st ? mb.cast(r, st) : r;
 }
 
 /// The vmap rule both ops share: a batched input with shared scales (the
@@ -160,38 +261,14 @@ LogicalResult DequantizeOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<
   Value g = firstOf(cotangents);
   if (!g || !wants(need, 1))
     return success();
+  if (partialGroup(*this))
+    return noRule(*this, Mode::Reverse, "the last group along the axis is partial");
   // d x / d scale = q - zero_point: a dequantize with unit scales.
   RankedTensorType sType = getScale().getType();
   Value ones = mb.broadcast(mb.scalar(mb.builder().getF32Type(), 1.0),
                             MIRBuilder::pattern(sType.getShape()));
   Value prod = mb.mul(g, rebuild(mb, *this, getInput(), ones, getZeroPoint(), getAxis()));
-  ArrayRef<int64_t> x = getInput().getType().getShape();
-  int64_t rank = x.size();
-  SmallVector<int64_t> axes;
-  Value ds;
-  if (!getAxis()) {
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
-    ds = mb.reduce(ReduceKind::Sum, prod, axes, /*keepDims=*/false);
-  } else {
-    int64_t a = axisFromZero(*getAxis(), rank);
-    if (!getGroupSize()) {
-      for (int64_t d = 0; d < rank; ++d)
-        if (d != a)
-          axes.push_back(d);
-      ds = axes.empty() ? prod : mb.reduce(ReduceKind::Sum, prod, axes, /*keepDims=*/false);
-    } else {
-      int64_t group = *getGroupSize();
-      if (ShapedType::isDynamic(x[a]) || x[a] % group != 0)
-        return noRule(*this, Mode::Reverse, "the last group along the axis is partial");
-      SmallVector<int64_t> split(MIRBuilder::pattern(x));
-      split[a] = x[a] / group;
-      split.insert(split.begin() + a + 1, group);
-      ds = mb.reduce(ReduceKind::Sum, mb.reshape(prod, split), {a + 1}, /*keepDims=*/false);
-    }
-  }
-  if (ds && sType.getElementType() != mb.elementType(ds))
-    ds = mb.cast(ds, sType.getElementType());
+  Value ds = sumToScale(mb, *this, prod);
   if (mb.failed() || !ds)
     return noRule(*this, Mode::Reverse, "the rule's ops reject these operand types");
   dx[1] = ds;
@@ -208,5 +285,123 @@ LogicalResult DequantizeOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVector
 }
 LogicalResult DequantizeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
                                   SmallVectorImpl<Value> &results) {
+  return batchQuant(*this, mb, operands, batched, results);
+}
+
+//===----------------------------------------------------------------------===//
+// fake_quantize: straight-through and LSQ derivatives
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Per element, in f32 (f64 for f64 inputs): the input's derivative factor
+/// (1, or 0 outside the range with the clipped estimator) and LSQ's scale
+/// factor, from x and the expanded scale and zero point.
+struct SteFactors {
+  Value dInput, dScale;
+};
+Value toFloat(OpBuilder &b, Location l, Value v, FloatType ft) {
+  auto t = cast<FloatType>(v.getType());
+  if (t == ft)
+    return v;
+  return t.getWidth() < ft.getWidth() ? arith::ExtFOp::create(b, l, ft, v).getResult()
+                                      : arith::TruncFOp::create(b, l, ft, v).getResult();
+}
+SteFactors steFactors(OpBuilder &b, Location l, FakeQuantizeOp op, FloatType ft, Value x,
+                      Value s, Value z) {
+  auto toFt = [&](Value v) { return toFloat(b, l, v, ft); };
+  auto c = [&](double v) { return arith::ConstantOp::create(b, l, b.getFloatAttr(ft, v)); };
+  auto [qmin, qmax] = op.getRange();
+  Value zf = toFt(z);
+  Value u = arith::DivFOp::create(b, l, toFt(x), toFt(s));
+  Value r = math::RoundEvenOp::create(b, l, u);
+  Value v = arith::AddFOp::create(b, l, r, zf);
+  Value below = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, v, c(double(qmin)));
+  Value above = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, v, c(double(qmax)));
+  Value one = c(1.0), zero = c(0.0);
+  Value dInput = one;
+  if (op.getSte().value_or("clipped") == "clipped")
+    dInput = arith::SelectOp::create(b, l, arith::OrIOp::create(b, l, below, above), zero, one);
+  Value lo = arith::SubFOp::create(b, l, c(double(qmin)), zf);
+  Value hi = arith::SubFOp::create(b, l, c(double(qmax)), zf);
+  Value dScale = arith::SelectOp::create(
+      b, l, below, lo, arith::SelectOp::create(b, l, above, hi, arith::SubFOp::create(b, l, r, u)));
+  if (std::optional<APFloat> g = op.getScaleGrad())
+    dScale = arith::MulFOp::create(b, l, dScale, c(g->convertToDouble()));
+  return {dInput, dScale};
+}
+
+FloatType computeType(FakeQuantizeOp op) {
+  Type et = op.getInput().getType().getElementType();
+  return et.isF64() ? cast<FloatType>(et) : Float32Type::get(op.getContext());
+}
+
+/// The input, the expanded scale and the expanded zero point (as floats; a
+/// 0 scalar when absent) of `op`.
+SmallVector<Value> steOperands(MIRBuilder &mb, FakeQuantizeOp op) {
+  Value z;
+  if (Value zp = op.getZeroPoint())
+    z = mb.createWithOptional<DequantizeOp>(
+        zp, mb.scalar(mb.builder().getF32Type(), 1.0), Value(), IntegerAttr(), IntegerAttr(),
+        IntegerAttr(), IntegerAttr(), op.getIsUnsignedAttr());
+  else
+    z = mb.scalar(mb.builder().getF32Type(), 0.0);
+  return {op.getInput(), expandParam(mb, op, op.getScale()), expandParam(mb, op, z)};
+}
+
+} // namespace
+
+LogicalResult FakeQuantizeOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
+                                  SmallVectorImpl<Value> &dx) {
+  dx.assign(getNumOperands(), Value());
+  Value g = firstOf(cotangents);
+  if (!g || !(wants(need, 0) || wants(need, 1)))
+    return success();
+  if (wants(need, 1) && partialGroup(*this))
+    return noRule(*this, Mode::Reverse, "the last group along the axis is partial");
+  FloatType ft = computeType(*this);
+  RankedTensorType in = getInput().getType();
+  SmallVector<Value> ins = steOperands(mb, *this);
+  ins.push_back(g);
+  SmallVector<Value> r = mb.elementwise(
+      {in, in.clone(ft)}, ins, [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+        SteFactors f = steFactors(b, l, *this, ft, a[0], a[1], a[2]);
+        Value gf = toFloat(b, l, a[3], ft);
+        Value dxv = arith::MulFOp::create(b, l, gf, f.dInput);
+        return {toFloat(b, l, dxv, cast<FloatType>(in.getElementType())),
+                arith::MulFOp::create(b, l, gf, f.dScale)};
+      });
+  if (wants(need, 0))
+    dx[0] = r[0];
+  if (wants(need, 1))
+    dx[1] = sumToScale(mb, *this, r[1]);
+  return done(*this, mb, Mode::Reverse);
+}
+
+LogicalResult FakeQuantizeOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
+  Value tx = tangents.size() > 0 ? tangents[0] : Value();
+  Value ts = tangents.size() > 1 ? tangents[1] : Value();
+  if (!tx && !ts) {
+    dy.assign(1, Value());
+    return success();
+  }
+  FloatType ft = computeType(*this);
+  RankedTensorType in = getInput().getType();
+  SmallVector<Value> ins = steOperands(mb, *this);
+  ins.push_back(tx ? tx : mb.scalar(in.getElementType(), 0.0));
+  ins.push_back(ts ? expandParam(mb, *this, ts) : mb.scalar(getScale().getType().getElementType(), 0.0));
+  SmallVector<Value> r = mb.elementwise(
+      {in}, ins, [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+        SteFactors f = steFactors(b, l, *this, ft, a[0], a[1], a[2]);
+        Value y = arith::AddFOp::create(
+            b, l, arith::MulFOp::create(b, l, toFloat(b, l, a[3], ft), f.dInput),
+            arith::MulFOp::create(b, l, toFloat(b, l, a[4], ft), f.dScale));
+        return {toFloat(b, l, y, cast<FloatType>(in.getElementType()))};
+      });
+  return single(*this, mb, r[0], Mode::Forward, dy);
+}
+
+LogicalResult FakeQuantizeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
+                                    SmallVectorImpl<Value> &results) {
   return batchQuant(*this, mb, operands, batched, results);
 }

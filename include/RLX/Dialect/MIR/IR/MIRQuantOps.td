@@ -17,6 +17,11 @@ defvar MIR_QuantParams = (ins RLX_FloatTensor:$scale, Optional<RankedTensorOf<[I
                           OptionalAttr<RLX_I64Attr>:$quant_min,
                           OptionalAttr<RLX_I64Attr>:$quant_max, UnitAttr:$is_unsigned);
 
+defvar MIR_QuantRange = [{
+    /// [quant_min, quant_max], the byte's whole range where not given.
+    std::pair<int64_t, int64_t> getRange();
+  }];
+
 defvar MIR_QuantGranularity = [{
     Granularity, from the attributes (`scale` and `zero_point` have the same
     shape):
@@ -77,6 +82,7 @@ def MIR_QuantizeOp : MIR_InferOp<"quantize", MIR_Transformable> {
     (`quant_min` `=` $quant_min^)? (`quant_max` `=` $quant_max^)? (`unsigned` $is_unsigned^)?
     attr-dict `:` type($input) `,` type($scale) (`,` type($zero_point)^)?
   }];
+  let extraClassDeclaration = MIR_QuantRange;
 }
 
 def MIR_DequantizeOp : MIR_InferOp<"dequantize", MIR_Transformable> {
@@ -109,6 +115,55 @@ def MIR_DequantizeOp : MIR_InferOp<"dequantize", MIR_Transformable> {
     (`quant_min` `=` $quant_min^)? (`quant_max` `=` $quant_max^)? (`unsigned` $is_unsigned^)?
     attr-dict `:` type($input) `,` type($scale) (`,` type($zero_point)^)?
   }];
+  let extraClassDeclaration = MIR_QuantRange;
+}
+
+def MIR_FakeQuantizeOp : MIR_InferOp<"fake_quantize", MIR_Transformable> {
+  let summary = "quantize then dequantize, with straight-through gradients (QAT)";
+  let description = !strconcat([{
+    `y = (clamp(round_half_even(x / scale) + zero_point, quant_min,
+    quant_max) − zero_point) · scale`: `quantize` then `dequantize` with
+    the same parameters, as PyTorch's `fake_quantize_per_tensor_affine` /
+    `_per_channel_affine` compute it (up to their `x · (1 / scale)`), in
+    f32 (f64 for f64 inputs), the result in the input's type.
+
+    Its derivatives are those of quantization-aware training, not of the
+    step function:
+    - in `input`, the straight-through estimator `ste`: `"clipped"` (the
+      default, PyTorch's: the cotangent where `round(x / s) + zp` is within
+      [quant_min, quant_max], 0 outside) or `"identity"` (the cotangent
+      everywhere).
+    - in `scale`, LSQ's (Esser et al., 2020; PyTorch's
+      `_fake_quantize_learnable_per_*_affine`): per element
+      `round(x / s) − x / s` inside the range, `quant_min − zp` below it,
+      `quant_max − zp` above, times the cotangent and `scale_grad` (LSQ's
+      gradient scale g, e.g. 1/√(N·quant_max); 1 when absent), summed over
+      each scale's elements (per group only when the groups divide the
+      axis).
+    Both are the derivatives of the surrogate in which `round` passes its
+    argument's change through unchanged; forward mode gives the same.
+
+    Operands and attributes as `quantize`; the result has the input's
+    type.
+  }], MIR_QuantGranularity, MIR_QuantVerifier, [{
+    It also rejects an `ste` other than "clipped" or "identity".
+
+    Example (LSQ on a weight, per output channel, 4-bit):
+    ```mlir
+    %wq = rlx_mir.fake_quantize %w, %s axis = 0 quant_min = -8 quant_max = 7
+        scale_grad = 0.0189 : tensor<64x128xf32>, tensor<64xf32>
+    ```
+  }]);
+  let arguments = !con((ins RLX_FloatTensor:$input), MIR_QuantParams,
+                       (ins OptionalAttr<StrAttr>:$ste, OptionalAttr<F64Attr>:$scale_grad));
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $zero_point^)? (`axis` `=` $axis^)? (`group_size` `=` $group_size^)?
+    (`quant_min` `=` $quant_min^)? (`quant_max` `=` $quant_max^)? (`unsigned` $is_unsigned^)?
+    (`ste` `=` $ste^)? (`scale_grad` `=` $scale_grad^)?
+    attr-dict `:` type($input) `,` type($scale) (`,` type($zero_point)^)?
+  }];
+  let extraClassDeclaration = MIR_QuantRange;
 }
 
 #endif // RLX_DIALECT_MIR_IR_MIRQUANTOPS_TD
