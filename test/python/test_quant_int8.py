@@ -340,3 +340,18 @@ def test_fake_quantize_verifier():
   %y = rlx_mir.fake_quantize %x, %s ste = "tanh" : tensor<4xf32>, tensor<f32>
   return
 }""")
+
+
+def test_qat_example_reduces_the_loss():
+    """examples/python/qat.py: 50 SGD steps of a 4-bit LSQ linear layer."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / "qat.py"
+    spec = importlib.util.spec_from_file_location("qat_example", path)
+    qat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(qat)
+    logged = []
+    losses = qat.train(steps=50, log=logged.append)
+    assert len(losses) == 50 and all(np.isfinite(losses))
+    assert losses[-1] < 0.5 * losses[0], losses
+    assert len(logged) == 6 and "mean scale" in logged[-1]
