@@ -184,10 +184,13 @@ def export_torch(module, *example_args, output: str = "tosa", weights: str = "ar
 
     extra_kwargs = _hf_kwargs(torch, module, input_names)
     was_training = {m: m.training for m in module.modules()}
-    # The flags themselves, not module.eval(): graph modules from
-    # torch.export (PT2E-quantized ones among them) refuse eval().
-    for m in was_training:
-        m.training = False
+    try:
+        module.eval()
+    except NotImplementedError:
+        # Graph modules from torch.export (PT2E-quantized ones among them)
+        # refuse eval(): the flags themselves, then.
+        for m in was_training:
+            m.training = False
     try:
         with torch.no_grad():
             traced = _traced_module(torch, module, param_names, len(args), extra_kwargs)

@@ -276,9 +276,10 @@ def surrogate(x, s, z, expand, lo, hi, identity=False):
     return f
 
 
-@pytest.mark.parametrize("ste", ["clipped", "identity"])
+@pytest.mark.parametrize("ste,zero_point", [("clipped", True), ("identity", True),
+                                             ("clipped", False)])
 @pytest.mark.parametrize("granularity", ["tensor", "axis", "group"])
-def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste):
+def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste, zero_point):
     """Reverse and forward mode against central differences of the surrogate
     (f64), LSQ's scale_grad applied; vmap against per-entry runs."""
     from test_autodiff import build, check_vmap
@@ -286,13 +287,19 @@ def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste):
                      "group": ("axis = 1 group_size = 3", (4, 2))}[granularity]
     attrs += f' quant_min = -8 quant_max = 7 ste = "{ste}" scale_grad = 0.5'
     st, zt = tensor(sshape, "f64"), tensor(sshape, "i8")
-    text = build({"x": ((4, 6), "f64"), "s": (sshape, "f64"), "z": (sshape, "i8")},
-                 f"  %y = rlx_mir.fake_quantize %x, %s, %z {attrs} : tensor<4x6xf64>, {st}, {zt}",
+    args = {"x": ((4, 6), "f64"), "s": (sshape, "f64")}
+    zop = ""
+    if zero_point:
+        args["z"] = (sshape, "i8")
+        zop, zt = ", %z", f", {zt}"
+    else:
+        zt = ""
+    text = build(args, f"  %y = rlx_mir.fake_quantize %x, %s{zop} {attrs} : tensor<4x6xf64>, {st}{zt}",
                  "%y", (4, 6))
     rng = np.random.default_rng(11)
     x = rng.standard_normal((4, 6)) * 3
     s = rng.uniform(0.2, 0.6, sshape)
-    z = rng.integers(-2, 3, sshape).astype(np.int8)
+    z = rng.integers(-2, 3, sshape).astype(np.int8) if zero_point else np.zeros(sshape, np.int8)
     r = rng.standard_normal((4, 6))
     expand = {"tensor": lambda p: p, "axis": lambda p: np.asarray(p)[:, None],
               "group": lambda p: np.repeat(np.asarray(p), 3, axis=1)}[granularity]
@@ -302,7 +309,8 @@ def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste):
           "s": lambda v: 0.5 * np.sum((f(x, s + h * v) - f(x, s - h * v)) * r) / (2 * h)}
     m = rlx.parse(text)
     m.run_pipeline("rlx-mir-grad{wrt=x,s}")
-    got = rlx.compile_cpu(m, entry="f_grad").run(x=x, s=s, z=z, R=r, d_output=np.array(1.0))
+    feeds = {"x": x, "s": s, "R": r, **({"z": z} if zero_point else {})}
+    got = rlx.compile_cpu(m, entry="f_grad").run(d_output=np.array(1.0), **feeds)
     m = rlx.parse(text)
     m.run_pipeline("rlx-mir-jvp{wrt=x,s function=f}")
     jvp = rlx.compile_cpu(m, entry="f_jvp")
@@ -312,9 +320,9 @@ def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste):
             an = float(np.sum(got[f"d_{name}"] * v[name]))
             assert abs(fd[name](v[name]) - an) <= 1e-6 * max(1.0, abs(an)), (name, an)
         # Forward mode: the scale's tangent enters with scale_grad too.
-        t = float(jvp.run(x=x, s=s, z=z, R=r, t_x=v["x"], t_s=v["s"])["t_loss"])
+        t = float(jvp.run(t_x=v["x"], t_s=v["s"], **feeds)["t_loss"])
         assert abs(t - fd["x"](v["x"]) - fd["s"](v["s"])) <= 1e-6 * max(1.0, abs(t))
-    check_vmap(text, {"x": x, "s": s, "z": z, "R": r}, ["x"])
+    check_vmap(text, feeds, ["x"])
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -104,63 +104,38 @@ FloatType computeType(Value input) {
   return t.getWidth() == 64 ? t : Float32Type::get(input.getContext());
 }
 
-struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(QuantizeOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rw) const override {
-    RankedTensorType out = op.getType();
-    if (!out.hasStaticShape())
-      return rw.notifyMatchFailure(op, "dynamic shapes");
-    FloatType ft = computeType(op.getInput());
-    Value y = quantGeneric(rw, op, a.getInput(), a.getScale(), a.getZeroPoint(), out,
-                           [&](OpBuilder &b, Location l, Value x, Value s, Value z) -> Value {
-                             Value r = quantizeScalar(b, l, x, s, z, ft, op.getRange());
-                             // In range now, so the conversion is exact (never poison).
-                             Value i = arith::FPToSIOp::create(b, l, b.getI32Type(), r);
-                             return arith::TruncIOp::create(b, l, b.getI8Type(), i);
-                           });
-    rw.replaceOp(op, y);
-    return success();
-  }
-};
+/// The scalar body of each op on (input, scale, zero point as i32).
+Value scalarBody(QuantizeOp op, OpBuilder &b, Location l, Value x, Value s, Value z) {
+  Value r = quantizeScalar(b, l, x, s, z, computeType(op.getInput()), op.getRange());
+  // In range now, so the conversion is exact (never poison).
+  Value i = arith::FPToSIOp::create(b, l, b.getI32Type(), r);
+  return arith::TruncIOp::create(b, l, b.getI8Type(), i);
+}
+Value scalarBody(FakeQuantizeOp op, OpBuilder &b, Location l, Value x, Value s, Value z) {
+  FloatType ft = computeType(op.getInput());
+  Value r = quantizeScalar(b, l, x, s, z, ft, op.getRange());
+  Value d = arith::SubFOp::create(b, l, r, arith::SIToFPOp::create(b, l, ft, z));
+  Value v = arith::MulFOp::create(b, l, d, toFloat(b, l, s, ft));
+  return toFloat(b, l, v, cast<FloatType>(op.getType().getElementType()));
+}
+Value scalarBody(DequantizeOp op, OpBuilder &b, Location l, Value q, Value s, Value z) {
+  // f64 when the scale is f64, then rounded to the f32 result.
+  FloatType ft = computeType(op.getScale());
+  Value d = arith::SubIOp::create(b, l, byteValue(b, l, q, op.getIsUnsigned()), z);
+  Value v = arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, ft, d), toFloat(b, l, s, ft));
+  return toFloat(b, l, v, b.getF32Type());
+}
 
-struct FakeQuantizeLowering : OpConversionPattern<FakeQuantizeOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(FakeQuantizeOp op, OpAdaptor a,
+template <typename Op> struct QuantLowering : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor a,
                                 ConversionPatternRewriter &rw) const override {
     RankedTensorType out = op.getType();
     if (!out.hasStaticShape())
       return rw.notifyMatchFailure(op, "dynamic shapes");
-    FloatType ft = computeType(op.getInput());
-    auto outType = cast<FloatType>(out.getElementType());
     Value y = quantGeneric(rw, op, a.getInput(), a.getScale(), a.getZeroPoint(), out,
-                           [&](OpBuilder &b, Location l, Value x, Value s, Value z) -> Value {
-                             Value r = quantizeScalar(b, l, x, s, z, ft, op.getRange());
-                             Value d = arith::SubFOp::create(b, l, r, arith::SIToFPOp::create(b, l, ft, z));
-                             Value v = arith::MulFOp::create(b, l, d, toFloat(b, l, s, ft));
-                             return toFloat(b, l, v, outType);
-                           });
-    rw.replaceOp(op, y);
-    return success();
-  }
-};
-
-struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(DequantizeOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rw) const override {
-    RankedTensorType out = op.getType();
-    if (!out.hasStaticShape())
-      return rw.notifyMatchFailure(op, "dynamic shapes");
-    bool isUnsigned = op.getIsUnsigned();
-    auto sType = cast<FloatType>(getElementTypeOrSelf(op.getScale().getType()));
-    FloatType ft = sType.getWidth() == 64 ? FloatType(rw.getF64Type()) : rw.getF32Type();
-    Value y = quantGeneric(rw, op, a.getInput(), a.getScale(), a.getZeroPoint(), out,
-                           [&](OpBuilder &b, Location l, Value q, Value s, Value z) -> Value {
-                             Value d = arith::SubIOp::create(b, l, byteValue(b, l, q, isUnsigned), z);
-                             Value v = arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, ft, d),
-                                                             toFloat(b, l, s, ft));
-                             return toFloat(b, l, v, b.getF32Type());
+                           [&](OpBuilder &b, Location l, Value x, Value s, Value z) {
+                             return scalarBody(op, b, l, x, s, z);
                            });
     rw.replaceOp(op, y);
     return success();
@@ -170,5 +145,6 @@ struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
 } // namespace
 
 void linalg_builders::populateQuantLowerings(RewritePatternSet &patterns) {
-  patterns.add<QuantizeLowering, DequantizeLowering, FakeQuantizeLowering>(patterns.getContext());
+  patterns.add<QuantLowering<QuantizeOp>, QuantLowering<DequantizeOp>,
+               QuantLowering<FakeQuantizeOp>>(patterns.getContext());
 }

@@ -153,13 +153,16 @@ struct rlx_gpu_artifact {
     }
     for (size_t fi = 0; fi < manifest.functions.size(); ++fi)
       for (size_t b = 0; b < manifest.functions[fi].buffers.size(); ++b)
-        if (auto [p, o] = packerOutput(manifest.functions[fi].buffers[b]); p >= 0) {
+        if (auto [p, o] = packerOutput(manifest.functions[fi].buffers[b]); p >= 0)
           functions[fi].buffers[b] = functions[size_t(p)].buffers[size_t(o)];
-          // A packer of constants alone (a frozen int8 weight dequantized)
-          // has no input whose setting would mark it: it runs once, first.
+    // A packer of constants alone (a frozen int8 weight dequantized) has no
+    // input whose setting would mark it: it runs once, before the first run.
+    for (const FunctionInfo &f : manifest.functions)
+      for (const BufferInfo &bi : f.buffers)
+        if (int p = bi.packedBy.empty() ? -1 : manifest.findFunction(bi.packedBy); p >= 0) {
           const FunctionInfo &pf = manifest.functions[size_t(p)];
           if (std::none_of(pf.buffers.begin(), pf.buffers.end(),
-                           [](const BufferInfo &bi) { return bi.role != Role::Output; }))
+                           [](const BufferInfo &x) { return x.role != Role::Output; }))
             functions[size_t(p)].dirty = true;
         }
     for (size_t fi = 0; fi < manifest.functions.size(); ++fi) {

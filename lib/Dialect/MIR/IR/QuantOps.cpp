@@ -39,7 +39,7 @@ LogicalResult checkQuantParams(OptLoc loc, StringRef op, RankedTensorType input,
         return shapeError(loc, op + " group_size must be at least 1, got " + Twine(*group));
       want.assign(x.begin(), x.end());
       int64_t d = x[*axis];
-      want[*axis] = isDynamicDim(d) ? ShapedType::kDynamic : (d + *group - 1) / *group;
+      want[*axis] = isDynamicDim(d) ? ShapedType::kDynamic : llvm::divideCeil(d, *group);
     }
   }
   const char *granularity = !axisAttr ? "per tensor" : group ? "per group" : "per axis";
@@ -119,27 +119,23 @@ Value rebuild(MIRBuilder &mb, Op op, Value input, Value scale, Value zp,
   IntegerAttr axisAttr = axis ? b.getI64IntegerAttr(*axis) : IntegerAttr();
   if (!input || !scale)
     return mb.fail();
-  return mb.createWithOptional<Op>(input, scale, zp, axisAttr, op.getGroupSizeAttr(),
-                                   op.getQuantMinAttr(), op.getQuantMaxAttr(),
-                                   op.getIsUnsignedAttr());
-}
-
-Value rebuild(MIRBuilder &mb, FakeQuantizeOp op, Value input, Value scale, Value zp,
-              std::optional<int64_t> axis) {
-  Builder &b = mb.builder();
-  IntegerAttr axisAttr = axis ? b.getI64IntegerAttr(*axis) : IntegerAttr();
-  if (!input || !scale)
-    return mb.fail();
-  return mb.createWithOptional<FakeQuantizeOp>(
-      input, scale, zp, axisAttr, op.getGroupSizeAttr(), op.getQuantMinAttr(),
-      op.getQuantMaxAttr(), op.getIsUnsignedAttr(), op.getSteAttr(), op.getScaleGradAttr());
+  auto build = [&](auto... extra) {
+    return mb.createWithOptional<Op>(input, scale, zp, axisAttr, op.getGroupSizeAttr(),
+                                     op.getQuantMinAttr(), op.getQuantMaxAttr(),
+                                     op.getIsUnsignedAttr(), extra...);
+  };
+  if constexpr (std::is_same_v<Op, FakeQuantizeOp>)
+    return build(op.getSteAttr(), op.getScaleGradAttr());
+  else
+    return build();
 }
 
 /// `p` (a scale or zero point, of the scale's shape) expanded so that it
 /// numpy-broadcasts against the input: per axis a reshape, per group each
 /// entry repeated group_size times along the axis.
 template <typename Op> Value expandParam(MIRBuilder &mb, Op op, Value p) {
-  if (!op.getAxis() || !p)
+  // Rank 0 (per tensor, or fake_quantize's absent zero point) broadcasts.
+  if (!op.getAxis() || !p || MIRBuilder::typeOf(p).getRank() == 0)
     return p;
   ArrayRef<int64_t> x = op.getInput().getType().getShape();
   int64_t rank = x.size(), a = axisFromZero(*op.getAxis(), rank);

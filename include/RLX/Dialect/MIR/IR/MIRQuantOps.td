@@ -88,7 +88,8 @@ def MIR_QuantizeOp : MIR_InferOp<"quantize", MIR_Transformable> {
 def MIR_DequantizeOp : MIR_InferOp<"dequantize", MIR_Transformable> {
   let summary = "integer to f32: (q - zero_point) · scale";
   let description = !strconcat([{
-    `x = (q - zero_point) · scale` in f32, as ONNX DequantizeLinear and
+    `x = (q - zero_point) · scale` in f32 (in f64 for an f64 scale, then
+    rounded to f32), as ONNX DequantizeLinear and
     PyTorch's `quantized_decomposed.dequantize_per_*` define it. `input` is
     i8 (read as unsigned with `is_unsigned`); `scale` a float tensor; the
     optional `zero_point` i8. `quant_min`/`quant_max` are accepted so a
