@@ -119,6 +119,11 @@ EXAMPLES.update({
     "rlx_mir.scatter_add": ({"d": ((5, 3), "f32"), "i": ((4,), "i64"), "u": ((4, 3), "f32")}, [t((5, 3))],
                             f"%r0 = rlx_mir.scatter_add %d[%i], %u : {t((5, 3))}, {t((4,), 'i64')}, "
                             f"{t((4, 3))}"),
+    "rlx_mir.lora_matmul": ({"x": ((2, 3, 4), "f32"), "w": ((5, 4), "f32"), "la": ((2, 2, 4), "f32"),
+                             "lb": ((2, 5, 2), "f32"), "ids": ((2, 3), "i64")}, [t((2, 3, 5))],
+                            f"%r0 = rlx_mir.lora_matmul %x, %w, %la, %lb adapters(%ids : "
+                            f"{t((2, 3), 'i64')}) scales = [2.0, 0.5] : {t((2, 3, 4))}, {t((5, 4))}, "
+                            f"{t((2, 2, 4))}, {t((2, 5, 2))}"),
     "rlx_mir.group_norm": ({"x": ((2, 4, 3), "f32"), "w": ((4,), "f32"), "b": ((4,), "f32")},
                            [t((2, 4, 3))],
                            f"%r0 = rlx_mir.group_norm %x weight(%w : {t((4,))}) bias(%b : {t((4,))}) "

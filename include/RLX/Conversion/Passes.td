@@ -13,7 +13,9 @@ def ConvertRLXHIRToMIR : Pass<"convert-rlx-hir-to-mir"> {
   let summary = "Lower rlx_hir blocks to the rlx_mir tensor graph";
   let description = [{
     Rewrites every rlx_hir op into rlx_mir ops (HIR functions may already
-    contain MIR ops; they are left as they are). `decoder_layer` is first
+    contain MIR ops; they are left as they are, except `rlx_mir.lora_matmul`,
+    which becomes its chain so that its base matmul takes part in weight
+    packing and matmul merging like any linear layer). `decoder_layer` is first
     expanded into HIR blocks, which then lower like any other.
 
     `fusion-policy=direct` (default) emits the fused MIR op where one exists

@@ -241,6 +241,23 @@ struct DecoderLayerLowering : HIRLowering<hir::DecoderLayerOp> {
   }
 };
 
+/// A model's LoRA layers (rlx_mir.lora_matmul, which the model generator
+/// emits beside the HIR ops) as their chain here, so that the base matmul
+/// takes part in weight packing and matmul merging like any linear layer and
+/// the adapters' `s·B` is computed once at load.
+struct LoraMatmulLowering : OpConversionPattern<LoraMatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(LoraMatmulOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    MIRBuilder mb(rw, op.getLoc(), /*diagnose=*/true);
+    auto values = op.decompose(mb);
+    if (failed(values) || mb.failed())
+      return failure();
+    rw.replaceOp(op, *values);
+    return success();
+  }
+};
+
 struct ConvertRLXHIRToMIRPass
     : rlx::impl::ConvertRLXHIRToMIRBase<ConvertRLXHIRToMIRPass> {
   using ConvertRLXHIRToMIRBase::ConvertRLXHIRToMIRBase;
@@ -248,6 +265,7 @@ struct ConvertRLXHIRToMIRPass
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addIllegalDialect<hir::HIRDialect>();
+    target.addIllegalOp<LoraMatmulOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     populateHIRToMIRConversionPatterns(patterns, fusionPolicy);
@@ -265,4 +283,5 @@ void mlir::rlx::populateHIRToMIRConversionPatterns(RewritePatternSet &patterns,
                EmbeddingLowering, DequantLinearLowering, DecoderLayerLowering>(
       patterns.getContext(), policy);
   rlx::detail::populateMoeLowerings(patterns);
+  patterns.add<LoraMatmulLowering>(patterns.getContext());
 }

@@ -140,7 +140,10 @@ static AttentionPartialOp sinkAttention(Operation *op) {
   return p && p.getLse() == c.getLse() ? p : AttentionPartialOp();
 }
 
-LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule keep) {
+/// One round of ad::unfuse: every op to expand that is in `fn` now; sets
+/// `expanded` when there was one.
+static LogicalResult unfuseRound(func::FuncOp fn, bool regions, ad::Rule keep, bool &expanded) {
+  using ad::Rule;
   SmallVector<Operation *> ops;
   // Pre-order: a custom_fn that stays keeps its regions as they are.
   fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -208,7 +211,25 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule kee
     if (partial && partial->use_empty())
       partial->erase();
   }
+  expanded = !ops.empty();
   return success();
+}
+
+LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule keep) {
+  // A chain may hold composite ops of its own (lora_matmul's grouped
+  // matmuls): rounds until none is left. Every chain is made of strictly
+  // simpler ops, so this ends; the bound turns a chain that contained its
+  // own op into an error instead of a hang.
+  for (int round = 0; round < 16; ++round) {
+    bool expanded = false;
+    if (failed(unfuseRound(fn, regions, keep, expanded)))
+      return failure();
+    if (!expanded)
+      return success();
+  }
+  return fn.emitError("rlx-mir-prepare-for-ad: composite ops still left after 16 rounds of "
+                      "expansion (a decomposition that contains its own op?)"),
+         failure();
 }
 
 bool mlir::rlx::mir::ad::isFloatTensor(Type t) {
