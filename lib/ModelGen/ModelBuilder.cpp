@@ -81,7 +81,33 @@ private:
     return v;
   }
   Value param(const Twine &name, ArrayRef<int64_t> shape) {
-    return addArg(tensor(shape), "rlx.param", name.str());
+    std::string n = name.str();
+    if (!inLoraWeight && StringRef(n).ends_with(".weight"))
+      refuseLora(StringRef(n).drop_back(strlen(".weight")));
+    return addArg(tensor(shape), "rlx.param", n);
+  }
+  /// A LoRA target that is not built by weight() (packed q|k|v, experts,
+  /// the LM head, embeddings) would run without its adapter: an error.
+  void refuseLora(StringRef module) {
+    if (!o.lora)
+      return;
+    // "all-linear" means nn.Linear modules: norms and embeddings are not.
+    StringRef last = module.contains('.') ? module.rsplit('.').second : module;
+    bool linearLike =
+        last.ends_with("proj") || llvm::is_contained({"w1", "w2", "w3", "gate"}, last);
+    if (o.lora->allLinear && !linearLike)
+      return;
+    std::string error;
+    auto target = o.lora->forModule(module, module == "lm_head", error);
+    if (succeeded(target) && !*target)
+      return;
+    emitError(loc) << "LoRA adapter: "
+                   << (failed(target) ? error
+                                      : "it targets '" + module.str() +
+                                            "', which RLX does not build as a linear layer "
+                                            "with adapters (packed projections, experts, "
+                                            "embeddings, the LM head)");
+    mb.fail();
   }
   /// [B, S, ...] activations: dims named batch (if dynamic), seq, past_seq.
   Value input(StringRef name, ArrayRef<int64_t> shape, ArrayRef<StringRef> names, Type et = {}) {
@@ -142,6 +168,9 @@ private:
   struct Weight {
     Value dense, codes, scales, global;
     WeightLayout layout = WeightLayout::OutIn;
+    /// A LoRA adapter applied with lora_matmul (not merged).
+    Value loraA, loraB;
+    double loraScale = 0;
   };
   /// Dense [out, in] weights stored one after another in the rows of the
   /// checkpoint tensor `name`.weight.
@@ -166,9 +195,17 @@ private:
     Weight w;
     w.layout = layout;
     if (!o.nvfp4Weights) {
+      inLoraWeight = outIn;
       w.dense = param(name + ".weight", outIn ? ArrayRef<int64_t>{out, in}
                                               : ArrayRef<int64_t>{in, out});
+      inLoraWeight = false;
+      if (outIn && o.lora)
+        addLora(name.str(), w, out, in);
       return w;
+    }
+    if (o.lora) {
+      emitError(loc) << "LoRA adapters on NVFP4 weights are not supported";
+      mb.fail();
     }
     SmallVector<int64_t> codes = outIn ? SmallVector<int64_t>{out, in / 2}
                                        : SmallVector<int64_t>{in / 2, out};
@@ -180,7 +217,41 @@ private:
     w.global = addArg(tensor({}, b.getF32Type()), "rlx.param", (name + ".weight_scale_2").str());
     return w;
   }
+  /// PEFT's parameters of the adapter on `module` when it targets it:
+  /// applied by proj() or merged into the weight (W + s·B·A, PEFT's merge).
+  void addLora(const std::string &module, Weight &w, int64_t out, int64_t in) {
+    std::string error;
+    auto target = o.lora->forModule(module, /*isLmHead=*/false, error);
+    if (failed(target)) {
+      emitError(loc) << "LoRA adapter: " << error;
+      mb.fail();
+      return;
+    }
+    if (!*target)
+      return;
+    ++loraModules;
+    int64_t r = (*target)->r;
+    std::string prefix = "base_model.model." + module;
+    Value a = param(prefix + ".lora_A.weight", {r, in});
+    Value bm = param(prefix + ".lora_B.weight", {out, r});
+    double s = (*target)->scale;
+    if (o.loraMerge) {
+      Type et = cast<RankedTensorType>(w.dense.getType()).getElementType();
+      w.dense = mb.add(w.dense, mb.mul(mb.matmul(bm, a), mb.scalar(et, s)));
+      return;
+    }
+    w.loraA = a;
+    w.loraB = bm;
+    w.loraScale = s;
+  }
   Value proj(Value x, const Weight &w, Value bias, ActivationKind act = ActivationKind::None) {
+    if (w.loraA) {
+      Value y = mb.createWithOptional<mir::LoraMatmulOp>(x, w.dense, w.loraA, w.loraB, Value(),
+                                                    ArrayRef<double>{w.loraScale});
+      if (bias)
+        y = mb.add(y, bias);
+      return mb.activation(act, y);
+    }
     if (w.dense)
       return linear(x, w.dense, bias, act, w.layout);
     return mb.createWithOptional<hir::DequantLinearOp>(x, w.codes, w.scales, w.global, bias,
@@ -224,6 +295,10 @@ private:
   MLIRContext *ctx;
   const ModelConfig &c;
   const ModelGenOptions &o;
+  /// While weight() creates a dense [out, in] weight (which gets its
+  /// adapter), and how many layers got one.
+  bool inLoraWeight = false;
+  int64_t loraModules = 0;
   OpBuilder b;
   Location loc;
   /// Builds every single-result op; its failure state is the builder's.
@@ -295,8 +370,11 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   IntegerAttr window = sliding ? b.getI64IntegerAttr(*c.slidingWindow) : IntegerAttr();
   FloatAttr eps = b.getF64FloatAttr(c.eps);
   bool anyBias = c.qkvBias || c.oProjBias || c.mlpBias;
-  if (!anyBias && !o.nvfp4Weights && c.moe.numExperts == 0 && !c.fullWidthQkNorm &&
-      !c.attentionSinks) {
+  // Unmerged LoRA adapters need the blocks (their lora_matmul ops).
+  bool anyLora = llvm::any_of(ArrayRef<const Weight *>{&wq, &wk, &wv, &wo, &wg, &wu, &wd},
+                              [](const Weight *w) { return static_cast<bool>(w->loraA); });
+  if (!anyBias && !anyLora && !o.nvfp4Weights && c.moe.numExperts == 0 &&
+      !c.fullWidthQkNorm && !c.attentionSinks) {
     auto layer = createMulti<hir::DecoderLayerOp>(
         x, positions, inNorm, wq.dense, wk.dense, wv.dense, wo.dense, postNorm, wg.dense,
         wu.dense, wd.dense, qNorm, kNorm, pastK,
@@ -336,7 +414,7 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   Value mlp;
   if (moe) {
     mlp = moeBlock(p, rn.getOutput());
-  } else if (o.nvfp4Weights || c.mlpBias) {
+  } else if (o.nvfp4Weights || c.mlpBias || wg.loraA || wu.loraA || wd.loraA) {
     // HF LlamaMLP: down(act(gate(x) + bg) * (up(x) + bu)) + bd.
     Value g = proj(rn.getOutput(), wg, bg, activation());
     mlp = proj(mb.mul(g, proj(rn.getOutput(), wu, bu)), wd, bd);
@@ -763,12 +841,20 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       hidden = mb.createWithOptional<hir::RmsNormOp>(hidden, w, eps);
     }
     // Tied heads read the embedding table, which is already [vocab, hidden].
+    if (c.tieEmbeddings)
+      refuseLora("lm_head");
     Value head = c.tieEmbeddings ? embedTable
                                  : param("lm_head.weight", {c.vocabSize, c.hiddenSize});
     output(linear(hidden, head, Value()), "logits");
   }
   if (mb.failed())
     return nullptr;
+  if (o.lora && loraModules == 0) {
+    // PEFT refuses such an adapter too.
+    emitError(loc) << "LoRA adapter: its target_modules match none of the model's linear "
+                      "layers";
+    return nullptr;
+  }
   if (o.kvCache)
     for (auto [i, kv] : llvm::enumerate(presents)) {
       output(kv.first, "present." + std::to_string(i) + ".key");

@@ -2,7 +2,7 @@
 //
 //   rlx-gen config.json [--layers N] [--dtype f32|bf16|f16] [--seq N]
 //           [--kv-cache [--past N]] [--layer-only] [--nvfp4-weights] [--stacked-experts]
-//           [--set key=value]...
+//           [--lora ADAPTER_DIR [--lora-merge]] [--set key=value]...
 //           [-o out.mlir]
 //
 //===----------------------------------------------------------------------===//
@@ -15,7 +15,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -46,6 +48,18 @@ static cl::opt<bool> stackedExperts(
     cl::cat(genCat));
 static cl::opt<int64_t> batch("batch", cl::desc("batch size"), cl::init(1), cl::cat(genCat));
 static cl::list<std::string> overrides("set", cl::desc("override a config.json key (key=value)"), cl::cat(genCat));
+static cl::opt<std::string> loraDir(
+    "lora",
+    cl::desc("apply the PEFT LoRA adapter in this directory (its adapter_config.json) to the "
+             "linear layers it targets; its parameters keep PEFT's names "
+             "(base_model.model.<module>.lora_A.weight): bind them with a second --weights "
+             "DIR/adapter_model.safetensors"),
+    cl::cat(genCat));
+static cl::opt<bool> loraMerge(
+    "lora-merge",
+    cl::desc("merge the --lora adapter into the weights (W + s·B·A, PEFT's merge_and_unload) "
+             "once at load instead of applying it on every call"),
+    cl::cat(genCat));
 static cl::opt<std::string> funcName("func", cl::desc("function name"), cl::init("forward"), cl::cat(genCat));
 
 int main(int argc, char **argv) {
@@ -84,6 +98,27 @@ int main(int argc, char **argv) {
   options.layerOnly = layerOnly;
   options.batch = batch;
   options.funcName = funcName;
+  if (loraMerge && loraDir.empty()) {
+    llvm::errs() << "rlx-gen: error: --lora-merge needs --lora DIR\n";
+    return 1;
+  }
+  if (!loraDir.empty()) {
+    llvm::SmallString<256> path(loraDir);
+    if (llvm::sys::fs::is_directory(path))
+      llvm::sys::path::append(path, "adapter_config.json");
+    auto text = openInputFile(path, &error);
+    if (!text) {
+      llvm::errs() << "rlx-gen: --lora: " << error << "\n";
+      return 1;
+    }
+    auto lora = rlx::parseLoraConfig(text->getBuffer(), error);
+    if (failed(lora)) {
+      llvm::errs() << path << ": error: " << error << "\n";
+      return 1;
+    }
+    options.lora = std::move(*lora);
+    options.loraMerge = loraMerge;
+  }
   DialectRegistry registry;
   rlx::registerEverything(registry);
   MLIRContext ctx(registry);

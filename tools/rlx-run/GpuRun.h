@@ -28,7 +28,7 @@ struct GpuRunOptions {
   CompileOptions artifact; ///< The Common, Gpu and GpuArtifact options.
   std::string entry;
   /// --weights CHECKPOINT, bound as on the CPU path (HostArguments.h).
-  std::string weights;
+  std::vector<std::string> weights;
   unsigned warmup = 0, repeat = 1;
   std::string outputDir;
   /// --trace: the timed runs' kernel timeline (rlx_gpu_set_trace) here.

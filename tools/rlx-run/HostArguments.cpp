@@ -5,6 +5,7 @@
 #include "RLX/Target/CPU/Safetensors.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -64,10 +65,21 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
   };
   std::set<std::string> placed;
   if (!sources.weights.empty()) {
-    auto checkpoint = indexSafetensors(sources.weights, error);
-    if (failed(checkpoint)) {
-      error = "--weights: " + error;
-      return failure();
+    // Several checkpoints (a base model and an adapter) bind as one; a
+    // tensor named in two would leave it open which one is meant.
+    FailureOr<CheckpointIndex> checkpoint = CheckpointIndex();
+    for (const std::string &path : sources.weights) {
+      auto one = indexSafetensors(path, error);
+      if (failed(one)) {
+        error = "--weights " + path + ": " + error;
+        return failure();
+      }
+      for (auto &[name, tensor] : *one)
+        if (!checkpoint->emplace(name, tensor).second) {
+          error = "--weights " + path + ": tensor '" + name +
+                  "' is also in an earlier --weights checkpoint";
+          return failure();
+        }
     }
     std::vector<ParamSpec> params;
     for (const ModelTensor &a : arguments) {
@@ -83,7 +95,7 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
     if (sources.packed && !sources.world)
       placed = placeConcats(sources.concats, params, *sources.packed);
     if (failed(bindCheckpoint(*checkpoint, params, values, error))) {
-      error = "--weights " + sources.weights + ": " + error;
+      error = "--weights " + llvm::join(sources.weights, ", ") + ": " + error;
       return failure();
     }
   }

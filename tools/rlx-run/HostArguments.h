@@ -27,8 +27,8 @@
 namespace mlir::rlx {
 
 struct ArgumentSources {
-  /// --weights CHECKPOINT ("" = none).
-  std::string weights;
+  /// --weights CHECKPOINT... (none: empty), bound as one checkpoint.
+  std::vector<std::string> weights;
   /// Tensor parallelism: this rank's world, tp, and the named tensors'
   /// unsharded shapes (wholeShapes of the module before compiling).
   const MpiWorld *world = nullptr;

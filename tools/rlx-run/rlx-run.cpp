@@ -66,10 +66,11 @@ namespace cl = llvm::cl;
 static cl::OptionCategory runCat("rlx-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<module.mlir>"), cl::Required, cl::cat(runCat));
 static cl::list<std::string> inputs("input", cl::desc("name=file.npy for an argument"), cl::cat(runCat));
-static cl::opt<std::string> weights(
+static cl::list<std::string> weights(
     "weights",
     cl::desc("bind every parameter from a safetensors checkpoint (a file, or a directory with "
-             "model.safetensors.index.json or .safetensors files), by name"),
+             "model.safetensors.index.json or .safetensors files), by name; repeat it for "
+             "several (a base model and its LoRA adapter), which must not share a name"),
     cl::cat(runCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"), cl::cat(runCat));
@@ -290,7 +291,7 @@ int main(int argc, char **argv) {
     if (world) {
       gpu.world = &*world;
     }
-    gpu.weights = weights;
+    gpu.weights.assign(weights.begin(), weights.end());
     int64_t positionOffset = dims.count("past_seq") ? dims["past_seq"] : 0;
     int rc = runOnGpu(*module, gpu, std::move(values),
                       [&](const ModelTensor &a) { return generate(a, positionOffset); });
@@ -333,7 +334,7 @@ int main(int argc, char **argv) {
   std::optional<int64_t> peakAfterCompile = peakRssBytes();
   int64_t positionOffset = dims.count("past_seq") ? dims["past_seq"] : 0;
   ArgumentSources sources;
-  sources.weights = weights;
+  sources.weights.assign(weights.begin(), weights.end());
   if (world) {
     sources.world = &*world;
     sources.tp = tp;

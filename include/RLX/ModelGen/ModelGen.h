@@ -176,6 +176,43 @@ FailureOr<ModelConfig> parseHFConfig(StringRef json, ArrayRef<std::string> overr
                                      std::string &error);
 
 /// What to build.
+/// A PEFT LoRA adapter (`adapter_config.json`, peft_type "LORA") as the
+/// generator applies it: which linear layers it targets, and each one's rank
+/// and scale (lora_alpha / r, or lora_alpha / √r with use_rslora, after
+/// rank_pattern / alpha_pattern).
+struct LoraAdapterConfig {
+  int64_t r = 8;
+  double alpha = 8;
+  bool rslora = false;
+  /// target_modules: a list (a module whose name is an entry or ends with
+  /// "." + entry), a regular expression (matched against the whole name), or
+  /// "all-linear" (every linear layer but the LM head).
+  std::vector<std::string> targets;
+  std::optional<std::string> targetRegex;
+  bool allLinear = false;
+  /// rank_pattern / alpha_pattern: a key matches a module whose name is the
+  /// key or ends with "." + a match of it as a regular expression.
+  std::vector<std::pair<std::string, int64_t>> rankPattern;
+  std::vector<std::pair<std::string, double>> alphaPattern;
+
+  struct Module {
+    int64_t r;
+    double scale;
+  };
+  /// The rank and scale of the linear layer `name` (its module name in the
+  /// transformers model, e.g. "model.layers.0.self_attn.q_proj"), nullopt
+  /// when the adapter does not target it; an error when two patterns that
+  /// disagree both match it.
+  FailureOr<std::optional<Module>> forModule(StringRef name, bool isLmHead,
+                                             std::string &error) const;
+};
+
+/// Parses an adapter_config.json. Refuses (with `error`) what the generator
+/// would otherwise get wrong silently: another peft_type, DoRA, LoRA biases,
+/// fan_in_fan_out, layers_to_transform, modules_to_save, target_parameters,
+/// and invalid patterns.
+FailureOr<LoraAdapterConfig> parseLoraConfig(StringRef json, std::string &error);
+
 struct ModelGenOptions {
   std::optional<int64_t> numLayers;    ///< Override num_hidden_layers.
   std::string dtype = "f32";           ///< f32, f16 or bf16.
@@ -197,6 +234,13 @@ struct ModelGenOptions {
   /// parameters only, so weight packing does it once at load.
   bool stackedExperts = false;
   std::string funcName = "forward";
+  /// A LoRA adapter on the targeted linear layers: parameters
+  /// `base_model.model.<module>.lora_A.weight` [r, in] and `.lora_B.weight`
+  /// [out, r] (the names PEFT's save_pretrained writes), applied with
+  /// rlx_mir.lora_matmul, or with `loraMerge` merged into the weight
+  /// (W + s·B·A, a product of parameters computed once at load).
+  std::optional<LoraAdapterConfig> lora;
+  bool loraMerge = false;
 };
 
 /// Builds the model as a HIR module; emits a diagnostic and returns null on
