@@ -171,7 +171,8 @@ template <typename Op> bool partialGroup(Op op) {
 }
 
 /// `g` (the input's shape) summed over the elements of each scale: the
-/// scale's shape. Null with an error when the groups do not divide the axis.
+/// scale's shape. Only for groups that divide the axis: the callers refuse a
+/// partial last group first (partialGroup).
 template <typename Op> Value sumToScale(MIRBuilder &mb, Op op, Value g) {
   ArrayRef<int64_t> x = op.getInput().getType().getShape();
   int64_t rank = x.size();

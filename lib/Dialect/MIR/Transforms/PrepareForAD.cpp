@@ -219,10 +219,11 @@ LogicalResult mlir::rlx::mir::ad::unfuse(func::FuncOp fn, bool regions, Rule kee
   // A chain may hold composite ops of its own (lora_matmul's grouped
   // matmuls): rounds until none is left. Every chain is made of strictly
   // simpler ops, so this ends; the bound turns a chain that contained its
-  // own op into an error instead of a hang.
+  // own op into an error instead of a hang. The elementwise regions chains
+  // build (with their own rules) stay as they are after the first round.
   for (int round = 0; round < 16; ++round) {
     bool expanded = false;
-    if (failed(unfuseRound(fn, regions, keep, expanded)))
+    if (failed(unfuseRound(fn, round == 0 && regions, keep, expanded)))
       return failure();
     if (!expanded)
       return success();
