@@ -89,25 +89,27 @@ private:
   /// A LoRA target that is not built by weight() (packed q|k|v, experts,
   /// the LM head, embeddings) would run without its adapter: an error.
   void refuseLora(StringRef module) {
-    if (!o.lora)
-      return;
     // "all-linear" means nn.Linear modules: norms and embeddings are not.
     StringRef last = module.contains('.') ? module.rsplit('.').second : module;
     bool linearLike =
         last.ends_with("proj") || llvm::is_contained({"w1", "w2", "w3", "gate"}, last);
-    if (o.lora->allLinear && !linearLike)
+    for (const ModelGenOptions::LoraAdapter &adapter : o.loras) {
+      if (adapter.config.allLinear && !linearLike)
+        continue;
+      std::string error;
+      auto target = adapter.config.forModule(module, module == "lm_head", error);
+      if (succeeded(target) && !*target)
+        continue;
+      emitError(loc) << "LoRA adapter" << (adapter.name.empty() ? "" : " '" + adapter.name + "'")
+                     << ": "
+                     << (failed(target) ? error
+                                        : "it targets '" + module.str() +
+                                              "', which RLX does not build as a linear layer "
+                                              "with adapters (packed projections, experts, "
+                                              "embeddings, the LM head)");
+      mb.fail();
       return;
-    std::string error;
-    auto target = o.lora->forModule(module, module == "lm_head", error);
-    if (succeeded(target) && !*target)
-      return;
-    emitError(loc) << "LoRA adapter: "
-                   << (failed(target) ? error
-                                      : "it targets '" + module.str() +
-                                            "', which RLX does not build as a linear layer "
-                                            "with adapters (packed projections, experts, "
-                                            "embeddings, the LM head)");
-    mb.fail();
+    }
   }
   /// [B, S, ...] activations: dims named batch (if dynamic), seq, past_seq.
   Value input(StringRef name, ArrayRef<int64_t> shape, ArrayRef<StringRef> names, Type et = {}) {
@@ -168,9 +170,10 @@ private:
   struct Weight {
     Value dense, codes, scales, global;
     WeightLayout layout = WeightLayout::OutIn;
-    /// A LoRA adapter applied with lora_matmul (not merged).
+    /// LoRA adapters applied with lora_matmul (not merged): [r, in] and
+    /// [out, r], or stacked [n, r, in] and [n, out, r] for several.
     Value loraA, loraB;
-    double loraScale = 0;
+    SmallVector<double> loraScales;
   };
   /// Dense [out, in] weights stored one after another in the rows of the
   /// checkpoint tensor `name`.weight.
@@ -199,11 +202,11 @@ private:
       w.dense = param(name + ".weight", outIn ? ArrayRef<int64_t>{out, in}
                                               : ArrayRef<int64_t>{in, out});
       inLoraWeight = false;
-      if (outIn && o.lora)
+      if (outIn && !o.loras.empty())
         addLora(name.str(), w, out, in);
       return w;
     }
-    if (o.lora) {
+    if (!o.loras.empty()) {
       emitError(loc) << "LoRA adapters on NVFP4 weights are not supported";
       mb.fail();
     }
@@ -220,34 +223,67 @@ private:
   /// PEFT's parameters of the adapter on `module` when it targets it:
   /// applied by proj() or merged into the weight (W + s·B·A, PEFT's merge).
   void addLora(const std::string &module, Weight &w, int64_t out, int64_t in) {
-    std::string error;
-    auto target = o.lora->forModule(module, /*isLmHead=*/false, error);
-    if (failed(target)) {
-      emitError(loc) << "LoRA adapter: " << error;
-      mb.fail();
-      return;
+    SmallVector<std::optional<LoraAdapterConfig::Module>> targets;
+    for (const ModelGenOptions::LoraAdapter &adapter : o.loras) {
+      std::string error;
+      auto target = adapter.config.forModule(module, /*isLmHead=*/false, error);
+      if (failed(target)) {
+        emitError(loc) << "LoRA adapter: " << error;
+        mb.fail();
+        return;
+      }
+      targets.push_back(*target);
     }
-    if (!*target)
+    if (llvm::none_of(targets, [](const auto &t) { return t.has_value(); }))
       return;
     ++loraModules;
-    int64_t r = (*target)->r;
     std::string prefix = "base_model.model." + module;
-    Value a = param(prefix + ".lora_A.weight", {r, in});
-    Value bm = param(prefix + ".lora_B.weight", {out, r});
-    double s = (*target)->scale;
-    if (o.loraMerge) {
-      Type et = cast<RankedTensorType>(w.dense.getType()).getElementType();
-      w.dense = mb.add(w.dense, mb.mul(mb.matmul(bm, a), mb.scalar(et, s)));
+    Type et = cast<RankedTensorType>(w.dense.getType()).getElementType();
+    if (o.loras.size() == 1) {
+      int64_t r = targets[0]->r;
+      Value a = param(prefix + ".lora_A.weight", {r, in});
+      Value bm = param(prefix + ".lora_B.weight", {out, r});
+      double s = targets[0]->scale;
+      if (o.loraMerge) {
+        w.dense = mb.add(w.dense, mb.mul(mb.matmul(bm, a), mb.scalar(et, s)));
+        return;
+      }
+      w.loraA = a;
+      w.loraB = bm;
+      w.loraScales = {s};
       return;
     }
-    w.loraA = a;
-    w.loraB = bm;
-    w.loraScale = s;
+    // Several: each adapter's A [r, in] and B [out, r] zero-padded to the
+    // largest rank (zero rows of A and columns of B add nothing) and
+    // stacked; an adapter that does not target this layer is all zeros.
+    int64_t rmax = 0;
+    for (const auto &t : targets)
+      rmax = std::max(rmax, t ? t->r : 0);
+    auto zeros = [&](int64_t rows, int64_t cols) {
+      return mb.broadcast(mb.scalar(et, 0.0), {rows, cols});
+    };
+    SmallVector<Value> as, bs;
+    for (auto [adapter, t] : llvm::zip(o.loras, targets)) {
+      Value a = zeros(rmax, in), bm = zeros(out, rmax);
+      if (t) {
+        a = param(prefix + ".lora_A." + adapter.name + ".weight", {t->r, in});
+        bm = param(prefix + ".lora_B." + adapter.name + ".weight", {out, t->r});
+        if (t->r < rmax) {
+          a = mb.concat({a, zeros(rmax - t->r, in)}, 0);
+          bm = mb.concat({bm, zeros(out, rmax - t->r)}, 1);
+        }
+      }
+      as.push_back(mb.reshape(a, {1, rmax, in}));
+      bs.push_back(mb.reshape(bm, {1, out, rmax}));
+      w.loraScales.push_back(t ? t->scale : 0.0);
+    }
+    w.loraA = mb.concat(as, 0);
+    w.loraB = mb.concat(bs, 0);
   }
   Value proj(Value x, const Weight &w, Value bias, ActivationKind act = ActivationKind::None) {
     if (w.loraA) {
-      Value y = mb.createWithOptional<mir::LoraMatmulOp>(x, w.dense, w.loraA, w.loraB, Value(),
-                                                    ArrayRef<double>{w.loraScale});
+      Value y = mb.createWithOptional<mir::LoraMatmulOp>(x, w.dense, w.loraA, w.loraB,
+                                                         loraTokens, w.loraScales);
       if (bias)
         y = mb.add(y, bias);
       return mb.activation(act, y);
@@ -299,6 +335,8 @@ private:
   /// adapter), and how many layers got one.
   bool inLoraWeight = false;
   int64_t loraModules = 0;
+  /// With several adapters: each token's adapter index [B, S].
+  Value loraTokens;
   OpBuilder b;
   Location loc;
   /// Builds every single-result op; its failure state is the builder's.
@@ -803,12 +841,23 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   int64_t layers = o.layerOnly ? 1 : o.numLayers.value_or(c.numLayers);
   Type i64 = b.getI64Type();
   Value hidden, positions;
+  if (o.layerOnly && o.loras.size() > 1) {
+    emitError(loc) << "several LoRA adapters select theirs by the input_ids' sequences: not "
+                      "with a layer alone";
+    return nullptr;
+  }
   if (o.layerOnly) {
     hidden = input("hidden_states", {o.batch, seqLen, c.hiddenSize}, {"batch", "seq", ""});
     positions = input("position_ids", {seqLen}, {"seq"}, i64);
   } else {
     Value ids = input("input_ids", {o.batch, seqLen}, {"batch", "seq"}, i64);
     positions = input("position_ids", {seqLen}, {"seq"}, i64);
+    if (o.loras.size() > 1) {
+      // Each sequence's adapter for each of its tokens: ids·0 + adapter.
+      Value perSequence = input("adapter_ids", {o.batch}, {"batch"}, i64);
+      loraTokens = mb.add(mb.mul(ids, mb.scalar(i64, 0)),
+                          mb.reshape(perSequence, mir::MIRBuilder::pattern({o.batch, 1})));
+    }
     std::string embedName = c.family == ModelFamily::GPT2 ? "transformer.wte.weight"
                                                           : "model.embed_tokens.weight";
     embedTable = param(embedName, {c.vocabSize, c.hiddenSize});
@@ -849,7 +898,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   }
   if (mb.failed())
     return nullptr;
-  if (o.lora && loraModules == 0) {
+  if (!o.loras.empty() && loraModules == 0) {
     // PEFT refuses such an adapter too.
     emitError(loc) << "LoRA adapter: its target_modules match none of the model's linear "
                       "layers";

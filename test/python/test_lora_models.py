@@ -133,3 +133,69 @@ def test_regex_targets_follow_peft(tmp_path):
     names = re.findall(r'"(base_model\.[^"]*)"', text)
     assert sorted(names) == ["base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
                              "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_two_adapters_in_one_batch_match_peft_mixed_batch(device, tmp_path):
+    """PEFT's mixed-batch inference (`adapter_names` per sample, "__base__"
+    for none) against `rlx-gen --lora a=DIR --lora b=DIR` with
+    adapter_ids [0, 1, -1]: adapters of different ranks and targets (each
+    stacked and zero-padded once at load), three sequences in one batch."""
+    case = CASES.get("llama-3.2-1b")
+    if case is None:
+        pytest.skip("no shared llama config")
+    hf = hfm.HFModel(case)
+    model = hf.models["eager"]
+    model.save_pretrained(tmp_path / "base")
+    torch.manual_seed(11)
+    pm = peft.get_peft_model(copy.deepcopy(model), peft.LoraConfig(
+        r=8, lora_alpha=16, lora_dropout=0.0, init_lora_weights=False,
+        target_modules=["q_proj", "v_proj", "down_proj"]), adapter_name="a")
+    pm.add_adapter("b", peft.LoraConfig(r=4, lora_alpha=8, use_rslora=True, lora_dropout=0.0,
+                                        init_lora_weights=False,
+                                        target_modules=["q_proj", "o_proj", "up_proj"]))
+    with torch.no_grad():
+        for name, p in pm.named_parameters():
+            if "lora_" in name:
+                p.copy_(torch.randn_like(p) * 0.2)
+    pm.eval()
+    pm.save_pretrained(tmp_path / "adapters")
+    ids = hfm.token_ids(hfm.PREFILL, batch=3)
+    with torch.no_grad():
+        want = pm(input_ids=torch.from_numpy(ids), adapter_names=["a", "b", "__base__"]).logits.numpy()
+        base = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+    text = gen_model(hf.case.config, *hf.case.sets(), "--batch", "3",
+                     "--lora", f"a={tmp_path / 'adapters' / 'a'}",
+                     "--lora", f"b={tmp_path / 'adapters' / 'b'}")
+    np.save(tmp_path / "adapter_ids.npy", np.array([0, 1, -1], np.int64))
+    proc = logits_with_weights(
+        text, tmp_path / "base", ids, tmp_path,
+        ("--weights", f"a={tmp_path / 'adapters' / 'a' / 'adapter_model.safetensors'}",
+         "--weights", f"b={tmp_path / 'adapters' / 'b' / 'adapter_model.safetensors'}",
+         "--input", f"adapter_ids={tmp_path / 'adapter_ids.npy'}", "--device", device))
+    assert proc.returncode == 0, proc.stderr
+    assert "generated" not in proc.stdout, proc.stdout
+    got = np.load(tmp_path / "out" / "logits.npy")
+    for row in range(3):
+        hfm.close(got[row], want[row], f"sequence {row}, {device}")
+    # Each adapter changes its sequence; the third is the base model's.
+    assert np.abs(want[0] - base[0]).max() > 0.1 and np.abs(want[1] - base[1]).max() > 0.1
+    hfm.close(got[2], base[2], f"base sequence, {device}")
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--lora", "{a}", "--lora", "{b}"], "several adapters are given as NAME=DIR"),
+    (["--lora", "x={a}", "--lora", "x={b}"], "adapter name 'x' given twice"),
+    (["--lora", "x={a}", "--lora", "y={b}", "--lora-merge"], "--lora-merge needs one --lora DIR"),
+    (["--lora", "x={a}", "--lora", "y={b}", "--layer-only"], "not with a layer alone"),
+])
+def test_several_adapters_refusals(flags, message, tmp_path):
+    case = CASES.get("llama-3.2-1b")
+    if case is None:
+        pytest.skip("no shared llama config")
+    a, b = write_config(tmp_path / "a"), write_config(tmp_path / "b")
+    args = [f.format(a=a, b=b) for f in flags]
+    proc = subprocess.run([str(RLX_GEN), str(case.config), *case.sets(), *args],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert message in proc.stderr, proc.stderr

@@ -2,7 +2,7 @@
 //
 //   rlx-gen config.json [--layers N] [--dtype f32|bf16|f16] [--seq N]
 //           [--kv-cache [--past N]] [--layer-only] [--nvfp4-weights] [--stacked-experts]
-//           [--lora ADAPTER_DIR [--lora-merge]] [--set key=value]...
+//           [--lora ADAPTER_DIR [--lora-merge] | --lora NAME=DIR...] [--set key=value]...
 //           [-o out.mlir]
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +19,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -48,12 +50,14 @@ static cl::opt<bool> stackedExperts(
     cl::cat(genCat));
 static cl::opt<int64_t> batch("batch", cl::desc("batch size"), cl::init(1), cl::cat(genCat));
 static cl::list<std::string> overrides("set", cl::desc("override a config.json key (key=value)"), cl::cat(genCat));
-static cl::opt<std::string> loraDir(
+static cl::list<std::string> loraDirs(
     "lora",
     cl::desc("apply the PEFT LoRA adapter in this directory (its adapter_config.json) to the "
              "linear layers it targets; its parameters keep PEFT's names "
              "(base_model.model.<module>.lora_A.weight): bind them with a second --weights "
-             "DIR/adapter_model.safetensors"),
+             "DIR/adapter_model.safetensors. Repeated as NAME=DIR, several adapters, one per "
+             "sequence chosen by the input adapter_ids (their parameters named "
+             "...lora_A.NAME.weight: rlx-run --weights NAME=DIR/adapter_model.safetensors)"),
     cl::cat(genCat));
 static cl::opt<bool> loraMerge(
     "lora-merge",
@@ -98,12 +102,31 @@ int main(int argc, char **argv) {
   options.layerOnly = layerOnly;
   options.batch = batch;
   options.funcName = funcName;
-  if (loraMerge && loraDir.empty()) {
-    llvm::errs() << "rlx-gen: error: --lora-merge needs --lora DIR\n";
+  if (loraMerge && loraDirs.size() != 1) {
+    llvm::errs() << "rlx-gen: error: --lora-merge needs one --lora DIR (several adapters are "
+                    "chosen per sequence, so they cannot all be merged)\n";
     return 1;
   }
-  if (!loraDir.empty()) {
-    llvm::SmallString<256> path(loraDir);
+  std::set<std::string> loraNames;
+  for (const std::string &entry : loraDirs) {
+    // NAME=DIR names an adapter (needed, and only meaningful, for several).
+    std::string name, dir = entry;
+    if (size_t eq = entry.find('='); eq != std::string::npos && loraDirs.size() > 1) {
+      name = entry.substr(0, eq);
+      dir = entry.substr(eq + 1);
+    }
+    if (loraDirs.size() > 1 &&
+        (name.empty() || name.find_first_of("./ ") != std::string::npos)) {
+      llvm::errs() << "rlx-gen: error: --lora " << entry
+                   << ": several adapters are given as NAME=DIR (NAME without '.', '/' or "
+                      "spaces)\n";
+      return 1;
+    }
+    if (!loraNames.insert(name).second) {
+      llvm::errs() << "rlx-gen: error: --lora: adapter name '" << name << "' given twice\n";
+      return 1;
+    }
+    llvm::SmallString<256> path(dir);
     if (llvm::sys::fs::is_directory(path))
       llvm::sys::path::append(path, "adapter_config.json");
     auto text = openInputFile(path, &error);
@@ -116,9 +139,9 @@ int main(int argc, char **argv) {
       llvm::errs() << path << ": error: " << error << "\n";
       return 1;
     }
-    options.lora = std::move(*lora);
-    options.loraMerge = loraMerge;
+    options.loras.push_back({name, std::move(*lora)});
   }
+  options.loraMerge = loraMerge;
   DialectRegistry registry;
   rlx::registerEverything(registry);
   MLIRContext ctx(registry);

@@ -68,18 +68,40 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
     // Several checkpoints (a base model and an adapter) bind as one; a
     // tensor named in two would leave it open which one is meant.
     FailureOr<CheckpointIndex> checkpoint = CheckpointIndex();
-    for (const std::string &path : sources.weights) {
+    for (const std::string &entry : sources.weights) {
+      // NAME=PATH: one of several LoRA adapters (rlx-gen --lora NAME=DIR),
+      // its tensors under PEFT's in-memory names (lora_A.NAME.weight).
+      std::string path = entry, adapter;
+      if (size_t eq = entry.find('=');
+          eq != std::string::npos && !llvm::sys::fs::exists(entry)) {
+        adapter = entry.substr(0, eq);
+        path = entry.substr(eq + 1);
+      }
       auto one = indexSafetensors(path, error);
       if (failed(one)) {
-        error = "--weights " + path + ": " + error;
+        error = "--weights " + entry + ": " + error;
         return failure();
       }
-      for (auto &[name, tensor] : *one)
-        if (!checkpoint->emplace(name, tensor).second) {
-          error = "--weights " + path + ": tensor '" + name +
+      for (auto &[name, tensor] : *one) {
+        std::string bound = name;
+        if (!adapter.empty()) {
+          StringRef n(name);
+          StringRef kind = n.ends_with(".lora_A.weight")   ? ".lora_A."
+                           : n.ends_with(".lora_B.weight") ? ".lora_B."
+                                                           : "";
+          if (kind.empty()) {
+            error = "--weights " + entry + ": tensor '" + name +
+                    "' is not a LoRA adapter's lora_A/lora_B weight";
+            return failure();
+          }
+          bound = (n.drop_back(strlen(".lora_A.weight")) + kind + adapter + ".weight").str();
+        }
+        if (!checkpoint->emplace(bound, tensor).second) {
+          error = "--weights " + entry + ": tensor '" + bound +
                   "' is also in an earlier --weights checkpoint";
           return failure();
         }
+      }
     }
     std::vector<ParamSpec> params;
     for (const ModelTensor &a : arguments) {

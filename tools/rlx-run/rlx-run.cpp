@@ -70,7 +70,8 @@ static cl::list<std::string> weights(
     "weights",
     cl::desc("bind every parameter from a safetensors checkpoint (a file, or a directory with "
              "model.safetensors.index.json or .safetensors files), by name; repeat it for "
-             "several (a base model and its LoRA adapter), which must not share a name"),
+             "several (a base model and its LoRA adapter), which must not share a name; "
+             "NAME=FILE binds one of several adapters (rlx-gen --lora NAME=DIR)"),
     cl::cat(runCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated values"), cl::init(0), cl::cat(runCat));
 static cl::opt<std::string> outputDir("output-dir", cl::desc("write outputs as .npy here"), cl::cat(runCat));

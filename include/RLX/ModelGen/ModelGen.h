@@ -234,12 +234,20 @@ struct ModelGenOptions {
   /// parameters only, so weight packing does it once at load.
   bool stackedExperts = false;
   std::string funcName = "forward";
-  /// A LoRA adapter on the targeted linear layers: parameters
+  /// LoRA adapters on the linear layers they target. One: parameters
   /// `base_model.model.<module>.lora_A.weight` [r, in] and `.lora_B.weight`
   /// [out, r] (the names PEFT's save_pretrained writes), applied with
   /// rlx_mir.lora_matmul, or with `loraMerge` merged into the weight
-  /// (W + s·B·A, a product of parameters computed once at load).
-  std::optional<LoraAdapterConfig> lora;
+  /// (W + s·B·A, a product of parameters computed once at load). Several
+  /// (each named): PEFT's in-memory names `...lora_A.<name>.weight`, stacked
+  /// (zero-padded to the largest rank) once at load, and an input
+  /// `adapter_ids` [batch] (i64: the index of each sequence's adapter in
+  /// this list, −1 for the base model alone) selects one per sequence.
+  struct LoraAdapter {
+    std::string name;
+    LoraAdapterConfig config;
+  };
+  std::vector<LoraAdapter> loras;
   bool loraMerge = false;
 };
 
