@@ -1,6 +1,6 @@
 //===- rlx-gen.cpp - Generate a HIR model from a HF config.json -----------===//
 //
-//   rlx-gen config.json [--layers N] [--dtype f32|bf16|f16] [--seq N]
+//   rlx-gen (config.json | --gguf FILE.gguf) [--layers N] [--dtype f32|bf16|f16] [--seq N]
 //           [--kv-cache [--past N]] [--layer-only] [--nvfp4-weights] [--stacked-experts]
 //           [--lora ADAPTER_DIR [--lora-merge] | --lora NAME=DIR...] [--set key=value]...
 //           [-o out.mlir]
@@ -9,6 +9,7 @@
 
 #include "RLX/InitAll.h"
 #include "RLX/ModelGen/ModelGen.h"
+#include "RLX/Target/CPU/Gguf.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -26,7 +27,12 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory genCat("rlx-gen options");
-static cl::opt<std::string> configPath(cl::Positional, cl::desc("<config.json>"), cl::Required, cl::cat(genCat));
+static cl::opt<std::string> configPath(cl::Positional, cl::desc("<config.json>"), cl::cat(genCat));
+static cl::opt<std::string> ggufPath(
+    "gguf",
+    cl::desc("take the model's config from a GGUF file's metadata (llama, qwen2, qwen3) "
+             "instead of a config.json; rlx-run --weights FILE.gguf binds its tensors"),
+    cl::cat(genCat));
 static cl::opt<std::string> outputPath("o", cl::desc("output file"), cl::init("-"), cl::cat(genCat));
 static cl::opt<int64_t> layers("layers", cl::desc("number of decoder layers (default: the config's)"),
                                cl::init(-1), cl::cat(genCat));
@@ -71,15 +77,31 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(genCat);
   cl::ParseCommandLineOptions(argc, argv, "RLX model generator: HF config.json -> rlx_hir\n");
   std::string error;
-  auto file = openInputFile(configPath, &error);
-  if (!file) {
-    llvm::errs() << "rlx-gen: " << error << "\n";
+  if (configPath.empty() == ggufPath.empty()) {
+    llvm::errs() << "rlx-gen: error: give a config.json or --gguf FILE (one of them)\n";
     return 1;
   }
-  auto config = rlx::parseHFConfig(file->getBuffer(), overrides, error);
+  std::string configText;
+  if (!ggufPath.empty()) {
+    auto gguf = rlx::readGgufHeader(ggufPath, error);
+    auto text = succeeded(gguf) ? rlx::ggufConfigJson(*gguf, error) : FailureOr<std::string>();
+    if (failed(text)) {
+      llvm::errs() << "rlx-gen: error: " << error << "\n";
+      return 1;
+    }
+    configText = std::move(*text);
+  } else {
+    auto file = openInputFile(configPath, &error);
+    if (!file) {
+      llvm::errs() << "rlx-gen: " << error << "\n";
+      return 1;
+    }
+    configText = file->getBuffer().str();
+  }
+  auto config = rlx::parseHFConfig(configText, overrides, error);
   if (failed(config)) {
     // The config file is the location: JSON keys carry no line numbers.
-    llvm::errs() << configPath << ": error: " << error << "\n";
+    llvm::errs() << (ggufPath.empty() ? configPath : ggufPath) << ": error: " << error << "\n";
     return 1;
   }
   // A --layers that is given is used or refused, never ignored (it was when

@@ -1,6 +1,7 @@
 //===- Safetensors.cpp - Checkpoints in the safetensors format ------------===//
 
 #include "RLX/Target/CPU/Safetensors.h"
+#include "RLX/Target/CPU/Gguf.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -146,6 +147,8 @@ LogicalResult indexFile(StringRef file, CheckpointIndex &out, std::string &error
 } // namespace
 
 FailureOr<CheckpointIndex> mlir::rlx::indexSafetensors(StringRef path, std::string &error) {
+  if (path.ends_with(".gguf") && !llvm::sys::fs::is_directory(path))
+    return indexGguf(path, error);
   CheckpointIndex out;
   if (!llvm::sys::fs::is_directory(path)) {
     if (failed(indexFile(path, out, error)))
@@ -227,6 +230,14 @@ LogicalResult mlir::rlx::readCheckpointTensor(StringRef name, const CheckpointTe
   if (from > t.bytes || dst.size() > t.bytes - from)
     return fail("read of " + Twine(dst.size()) + " bytes from byte " + Twine(from) +
                 ", it has " + Twine(t.bytes));
+  if (t.ggmlType >= 0) {
+    // GGUF: the whole tensor dequantized (and un-permuted), then the range.
+    std::vector<uint8_t> f32;
+    if (failed(decodeGgufTensor(name, t, f32, error)))
+      return failure();
+    std::memcpy(dst.data(), f32.data() + from, dst.size());
+    return success();
+  }
   llvm::Expected<llvm::sys::fs::file_t> fd = llvm::sys::fs::openNativeFileForRead(t.file);
   if (!fd)
     return fail("cannot read (" + llvm::toString(fd.takeError()) + ")");

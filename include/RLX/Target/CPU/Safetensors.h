@@ -25,12 +25,19 @@ struct CheckpointTensor {
   std::string file, dtype;
   std::vector<int64_t> shape;
   uint64_t offset = 0, bytes = 0;
+  /// A GGUF tensor (Gguf.h): its ggml type and stored size; read as f32
+  /// (`dtype`, `bytes`) by dequantizing, with the rows of `permuteHeads`
+  /// heads un-permuted (Llama's q/k as llama.cpp stores them; 0: none).
+  int64_t ggmlType = -1;
+  uint64_t storedBytes = 0;
+  int64_t permuteHeads = 0;
 };
 using CheckpointIndex = std::map<std::string, CheckpointTensor>;
 
 /// The tensors of the checkpoint at `path` (as readSafetensors below) from
 /// the headers alone: no tensor's data is read, and every check but the
-/// reads' is made here.
+/// reads' is made here. A `.gguf` file is indexed by indexGguf (Gguf.h):
+/// its tensors under their transformers names, read as f32.
 FailureOr<CheckpointIndex> indexSafetensors(StringRef path, std::string &error);
 
 /// Reads `dst.size()` bytes of tensor `name`'s data (the checkpoint's

@@ -1,0 +1,246 @@
+"""GGUF checkpoints (llama.cpp's format), written by the `gguf` PyPI package:
+every tensor RLX reads (Q8_0 by gguf's own quantizer; Q4_K, Q5_K, Q6_K,
+Q4_0 and MXFP4 as random valid blocks, since gguf-py quantizes only some
+types) equals `gguf.quants.dequantize` bit for bit, with Llama's q/k rows
+un-permuted as llama.cpp's converter permuted them; case I3 of
+../shared/cases literally; and a small Llama (and Qwen2) from `rlx-gen
+--gguf FILE` + `rlx-run --weights FILE` gives transformers' logits on the
+dequantized weights, on the CPU path and the emulator."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlx
+from harness import RLX_GEN
+from test_checkpoints import logits_with_weights
+
+gguf = pytest.importorskip("gguf")
+torch = pytest.importorskip("torch")
+import subprocess  # noqa: E402
+
+import transformers  # noqa: E402
+
+from gguf import GGMLQuantizationType as Q  # noqa: E402
+from gguf.quants import dequantize, quantize  # noqa: E402
+
+SIZES = {Q.Q4_0: (32, 18), Q.Q8_0: (32, 34), Q.Q4_K: (256, 144), Q.Q5_K: (256, 176),
+         Q.Q6_K: (256, 210), Q.MXFP4: (32, 17)}
+
+
+def f16(v):
+    return np.array([v], np.float16).view(np.uint8)
+
+
+def random_blocks(qtype, shape, rng):
+    """Valid blocks of `qtype` for a [rows, cols] tensor: random codes,
+    scales small enough that the model stays finite."""
+    block, size = SIZES[qtype]
+    n = int(np.prod(shape)) // block
+    raw = rng.integers(0, 256, (n, size), dtype=np.uint8)
+    d = lambda: np.repeat(f16(2.0 ** -9)[None], n, 0)  # noqa: E731
+    if qtype in (Q.Q4_K, Q.Q5_K):
+        raw[:, 0:2], raw[:, 2:4] = d(), d()
+    elif qtype == Q.Q6_K:
+        raw[:, 208:210] = d()
+    elif qtype in (Q.Q4_0, Q.Q8_0):
+        raw[:, 0:2] = d()
+    elif qtype == Q.MXFP4:
+        raw[:, 0] = rng.integers(118, 124, n)
+    return raw.reshape(shape[0], -1)
+
+
+def to_gguf_rows(w, heads):
+    """llama.cpp's LlamaModel.permute: transformers' rotate-half rows of each
+    head stored interleaved."""
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def from_gguf_rows(w, heads):
+    return w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+LAYER_NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q",
+               "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+               "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
+               "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+
+
+def gguf_name(hf):
+    if hf == "model.embed_tokens.weight":
+        return "token_embd.weight"
+    if hf == "model.norm.weight":
+        return "output_norm.weight"
+    if hf == "lm_head.weight":
+        return "output.weight"
+    _, _, i, rest = hf.split(".", 3)
+    module, kind = rest.rsplit(".", 1)
+    return f"blk.{i}.{LAYER_NAMES[module]}.{kind}"
+
+
+def write_model_gguf(path, arch, cfg, state, qtype_of, rng):
+    """The model's tensors as a GGUF file; returns {hf name: dequantized f32}
+    (what the GGUF holds, in transformers' layout)."""
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_feed_forward_length(cfg.intermediate_size)
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv(cfg.num_key_value_heads)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    w.add_rope_freq_base(cfg.rope_theta if hasattr(cfg, "rope_theta") else 10000.0)
+    held = {}
+    for name, t in state.items():
+        a = t.detach().numpy().astype(np.float32)
+        heads = None
+        if arch == "llama" and (".q_proj." in name or ".k_proj." in name):
+            heads = cfg.num_attention_heads if ".q_proj." in name else cfg.num_key_value_heads
+            a = to_gguf_rows(a, heads)
+        qtype = qtype_of(name, a) if a.ndim == 2 else None
+        if qtype is None:
+            w.add_tensor(gguf_name(name), a)
+            stored = a
+        else:
+            raw = quantize(a, qtype) if qtype == Q.Q8_0 else random_blocks(qtype, a.shape, rng)
+            w.add_tensor(gguf_name(name), raw, raw_dtype=qtype)
+            stored = dequantize(raw, qtype).reshape(a.shape)
+        held[name] = from_gguf_rows(stored, heads) if heads else stored
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return held
+
+
+def small_config(arch):
+    kw = dict(vocab_size=128, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+              rms_norm_eps=1e-5, tie_word_embeddings=False)
+    if arch == "llama":
+        return transformers.LlamaConfig(**kw, head_dim=64), transformers.LlamaForCausalLM
+    return transformers.Qwen2Config(**kw), transformers.Qwen2ForCausalLM
+
+
+MIXES = {
+    "q8_0": lambda name, a: Q.Q8_0,
+    "q4_k-q6_k": lambda name, a: Q.Q6_K if ("down_proj" in name or "embed" in name) else Q.Q4_K,
+    "q5_k-q4_0-mxfp4": lambda name, a: (Q.Q5_K if "proj" in name and "down" not in name
+                                        else Q.MXFP4 if "down" in name else Q.Q4_0),
+}
+
+
+@pytest.fixture(scope="module", params=[("llama", "q8_0"), ("llama", "q4_k-q6_k"),
+                                        ("llama", "q5_k-q4_0-mxfp4"), ("qwen2", "q4_k-q6_k")],
+                ids=lambda p: "-".join(p))
+def gguf_model(request, tmp_path_factory):
+    arch, mix = request.param
+    cfg, cls = small_config(arch)
+    torch.manual_seed(0)
+    model = cls(cfg).eval()
+    path = tmp_path_factory.mktemp("gguf") / f"{arch}-{mix}.gguf"
+    held = write_model_gguf(path, arch, cfg, model.state_dict(), MIXES[mix],
+                            np.random.default_rng(5))
+    with torch.no_grad():
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in held.items()})
+    return model, path, held
+
+
+def test_every_tensor_equals_gguf_dequantize_bit_for_bit(gguf_model):
+    model, path, held = gguf_model
+    got = rlx.load_weights(path)
+    assert sorted(got) == sorted(held)
+    for name, want in held.items():
+        assert got[name].dtype == np.float32, name
+        np.testing.assert_array_equal(got[name], want, err_msg=name)
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_logits_equal_transformers_on_the_dequantized_weights(gguf_model, device, tmp_path):
+    model, path, held = gguf_model
+    proc = subprocess.run([str(RLX_GEN), "--gguf", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    ids = np.random.default_rng(1).integers(0, 128, (1, 9), dtype=np.int64)
+    run = logits_with_weights(proc.stdout, path, ids, tmp_path, ("--device", device))
+    assert run.returncode == 0, run.stderr
+    assert "generated" not in run.stdout, run.stdout
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+    got = np.load(tmp_path / "out" / "logits.npy")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def q4k_case_block():
+    """Case I3's super-block: d = 0.5, dmin = 0.25, the sub-block scales and
+    mins packed as quantize_row_q4_K does, code e = (3e + e//16) mod 16."""
+    sc = [1, 2, 3, 4, 33, 45, 50, 63]
+    mn = [0, 5, 10, 15, 20, 40, 60, 62]
+    s = np.zeros(12, np.uint8)
+    for j in range(8):
+        if j < 4:
+            s[j], s[j + 4] = sc[j], mn[j]
+        else:
+            s[j + 4] = (sc[j] & 0xF) | ((mn[j] & 0xF) << 4)
+            s[j - 4] |= (sc[j] >> 4) << 6
+            s[j] |= (mn[j] >> 4) << 6
+    assert bytes(s).hex(" ").upper() == "81 82 C3 C4 40 85 CA CF 41 8D C2 EF"
+    codes = [(3 * e + e // 16) % 16 for e in range(256)]
+    qs = np.zeros(128, np.uint8)
+    for e, q in enumerate(codes):
+        c, l = divmod(e, 64)
+        if l < 32:
+            qs[32 * c + l] |= q
+        else:
+            qs[32 * c + l - 32] |= q << 4
+    assert bytes(qs[:4]).hex(" ").upper() == "20 53 86 B9"
+    return np.concatenate([f16(0.5), f16(0.25), s, qs])
+
+
+def test_case_i3_q4_k_super_block(tmp_path):
+    block = q4k_case_block()
+    w = gguf.GGUFWriter(str(tmp_path / "i3.gguf"), "llama")
+    w.add_tensor("blk.0.ffn_down.weight", block.reshape(1, 144),
+                 raw_dtype=Q.Q4_K)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    y = rlx.load_weights(tmp_path / "i3.gguf")["model.layers.0.mlp.down_proj.weight"][0]
+    at = [0, 1, 31, 32, 33, 63, 64, 127, 128, 191, 192, 255]
+    np.testing.assert_array_equal(y[at], [0, 1.5, 7, 0.75, 3.75, -1.25, 3.5, 4.25, 127, 170, 285,
+                                          362.5])
+    assert y.sum() == 22424
+    np.testing.assert_array_equal(y, dequantize(block.reshape(1, 144), Q.Q4_K).reshape(256))
+
+
+def write_raw(path, tensors, arch="llama"):
+    w = gguf.GGUFWriter(str(path), arch)
+    for name, a in tensors.items():
+        w.add_tensor(name, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda b: b"GGUX" + b[4:], "no \"GGUF\" magic"),
+    (lambda b: b[:4] + (7).to_bytes(4, "little") + b[8:], "GGUF version 7"),
+    (lambda b: b[:40], "ends early"),
+    (lambda b: b[: len(b) - 64], "outside the file"),
+])
+def test_malformed_files_are_named(tmp_path, mutate, message):
+    write_raw(tmp_path / "ok.gguf", {"blk.0.attn_norm.weight": np.ones(64, np.float32)})
+    (tmp_path / "bad.gguf").write_bytes(mutate((tmp_path / "ok.gguf").read_bytes()))
+    with pytest.raises(rlx.RlxError, match=message):
+        rlx.load_weights(tmp_path / "bad.gguf")
+
+
+def test_unknown_tensor_and_architecture_are_named(tmp_path):
+    write_raw(tmp_path / "a.gguf", {"blk.0.mystery.weight": np.ones(64, np.float32)})
+    with pytest.raises(rlx.RlxError, match="'blk.0.mystery.weight' has no transformers name"):
+        rlx.load_weights(tmp_path / "a.gguf")
+    write_raw(tmp_path / "b.gguf", {"blk.0.attn_norm.weight": np.ones(64, np.float32)}, arch="rwkv6")
+    with pytest.raises(rlx.RlxError, match="general.architecture 'rwkv6'"):
+        rlx.load_weights(tmp_path / "b.gguf")
