@@ -28,6 +28,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SaveAndRestore.h"
 
 #include <cmath>
 
@@ -89,10 +90,12 @@ private:
   /// A LoRA target that is not built by weight() (packed q|k|v, experts,
   /// the LM head, embeddings) would run without its adapter: an error.
   void refuseLora(StringRef module) {
-    // "all-linear" means nn.Linear modules: norms and embeddings are not.
+    // "all-linear" means nn.Linear modules: norms and embeddings are not
+    // (every other weight counts as one, so a linear layer built here
+    // without its adapter is refused rather than skipped).
     StringRef last = module.contains('.') ? module.rsplit('.').second : module;
-    bool linearLike =
-        last.ends_with("proj") || llvm::is_contained({"w1", "w2", "w3", "gate"}, last);
+    bool linearLike = !last.contains("norm") && !last.contains("embed") &&
+                      !last.starts_with("ln_") && !llvm::is_contained({"wte", "wpe"}, last);
     for (const ModelGenOptions::LoraAdapter &adapter : o.loras) {
       if (adapter.config.allLinear && !linearLike)
         continue;
@@ -239,13 +242,21 @@ private:
     ++loraModules;
     std::string prefix = "base_model.model." + module;
     Type et = cast<RankedTensorType>(w.dense.getType()).getElementType();
+    // The adapters' own parameters are not targets (a regex target such as
+    // ".*q_proj.*" also matches "...q_proj.lora_A").
+    llvm::SaveAndRestore adapterParams(inLoraWeight, true);
     if (o.loras.size() == 1) {
       int64_t r = targets[0]->r;
       Value a = param(prefix + ".lora_A.weight", {r, in});
       Value bm = param(prefix + ".lora_B.weight", {out, r});
       double s = targets[0]->scale;
       if (o.loraMerge) {
-        w.dense = mb.add(w.dense, mb.mul(mb.matmul(bm, a), mb.scalar(et, s)));
+        // PEFT merges in f32 (its adapters stay f32): the delta in f32,
+        // rounded once into the weight's type.
+        Type f32 = b.getF32Type();
+        auto wide = [&](Value v) { return et == f32 ? v : mb.cast(v, f32); };
+        Value delta = mb.mul(mb.matmul(wide(bm), wide(a)), mb.scalar(f32, s));
+        w.dense = mb.add(w.dense, et == f32 ? delta : mb.cast(delta, et));
         return;
       }
       w.loraA = a;

@@ -61,6 +61,13 @@ def adapted(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(request.param)
     model.save_pretrained(tmp / "base")
     pm = make_adapter(model, kwargs, tmp / "adapter")
+    if kwargs["target_modules"] == "all-linear":
+        # PEFT saves the names "all-linear" resolved to; the file as a user
+        # writes it keeps the keyword, which RLX resolves itself.
+        cfg_path = tmp / "adapter" / "adapter_config.json"
+        cfg = json.loads(cfg_path.read_text())
+        cfg["target_modules"] = "all-linear"
+        cfg_path.write_text(json.dumps(cfg))
     ids = hfm.token_ids(hfm.PREFILL)
     with torch.no_grad():
         want = pm(input_ids=torch.from_numpy(ids)).logits.numpy()
@@ -109,6 +116,14 @@ def write_config(path, **overrides):
     ({"target_modules": "model\\.layers\\.[0-9]+\\.self_attn\\.(q|v)_proj(",
       }, "is not a regular expression"),
     ({"rank_pattern": {"q_proj": 2, "self_attn\\..*": 3}}, "both match"),
+    ({"alora_invocation_tokens": [1, 2]}, "alora_invocation_tokens is not supported"),
+    ({"use_bdlora": {"blocks": 2}}, "use_bdlora is not supported"),
+    ({"lora_bias": True}, "lora_bias: LoRA bias parameters are not supported"),
+    ({"fan_in_fan_out": True}, "fan_in_fan_out"),
+    ({"lora_alpha": "16"}, "lora_alpha must be a finite number"),
+    ({"r": 4.5}, "r must be an integer"),
+    ({"use_rslora": "true"}, "use_rslora must be true or false"),
+    ({"alpha_pattern": {"layers\\.\\b0\\.q_proj": 2}}, "the escape '\\b' is not supported"),
 ])
 def test_refused_adapters_are_named(overrides, message, tmp_path):
     case = CASES.get("llama-3.2-1b")
@@ -120,6 +135,21 @@ def test_refused_adapters_are_named(overrides, message, tmp_path):
     assert proc.returncode != 0
     assert message in proc.stderr, proc.stderr
     assert "Stack dump" not in proc.stderr
+
+
+@pytest.mark.parametrize("target,layers", [
+    ("model\\.layers\\.\\d+\\.self_attn\\.q_proj", [0, 1]),  # Python's \d
+    (".*layers\\.1\\..*q_proj.*", [1]),  # also matches its own lora_A: not a target
+])
+def test_python_regex_targets(tmp_path, target, layers):
+    case = CASES.get("llama-3.2-1b")
+    if case is None:
+        pytest.skip("no shared llama config")
+    cfg = write_config(tmp_path / "adapter", target_modules=target)
+    text = gen_model(case.config, *case.sets(), "--set=num_hidden_layers=2", "--lora", str(cfg))
+    names = re.findall(r'"(base_model\.[^"]*)"', text)
+    assert sorted(names) == [f"base_model.model.model.layers.{i}.self_attn.q_proj.lora_{m}.weight"
+                             for i in layers for m in "AB"]
 
 
 def test_regex_targets_follow_peft(tmp_path):

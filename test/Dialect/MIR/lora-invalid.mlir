@@ -69,3 +69,19 @@ func.func @two_dynamic(%x: tensor<?x?x8xf32>, %w: tensor<6x8xf32>, %a: tensor<1x
   %y = rlx_mir.lora_matmul %x, %w, %a, %b adapters(%ids : tensor<?x?xi64>) scales = [1.0] : tensor<?x?x8xf32>, tensor<6x8xf32>, tensor<1x2x8xf32>, tensor<1x6x2xf32>
   return
 }
+
+// -----
+
+func.func @dynamic_in(%x: tensor<2x5x?xf32>, %w: tensor<6x?xf32>, %a: tensor<1x2x?xf32>, %b: tensor<1x6x2xf32>, %ids: tensor<2x5xi64>) {
+  // expected-error @+1 {{lora_matmul with adapter ids needs at least one adapter and static in, out and r}}
+  %y = rlx_mir.lora_matmul %x, %w, %a, %b adapters(%ids : tensor<2x5xi64>) scales = [1.0] : tensor<2x5x?xf32>, tensor<6x?xf32>, tensor<1x2x?xf32>, tensor<1x6x2xf32>
+  return
+}
+
+// -----
+
+func.func @no_adapters(%x: tensor<2x5x8xf32>, %w: tensor<6x8xf32>, %a: tensor<0x2x8xf32>, %b: tensor<0x6x2xf32>, %ids: tensor<2x5xi64>) {
+  // expected-error @+1 {{lora_matmul with adapter ids needs at least one adapter}}
+  %y = rlx_mir.lora_matmul %x, %w, %a, %b adapters(%ids : tensor<2x5xi64>) scales = [] : tensor<2x5x8xf32>, tensor<6x8xf32>, tensor<0x2x8xf32>, tensor<0x6x2xf32>
+  return
+}

@@ -67,6 +67,10 @@ LogicalResult LoraMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Locati
     if (llvm::count_if(rows, ShapedType::isDynamic) > 1)
       return shapeError(loc, "lora_matmul with adapter ids takes at most one dynamic dim in "
                              "the input's leading axes, got " + shapeToString(rows));
+    if (n < 1 || ShapedType::isDynamic(in) || ShapedType::isDynamic(outDim) ||
+        ShapedType::isDynamic(r))
+      return shapeError(loc, "lora_matmul with adapter ids needs at least one adapter and "
+                             "static in, out and r, got " + shapes());
   }
   SmallVector<int64_t> shape(x->getShape());
   shape.back() = outDim;
@@ -79,15 +83,24 @@ FailureOr<SmallVector<Value>> LoraMatmulOp::decompose(MIRBuilder &mb) {
   Type et = xt.getElementType();
   ArrayRef<double> scales = getScales();
   // s·B: a product of parameters when B is one (weight packing hoists it).
+  // For f16/bf16 in f32 (the scale is not rounded to the element type; PEFT
+  // scales in f32), then rounded once; f64 in f64.
+  Type wide = et.isF64() ? et : mb.builder().getF32Type();
+  Value b = et == wide ? getLoraB() : mb.cast(getLoraB(), wide);
   Value scaledB;
   if (!getAdapterIds()) {
-    scaledB = mb.mul(getLoraB(), mb.scalar(et, scales[0]));
+    scaledB = mb.mul(b, mb.scalar(wide, scales[0]));
   } else {
-    SmallVector<float> s(scales.begin(), scales.end());
-    int64_t n = static_cast<int64_t>(s.size());
-    Value table = mb.constantF32({n, 1, 1}, s);
-    scaledB = mb.mul(getLoraB(), et.isF32() ? table : mb.cast(table, et));
+    int64_t n = static_cast<int64_t>(scales.size());
+    auto type = RankedTensorType::get({n, 1, 1}, wide);
+    SmallVector<Attribute> values;
+    for (double s : scales)
+      values.push_back(FloatAttr::get(wide, s));
+    Value table = mb.create<ConstantOp>(DenseElementsAttr::get(type, values));
+    scaledB = mb.mul(b, table);
   }
+  if (et != wide)
+    scaledB = mb.cast(scaledB, et);
   // PEFT's base layer: the nn.Linear product, as rlx_hir.linear lowers it.
   FusedMatmulSpec base;
   base.lhs = getInput();
