@@ -5,7 +5,7 @@
 # (crashes inside upstream MLIR/LLVM that RLX cannot prevent). Crashes in
 # RLX code and RLX post-condition checks always fail.
 #
-#   scripts/fuzz-ci.sh [SECONDS_PER_TARGET] [TARGET...]   (default: 60 npy json hfconfig mlir safetensors manifest gpu-npy gen-sizes)
+#   scripts/fuzz-ci.sh [SECONDS_PER_TARGET] [TARGET...]   (default: 60 npy json hfconfig mlir safetensors gguf manifest gpu-npy gen-sizes)
 #
 # Each run starts from an empty corpus in build-fuzz/fuzz-ci (plus the seeds,
 # made once in build-fuzz/fuzz/seeds), so runs are comparable; crashes land
@@ -23,7 +23,7 @@ export RLX_FUZZ_BUILD_DIR=$BUILD
 SECS=${1:-60}
 [ $# -gt 0 ] && shift
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(npy json hfconfig mlir safetensors manifest gpu-npy gen-sizes)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(npy json hfconfig mlir safetensors gguf manifest gpu-npy gen-sizes)
 PY="$ROOT/.venv/bin/python"
 [ -x "$PY" ] || PY=python3
 KNOWN="$ROOT/tools/rlx-fuzz/known-upstream.txt"

@@ -25,6 +25,8 @@ Seeds, one file per input, named by content hash, in DIR/<target>:
             variants
   safetensors  checkpoints of every dtype rlx-run reads, with metadata, empty,
             and truncated / trailing / oversized ones
+  gguf      GGUF files from gguf-py's writer: every block type RLX reads,
+            a llama layer's names, truncated ones and version 2
   manifest  manifest.json of rlx-compile artifacts (an add, the example layer)
   gpu-npy   the dtype selector of rlx-fuzz-gpu-npy.cpp + .npy files
   gen-sizes the options byte + eight int64 sizes, small, Llama-3.2-1B's and
@@ -340,6 +342,54 @@ def seeds_safetensors(corpus: Corpus):
     corpus.add((2**63).to_bytes(8, "little") + good[8:])  # header length beyond the file
 
 
+def _gguf(tensors: dict, arch: str | None = "llama", meta: dict | None = None) -> bytes:
+    """A GGUF file from gguf-py's writer: name -> float array, or (raw
+    bytes, ggml type) for quantized blocks."""
+    import tempfile
+
+    import gguf
+    with tempfile.TemporaryDirectory() as d:
+        path = pathlib.Path(d) / "seed.gguf"
+        w = gguf.GGUFWriter(str(path), arch) if arch else gguf.GGUFWriter(str(path), "llama")
+        for k, v in (meta or {}).items():
+            w.add_uint32(k, v)
+        for name, t in tensors.items():
+            if isinstance(t, tuple):
+                w.add_tensor(name, t[0], raw_dtype=t[1])
+            else:
+                w.add_tensor(name, t)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        return path.read_bytes()
+
+
+def seeds_gguf(corpus: Corpus):
+    import numpy as np
+    try:
+        from gguf import GGMLQuantizationType as Q
+    except ImportError:
+        return
+    rng = np.random.default_rng(0)
+    sizes = {Q.Q4_0: (32, 18), Q.Q8_0: (32, 34), Q.Q4_K: (256, 144), Q.Q5_K: (256, 176),
+             Q.Q6_K: (256, 210), Q.MXFP4: (32, 17)}
+    meta = {"llama.attention.head_count": 2, "llama.attention.head_count_kv": 1,
+            "llama.embedding_length": 256, "llama.block_count": 1,
+            "llama.feed_forward_length": 256}
+    for q, (block, size) in sizes.items():
+        raw = rng.integers(0, 256, (2, (256 // block) * size), dtype=np.uint8)
+        corpus.add(_gguf({"blk.0.ffn_down.weight": (raw, q)}, meta=meta))
+    corpus.add(_gguf({"token_embd.weight": np.ones((4, 32), np.float32),
+                      "blk.0.attn_q.weight": np.ones((8, 32), np.float16),
+                      "blk.0.attn_k.weight": np.ones((4, 32), np.float32),
+                      "output_norm.weight": np.ones(32, np.float32)}, meta=meta))
+    good = _gguf({"blk.0.attn_norm.weight": np.ones(8, np.float32)})
+    corpus.add(good[:24])                       # truncated counts
+    corpus.add(good[: len(good) - 16])          # data cut short
+    corpus.add(good[:4] + (2).to_bytes(4, "little") + good[8:])  # version 2
+
+
 def seeds_manifest(build: pathlib.Path, corpus: Corpus):
     modules = [
         'func.func @f(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {\n'
@@ -494,6 +544,15 @@ def make_dicts():
     write_dict("safetensors.dict", swords,
                "rlx-fuzz-safetensors: safetensors header keys and dtypes")
 
+    gwords = ["GGUF", "\x03\x00\x00\x00", "general.architecture", "general.alignment", "llama",
+              "qwen2", "qwen3", "token_embd.weight", "output.weight", "output_norm.weight",
+              "blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.ffn_down.weight",
+              "llama.attention.head_count", "llama.attention.head_count_kv",
+              "llama.embedding_length", "llama.rope.scaling.type", "rope_freqs.weight",
+              "\x0c\x00\x00\x00", "\x0e\x00\x00\x00", "\x27\x00\x00\x00",
+              "\x09\x00\x00\x00", "\xff\xff\xff\xff\xff\xff\xff\x7f"]
+    write_dict("gguf.dict", gwords, "rlx-fuzz-gguf: GGUF magic, keys, names and type ids")
+
     mwords = string_literals([ROOT / "lib" / "Runtime" / "GPU" / "Manifest.cpp"])
     mwords = {f'"{w}"' for w in mwords} | mwords
     mwords.update(["null", "true", "false", "[]", "{}", ": ", ", ", "-1", "0", "1",
@@ -512,7 +571,7 @@ def main():
     ap.add_argument("--build", default=str(ROOT / "build-fuzz"))
     ap.add_argument("--out")
     ap.add_argument("--targets",
-                    default="mlir,json,npy,hfconfig,safetensors,manifest,gpu-npy,gen-sizes")
+                    default="mlir,json,npy,hfconfig,safetensors,gguf,manifest,gpu-npy,gen-sizes")
     ap.add_argument("--dicts", action="store_true")
     args = ap.parse_args()
     if args.dicts:
@@ -528,6 +587,7 @@ def main():
         {"mlir": lambda: seeds_mlir(build, corpus), "json": lambda: seeds_json(build, corpus),
          "npy": lambda: seeds_npy(corpus), "hfconfig": lambda: seeds_hfconfig(corpus),
          "safetensors": lambda: seeds_safetensors(corpus),
+         "gguf": lambda: seeds_gguf(corpus),
          "manifest": lambda: seeds_manifest(build, corpus),
          "gpu-npy": lambda: seeds_gpu_npy(corpus),
          "gen-sizes": lambda: seeds_gen_sizes(corpus)}[t]()

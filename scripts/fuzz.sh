@@ -2,7 +2,7 @@
 # Runs one libFuzzer target of tools/rlx-fuzz for a bounded time.
 #
 #   scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
-#   TARGET: mlir | json | npy | hfconfig | safetensors | manifest | gpu-npy | gen-sizes
+#   TARGET: mlir | json | npy | hfconfig | safetensors | gguf | manifest | gpu-npy | gen-sizes
 #
 # Builds build-fuzz when needed (scripts/build-fuzz.sh; ninja is a no-op when
 # it is up to date), makes the seed corpus once (scripts/fuzz-seeds.py), then
@@ -28,7 +28,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${RLX_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 export RLX_FUZZ_BUILD_DIR=$BUILD
 if [ $# -lt 2 ]; then
-  echo "usage: $0 TARGET SECONDS [libFuzzer flags...]   (TARGET: mlir json npy hfconfig safetensors manifest gpu-npy gen-sizes)" >&2
+  echo "usage: $0 TARGET SECONDS [libFuzzer flags...]   (TARGET: mlir json npy hfconfig safetensors gguf manifest gpu-npy gen-sizes)" >&2
   exit 2
 fi
 TARGET=$1
@@ -40,10 +40,11 @@ case "$TARGET" in
   npy)      MAX_LEN=1024;  RSS=2048; TIMEOUT=10 ;;
   hfconfig) MAX_LEN=4096;  RSS=2048; TIMEOUT=10 ;;
   safetensors) MAX_LEN=4096; RSS=2048; TIMEOUT=10 ;;
+  gguf)     MAX_LEN=8192;  RSS=2048; TIMEOUT=10 ;;
   manifest) MAX_LEN=32768; RSS=2048; TIMEOUT=10 ;;
   gpu-npy)  MAX_LEN=1024;  RSS=2048; TIMEOUT=10 ;;
   gen-sizes) MAX_LEN=128;  RSS=2048; TIMEOUT=10 ;;
-  *) echo "unknown target '$TARGET' (mlir json npy hfconfig safetensors manifest gpu-npy gen-sizes)" >&2; exit 2 ;;
+  *) echo "unknown target '$TARGET' (mlir json npy hfconfig safetensors gguf manifest gpu-npy gen-sizes)" >&2; exit 2 ;;
 esac
 PY="$ROOT/.venv/bin/python"
 [ -x "$PY" ] || PY=python3

@@ -244,3 +244,56 @@ def test_unknown_tensor_and_architecture_are_named(tmp_path):
     write_raw(tmp_path / "b.gguf", {"blk.0.attn_norm.weight": np.ones(64, np.float32)}, arch="rwkv6")
     with pytest.raises(rlx.RlxError, match="general.architecture 'rwkv6'"):
         rlx.load_weights(tmp_path / "b.gguf")
+
+
+MUTATE = r"""
+import sys, numpy as np, rlx
+good = open(sys.argv[1], "rb").read()
+rng = np.random.default_rng(int(sys.argv[2]))
+for i in range(int(sys.argv[3])):
+    b = bytearray(good)
+    kind = i % 4
+    if kind == 0:    # flip bytes in the header
+        for p in rng.integers(0, min(len(b), 600), 4):
+            b[p] = rng.integers(0, 256)
+    elif kind == 1:  # cut
+        b = b[: rng.integers(0, len(b))]
+    elif kind == 2:  # an 8-byte field set to an edge value
+        p = int(rng.integers(0, min(len(b), 600) - 8))
+        edge = [0, 1, 2**31, 2**63 - 1, 2**64 - 1][int(rng.integers(0, 5))]
+        b[p:p + 8] = edge.to_bytes(8, "little")
+    else:            # flip anywhere
+        for p in rng.integers(0, len(b), 16):
+            b[p] ^= 1 << int(rng.integers(0, 8))
+    open(sys.argv[4], "wb").write(bytes(b))
+    try:
+        rlx.load_weights(sys.argv[4])
+    except rlx.RlxError:
+        pass
+print("survived")
+"""
+
+
+def test_mutated_files_are_rejected_or_read_never_a_crash(gguf_model, tmp_path):
+    """A small fuzz in the suite (the libFuzzer target rlx-fuzz-gguf runs
+    in the sanitizer stage): 300 mutants of the model file through
+    rlx.load_weights and 20 through rlx-gen --gguf, in child processes,
+    end with an error or a result, never a signal."""
+    _, path, _ = gguf_model
+    import os
+    import sys
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-c", MUTATE, str(path), "3", "300",
+                           str(tmp_path / "m.gguf")], capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert proc.returncode == 0 and "survived" in proc.stdout, proc.stderr[-2000:]
+    good = path.read_bytes()
+    rng = np.random.default_rng(4)
+    for i in range(20):
+        b = bytearray(good)
+        for p in rng.integers(0, min(len(b), 800), 6):
+            b[p] = rng.integers(0, 256)
+        (tmp_path / "g.gguf").write_bytes(bytes(b))
+        gen = subprocess.run([str(RLX_GEN), "--gguf", str(tmp_path / "g.gguf")],
+                             capture_output=True, text=True, timeout=120)
+        assert gen.returncode in (0, 1), (i, gen.returncode, gen.stderr[-2000:])

@@ -168,6 +168,9 @@ FailureOr<GgufFile> mlir::rlx::readGgufHeader(StringRef path, std::string &error
     llvm::json::Value v = nullptr;
     if (!c.string(key) || !c.read(type))
       return fail("metadata entry " + Twine(i) + ": " + c.why);
+    if (!llvm::json::isUTF8(key))
+      return fail("metadata entry " + Twine(i) + ": its key '" + llvm::json::fixUTF8(key) +
+                  "' is not UTF-8");
     if (!readValue(c, type, v))
       return fail("metadata '" + key + "': " + c.why);
     if (f.metadata.find(key) != f.metadata.end())
@@ -187,6 +190,9 @@ FailureOr<GgufFile> mlir::rlx::readGgufHeader(StringRef path, std::string &error
     uint32_t dims;
     if (!c.string(t.name) || !c.read(dims))
       return fail("tensor info " + Twine(i) + ": " + c.why);
+    if (!llvm::json::isUTF8(t.name))
+      return fail("tensor info " + Twine(i) + ": its name '" + llvm::json::fixUTF8(t.name) +
+                  "' is not UTF-8");
     auto tfail = [&](const Twine &why) { return fail("tensor '" + t.name + "': " + why); };
     if (dims < 1 || dims > 4)
       return tfail(Twine(dims) + " dims (GGUF tensors have 1 to 4)");
