@@ -229,3 +229,22 @@ def test_several_adapters_refusals(flags, message, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert message in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("mpirun") is None,
+                    reason="Open MPI's mpirun is not installed")
+def test_adapter_at_tp2_matches_peft(adapted, tmp_path):
+    """`mpirun -np 2 rlx-run --tp 2` with the adapter: the lora_A/lora_B
+    parameters stay whole on each rank and sharding propagation splits the
+    deltas with their layers; rank 0's logits are PeftModel's."""
+    import shutil
+    hf, tmp, ids, want, merged = adapted
+    text = gen_model(hf.case.config, *hf.case.sets(), "--lora", str(tmp / "adapter"))
+    proc = logits_with_weights(text, tmp / "base", ids, tmp_path,
+                               ("--weights", str(tmp / "adapter" / "adapter_model.safetensors"),
+                                "--tp", "2"),
+                               launcher=(shutil.which("mpirun"), "--allow-run-as-root",
+                                         "--oversubscribe", "-np", "2"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "tensor parallel: 2 ranks" in proc.stdout, proc.stdout
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), want, "tp 2")
