@@ -550,7 +550,7 @@ def make_dicts():
               "llama.attention.head_count", "llama.attention.head_count_kv",
               "llama.embedding_length", "llama.rope.scaling.type", "rope_freqs.weight",
               "\x0c\x00\x00\x00", "\x0e\x00\x00\x00", "\x27\x00\x00\x00",
-              "\x09\x00\x00\x00", "\xff\xff\xff\xff\xff\xff\xff\x7f"]
+              "\x09\x00\x00\x00"]
     write_dict("gguf.dict", gwords, "rlx-fuzz-gguf: GGUF magic, keys, names and type ids")
 
     mwords = string_literals([ROOT / "lib" / "Runtime" / "GPU" / "Manifest.cpp"])

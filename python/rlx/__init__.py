@@ -134,7 +134,8 @@ class CompiledModel:
 
     def load_weights(self, path: str | os.PathLike) -> int:
         """Reads every parameter from a Hugging Face safetensors checkpoint
-        (a ``.safetensors`` file or a ``save_pretrained`` directory) into the
+        (a ``.safetensors`` file or a ``save_pretrained`` directory) or a
+        GGUF file (``.gguf``, dequantized to f32 row by row) into the
         model, which then holds its weights: :meth:`run` takes the inputs
         alone (a parameter given to run still wins). Each tensor is read
         once into its place, merged q|k|v and gate|up straight into their
@@ -153,7 +154,9 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
     """The tensors of a Hugging Face safetensors checkpoint by name: a
     ``.safetensors`` file, or a directory as ``save_pretrained`` writes it (one
     file, or shards with ``model.safetensors.index.json``). bf16 tensors come
-    back as float32 (exactly), f16/f32/integers as they are.
+    back as float32 (exactly), f16/f32/integers as they are. A ``.gguf`` file
+    (llama.cpp's; llama, qwen2, qwen3) gives its tensors under their
+    transformers names, dequantized to float32.
 
     With `model`, the checkpoint must hold exactly its parameters with their
     shapes: a missing, extra or mis-shaped tensor raises RlxError naming it.

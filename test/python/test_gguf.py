@@ -60,7 +60,7 @@ def from_gguf_rows(w, heads):
     return w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-LAYER_NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q",
+LAYER_NAMES = {"self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm","input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q",
                "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
                "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
                "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
@@ -89,9 +89,15 @@ def write_model_gguf(path, arch, cfg, state, qtype_of, rng):
     w.add_head_count(cfg.num_attention_heads)
     w.add_head_count_kv(cfg.num_key_value_heads)
     w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
-    w.add_rope_freq_base(cfg.rope_theta if hasattr(cfg, "rope_theta") else 10000.0)
+    theta = getattr(cfg, "rope_theta", None) or cfg.rope_parameters["rope_theta"]
+    w.add_rope_freq_base(theta)
+    if getattr(cfg, "head_dim", None):
+        w.add_key_length(cfg.head_dim)
+        w.add_value_length(cfg.head_dim)
     held = {}
     for name, t in state.items():
+        if name == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue  # the embedding (a tied head: no output.weight in the file)
         a = t.detach().numpy().astype(np.float32)
         heads = None
         if arch == "llama" and (".q_proj." in name or ".k_proj." in name):
@@ -101,6 +107,14 @@ def write_model_gguf(path, arch, cfg, state, qtype_of, rng):
         if qtype is None:
             w.add_tensor(gguf_name(name), a)
             stored = a
+        elif qtype == Q.F16:
+            w.add_tensor(gguf_name(name), a.astype(np.float16))
+            stored = a.astype(np.float16).astype(np.float32)
+        elif qtype == Q.BF16:
+            import ml_dtypes
+            bits = a.astype(ml_dtypes.bfloat16).view(np.uint8)
+            w.add_tensor(gguf_name(name), bits, raw_dtype=Q.BF16)
+            stored = a.astype(ml_dtypes.bfloat16).astype(np.float32)
         else:
             raw = quantize(a, qtype) if qtype == Q.Q8_0 else random_blocks(qtype, a.shape, rng)
             w.add_tensor(gguf_name(name), raw, raw_dtype=qtype)
@@ -116,9 +130,14 @@ def write_model_gguf(path, arch, cfg, state, qtype_of, rng):
 def small_config(arch):
     kw = dict(vocab_size=128, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-              rms_norm_eps=1e-5, tie_word_embeddings=False)
+              rms_norm_eps=1e-5, tie_word_embeddings=False, rope_theta=50000.0)
     if arch == "llama":
         return transformers.LlamaConfig(**kw, head_dim=64), transformers.LlamaForCausalLM
+    if arch == "qwen3":
+        # head_dim 128 is not hidden / heads (64): the file's key_length says
+        # it; a tied head (no output.weight).
+        kw.update(tie_word_embeddings=True)
+        return transformers.Qwen3Config(**kw, head_dim=128), transformers.Qwen3ForCausalLM
     return transformers.Qwen2Config(**kw), transformers.Qwen2ForCausalLM
 
 
@@ -127,11 +146,13 @@ MIXES = {
     "q4_k-q6_k": lambda name, a: Q.Q6_K if ("down_proj" in name or "embed" in name) else Q.Q4_K,
     "q5_k-q4_0-mxfp4": lambda name, a: (Q.Q5_K if "proj" in name and "down" not in name
                                         else Q.MXFP4 if "down" in name else Q.Q4_0),
+    "f16-bf16": lambda name, a: Q.BF16 if "mlp" in name else Q.F16,
 }
 
 
 @pytest.fixture(scope="module", params=[("llama", "q8_0"), ("llama", "q4_k-q6_k"),
-                                        ("llama", "q5_k-q4_0-mxfp4"), ("qwen2", "q4_k-q6_k")],
+                                        ("llama", "q5_k-q4_0-mxfp4"), ("qwen2", "q4_k-q6_k"),
+                                        ("llama", "f16-bf16"), ("qwen3", "q4_k-q6_k")],
                 ids=lambda p: "-".join(p))
 def gguf_model(request, tmp_path_factory):
     arch, mix = request.param
@@ -142,7 +163,9 @@ def gguf_model(request, tmp_path_factory):
     held = write_model_gguf(path, arch, cfg, model.state_dict(), MIXES[mix],
                             np.random.default_rng(5))
     with torch.no_grad():
-        model.load_state_dict({k: torch.from_numpy(v) for k, v in held.items()})
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in held.items()}, strict=False)
+        if cfg.tie_word_embeddings:
+            assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
     return model, path, held
 
 
@@ -150,6 +173,7 @@ def test_every_tensor_equals_gguf_dequantize_bit_for_bit(gguf_model):
     model, path, held = gguf_model
     got = rlx.load_weights(path)
     assert sorted(got) == sorted(held)
+    assert ("lm_head.weight" in got) != model.config.tie_word_embeddings
     for name, want in held.items():
         assert got[name].dtype == np.float32, name
         np.testing.assert_array_equal(got[name], want, err_msg=name)
@@ -169,6 +193,35 @@ def test_logits_equal_transformers_on_the_dequantized_weights(gguf_model, device
         want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
     got = np.load(tmp_path / "out" / "logits.npy")
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("qtype", list(SIZES))
+def test_dequantize_with_arbitrary_scales_is_bit_exact(qtype, tmp_path):
+    """Scales that are not powers of two (random finite f16 d and dmin, any
+    E8M0 exponent): each product rounds, so the operation order shows."""
+    rng = np.random.default_rng(int(qtype))
+    raw = random_blocks(qtype, (8, 512), rng)
+    block, size = SIZES[qtype]
+    blocks = raw.reshape(-1, size)
+    d = lambda: rng.uniform(1e-3, 2.0, len(blocks)).astype(np.float16).view(np.uint8).reshape(-1, 2)  # noqa: E731
+    if qtype in (Q.Q4_K, Q.Q5_K):
+        blocks[:, 0:2], blocks[:, 2:4] = d(), d()
+    elif qtype == Q.Q6_K:
+        blocks[:, 208:210] = d()
+    elif qtype in (Q.Q4_0, Q.Q8_0):
+        blocks[:, 0:2] = d()
+    else:
+        blocks[:, 0] = rng.integers(0, 256, len(blocks))
+    w = gguf.GGUFWriter(str(tmp_path / "s.gguf"), "llama")
+    w.add_tensor("blk.0.ffn_up.weight", raw, raw_dtype=qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    got = rlx.load_weights(tmp_path / "s.gguf")["model.layers.0.mlp.up_proj.weight"]
+    want = dequantize(raw, qtype).reshape(8, 512)
+    assert np.isfinite(want).all() or qtype == Q.MXFP4
+    np.testing.assert_array_equal(got, want)
 
 
 def q4k_case_block():
@@ -297,3 +350,55 @@ def test_mutated_files_are_rejected_or_read_never_a_crash(gguf_model, tmp_path):
         gen = subprocess.run([str(RLX_GEN), "--gguf", str(tmp_path / "g.gguf")],
                              capture_output=True, text=True, timeout=120)
         assert gen.returncode in (0, 1), (i, gen.returncode, gen.stderr[-2000:])
+
+
+def tiny_header_file(path, **meta):
+    w = gguf.GGUFWriter(str(path), "qwen2")
+    for k, v in dict({"qwen2.embedding_length": 64, "qwen2.block_count": 1,
+                      "qwen2.feed_forward_length": 128, "qwen2.attention.head_count": 4,
+                      "qwen2.attention.layer_norm_rms_epsilon": 1e-6}, **meta).items():
+        if isinstance(v, str):
+            w.add_string(k, v)
+        elif isinstance(v, float):
+            w.add_float32(k, v)
+        else:
+            w.add_uint32(k, v)
+    w.add_tensor("token_embd.weight", np.zeros((8, 64), np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+@pytest.mark.parametrize("meta,message", [
+    ({"qwen2.expert_count": 8}, "mixture-of-experts GGUF files are not mapped"),
+    ({"qwen2.rope.dimension_count": 8}, "partial rotary embeddings are not mapped"),
+    ({"qwen2.rope.scaling.type": "yarn", "qwen2.rope.scaling.factor": 4.0},
+     "RoPE scaling 'yarn' is not mapped"),
+    ({"split.count": 3}, "a shard of a split GGUF"),
+    ({"qwen2.rope.scaling.factor": -2.0}, "a negative RoPE scaling factor"),
+])
+def test_metadata_rlx_cannot_map_is_refused(meta, message, tmp_path):
+    path = tiny_header_file(tmp_path / "m.gguf", **meta)
+    proc = subprocess.run([str(RLX_GEN), "--gguf", str(path)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("meta,factor", [
+    ({}, None),
+    ({"qwen2.rope.scaling.factor": 4.0}, 4.0),          # the type defaults to linear
+    ({"qwen2.rope.scale_linear": 2.0}, 2.0),            # the older key
+    ({"qwen2.rope.scaling.type": "linear", "qwen2.rope.scaling.factor": 0.0}, None),
+])
+def test_rope_scaling_resolves_as_llama_cpp(meta, factor, tmp_path):
+    path = tiny_header_file(tmp_path / "m.gguf", **meta)
+    proc = subprocess.run([str(RLX_GEN), "--gguf", str(path)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    if factor is None:
+        assert "rope_scaling" not in proc.stdout
+    else:
+        assert f"factor = {factor:.6e}" in proc.stdout or f"factor = {factor}" in proc.stdout, \
+            [l for l in proc.stdout.splitlines() if "rope" in l][:3]

@@ -1,6 +1,6 @@
 //===- rlx-run.cpp - Compile an RLX module for the CPU and run it ---------===//
 //
-//   rlx-run model.mlir [--input name=file.npy]... [--weights CHECKPOINT] [--dims name=size]...
+//   rlx-run model.mlir [--input name=file.npy]... [--weights CHECKPOINT]... [--dims name=size]...
 //                      [--seed N] [--output-dir DIR] [--repeat N] [--warmup N] [--trace FILE.json]
 //                      [--fusion-policy direct|fusable] [--no-fuse] [--no-blas]
 //                      [--blas-threads N] [--blas-min-flops N] [--dump-ir DIR] [--entry NAME]
@@ -69,7 +69,8 @@ static cl::list<std::string> inputs("input", cl::desc("name=file.npy for an argu
 static cl::list<std::string> weights(
     "weights",
     cl::desc("bind every parameter from a safetensors checkpoint (a file, or a directory with "
-             "model.safetensors.index.json or .safetensors files), by name; repeat it for "
+             "model.safetensors.index.json or .safetensors files) or a GGUF file (.gguf: "
+             "dequantized to f32, transformers' names), by name; repeat it for "
              "several (a base model and its LoRA adapter), which must not share a name; "
              "NAME=FILE binds one of several adapters (rlx-gen --lora NAME=DIR)"),
     cl::cat(runCat));

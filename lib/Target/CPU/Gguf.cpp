@@ -2,9 +2,12 @@
 
 #include "RLX/Target/CPU/Gguf.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -117,7 +120,9 @@ bool readValue(Cursor &c, uint32_t type, llvm::json::Value &out, int depth = 0) 
     if (!c.need(n))
       return false;
     llvm::json::Array a;
-    bool keep = elem != STRING || n <= 64;
+    // RLX reads no array: long ones (a vocabulary, merges, scores) are kept
+    // as their length, so a large one costs no memory per element.
+    bool keep = n <= (elem == STRING ? 64u : 1024u);
     for (uint64_t i = 0; i < n; ++i) {
       llvm::json::Value v = nullptr;
       if (!readValue(c, elem, v, depth + 1))
@@ -185,6 +190,7 @@ FailureOr<GgufFile> mlir::rlx::readGgufHeader(StringRef path, std::string &error
     alignment = *v;
   }
   std::set<std::string> names;
+  uint64_t expected = 0;
   for (uint64_t i = 0; i < tensorCount; ++i) {
     GgufTensorInfo t;
     uint32_t dims;
@@ -218,10 +224,15 @@ FailureOr<GgufFile> mlir::rlx::readGgufHeader(StringRef path, std::string &error
     if (ne[0] % block)
       return tfail("rows of " + Twine(ne[0]) + " elements are not whole " +
                    ggmlTypeName(t.type) + " blocks of " + Twine(block));
-    if (rel % alignment)
-      return tfail("offset " + Twine(rel) + " is not a multiple of the alignment " +
-                   Twine(alignment));
     t.bytes = count / block * size;
+    // As llama.cpp's reader: each tensor starts where the one before ends,
+    // padded to the alignment (so tensors never share bytes, and the f32
+    // they are read as is bounded by the file's size).
+    if (rel != expected)
+      return tfail("offset " + Twine(rel) + ", expected " + Twine(expected) +
+                   " (tensors follow each other, each padded to the alignment " +
+                   Twine(alignment) + ")");
+    expected += (t.bytes + alignment - 1) / alignment * alignment;
     t.offset = rel;
     if (!names.insert(t.name).second)
       return tfail("given twice");
@@ -283,7 +294,7 @@ static std::string hfName(StringRef name) {
     return "";
   auto [index, rest] = name.split('.');
   unsigned n;
-  if (index.getAsInteger(10, n))
+  if (index.getAsInteger(10, n) || std::to_string(n) != index)
     return "";
   auto [module, kind] = rest.rsplit('.');
   if (kind != "weight" && kind != "bias")
@@ -338,44 +349,82 @@ FailureOr<CheckpointIndex> mlir::rlx::indexGguf(StringRef path, std::string &err
              StringRef(t.name).ends_with(".attn_k.bias");
     if (*arch == "llama" && (q || k)) {
       c.permuteHeads = q ? heads.value_or(0) : kvHeads;
-      if (c.permuteHeads < 1 || t.shape[0] % (2 * c.permuteHeads)) {
+      if (c.permuteHeads < 1 || c.permuteHeads > t.shape[0] / 2 || t.shape[0] % 2 ||
+          (t.shape[0] / 2) % c.permuteHeads) {
         error = path.str() + ": tensor '" + t.name + "': " + Twine(t.shape[0]).str() +
                 " rows are not head_count pairs of halves (llama.attention.head_count" +
                 (q ? "" : "_kv") + " = " + std::to_string(c.permuteHeads) + ")";
         return failure();
       }
     }
-    out[name] = std::move(c);
+    if (!out.emplace(name, std::move(c)).second) {
+      error = path.str() + ": tensor '" + t.name + "' maps to '" + name +
+              "', which another tensor maps to too";
+      return failure();
+    }
   }
   return out;
 }
 
-LogicalResult mlir::rlx::decodeGgufTensor(StringRef name, const CheckpointTensor &t,
-                                          std::vector<uint8_t> &f32, std::string &error) {
+LogicalResult mlir::rlx::readGgufRange(StringRef name, const CheckpointTensor &t,
+                                       uint64_t from, MutableArrayRef<uint8_t> dst,
+                                       std::string &error) {
   auto fail = [&](const Twine &why) {
     error = (t.file + ": tensor '" + name + "': " + why).str();
     return failure();
   };
-  auto buffer = llvm::MemoryBuffer::getFileSlice(t.file, t.storedBytes, t.offset,
-                                                 /*IsVolatile=*/false);
-  if (!buffer || (*buffer)->getBufferSize() != t.storedBytes)
-    return fail("cannot read its data");
-  ArrayRef<uint8_t> raw(reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
-                        t.storedBytes);
-  int64_t count = t.bytes / 4;
-  f32.resize(t.bytes);
-  std::string why;
-  if (failed(dequantizeGgml(t.ggmlType, raw, count, reinterpret_cast<float *>(f32.data()), why)))
-    return fail(why);
-  if (t.permuteHeads) {
-    // Stored row h·hd + 2i + p is transformers' row h·hd + p·hd/2 + i.
-    int64_t rows = t.shape[0], cols = count / rows, hd = rows / t.permuteHeads;
-    std::vector<uint8_t> stored = f32;
-    for (int64_t h = 0; h < t.permuteHeads; ++h)
-      for (int64_t i = 0; i < hd / 2; ++i)
-        for (int64_t p = 0; p < 2; ++p)
-          std::memcpy(f32.data() + 4 * cols * (h * hd + p * hd / 2 + i),
-                      stored.data() + 4 * cols * (h * hd + 2 * i + p), 4 * cols);
+  if (dst.empty())
+    return success();
+  // Rows are independent (whole blocks): only the rows that hold
+  // [from, from + dst.size()) are read (pread) and dequantized.
+  int64_t rows = t.shape.empty() ? 1 : t.shape[0];
+  int64_t count = static_cast<int64_t>(t.bytes / 4);
+  int64_t cols = count / rows;
+  uint64_t rowF32 = 4 * cols, rowStored = t.storedBytes / rows;
+  int64_t r0 = from / rowF32, r1 = (from + dst.size() + rowF32 - 1) / rowF32;
+  int64_t hd = t.permuteHeads ? rows / t.permuteHeads : 0;
+  // Transformers' row r as stored: h·hd + p·hd/2 + i is at h·hd + 2i + p.
+  auto stored = [&](int64_t r) {
+    if (!hd)
+      return r;
+    int64_t h = r / hd, j = r % hd, p = j / (hd / 2), i = j % (hd / 2);
+    return h * hd + 2 * i + p;
+  };
+  llvm::Expected<llvm::sys::fs::file_t> fd = llvm::sys::fs::openNativeFileForRead(t.file);
+  if (!fd)
+    return fail("cannot read (" + llvm::toString(fd.takeError()) + ")");
+  auto closeFd = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(*fd); });
+  // Consecutive stored rows are read together (all of them without a
+  // permutation), in bounded chunks.
+  int64_t chunkRows = std::max<int64_t>(1, (4 << 20) / std::max<uint64_t>(1, rowStored));
+  std::vector<uint8_t> raw;
+  std::vector<float> values;
+  for (int64_t r = r0; r < r1;) {
+    int64_t n = 1;
+    while (r + n < r1 && n < chunkRows && stored(r + n) == stored(r) + n)
+      ++n;
+    raw.resize(n * rowStored);
+    MutableArrayRef<char> buf(reinterpret_cast<char *>(raw.data()), raw.size());
+    uint64_t at = t.offset + stored(r) * rowStored;
+    while (!buf.empty()) {
+      llvm::Expected<size_t> got = llvm::sys::fs::readNativeFileSlice(*fd, buf, at);
+      if (!got)
+        return fail("cannot read its data (" + llvm::toString(got.takeError()) + ")");
+      if (*got == 0)
+        return fail("cannot read its data (the file ends early)");
+      buf = buf.drop_front(*got);
+      at += *got;
+    }
+    values.resize(n * cols);
+    std::string why;
+    if (failed(dequantizeGgml(t.ggmlType, raw, n * cols, values.data(), why)))
+      return fail(why);
+    // The part of these rows inside the range.
+    uint64_t lo = std::max<uint64_t>(from, r * rowF32);
+    uint64_t hi = std::min<uint64_t>(from + dst.size(), (r + n) * rowF32);
+    std::memcpy(dst.data() + (lo - from),
+                reinterpret_cast<const uint8_t *>(values.data()) + (lo - r * rowF32), hi - lo);
+    r += n;
   }
   return success();
 }
@@ -385,16 +434,66 @@ FailureOr<std::string> mlir::rlx::ggufConfigJson(const GgufFile &f, std::string 
   if (failed(arch))
     return failure();
   auto [cls, modelType] = *hfArchitecture(*arch);
-  auto require = [&](StringRef key) -> std::optional<int64_t> {
-    std::optional<int64_t> v = metaInt(f, *arch, key);
-    if (!v || *v < 1)
-      error = f.path + ": metadata '" + arch->str() + "." + key.str() + "' is missing or < 1";
-    return v && *v >= 1 ? v : std::nullopt;
-  };
-  auto hidden = require("embedding_length"), layers = require("block_count"),
-       ffn = require("feed_forward_length"), heads = require("attention.head_count");
-  if (!hidden || !layers || !ffn || !heads)
+  auto key = [&](StringRef k) { return arch->str() + "." + k.str(); };
+  auto fail = [&](const Twine &why) {
+    error = (f.path + ": " + why).str();
     return failure();
+  };
+  // A present key of the wrong kind (llama.cpp's per-layer arrays, for one)
+  // is an error, never the default.
+  std::string bad;
+  auto integer = [&](StringRef k) -> std::optional<int64_t> {
+    const llvm::json::Value *v = f.metadata.get(key(k));
+    if (!v)
+      return std::nullopt;
+    if (!v->getAsInteger() || *v->getAsInteger() < 1) {
+      bad = key(k);
+      return std::nullopt;
+    }
+    return v->getAsInteger();
+  };
+  auto number = [&](StringRef k) -> std::optional<double> {
+    const llvm::json::Value *v = f.metadata.get(key(k));
+    if (!v)
+      return std::nullopt;
+    if (!v->getAsNumber() || !std::isfinite(*v->getAsNumber())) {
+      bad = key(k);
+      return std::nullopt;
+    }
+    return v->getAsNumber();
+  };
+  auto hidden = integer("embedding_length"), layers = integer("block_count"),
+       ffn = integer("feed_forward_length"), heads = integer("attention.head_count");
+  auto kvHeads = integer("attention.head_count_kv"), keyLength = integer("attention.key_length");
+  auto valueLength = integer("attention.value_length"), ropeDims = integer("rope.dimension_count");
+  auto context = integer("context_length"), experts = integer("expert_count");
+  auto eps = number("attention.layer_norm_rms_epsilon"), theta = number("rope.freq_base");
+  auto factor = number("rope.scaling.factor"), legacy = number("rope.scale_linear");
+  auto attnFactor = number("rope.scaling.attn_factor");
+  if (!bad.empty())
+    return fail("metadata '" + bad + "' is not a positive (finite) number, or is per layer");
+  for (auto [v, k] : {std::pair{hidden, "embedding_length"}, std::pair{layers, "block_count"},
+                      std::pair{ffn, "feed_forward_length"},
+                      std::pair{heads, "attention.head_count"}})
+    if (!v)
+      return fail("metadata '" + key(k) + "' is missing");
+  if (!eps)
+    return fail("metadata '" + key("attention.layer_norm_rms_epsilon") + "' is missing");
+  // What would change the model without RLX building it.
+  if (experts && *experts > 0)
+    return fail(key("expert_count") + " = " + Twine(*experts) +
+                ": mixture-of-experts GGUF files are not mapped");
+  if (auto split = f.metadata.getInteger("split.count"); split && *split > 1)
+    return fail("a shard of a split GGUF (split.count = " + Twine(*split) +
+                "); merge it first (llama-gguf-split --merge)");
+  int64_t headDim = keyLength.value_or(*hidden / *heads);
+  if (valueLength && *valueLength != headDim)
+    return fail(key("attention.value_length") + " differs from the key length");
+  if (ropeDims && *ropeDims != headDim)
+    return fail(key("rope.dimension_count") + " = " + Twine(*ropeDims) +
+                ": partial rotary embeddings are not mapped (head_dim " + Twine(headDim) + ")");
+  if (attnFactor && *attnFactor != 1.0)
+    return fail(key("rope.scaling.attn_factor") + " is not mapped");
   const GgufTensorInfo *embed = nullptr;
   bool hasOutput = false;
   for (const GgufTensorInfo &t : f.tensors) {
@@ -402,10 +501,8 @@ FailureOr<std::string> mlir::rlx::ggufConfigJson(const GgufFile &f, std::string 
       embed = &t;
     hasOutput |= t.name == "output.weight";
   }
-  if (!embed || embed->shape.size() != 2) {
-    error = f.path + ": no 2-D token_embd.weight (the vocabulary size comes from it)";
-    return failure();
-  }
+  if (!embed || embed->shape.size() != 2)
+    return fail("no 2-D token_embd.weight (the vocabulary size comes from it)");
   llvm::json::Object c{
       {"architectures", llvm::json::Array{cls}},
       {"model_type", modelType},
@@ -413,33 +510,26 @@ FailureOr<std::string> mlir::rlx::ggufConfigJson(const GgufFile &f, std::string 
       {"num_hidden_layers", *layers},
       {"intermediate_size", *ffn},
       {"num_attention_heads", *heads},
-      {"num_key_value_heads", metaInt(f, *arch, "attention.head_count_kv").value_or(*heads)},
+      {"num_key_value_heads", kvHeads.value_or(*heads)},
+      {"head_dim", headDim},
       {"vocab_size", embed->shape[0]},
-      {"max_position_embeddings", metaInt(f, *arch, "context_length").value_or(4096)},
+      {"max_position_embeddings", context.value_or(4096)},
       {"hidden_act", "silu"},
       {"tie_word_embeddings", !hasOutput},
+      {"rms_norm_eps", *eps},
+      {"rope_theta", theta.value_or(10000.0)},
   };
-  if (auto hd = metaInt(f, *arch, "attention.key_length"))
-    c["head_dim"] = *hd;
-  std::string key = arch->str() + ".attention.layer_norm_rms_epsilon";
-  if (auto eps = f.metadata.getNumber(key))
-    c["rms_norm_eps"] = *eps;
-  else {
-    error = f.path + ": metadata '" + key + "' is missing";
-    return failure();
-  }
-  if (auto theta = f.metadata.getNumber(arch->str() + ".rope.freq_base"))
-    c["rope_theta"] = *theta;
-  if (auto scaling = f.metadata.getString(arch->str() + ".rope.scaling.type");
-      scaling && *scaling != "none") {
-    auto factor = f.metadata.getNumber(arch->str() + ".rope.scaling.factor");
-    if (*scaling != "linear" || !factor) {
-      error = f.path + ": RoPE scaling '" + scaling->str() +
-              "' (RLX maps 'linear' with its factor from GGUF metadata)";
-      return failure();
-    }
-    c["rope_scaling"] = llvm::json::Object{{"rope_type", "linear"}, {"factor", *factor}};
-  }
+  // RoPE scaling as llama.cpp resolves it: the type defaults to linear, the
+  // factor comes from rope.scaling.factor or the older rope.scale_linear,
+  // and a factor of 0 (or 1) is no scaling.
+  std::optional<StringRef> type = f.metadata.getString(key("rope.scaling.type"));
+  std::optional<double> scale = factor ? factor : legacy;
+  if (scale && *scale < 0)
+    return fail("a negative RoPE scaling factor");
+  if (type && *type != "none" && *type != "linear")
+    return fail("RoPE scaling '" + *type + "' is not mapped (RLX maps linear)");
+  if ((!type || *type == "linear") && scale && *scale != 0.0 && *scale != 1.0)
+    c["rope_scaling"] = llvm::json::Object{{"rope_type", "linear"}, {"factor", *scale}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(c));

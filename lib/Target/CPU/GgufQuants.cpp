@@ -4,7 +4,8 @@
 // each block as its C struct lays it out (little-endian). Every product is
 // its own statement in the order gguf-py's numpy code computes it (and
 // contraction into FMAs is off), so the f32 results equal
-// gguf.quants.dequantize bit for bit.
+// gguf.quants.dequantize bit for bit (ggml's own C may differ in the last
+// bit where its compiler fuses `d·q − m` into a multiply-add).
 //
 //===----------------------------------------------------------------------===//
 

@@ -230,14 +230,8 @@ LogicalResult mlir::rlx::readCheckpointTensor(StringRef name, const CheckpointTe
   if (from > t.bytes || dst.size() > t.bytes - from)
     return fail("read of " + Twine(dst.size()) + " bytes from byte " + Twine(from) +
                 ", it has " + Twine(t.bytes));
-  if (t.ggmlType >= 0) {
-    // GGUF: the whole tensor dequantized (and un-permuted), then the range.
-    std::vector<uint8_t> f32;
-    if (failed(decodeGgufTensor(name, t, f32, error)))
-      return failure();
-    std::memcpy(dst.data(), f32.data() + from, dst.size());
-    return success();
-  }
+  if (t.ggmlType >= 0) // GGUF: the rows of the range, dequantized.
+    return readGgufRange(name, t, from, dst, error);
   llvm::Expected<llvm::sys::fs::file_t> fd = llvm::sys::fs::openNativeFileForRead(t.file);
   if (!fd)
     return fail("cannot read (" + llvm::toString(fd.takeError()) + ")");

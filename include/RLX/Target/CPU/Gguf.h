@@ -6,8 +6,9 @@
 // type, offset into the data), then the data at `general.alignment`
 // (default 32). Tensors are F32, F16, BF16 or ggml's quantized blocks; RLX
 // reads Q4_0, Q8_0, Q4_K, Q5_K, Q6_K and MXFP4 and dequantizes them to f32
-// at load, as ggml's dequantize_row_* (and gguf-py's gguf.quants) define
-// them, bit for bit.
+// at load as ggml's dequantize_row_* define them, equal to gguf-py's
+// gguf.quants bit for bit (ggml's C may differ in the last bit where its
+// compiler fuses a multiply-add).
 //
 // The llama-family tensors map to their transformers names (token_embd ->
 // model.embed_tokens, blk.N.attn_q -> model.layers.N.self_attn.q_proj, ...)
@@ -61,7 +62,7 @@ StringRef ggmlTypeName(uint32_t type);
 std::pair<int64_t, int64_t> ggmlBlock(uint32_t type);
 
 /// Dequantizes `n` elements of ggml type `type` from `raw` into `out`
-/// (ggml's dequantize_row_*, gguf.quants.dequantize, in f32, bit for bit).
+/// (ggml's dequantize_row_*; equal to gguf.quants.dequantize bit for bit).
 /// Types: F32, F16, BF16, Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, MXFP4.
 LogicalResult dequantizeGgml(uint32_t type, ArrayRef<uint8_t> raw, int64_t n, float *out,
                              std::string &error);
@@ -77,9 +78,11 @@ FailureOr<CheckpointIndex> indexGguf(StringRef path, std::string &error);
 /// output.weight).
 FailureOr<std::string> ggufConfigJson(const GgufFile &file, std::string &error);
 
-/// readCheckpointTensor's decoding of a GGUF tensor: all of it as f32.
-LogicalResult decodeGgufTensor(StringRef name, const CheckpointTensor &t,
-                               std::vector<uint8_t> &f32, std::string &error);
+/// readCheckpointTensor's reading of a GGUF tensor: the f32 bytes
+/// [from, from + dst.size()) of the dequantized (and un-permuted) tensor,
+/// reading and dequantizing only the rows that hold them.
+LogicalResult readGgufRange(StringRef name, const CheckpointTensor &t, uint64_t from,
+                            MutableArrayRef<uint8_t> dst, std::string &error);
 
 } // namespace mlir::rlx
 
