@@ -119,6 +119,9 @@ EXAMPLES.update({
     "rlx_mir.scatter_add": ({"d": ((5, 3), "f32"), "i": ((4,), "i64"), "u": ((4, 3), "f32")}, [t((5, 3))],
                             f"%r0 = rlx_mir.scatter_add %d[%i], %u : {t((5, 3))}, {t((4,), 'i64')}, "
                             f"{t((4, 3))}"),
+    "rlx_mir.qmatmul": ({"qa": ((3, 8), "i8"), "qb": ((5, 8), "i8")}, [t((3, 5), "i32")],
+                        f"%r0 = rlx_mir.qmatmul %qa, %qb transpose_b rhs_zero_point = 1 : "
+                        f"{t((3, 8), 'i8')}, {t((5, 8), 'i8')}"),
     "rlx_mir.lora_matmul": ({"x": ((2, 3, 4), "f32"), "w": ((5, 4), "f32"), "la": ((2, 2, 4), "f32"),
                              "lb": ((2, 5, 2), "f32"), "ids": ((2, 3), "i64")}, [t((2, 3, 5))],
                             f"%r0 = rlx_mir.lora_matmul %x, %w, %la, %lb adapters(%ids : "

@@ -363,3 +363,36 @@ def test_qat_example_reduces_the_loss():
     assert len(losses) == 50 and all(np.isfinite(losses))
     assert losses[-1] < 0.5 * losses[0], losses
     assert len(logged) == 6 and "mean scale" in logged[-1]
+
+
+def numpy_qmatmul(a, b, za=0, zb=0, transpose_b=False, ua=False, ub=False):
+    av = (a.view(np.uint8) if ua else a).astype(np.int64) - za
+    bv = (b.view(np.uint8) if ub else b).astype(np.int64) - zb
+    return av @ (bv.T if transpose_b else bv)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", ["plain", "transpose_b-zero-points", "unsigned-batched"])
+def test_qmatmul_is_exact_int32(device, case):
+    """Every int8 value (both ends included), zero points and unsigned
+    storage: the i32 accumulation equals numpy's int64 product exactly."""
+    rng = np.random.default_rng(7)
+    batched = case == "unsigned-batched"
+    tb = case == "transpose_b-zero-points"
+    a = rng.integers(-128, 128, ((2, 5, 96) if batched else (5, 96)), dtype=np.int64).astype(np.int8)
+    a.flat[:2] = [-128, 127]
+    b = rng.integers(-128, 128, ((24, 96) if tb else (96, 24)), dtype=np.int64).astype(np.int8)
+    za, zb = (3, -2) if tb else ((128, 0) if batched else (0, 0))
+    ua = batched
+    attrs = (" transpose_b" if tb else "") + (f" lhs_zero_point = {za}" if za else "") + \
+        (f" rhs_zero_point = {zb}" if zb else "") + (" lhs_unsigned" if ua else "")
+    at, bt = tensor(a.shape, "i8"), tensor(b.shape, "i8")
+    out = tensor(a.shape[:-1] + (24,), "i32")
+    compiled = compile_for(device, f"""func.func @f(%a: {at} {{rlx.input = "a"}},
+      %b: {bt} {{rlx.input = "b"}}) -> ({out}) {{
+  %y = rlx_mir.qmatmul %a, %b{attrs} : {at}, {bt}
+  return %y : {out}
+}}""")
+    got = next(iter(compiled.run(a=a, b=b).values()))
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, numpy_qmatmul(a, b, za, zb, tb, ua))

@@ -142,9 +142,59 @@ template <typename Op> struct QuantLowering : OpConversionPattern<Op> {
   }
 };
 
+/// qmatmul: one generic over (batch..., m, n, k), k a reduction, into a
+/// zero-filled i32 accumulator.
+struct QMatmulLowering : OpConversionPattern<QMatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QMatmulOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    RankedTensorType out = op.getType();
+    if (!out.hasStaticShape())
+      return rw.notifyMatchFailure(op, "dynamic shapes");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    unsigned rank = out.getRank(), dims = rank + 1; // ..., m, n, k
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> lhsExprs, outExprs;
+    for (unsigned i = 0; i + 1 < rank; ++i)
+      lhsExprs.push_back(d(i)); // batch..., m
+    lhsExprs.push_back(d(rank)); // k
+    for (unsigned i = 0; i < rank; ++i)
+      outExprs.push_back(d(i));
+    AffineExpr n = d(rank - 1), k = d(rank);
+    SmallVector<AffineExpr> rhsExprs =
+        op.getTransposeB() ? SmallVector<AffineExpr>{n, k} : SmallVector<AffineExpr>{k, n};
+    SmallVector<AffineMap> maps{AffineMap::get(dims, 0, lhsExprs, ctx),
+                                AffineMap::get(dims, 0, rhsExprs, ctx),
+                                AffineMap::get(dims, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    iters.push_back(utils::IteratorType::reduction);
+    Value zero = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(0));
+    Value init = linalg::FillOp::create(rw, loc, zero, empty(rw, loc, out)).getResult(0);
+    int64_t za = op.getLhsZeroPoint().value_or(0), zb = op.getRhsZeroPoint().value_or(0);
+    bool ua = op.getLhsUnsigned(), ub = op.getRhsUnsigned();
+    auto generic = linalg::GenericOp::create(
+        rw, loc, TypeRange{out}, ValueRange{a.getLhs(), a.getRhs()}, ValueRange{init}, maps, iters,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          auto centered = [&](Value byte, bool isUnsigned, int64_t zp) {
+            Value v = byteValue(b, l, byte, isUnsigned);
+            if (!zp)
+              return v;
+            Value z = arith::ConstantOp::create(b, l, b.getI32IntegerAttr(zp));
+            return arith::SubIOp::create(b, l, v, z).getResult();
+          };
+          Value prod = arith::MulIOp::create(b, l, centered(args[0], ua, za),
+                                             centered(args[1], ub, zb));
+          linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, args[2], prod)});
+        });
+    rw.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void linalg_builders::populateQuantLowerings(RewritePatternSet &patterns) {
   patterns.add<QuantLowering<QuantizeOp>, QuantLowering<DequantizeOp>,
-               QuantLowering<FakeQuantizeOp>>(patterns.getContext());
+               QuantLowering<FakeQuantizeOp>, QMatmulLowering>(patterns.getContext());
 }

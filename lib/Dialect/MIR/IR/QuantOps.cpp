@@ -402,3 +402,42 @@ LogicalResult FakeQuantizeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRe
                                     SmallVectorImpl<Value> &results) {
   return batchQuant(*this, mb, operands, batched, results);
 }
+
+//===----------------------------------------------------------------------===//
+// qmatmul
+//===----------------------------------------------------------------------===//
+
+LogicalResult QMatmulOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                          Adaptor a, SmallVectorImpl<Type> &out) {
+  auto lhs = getRankedTensor(loc, a.getLhs(), "lhs");
+  auto rhs = getRankedTensor(loc, a.getRhs(), "rhs");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (lhs->getRank() < 2 || rhs->getRank() != 2)
+    return shapeError(loc, "qmatmul needs lhs [..., M, K] and rhs [K, N] (or [N, K] with "
+                           "transpose_b), got " + shapeToString(lhs->getShape()) + " and " +
+                               shapeToString(rhs->getShape()));
+  bool tb = static_cast<bool>(a.getTransposeB());
+  int64_t k = lhs->getShape().back(), kr = rhs->getDimSize(tb ? 1 : 0);
+  if (!dimsMatch(k, kr))
+    return shapeError(loc, "qmatmul K is " + Twine(k) + " in lhs but " + Twine(kr) + " in rhs");
+  int64_t kk = ShapedType::isDynamic(k) ? kr : k;
+  if (!ShapedType::isDynamic(kk) && kk >= 33025)
+    return shapeError(loc, "qmatmul K = " + Twine(kk) +
+                               " could overflow its i32 accumulator (K · 255² must fit)");
+  for (auto [zp, isUnsigned, name] :
+       {std::tuple{a.getLhsZeroPoint(), static_cast<bool>(a.getLhsUnsigned()), "lhs"},
+        std::tuple{a.getRhsZeroPoint(), static_cast<bool>(a.getRhsUnsigned()), "rhs"}}) {
+    if (!zp)
+      continue;
+    int64_t v = *zp, lo = isUnsigned ? 0 : -128, hi = isUnsigned ? 255 : 127;
+    if (v < lo || v > hi)
+      return shapeError(loc, Twine("qmatmul ") + name + "_zero_point " + Twine(v) +
+                                 " is outside its storage's range [" + Twine(lo) + ", " +
+                                 Twine(hi) + "]");
+  }
+  SmallVector<int64_t> shape(lhs->getShape());
+  shape.back() = rhs->getDimSize(tb ? 0 : 1);
+  out.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 32)));
+  return success();
+}

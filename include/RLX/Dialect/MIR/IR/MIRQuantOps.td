@@ -167,4 +167,45 @@ def MIR_FakeQuantizeOp : MIR_InferOp<"fake_quantize", MIR_Transformable> {
   let extraClassDeclaration = MIR_QuantRange;
 }
 
+def MIR_QMatmulOp : MIR_InferOp<"qmatmul"> {
+  let summary = "8-bit integer matrix product with 32-bit accumulation";
+  let description = [{
+    `out[..., m, n] = Σ_k (lhs[..., m, k] − lhs_zero_point) ·
+    (rhs[k, n] − rhs_zero_point)` in i32, the product of two quantized
+    tensors before requantization (ONNX MatMulInteger; PyTorch's
+    `torch._int_mm` with zero points; PT2E's quantized linear before its
+    output scale). `lhs` is i8 `[..., M, K]` (read as unsigned with
+    `lhs_unsigned`), `rhs` i8 `[K, N]`, or `[N, K]` (the `nn.Linear` layout)
+    with `transpose_b` (unsigned with `rhs_unsigned`); the zero points are
+    integers in their storage's range (default 0). Result: i32
+    `[..., M, N]`. Exact: no term rounds, and |out| ≤ K · 255² fits i32
+    for K < 33025 (the verifier rejects larger static K).
+
+    Lowering: one `linalg.generic` (the operands widened to i32, the zero
+    points subtracted, multiply-add in i32): the CPU path's portable loop
+    and the GPU path's generic kernel. No derivative (integer values); use
+    `dequantize` then `matmul` where gradients are wanted.
+
+    The verifier rejects operands that are not i8 of rank ≥ 2 (lhs) and 2
+    (rhs), mismatched K, a static K ≥ 33025 and zero points outside
+    [−128, 127] (signed) or [0, 255] (unsigned).
+
+    Example:
+    ```mlir
+    %acc = rlx_mir.qmatmul %x, %w transpose_b lhs_zero_point = 3
+        : tensor<4x64xi8>, tensor<32x64xi8>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$lhs, RankedTensorOf<[I8]>:$rhs,
+                   UnitAttr:$transpose_b, OptionalAttr<RLX_I64Attr>:$lhs_zero_point,
+                   OptionalAttr<RLX_I64Attr>:$rhs_zero_point, UnitAttr:$lhs_unsigned,
+                   UnitAttr:$rhs_unsigned);
+  let results = (outs RankedTensorOf<[I32]>:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_b` $transpose_b^)? (`lhs_zero_point` `=` $lhs_zero_point^)?
+    (`rhs_zero_point` `=` $rhs_zero_point^)? (`lhs_unsigned` $lhs_unsigned^)?
+    (`rhs_unsigned` $rhs_unsigned^)? attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+}
+
 #endif // RLX_DIALECT_MIR_IR_MIRQUANTOPS_TD
