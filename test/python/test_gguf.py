@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rlx
-from harness import RLX_GEN
+from harness import BUILD, RLX_GEN
 from test_checkpoints import logits_with_weights
 
 gguf = pytest.importorskip("gguf")
@@ -335,7 +335,8 @@ def test_mutated_files_are_rejected_or_read_never_a_crash(gguf_model, tmp_path):
     _, path, _ = gguf_model
     import os
     import sys
-    env = dict(os.environ)
+    # The child imports the build's package as conftest.py does here.
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python_packages"))
     proc = subprocess.run([sys.executable, "-c", MUTATE, str(path), "3", "300",
                            str(tmp_path / "m.gguf")], capture_output=True, text=True,
                           timeout=600, env=env)

@@ -58,6 +58,8 @@ def python_value(text):
         return float(m.group(1))
     if m := re.fullmatch(r"array<i\d+(?:: (.*))?>", text):
         return [int(v) for v in split_top(m.group(1) or "")]
+    if m := re.fullmatch(r"array<f\d+(?:: (.*))?>", text):
+        return [float(v) for v in split_top(m.group(1) or "")]
     if m := re.fullmatch(r"#rlx<\w+ (\w+)>", text):
         return m.group(1)
     if text in ("true", "false"):
