@@ -61,3 +61,17 @@ def test_quantized_mlp_equals_pytorch(device, output, per_channel):
     got = np.asarray(compiled(x))
     assert want.shape == got.shape and np.count_nonzero(want) > want.size // 2
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_quantized_linears_run_in_int8(per_channel):
+    """Both QDQ linears of the linalg export become rlx_mir.qmatmul (int8 ×
+    int8 in i32, the scales applied once), no float matmul is left, and the
+    quantize/dequantize generics are raised (nothing stays linalg)."""
+    model, x = quantized(per_channel)
+    text, _, _ = rlx.export_torch(model, x, output="linalg")
+    m = rlx.parse(text)
+    m.run_pipeline("rlx-import-to-mir")
+    raised = m.text()
+    assert raised.count("rlx_mir.qmatmul") == 2
+    assert "rlx_mir.matmul" not in raised and "linalg." not in raised

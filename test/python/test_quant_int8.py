@@ -372,22 +372,32 @@ def numpy_qmatmul(a, b, za=0, zb=0, transpose_b=False, ua=False, ub=False):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("case", ["plain", "transpose_b-zero-points", "unsigned-batched"])
+@pytest.mark.parametrize("case", ["plain", "transpose_b-zero-points", "unsigned-batched",
+                                  "unsigned-rhs-blocks"])
 def test_qmatmul_is_exact_int32(device, case):
     """Every int8 value (both ends included), zero points and unsigned
-    storage: the i32 accumulation equals numpy's int64 product exactly."""
+    storage: the i32 accumulation equals numpy's int64 product exactly.
+    "unsigned-rhs-blocks" has M, N off the CPU kernel's 4×2 blocks and
+    enough work to split over threads, with the largest centered values
+    (0 − 200 and 127 + 5) on both sides."""
     rng = np.random.default_rng(7)
     batched = case == "unsigned-batched"
-    tb = case == "transpose_b-zero-points"
-    a = rng.integers(-128, 128, ((2, 5, 96) if batched else (5, 96)), dtype=np.int64).astype(np.int8)
+    blocks = case == "unsigned-rhs-blocks"
+    tb = case in ("transpose_b-zero-points", "unsigned-rhs-blocks")
+    m, n, k = (67, 131, 300) if blocks else (5, 24, 96)
+    a = rng.integers(-128, 128, ((2, m, k) if batched else (m, k)), dtype=np.int64).astype(np.int8)
     a.flat[:2] = [-128, 127]
-    b = rng.integers(-128, 128, ((24, 96) if tb else (96, 24)), dtype=np.int64).astype(np.int8)
+    b = rng.integers(-128, 128, ((n, k) if tb else (k, n)), dtype=np.int64).astype(np.int8)
+    b.flat[:2] = [-1, 0]  # 255 and 0 read unsigned
     za, zb = (3, -2) if tb else ((128, 0) if batched else (0, 0))
-    ua = batched
+    if blocks:
+        za, zb = -5, 200
+    ua, ub = batched, blocks
     attrs = (" transpose_b" if tb else "") + (f" lhs_zero_point = {za}" if za else "") + \
-        (f" rhs_zero_point = {zb}" if zb else "") + (" lhs_unsigned" if ua else "")
+        (f" rhs_zero_point = {zb}" if zb else "") + (" lhs_unsigned" if ua else "") + \
+        (" rhs_unsigned" if ub else "")
     at, bt = tensor(a.shape, "i8"), tensor(b.shape, "i8")
-    out = tensor(a.shape[:-1] + (24,), "i32")
+    out = tensor(a.shape[:-1] + (n,), "i32")
     compiled = compile_for(device, f"""func.func @f(%a: {at} {{rlx.input = "a"}},
       %b: {bt} {{rlx.input = "b"}}) -> ({out}) {{
   %y = rlx_mir.qmatmul %a, %b{attrs} : {at}, {bt}
@@ -395,4 +405,4 @@ def test_qmatmul_is_exact_int32(device, case):
 }}""")
     got = next(iter(compiled.run(a=a, b=b).values()))
     assert got.dtype == np.int32
-    np.testing.assert_array_equal(got, numpy_qmatmul(a, b, za, zb, tb, ua))
+    np.testing.assert_array_equal(got, numpy_qmatmul(a, b, za, zb, tb, ua, ub))

@@ -532,4 +532,5 @@ void mlir::rlx::populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns) {
   patterns.add<Transpose, Softmax, Broadcast, Reduce, Generic, Reshape<tensor::ExpandShapeOp>,
                Reshape<tensor::CollapseShapeOp>, ExtractSlice, Concat, InsertSlicesAsConcat,
                Constant, ElementwiseNamed>(ctx);
+  populateLinalgQuantToRLXMIRPatterns(patterns);
 }

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -142,8 +143,10 @@ template <typename Op> struct QuantLowering : OpConversionPattern<Op> {
   }
 };
 
-/// qmatmul: one generic over (batch..., m, n, k), k a reduction, into a
-/// zero-filled i32 accumulator.
+/// qmatmul: one generic over (m, n, k), k a reduction, into a zero-filled
+/// i32 accumulator; batch dims of the lhs are folded into m (and unfolded
+/// from the result). The generic carries kQMatmulAttr for the CPU's integer
+/// GEMM.
 struct QMatmulLowering : OpConversionPattern<QMatmulOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(QMatmulOp op, OpAdaptor a,
@@ -153,28 +156,34 @@ struct QMatmulLowering : OpConversionPattern<QMatmulOp> {
       return rw.notifyMatchFailure(op, "dynamic shapes");
     Location loc = op.getLoc();
     MLIRContext *ctx = rw.getContext();
-    unsigned rank = out.getRank(), dims = rank + 1; // ..., m, n, k
-    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    SmallVector<AffineExpr> lhsExprs, outExprs;
+    unsigned rank = out.getRank();
+    // [..., M, K] → [M', K] and [..., M, N] ← [M', N].
+    SmallVector<ReassociationIndices> fold(2);
     for (unsigned i = 0; i + 1 < rank; ++i)
-      lhsExprs.push_back(d(i)); // batch..., m
-    lhsExprs.push_back(d(rank)); // k
-    for (unsigned i = 0; i < rank; ++i)
-      outExprs.push_back(d(i));
-    AffineExpr n = d(rank - 1), k = d(rank);
-    SmallVector<AffineExpr> rhsExprs =
-        op.getTransposeB() ? SmallVector<AffineExpr>{n, k} : SmallVector<AffineExpr>{k, n};
-    SmallVector<AffineMap> maps{AffineMap::get(dims, 0, lhsExprs, ctx),
-                                AffineMap::get(dims, 0, rhsExprs, ctx),
-                                AffineMap::get(dims, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    iters.push_back(utils::IteratorType::reduction);
+      fold[0].push_back(i);
+    fold[1].push_back(rank - 1);
+    Value lhs = a.getLhs();
+    auto flatOut = RankedTensorType::get({out.getNumElements() / out.getShape().back(),
+                                          out.getShape().back()},
+                                         out.getElementType());
+    if (rank > 2)
+      lhs = tensor::CollapseShapeOp::create(rw, loc, lhs, fold);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr m = d(0), n = d(1), k = d(2);
+    SmallVector<AffineMap> maps{
+        AffineMap::get(3, 0, {m, k}, ctx),
+        AffineMap::get(3, 0, op.getTransposeB() ? ArrayRef<AffineExpr>{n, k} : ArrayRef<AffineExpr>{k, n},
+                       ctx),
+        AffineMap::get(3, 0, {m, n}, ctx)};
+    SmallVector<utils::IteratorType> iters{utils::IteratorType::parallel,
+                                           utils::IteratorType::parallel,
+                                           utils::IteratorType::reduction};
     Value zero = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(0));
-    Value init = linalg::FillOp::create(rw, loc, zero, empty(rw, loc, out)).getResult(0);
+    Value init = linalg::FillOp::create(rw, loc, zero, empty(rw, loc, flatOut)).getResult(0);
     int64_t za = op.getLhsZeroPoint().value_or(0), zb = op.getRhsZeroPoint().value_or(0);
     bool ua = op.getLhsUnsigned(), ub = op.getRhsUnsigned();
     auto generic = linalg::GenericOp::create(
-        rw, loc, TypeRange{out}, ValueRange{a.getLhs(), a.getRhs()}, ValueRange{init}, maps, iters,
+        rw, loc, TypeRange{flatOut}, ValueRange{lhs, a.getRhs()}, ValueRange{init}, maps, iters,
         [&](OpBuilder &b, Location l, ValueRange args) {
           auto centered = [&](Value byte, bool isUnsigned, int64_t zp) {
             Value v = byteValue(b, l, byte, isUnsigned);
@@ -187,7 +196,11 @@ struct QMatmulLowering : OpConversionPattern<QMatmulOp> {
                                              centered(args[1], ub, zb));
           linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, args[2], prod)});
         });
-    rw.replaceOp(op, generic.getResult(0));
+    generic->setAttr(kQMatmulAttr, rw.getDenseI64ArrayAttr({za, zb, ua, ub}));
+    Value result = generic.getResult(0);
+    if (rank > 2)
+      result = tensor::ExpandShapeOp::create(rw, loc, out, result, fold);
+    rw.replaceOp(op, result);
     return success();
   }
 };

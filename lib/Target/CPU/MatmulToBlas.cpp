@@ -231,6 +231,64 @@ struct GroupedToBlas : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// The linalg.generic of a 2-D qmatmul (kQMatmulAttr) on buffers, into a
+/// zero fill right before it: a call of the runtime's integer GEMM
+/// (rlx_cpu_qgemm_s8, exact i32), which writes all of C.
+struct QMatmulToRuntime : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rw) const override {
+    auto params = op->getAttrOfType<DenseI64ArrayAttr>(rlx::kQMatmulAttr);
+    if (!params || params.size() != 4 || !op.hasPureBufferSemantics() ||
+        op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+      return failure();
+    Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    IntegerAttr zero;
+    if (!fill || fill.getDpsInits()[0] != c ||
+        !matchPattern(fill.getInputs()[0], m_Constant(&zero)) || !zero.getValue().isZero())
+      return failure();
+    auto rankTwo = [](Value v, unsigned bits) {
+      auto t = dyn_cast<MemRefType>(v.getType());
+      return t && t.getRank() == 2 && t.getElementType().isInteger(bits);
+    };
+    if (!rankTwo(a, 8) || !rankTwo(b, 8) || !rankTwo(c, 32))
+      return failure();
+    auto tb = transposed(op.getIndexingMapsArray()[1], {2, 1});
+    if (!tb)
+      return failure();
+    MLIRContext *ctx = rw.getContext();
+    auto strided = [&](unsigned bits) {
+      return dynamicStrided(MemRefType::get({1, 1}, IntegerType::get(ctx, bits)));
+    };
+    Type i32 = rw.getI32Type();
+    auto module = op->getParentOfType<ModuleOp>();
+    StringRef name = "rlx_cpu_qgemm_s8";
+    func::FuncOp callee = module.lookupSymbol<func::FuncOp>(name);
+    if (!callee) {
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPointToStart(module.getBody());
+      callee = func::FuncOp::create(
+          rw, module.getLoc(), name,
+          FunctionType::get(ctx, {strided(8), strided(8), strided(32), i32, i32, i32, i32, i32},
+                            {}));
+      callee.setPrivate();
+      callee->setAttr("llvm.emit_c_interface", rw.getUnitAttr());
+    }
+    Location loc = op.getLoc();
+    auto cast = [&](Value v, unsigned bits) {
+      return memref::CastOp::create(rw, loc, strided(bits), v).getResult();
+    };
+    auto i32c = [&](int64_t v) { return arith::ConstantIntOp::create(rw, loc, v, 32).getResult(); };
+    ArrayRef<int64_t> p = params.asArrayRef();
+    func::CallOp::create(rw, loc, callee,
+                         ValueRange{cast(a, 8), cast(b, 8), cast(c, 32), i32c(*tb ? 1 : 0),
+                                    i32c(p[0]), i32c(p[1]), i32c(p[2]), i32c(p[3])});
+    rw.eraseOp(fill);
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct CpuMatmulToBlasPass : rlx::impl::CpuMatmulToBlasBase<CpuMatmulToBlasPass> {
   using CpuMatmulToBlasBase::CpuMatmulToBlasBase;
   void runOnOperation() override {
@@ -238,7 +296,7 @@ struct CpuMatmulToBlasPass : rlx::impl::CpuMatmulToBlasBase<CpuMatmulToBlasPass>
     patterns.add<ToBlas<linalg::MatmulOp>>(&getContext(), "rlx_cpu_sgemm", 2, minFlops);
     patterns.add<ToBlas<linalg::BatchMatmulOp>>(&getContext(), "rlx_cpu_sgemm_batched", 3,
                                                 minFlops);
-    patterns.add<GroupedToBlas>(&getContext());
+    patterns.add<GroupedToBlas, QMatmulToRuntime>(&getContext());
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))

@@ -86,3 +86,16 @@ func.func @io(%x: memref<4xf32>) attributes {rlx_lir.io = {input = ["x"]}} {
 func.func @arena_type(%arena: memref<16xf32> {rlx_lir.arena}) {
   return
 }
+
+// -----
+
+// The CPU's integer GEMM reads rlx.qmatmul instead of the body: a zero point
+// outside its byte's range would be a wrong answer.
+func.func @qmatmul_zero_point(%a: tensor<4x8xi8>, %b: tensor<8x6xi8>, %c: tensor<4x6xi32>) -> tensor<4x6xi32> {
+  // expected-error @+1 {{rlx.qmatmul must be [lhs_zero_point, rhs_zero_point, lhs_unsigned, rhs_unsigned] (flags 0 or 1, zero points in their byte's range) on a linalg.generic}}
+  %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<4x8xi8>, tensor<8x6xi8>) outs(%c : tensor<4x6xi32>) attrs = {rlx.qmatmul = array<i64: 200, 0, 0, 0>} {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    linalg.yield %acc : i32
+  } -> tensor<4x6xi32>
+  return %y : tensor<4x6xi32>
+}

@@ -28,6 +28,12 @@ void populateTosaToRLXMIRPatterns(RewritePatternSet &patterns);
 /// → rlx_mir.
 void populateLinalgToRLXMIRPatterns(RewritePatternSet &patterns);
 
+/// The elementwise generics torch-mlir writes for PT2E's quantize and
+/// dequantize (per tensor and per channel; round half to even, zero point,
+/// clamp) → rlx_mir.quantize / dequantize. Part of
+/// populateLinalgToRLXMIRPatterns.
+void populateLinalgQuantToRLXMIRPatterns(RewritePatternSet &patterns);
+
 /// Softmax and attention forms exporters write: drops SDPA's all-masked-row
 /// guard around rlx_mir.softmax (TOSA and linalg-on-tensors forms: the
 /// softmax already gives 0 on such rows), raises the log-sum-exp spelling of

@@ -22,6 +22,10 @@ namespace mlir::rlx {
 /// its inputs and `w` read in its body; true when rows of ids outside
 /// [0, E) are zeros (zero_out_of_range) rather than clamped.
 inline constexpr llvm::StringLiteral kGroupedMatmulAttr = "rlx.grouped_matmul";
+/// On the linalg.generic of a 2-D qmatmul (i8 × i8 → i32 into a zero fill):
+/// [lhs_zero_point, rhs_zero_point, lhs_unsigned, rhs_unsigned]. The CPU
+/// path calls its integer GEMM for it (rlx-cpu-matmul-to-blas).
+inline constexpr llvm::StringLiteral kQMatmulAttr = "rlx.qmatmul";
 /// On the linalg.generic of a cumsum: [axis, exclusive, reverse]. The CPU
 /// path runs it as a running sum (rlx-cpu-topk-cumsum).
 inline constexpr llvm::StringLiteral kCumsumAttr = "rlx.cumsum";

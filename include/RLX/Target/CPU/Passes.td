@@ -17,7 +17,10 @@ def CpuMatmulToBlas : Pass<"rlx-cpu-matmul-to-blas"> {
     Other matmuls keep their linalg form (and become loops), and so do tiny
     ones (fewer than `min-flops` multiply-adds, e.g. one decode query against
     one head's keys): a BLAS call, which may wake its thread pool, costs more
-    than the loops.
+    than the loops. The generic of a 2-D `rlx_mir.qmatmul` (tagged
+    `rlx.qmatmul`, into a zero fill) becomes a call of the runtime's integer
+    GEMM, `rlx_cpu_qgemm_s8` (i8 × i8 with zero points, exact i32
+    accumulation; no BLAS involved).
   }];
   let options = [
     Option<"minFlops", "min-flops", "int64_t", /*default=*/"32768",

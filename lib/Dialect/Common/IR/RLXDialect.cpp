@@ -304,6 +304,24 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << " on a linalg.generic";
     return success();
   }
+  if (attr.getName() == "rlx.qmatmul") {
+    // Set by qmatmul's linalg lowering; the CPU path calls its integer GEMM
+    // for the op (cpu-matmul-to-blas), which reads these instead of the body.
+    auto array = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    auto valid = [](ArrayRef<int64_t> p) {
+      auto inRange = [](int64_t z, int64_t isUnsigned) {
+        return isUnsigned ? z >= 0 && z <= 255 : z >= -128 && z <= 127;
+      };
+      return (p[2] == 0 || p[2] == 1) && (p[3] == 0 || p[3] == 1) && inRange(p[0], p[2]) &&
+             inRange(p[1], p[3]);
+    };
+    if (op->getName().getStringRef() != "linalg.generic" || !array || array.size() != 4 ||
+        !valid(array.asArrayRef()))
+      return op->emitError() << "rlx.qmatmul must be [lhs_zero_point, rhs_zero_point, "
+                                "lhs_unsigned, rhs_unsigned] (flags 0 or 1, zero points in their "
+                                "byte's range) on a linalg.generic";
+    return success();
+  }
   if (attr.getName() == "rlx.expert_local_rows") {
     // Set by rlx-mir-shard on an expert-split grouped_matmul whose rows stay
     // on their expert's rank; read by its partition.
@@ -328,7 +346,7 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
                             "rlx.wgmma_fence_operands on llvm.inline_asm, "
                             "rlx.emulator_unavailable on gpu.func, rlx.grouped_matmul on "
-                            "linalg.generic, rlx.cumsum, rlx.topk and rlx.topk_ranks on "
+                            "linalg.generic, rlx.cumsum, rlx.topk, rlx.topk_ranks and rlx.qmatmul on "
                             "linalg.generic, rlx.expert_local_rows on rlx_mir.grouped_matmul; "
                             "rlx.input, rlx.param, rlx.output, rlx.dim_names, rlx.packed_by "
                             "and rlx.packed_from on function arguments and results)";

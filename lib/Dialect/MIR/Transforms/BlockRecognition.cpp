@@ -948,4 +948,5 @@ void mlir::rlx::mir::populateBlockRecognitionPatterns(RewritePatternSet &pattern
                HoistReshapeAboveCast>(ctx);
   ReshapeOp::getCanonicalizationPatterns(patterns, ctx);
   TransposeOp::getCanonicalizationPatterns(patterns, ctx);
+  populateQuantRecognitionPatterns(patterns);
 }

@@ -60,6 +60,12 @@ void populateAttentionFusionPatterns(RewritePatternSet &patterns,
 /// expects. See rlx-mir-recognize-blocks.
 void populateBlockRecognitionPatterns(RewritePatternSet &patterns);
 
+/// PT2E's quantized linear spelled as matmul(dequantize, dequantize) (per
+/// tensor activations; per tensor or per output channel weights, constant
+/// zero points) → rlx_mir.qmatmul, cast, times the product of the scales.
+/// Part of populateBlockRecognitionPatterns.
+void populateQuantRecognitionPatterns(RewritePatternSet &patterns);
+
 /// Elementwise-chain fusion is a graph partitioning, not a local rewrite: it
 /// groups connected elementwise ops of one shape and outlines each group into
 /// an rlx_mir.elementwise. Returns the number of groups formed.

@@ -533,7 +533,11 @@ def MIRRecognizeBlocks : Pass<"rlx-mir-recognize-blocks"> {
     packed projection, causal (and sliding-window) masks given as additive
     constants, and the matmul forms fusion expects (transposes folded into
     flags, a weight reshaped to `[1, K, N]` read as `[K, N]`, 4-D matmuls
-    that were split into 3-D). Part of `rlx-import-to-mir`.
+    that were split into 3-D), and PT2E's quantized linear
+    (`matmul(dequantize(qx), dequantize(qw))`, per-tensor activations,
+    per-tensor or per-output-channel weights, constant zero points) as
+    `qmatmul` in i32 times the product of the scales. Part of
+    `rlx-import-to-mir`.
   }];
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
