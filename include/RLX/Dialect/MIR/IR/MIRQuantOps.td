@@ -181,10 +181,13 @@ def MIR_QMatmulOp : MIR_InferOp<"qmatmul"> {
     `[..., M, N]`. Exact: no term rounds, and |out| ≤ K · 255² fits i32
     for K < 33025 (the verifier rejects larger static K).
 
-    Lowering: one `linalg.generic` (the operands widened to i32, the zero
-    points subtracted, multiply-add in i32): the CPU path's portable loop
-    and the GPU path's generic kernel. No derivative (integer values); use
-    `dequantize` then `matmul` where gradients are wanted.
+    Lowering: one `linalg.generic` over (m, n, k), the lhs's batch dims
+    folded into m (the operands widened to i32, the zero points subtracted,
+    multiply-add in i32), tagged `rlx.qmatmul`: the CPU path calls its
+    runtime's integer GEMM for it (`rlx_cpu_qgemm_s8`), the GPU path runs
+    the generic kernel. `rlx-import-to-mir` forms it from PT2E's quantized
+    linear. No derivative (integer values); use `dequantize` then `matmul`
+    where gradients are wanted.
 
     The verifier rejects operands that are not i8 of rank ≥ 2 (lhs) and 2
     (rhs), mismatched K, a static K ≥ 33025 and zero points outside
