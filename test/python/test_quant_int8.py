@@ -406,3 +406,24 @@ def test_qmatmul_is_exact_int32(device, case):
     got = next(iter(compiled.run(a=a, b=b).values()))
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, numpy_qmatmul(a, b, za, zb, tb, ua, ub))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_qmatmuls_sharing_an_output_shape(device):
+    """Two qmatmuls with one output shape (their zero fills merge into one
+    before bufferization, so at most one of them follows its fill): both
+    exact."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(-128, 128, (9, 40), dtype=np.int64).astype(np.int8)
+    b1 = rng.integers(-128, 128, (12, 40), dtype=np.int64).astype(np.int8)
+    b2 = rng.integers(-128, 128, (12, 40), dtype=np.int64).astype(np.int8)
+    at, bt, out = tensor(a.shape, "i8"), tensor(b1.shape, "i8"), tensor((9, 12), "i32")
+    compiled = compile_for(device, f"""func.func @f(%a: {at} {{rlx.input = "a"}},
+      %b1: {bt} {{rlx.input = "b1"}}, %b2: {bt} {{rlx.input = "b2"}}) -> ({out}, {out}) {{
+  %y1 = rlx_mir.qmatmul %a, %b1 transpose_b lhs_zero_point = 7 : {at}, {bt}
+  %y2 = rlx_mir.qmatmul %a, %b2 transpose_b rhs_zero_point = -3 : {at}, {bt}
+  return %y1, %y2 : {out}, {out}
+}}""")
+    got = list(compiled.run(a=a, b1=b1, b2=b2).values())
+    np.testing.assert_array_equal(got[0], numpy_qmatmul(a, b1, 7, 0, True))
+    np.testing.assert_array_equal(got[1], numpy_qmatmul(a, b2, 0, -3, True))

@@ -98,7 +98,9 @@ std::optional<Param> peel(linalg::GenericOp g, Value v, Value &inner, bool commu
 }
 
 /// `v` = min(max(a, lo), hi) or max(min(a, hi), lo) with constant bounds
-/// (either NaN flavour of min/max: a NaN is poison after fptosi anyway).
+/// (arith.minimumf/maximumf: a NaN stays NaN, poison after fptosi; the
+/// minnumf/maxnumf spelling would clamp it to a bound, which
+/// rlx_mir.quantize does not do, so it stays linalg).
 bool peelClamp(linalg::GenericOp g, Value v, Value &inner, double &lo, double &hi) {
   auto bound = [&](std::optional<Param> p, double &out) {
     if (!p || !p->value)
@@ -107,24 +109,11 @@ bool peelClamp(linalg::GenericOp g, Value v, Value &inner, double &lo, double &h
     return true;
   };
   Value mid;
-  auto outerMin = peel<arith::MinimumFOp>(g, v, mid);
-  if (!outerMin)
-    outerMin = peel<arith::MinNumFOp>(g, v, mid);
-  if (outerMin) {
-    auto innerMax = peel<arith::MaximumFOp>(g, mid, inner);
-    if (!innerMax)
-      innerMax = peel<arith::MaxNumFOp>(g, mid, inner);
-    return bound(outerMin, hi) && bound(innerMax, lo);
-  }
-  auto outerMax = peel<arith::MaximumFOp>(g, v, mid);
-  if (!outerMax)
-    outerMax = peel<arith::MaxNumFOp>(g, v, mid);
-  if (!outerMax)
-    return false;
-  auto innerMin = peel<arith::MinimumFOp>(g, mid, inner);
-  if (!innerMin)
-    innerMin = peel<arith::MinNumFOp>(g, mid, inner);
-  return bound(outerMax, lo) && bound(innerMin, hi);
+  if (auto outerMin = peel<arith::MinimumFOp>(g, v, mid))
+    return bound(outerMin, hi) && bound(peel<arith::MaximumFOp>(g, mid, inner), lo);
+  if (auto outerMax = peel<arith::MaximumFOp>(g, v, mid))
+    return bound(outerMax, lo) && bound(peel<arith::MinimumFOp>(g, mid, inner), hi);
+  return false;
 }
 
 bool isArg0(linalg::GenericOp g, Value v) {
@@ -171,7 +160,7 @@ struct QuantOperands {
     if (s.value) {
       scale = mb.scalar(f32, *s.value);
     } else {
-      if (MIRBuilder::elementType(s.tensor) != f32)
+      if (MIRBuilder::elementType(s.tensor) != f32 || !MIRBuilder::typeOf(s.tensor).hasStaticShape())
         return false;
       scale = s.tensor;
       axis = b.getI64IntegerAttr(s.axis);

@@ -48,7 +48,7 @@ template <bool Unsigned> inline int16_t centeredB(int8_t v, int16_t zb) {
 }
 
 /// One block of R rows of a (centered i16, [., k]) × C rows of bt (bytes,
-/// [., ldb] with k contiguous).
+/// [., ldb] with k contiguous), added to c.
 template <int R, int C, bool Unsigned>
 inline void block(const int16_t *a, int64_t k, const int8_t *bt, int64_t ldb, int16_t zb,
                   int32_t *c, int64_t ldc) {
@@ -59,7 +59,7 @@ inline void block(const int16_t *a, int64_t k, const int8_t *bt, int64_t ldb, in
         acc[r][j] += int32_t(a[r * k + p]) * int32_t(centeredB<Unsigned>(bt[j * ldb + p], zb));
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < C; ++j)
-      c[r * ldc + j] = acc[r][j];
+      c[r * ldc + j] += acc[r][j];
 }
 
 /// C[0:m, n0:n1] from the centered a [m, k] and the bytes of bt [n, ldb].
@@ -122,7 +122,7 @@ __attribute__((target("avx2"))) inline void blockAvx2(const int16_t *a, int64_t 
       int32_t sum = lanes(acc[r][j]);
       for (int64_t q = p; q < k; ++q)
         sum += int32_t(a[r * k + q]) * int32_t(centeredB<Unsigned>(bt[j * ldb + q], zb));
-      c[r * ldc + j] = sum;
+      c[r * ldc + j] += sum;
     }
 }
 
@@ -171,10 +171,11 @@ inline int16_t centered(int8_t v, bool isUnsigned, int32_t zp) {
 
 extern "C" {
 
-/// a [M, K], b [K, N] (or [N, K] with transB), c [M, N] i32 (overwritten).
+/// a [M, K], b [K, N] (or [N, K] with transB), c [M, N] i32: C += A·B, or
+/// C = A·B with `overwrite` (C's old values never read).
 void _mlir_ciface_rlx_cpu_qgemm_s8(Desc<int8_t, 2> *a, Desc<int8_t, 2> *b, Desc<int32_t, 2> *c,
                                    int32_t transB, int32_t za, int32_t zb, int32_t aUnsigned,
-                                   int32_t bUnsigned) {
+                                   int32_t bUnsigned, int32_t overwrite) {
   int64_t m = a->sizes[0], k = a->sizes[1], n = c->sizes[1];
   if (m == 0 || n == 0)
     return;
@@ -199,13 +200,18 @@ void _mlir_ciface_rlx_cpu_qgemm_s8(Desc<int8_t, 2> *a, Desc<int8_t, 2> *b, Desc<
   }
   int64_t ldc = c->strides[0];
   if (c->strides[1] != 1) { // a strided C: through a contiguous one
-    std::vector<int32_t> tmp(static_cast<size_t>(m * n));
+    std::vector<int32_t> tmp(static_cast<size_t>(m * n), 0);
     kernel(ac.data(), bp, ldb, int16_t(zb), bUnsigned, tmp.data(), n, m, 0, n, k);
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        cp[i * ldc + j * c->strides[1]] = tmp[i * n + j];
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t &out = cp[i * ldc + j * c->strides[1]];
+        out = overwrite ? tmp[i * n + j] : out + tmp[i * n + j];
+      }
     return;
   }
+  if (overwrite)
+    for (int64_t i = 0; i < m; ++i)
+      std::fill_n(cp + i * ldc, n, 0);
   // Threads over column ranges, for products worth a thread each.
   int64_t threads = rlx_cpu_get_num_threads();
   if (threads <= 0)

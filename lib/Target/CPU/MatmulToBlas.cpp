@@ -231,9 +231,11 @@ struct GroupedToBlas : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
-/// The linalg.generic of a 2-D qmatmul (kQMatmulAttr) on buffers, into a
-/// zero fill right before it: a call of the runtime's integer GEMM
-/// (rlx_cpu_qgemm_s8, exact i32), which writes all of C.
+/// The linalg.generic of a 2-D qmatmul (kQMatmulAttr) on buffers: a call
+/// of the runtime's integer GEMM (rlx_cpu_qgemm_s8, exact i32), which adds
+/// to C as the generic does, or overwrites it when a zero fill of C comes
+/// right before (the fill goes). The maps and loops must be qmatmul's (the
+/// tag alone does not make a generic one).
 struct QMatmulToRuntime : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rw) const override {
@@ -242,11 +244,18 @@ struct QMatmulToRuntime : OpRewritePattern<linalg::GenericOp> {
         op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
       return failure();
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto iters = op.getIteratorTypesArray();
+    auto ta = transposed(maps[0], {0, 2}), tc = transposed(maps[2], {0, 1});
+    if (!ta || *ta || !tc || *tc || iters.size() != 3 ||
+        iters[0] != utils::IteratorType::parallel || iters[1] != utils::IteratorType::parallel ||
+        iters[2] != utils::IteratorType::reduction)
+      return failure();
     auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
     IntegerAttr zero;
-    if (!fill || fill.getDpsInits()[0] != c ||
-        !matchPattern(fill.getInputs()[0], m_Constant(&zero)) || !zero.getValue().isZero())
-      return failure();
+    bool overwrite = fill && fill.getDpsInits()[0] == c &&
+                     matchPattern(fill.getInputs()[0], m_Constant(&zero)) &&
+                     zero.getValue().isZero();
     auto rankTwo = [](Value v, unsigned bits) {
       auto t = dyn_cast<MemRefType>(v.getType());
       return t && t.getRank() == 2 && t.getElementType().isInteger(bits);
@@ -269,7 +278,8 @@ struct QMatmulToRuntime : OpRewritePattern<linalg::GenericOp> {
       rw.setInsertionPointToStart(module.getBody());
       callee = func::FuncOp::create(
           rw, module.getLoc(), name,
-          FunctionType::get(ctx, {strided(8), strided(8), strided(32), i32, i32, i32, i32, i32},
+          FunctionType::get(ctx,
+                            {strided(8), strided(8), strided(32), i32, i32, i32, i32, i32, i32},
                             {}));
       callee.setPrivate();
       callee->setAttr("llvm.emit_c_interface", rw.getUnitAttr());
@@ -282,8 +292,10 @@ struct QMatmulToRuntime : OpRewritePattern<linalg::GenericOp> {
     ArrayRef<int64_t> p = params.asArrayRef();
     func::CallOp::create(rw, loc, callee,
                          ValueRange{cast(a, 8), cast(b, 8), cast(c, 32), i32c(*tb ? 1 : 0),
-                                    i32c(p[0]), i32c(p[1]), i32c(p[2]), i32c(p[3])});
-    rw.eraseOp(fill);
+                                    i32c(p[0]), i32c(p[1]), i32c(p[2]), i32c(p[3]),
+                                    i32c(overwrite ? 1 : 0)});
+    if (overwrite)
+      rw.eraseOp(fill);
     rw.eraseOp(op);
     return success();
   }

@@ -69,15 +69,17 @@ func.func @linear_per_tensor(%x: tensor<4x16xf32>, %w: tensor<8x16xi8>) -> tenso
 #row = affine_map<(d0, d1) -> (d0)>
 
 // Per output channel: the scale and zero point are operands read along d0;
-// uint8 activations (uitofp), the scale on the left of the product.
+// uint8 activations (uitofp), the scale on the left of the product, one
+// zero point for every channel (a qmatmul attribute).
 // CHECK-LABEL: func.func @weight_per_channel(
-// CHECK:         %[[DW:.*]] = rlx_mir.dequantize %arg1, %arg2 axis = 0 : tensor<8x16xi8>, tensor<8xf32>
-// CHECK:         rlx_mir.qmatmul %arg0, %arg1 transpose_b lhs_unsigned : tensor<4x16xi8>, tensor<8x16xi8>
+// CHECK:         %[[Z:.*]] = rlx_mir.constant dense<3> : tensor<8xi8>
+// CHECK:         %[[DW:.*]] = rlx_mir.dequantize %arg1, %arg2, %[[Z]] axis = 0 : tensor<8x16xi8>, tensor<8xf32>, tensor<8xi8>
+// CHECK:         rlx_mir.qmatmul %arg0, %arg1 transpose_b rhs_zero_point = 3 lhs_unsigned : tensor<4x16xi8>, tensor<8x16xi8>
 // CHECK:         %[[SS:.*]] = rlx_mir.mul %arg2, %{{.*}} : tensor<8xf32>, tensor<f32>
 // CHECK:         rlx_mir.mul %{{.*}}, %[[SS]] : tensor<4x8xf32>, tensor<8xf32>
 func.func @weight_per_channel(%x: tensor<4x16xi8>, %w: tensor<8x16xi8>, %sw: tensor<8xf32>)
     -> (tensor<4x8xf32>, tensor<8x16xf32>) {
-  %zp = arith.constant dense<0> : tensor<8xi64>
+  %zp = arith.constant dense<3> : tensor<8xi64>
   %sx = arith.constant 0.1 : f32
   %e0 = tensor.empty() : tensor<8x16xf32>
   %dw = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}
@@ -188,5 +190,49 @@ func.func @scale_along_k(%x: tensor<4x16xi8>, %w: tensor<8x16xi8>, %s: tensor<f3
   %dx = rlx_mir.dequantize %x, %s : tensor<4x16xi8>, tensor<f32>
   %dw = rlx_mir.dequantize %w, %sk axis = 1 : tensor<8x16xi8>, tensor<16xf32>
   %y = rlx_mir.matmul %dx, %dw transpose_b : tensor<4x16xf32>, tensor<8x16xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// uint8 activations quantized with fptoui (range [0, 255], zero point 200,
+// stored as the byte 0xC8) and dequantized with extui: both raise, and the
+// product reads the zero point back as 200.
+// CHECK-LABEL: func.func @uint8_activations(
+// CHECK-DAG:     %[[Z:.*]] = rlx_mir.constant dense<-56> : tensor<i8>
+// CHECK:         %[[Q:.*]] = rlx_mir.quantize %arg0, %{{.*}}, %[[Z]] unsigned : tensor<4x16xf32>, tensor<f32>, tensor<i8>
+// CHECK:         rlx_mir.qmatmul %[[Q]], %arg1 transpose_b lhs_zero_point = 200 lhs_unsigned : tensor<4x16xi8>, tensor<8x16xi8>
+func.func @uint8_activations(%x: tensor<4x16xf32>, %w: tensor<8x16xi8>, %sw: tensor<f32>) -> tensor<4x8xf32> {
+  %s = arith.constant 0.05 : f32
+  %zf = arith.constant 200.0 : f32
+  %zi = arith.constant 200 : i32
+  %lo = arith.constant 0.0 : f32
+  %hi = arith.constant 255.0 : f32
+  %e0 = tensor.empty() : tensor<4x16xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x16xf32>) outs(%e0 : tensor<4x16xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %0 = arith.divf %in, %s : f32
+    %1 = math.roundeven %0 : f32
+    %2 = arith.addf %zf, %1 : f32
+    %3 = arith.minimumf %2, %hi : f32
+    %4 = arith.maximumf %3, %lo : f32
+    %5 = arith.fptoui %4 : f32 to i8
+    linalg.yield %5 : i8
+  } -> tensor<4x16xi8>
+  %e1 = tensor.empty() : tensor<4x16xf32>
+  %dq = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q : tensor<4x16xi8>) outs(%e1 : tensor<4x16xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %0 = arith.extui %in : i8 to i32
+    %1 = arith.subi %0, %zi : i32
+    %2 = arith.sitofp %1 : i32 to f32
+    %3 = arith.mulf %2, %s : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x16xf32>
+  %dw = rlx_mir.dequantize %w, %sw : tensor<8x16xi8>, tensor<f32>
+  %y = rlx_mir.matmul %dq, %dw transpose_b : tensor<4x16xf32>, tensor<8x16xf32>
   return %y : tensor<4x8xf32>
 }

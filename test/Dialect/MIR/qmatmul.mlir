@@ -26,7 +26,7 @@ func.func @q(%a: tensor<2x4x8xi8>, %b: tensor<6x8xi8>) -> tensor<2x4x6xi32> {
   // LOWER: tensor.expand_shape %{{.*}} output_shape [2, 4, 6] : tensor<8x6xi32> into tensor<2x4x6xi32>
   // CPU-LABEL: func @q
   // CPU-NOT: linalg.fill
-  // CPU: call @rlx_cpu_qgemm_s8(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32, %c3_i32, %c0_i32, %c1_i32, %c0_i32)
+  // CPU: call @rlx_cpu_qgemm_s8(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32, %c3_i32, %c0_i32, %c1_i32, %c0_i32, %c1_i32)
   // CPU-NOT: linalg.generic
   %y = rlx_mir.qmatmul %a, %b transpose_b lhs_zero_point = 3 lhs_unsigned : tensor<2x4x8xi8>, tensor<6x8xi8>
   return %y : tensor<2x4x6xi32>
