@@ -132,6 +132,15 @@ class CompiledModel:
         """Forgets the packed parameters; the next run packs them again."""
         self._model.invalidate_packed_params()
 
+    def hold_weights(self, params: Mapping[str, np.ndarray]) -> int:
+        """Copies `params` (parameter arrays by name) into the model once,
+        as :meth:`load_weights` does from a file: :meth:`run` then takes the
+        inputs alone and no longer copies the weights on every call (a
+        parameter given to run still wins). Later changes to the arrays do
+        not reach the model: call again. A name that is no parameter or a
+        wrong shape raises RlxError naming it. Returns the bytes held."""
+        return self._model.hold_weights({k: _as_array(v) for k, v in params.items()})
+
     def load_weights(self, path: str | os.PathLike) -> int:
         """Reads every parameter from a Hugging Face safetensors checkpoint
         (a ``.safetensors`` file or a ``save_pretrained`` directory) or a

@@ -280,7 +280,8 @@ class TorchModel:
     (numpy arrays or torch tensors): it returns numpy arrays, or torch tensors
     when the inputs were torch tensors; one output bare, several as a tuple.
     The parameters are the module's values when :func:`from_torch` ran
-    (converted to float32 numpy once); :meth:`refresh_params` reads them again."""
+    (converted to float32 once; on the CPU path held by the compiled model,
+    so calls do not copy them); :meth:`refresh_params` reads them again."""
 
     def __init__(self, module, compiled, mlir: str, input_names: list[str],
                  param_names: list[str]):
@@ -305,6 +306,12 @@ class TorchModel:
                                     copy=True)
                         for n in self.param_names}
         self.compiled.invalidate_packed_params()
+        # A CPU model holds them (copied once, not on every call); the GPU
+        # path takes them with each run.
+        self._held = hasattr(self.compiled, "hold_weights")
+        if self._held:
+            self.compiled.hold_weights(self._params)
+            self._params = {}
 
     def run(self, *args) -> dict[str, np.ndarray]:
         """The outputs by name (``result<i>``), numpy arrays."""
@@ -316,7 +323,8 @@ class TorchModel:
             torch = _import_torch()
         feeds = {n: (_to_numpy(torch, a) if torch is not None else np.asarray(a))
                  for n, a in zip(self.input_names, args)}
-        feeds.update(self._params)
+        if not self._held:
+            feeds.update(self._params)
         return self.compiled.run(feeds)
 
     def __call__(self, *args):

@@ -585,6 +585,18 @@ NB_MODULE(_rlx, m) {
       .def("run", &RlxCpuModel::run, nb::arg("inputs"))
       .def("invalidate_packed_params",
            [](RlxCpuModel &m) { m.model->invalidatePackedParams(); })
+      .def("hold_weights",
+           [](RlxCpuModel &m, std::map<std::string, Array> params) {
+             std::map<std::string, rlx::HostTensor> host;
+             for (auto &[name, a] : params)
+               host.emplace(name, toHost(name, a));
+             std::string error;
+             FailureOr<int64_t> bytes = m.model->holdWeights(std::move(host), error);
+             if (failed(bytes))
+               throw RlxError(error);
+             return *bytes;
+           },
+           nb::arg("params"))
       .def("load_weights",
            [](RlxCpuModel &m, const std::string &path) {
              std::string error;

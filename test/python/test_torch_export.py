@@ -222,6 +222,27 @@ def test_torch_tensors_in_and_out():
     assert_close(model(*args).numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+def test_held_weights_are_what_runs_read():
+    """from_torch's CPU model holds the parameters (hold_weights: copied
+    once, not per call): runs take the inputs alone, a parameter given to
+    run wins, and a wrong name or shape is an error naming it."""
+    module, args = build("llama", "sdpa")
+    model = rlx.from_torch(module, *args)
+    compiled = model.compiled
+    x = {n: a.numpy() for n, a in zip(model.input_names, args)}
+    held = compiled.run(x)["result0"]
+    with torch.no_grad():
+        assert_close(held, module(*args).numpy(), rtol=1e-5, atol=1e-5)
+    name = "layer.mlp.down_proj.weight"
+    w = dict(module.named_parameters())[name].detach().numpy()
+    doubled = compiled.run(dict(x, **{name: 2 * w}))["result0"]
+    assert np.abs(doubled - held).max() > 1e-3
+    with pytest.raises(rlx.RlxError, match="'nope' is not a parameter"):
+        compiled.hold_weights({"nope": w})
+    with pytest.raises(rlx.RlxError, match=f"parameter '{name}' has another shape"):
+        compiled.hold_weights({name: w[:1]})
+
+
 def test_export_names_the_arguments():
     module, args = build("qwen3", "eager")
     text, inputs, params = rlx.export_torch(module, *args, output="tosa", weights="args")

@@ -779,6 +779,38 @@ FailureOr<int64_t> CpuModel::loadWeights(StringRef path, std::string &error) {
   return bytes;
 }
 
+FailureOr<int64_t> CpuModel::holdWeights(std::map<std::string, HostTensor> params,
+                                         std::string &error) {
+  std::map<std::string, HostTensor> held;
+  for (auto &entry : params) {
+    const std::string &name = entry.first;
+    HostTensor &t = entry.second;
+    auto arg = llvm::find_if(args, [&](const ModelTensor &a) { return a.name == name; });
+    if (arg == args.end() || !arg->isParam) {
+      error = "'" + name + "' is not a parameter of the model";
+      return failure();
+    }
+    if (t.shape != arg->shape) {
+      error = "parameter '" + name + "' has another shape than the model's";
+      return failure();
+    }
+    if (t.dtype == arg->dtype) {
+      held.emplace(name, std::move(t));
+      continue;
+    }
+    FailureOr<HostTensor> exact = convertExact(t, arg->dtype, name, error);
+    if (failed(exact))
+      return failure();
+    held.emplace(name, std::move(*exact));
+  }
+  weights = std::move(held);
+  packed.clear();
+  int64_t bytes = 0;
+  for (const auto &[name, t] : weights)
+    bytes += static_cast<int64_t>(t.data.size());
+  return bytes;
+}
+
 LogicalResult CpuModel::setPacked(const std::string &name, HostTensor t, std::string &error) {
   auto it = llvm::find_if(concats, [&](const PackedConcat &c) { return c.name == name; });
   if (it == concats.end()) {

@@ -103,6 +103,13 @@ public:
   /// are held once. A missing, extra or mis-shaped tensor is an error
   /// naming it. Returns the bytes held.
   FailureOr<int64_t> loadWeights(StringRef path, std::string &error);
+  /// Holds `params` (parameter arguments by name, converted to their
+  /// dtypes once) as loadWeights holds a checkpoint's: runs take only the
+  /// inputs, without copying the weights on every call. A name that is no
+  /// parameter, or a shape unlike its argument's, is an error naming it;
+  /// parameters left out must then come with each run. Packed parameters
+  /// are recomputed from the new values. Returns the bytes held.
+  FailureOr<int64_t> holdWeights(std::map<std::string, HostTensor> params, std::string &error);
 
   /// Which result of which pack function a packed parameter is.
   struct PackResult {
