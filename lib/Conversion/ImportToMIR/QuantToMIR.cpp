@@ -191,6 +191,22 @@ struct QuantOperands {
   }
 };
 
+/// Replaces `g` by OpT (quantize or dequantize) of its input with the body's
+/// parameters; fails, leaving `g`, when they are not expressible.
+template <typename OpT>
+LogicalResult raise(PatternRewriter &rw, linalg::GenericOp g, Param s, std::optional<Param> zp,
+                    bool isUnsigned, IntegerAttr quantMin, IntegerAttr quantMax) {
+  MIRBuilder mb(rw, g.getLoc());
+  QuantOperands p;
+  if (!p.build(mb, s, zp, isUnsigned)) {
+    mb.discardUnused(&rw);
+    return failure();
+  }
+  Value v = mb.createWithOptional<OpT>(g.getDpsInputs()[0], p.scale, p.zeroPoint, p.axis,
+                                       IntegerAttr(), quantMin, quantMax, isUnsigned);
+  return import_detail::replaceIfSameType(rw, g, mb, v);
+}
+
 /// fptosi(clamp(roundeven(x / s) [+ zp], lo, hi)) to i8.
 struct QuantizeGeneric : OpRewritePattern<linalg::GenericOp> {
   QuantizeGeneric(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
@@ -217,19 +233,10 @@ struct QuantizeGeneric : OpRewritePattern<linalg::GenericOp> {
     if (!s || !isArg0(g, x) || lo != std::floor(lo) || hi != std::floor(hi) || lo < qlo ||
         hi > qhi || lo > hi)
       return failure();
-    MIRBuilder mb(rw, g.getLoc());
-    QuantOperands p;
-    if (!p.build(mb, *s, zp, isUnsigned)) {
-      mb.discardUnused(&rw);
-      return failure();
-    }
     auto range = [&](double v, int64_t dflt) {
       return v == dflt ? IntegerAttr() : rw.getI64IntegerAttr(static_cast<int64_t>(v));
     };
-    Value q = mb.createWithOptional<QuantizeOp>(g.getDpsInputs()[0], p.scale, p.zeroPoint, p.axis,
-                                                IntegerAttr(), range(lo, qlo), range(hi, qhi),
-                                                isUnsigned);
-    return import_detail::replaceIfSameType(rw, g, mb, q);
+    return raise<QuantizeOp>(rw, g, *s, zp, isUnsigned, range(lo, qlo), range(hi, qhi));
   }
 };
 
@@ -262,16 +269,7 @@ struct DequantizeGeneric : OpRewritePattern<linalg::GenericOp> {
     // A zero point subtracted in i8 itself could wrap: only in a wider type.
     if (!isArg0(g, q) || (zp && widened == q))
       return failure();
-    MIRBuilder mb(rw, g.getLoc());
-    QuantOperands p;
-    if (!p.build(mb, *s, zp, isUnsigned)) {
-      mb.discardUnused(&rw);
-      return failure();
-    }
-    Value x = mb.createWithOptional<DequantizeOp>(g.getDpsInputs()[0], p.scale, p.zeroPoint, p.axis,
-                                                  IntegerAttr(), IntegerAttr(), IntegerAttr(),
-                                                  isUnsigned);
-    return import_detail::replaceIfSameType(rw, g, mb, x);
+    return raise<DequantizeOp>(rw, g, *s, zp, isUnsigned, IntegerAttr(), IntegerAttr());
   }
 };
 

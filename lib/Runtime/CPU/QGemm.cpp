@@ -62,24 +62,35 @@ inline void block(const int16_t *a, int64_t k, const int8_t *bt, int64_t ldb, in
       c[r * ldc + j] += acc[r][j];
 }
 
-/// C[0:m, n0:n1] from the centered a [m, k] and the bytes of bt [n, ldb].
-template <bool Unsigned>
-void kernelT(const int16_t *a, const int8_t *bt, int64_t ldb, int16_t zb, int32_t *c,
-             int64_t ldc, int64_t m, int64_t n0, int64_t n1, int64_t k) {
+/// The portable block, as a class template the blocking takes.
+template <int R, int C, bool Unsigned> struct PlainBlock {
+  static void run(const int16_t *a, int64_t k, const int8_t *bt, int64_t ldb, int16_t zb,
+                  int32_t *c, int64_t ldc) {
+    block<R, C, Unsigned>(a, k, bt, ldb, zb, c, ldc);
+  }
+};
+
+/// C[0:m, n0:n1] += the centered a [m, k] times the bytes of bt [n, ldb]
+/// (read along k), in Block<4, 2> tiles (Block<1, 4> on the last rows).
+template <template <int, int, bool> class Block, bool Unsigned>
+__attribute__((always_inline)) inline void blocked(const int16_t *a, const int8_t *bt,
+                                                   int64_t ldb, int16_t zb, int32_t *c,
+                                                   int64_t ldc, int64_t m, int64_t n0,
+                                                   int64_t n1, int64_t k) {
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
     int64_t j = n0;
     for (; j + 2 <= n1; j += 2)
-      block<4, 2, Unsigned>(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
+      Block<4, 2, Unsigned>::run(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
     for (; j < n1; ++j)
-      block<4, 1, Unsigned>(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
+      Block<4, 1, Unsigned>::run(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
   }
   for (; i < m; ++i) {
     int64_t j = n0;
     for (; j + 4 <= n1; j += 4)
-      block<1, 4, Unsigned>(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
+      Block<1, 4, Unsigned>::run(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
     for (; j < n1; ++j)
-      block<1, 1, Unsigned>(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
+      Block<1, 1, Unsigned>::run(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
   }
 }
 
@@ -126,25 +137,19 @@ __attribute__((target("avx2"))) inline void blockAvx2(const int16_t *a, int64_t 
     }
 }
 
+template <int R, int C, bool Unsigned> struct Avx2Block {
+  __attribute__((target("avx2"))) static void run(const int16_t *a, int64_t k, const int8_t *bt,
+                                                  int64_t ldb, int16_t zb, int32_t *c,
+                                                  int64_t ldc) {
+    blockAvx2<R, C, Unsigned>(a, k, bt, ldb, zb, c, ldc);
+  }
+};
+
 template <bool Unsigned>
 __attribute__((target("avx2"))) void kernelAvx2(const int16_t *a, const int8_t *bt, int64_t ldb,
                                                 int16_t zb, int32_t *c, int64_t ldc, int64_t m,
                                                 int64_t n0, int64_t n1, int64_t k) {
-  int64_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    int64_t j = n0;
-    for (; j + 2 <= n1; j += 2)
-      blockAvx2<4, 2, Unsigned>(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
-    for (; j < n1; ++j)
-      blockAvx2<4, 1, Unsigned>(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
-  }
-  for (; i < m; ++i) {
-    int64_t j = n0;
-    for (; j + 4 <= n1; j += 4)
-      blockAvx2<1, 4, Unsigned>(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
-    for (; j < n1; ++j)
-      blockAvx2<1, 1, Unsigned>(a + i * k, k, bt + j * ldb, ldb, zb, c + i * ldc + j, ldc);
-  }
+  blocked<Avx2Block, Unsigned>(a, bt, ldb, zb, c, ldc, m, n0, n1, k);
 }
 #endif
 
@@ -158,9 +163,9 @@ void kernel(const int16_t *a, const int8_t *bt, int64_t ldb, int16_t zb, bool bU
                      : kernelAvx2<false>(a, bt, ldb, zb, c, ldc, m, n0, n1, k);
 #endif
   if (bUnsigned)
-    kernelT<true>(a, bt, ldb, zb, c, ldc, m, n0, n1, k);
+    blocked<PlainBlock, true>(a, bt, ldb, zb, c, ldc, m, n0, n1, k);
   else
-    kernelT<false>(a, bt, ldb, zb, c, ldc, m, n0, n1, k);
+    blocked<PlainBlock, false>(a, bt, ldb, zb, c, ldc, m, n0, n1, k);
 }
 
 inline int16_t centered(int8_t v, bool isUnsigned, int32_t zp) {

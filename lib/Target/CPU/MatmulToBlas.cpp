@@ -69,18 +69,24 @@ std::optional<bool> transposed(AffineMap map, ArrayRef<unsigned> normal) {
   return std::nullopt;
 }
 
-func::FuncOp declareRuntime(OpBuilder &b, ModuleOp module, StringRef name, unsigned rank) {
+/// The runtime function `name` (C interface, no results), declared once.
+func::FuncOp declareRuntime(OpBuilder &b, ModuleOp module, StringRef name, TypeRange inputs) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
-  MLIRContext *ctx = b.getContext();
-  auto m = dynamicStrided(MemRefType::get(SmallVector<int64_t>(rank, 1), b.getF32Type()));
-  auto type = FunctionType::get(ctx, {m, m, m, b.getI32Type(), b.getI32Type(), b.getF32Type()}, {});
-  auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
+  auto fn = func::FuncOp::create(b, module.getLoc(), name,
+                                 FunctionType::get(b.getContext(), inputs, {}));
   fn.setPrivate();
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   return fn;
+}
+
+/// rlx_cpu_sgemm(_batched): (a, b, c, transA, transB, beta).
+func::FuncOp declareRuntime(OpBuilder &b, ModuleOp module, StringRef name, unsigned rank) {
+  auto m = dynamicStrided(MemRefType::get(SmallVector<int64_t>(rank, 1), b.getF32Type()));
+  return declareRuntime(b, module, name,
+                        {m, m, m, b.getI32Type(), b.getI32Type(), b.getF32Type()});
 }
 
 /// Multiply-adds of a matmul with static shapes: C's elements times K (the
@@ -208,16 +214,8 @@ struct GroupedToBlas : OpRewritePattern<linalg::GenericOp> {
       return dynamicStrided(MemRefType::get(SmallVector<int64_t>(rank, 1), rw.getF32Type()));
     };
     auto idArg = dynamicStrided(MemRefType::get({1}, idType.getElementType()));
-    func::FuncOp callee = module.lookupSymbol<func::FuncOp>(name);
-    if (!callee) {
-      OpBuilder::InsertionGuard guard(rw);
-      rw.setInsertionPointToStart(module.getBody());
-      callee = func::FuncOp::create(
-          rw, module.getLoc(), name,
-          FunctionType::get(ctx, {f32(2), f32(3), idArg, f32(2), rw.getI32Type()}, {}));
-      callee.setPrivate();
-      callee->setAttr("llvm.emit_c_interface", rw.getUnitAttr());
-    }
+    func::FuncOp callee =
+        declareRuntime(rw, module, name, {f32(2), f32(3), idArg, f32(2), rw.getI32Type()});
     Location loc = op.getLoc();
     auto cast = [&](Value v, Type t) { return memref::CastOp::create(rw, loc, t, v).getResult(); };
     auto zeroOutOfRange = dyn_cast<BoolAttr>(op->getAttr(rlx::kGroupedMatmulAttr));
@@ -271,19 +269,9 @@ struct QMatmulToRuntime : OpRewritePattern<linalg::GenericOp> {
     };
     Type i32 = rw.getI32Type();
     auto module = op->getParentOfType<ModuleOp>();
-    StringRef name = "rlx_cpu_qgemm_s8";
-    func::FuncOp callee = module.lookupSymbol<func::FuncOp>(name);
-    if (!callee) {
-      OpBuilder::InsertionGuard guard(rw);
-      rw.setInsertionPointToStart(module.getBody());
-      callee = func::FuncOp::create(
-          rw, module.getLoc(), name,
-          FunctionType::get(ctx,
-                            {strided(8), strided(8), strided(32), i32, i32, i32, i32, i32, i32},
-                            {}));
-      callee.setPrivate();
-      callee->setAttr("llvm.emit_c_interface", rw.getUnitAttr());
-    }
+    func::FuncOp callee =
+        declareRuntime(rw, module, "rlx_cpu_qgemm_s8",
+                       {strided(8), strided(8), strided(32), i32, i32, i32, i32, i32, i32});
     Location loc = op.getLoc();
     auto cast = [&](Value v, unsigned bits) {
       return memref::CastOp::create(rw, loc, strided(bits), v).getResult();
