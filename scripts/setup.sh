@@ -18,6 +18,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${RLX_BUILD_DIR:-$ROOT/build}
 JOBS=${RLX_JOBS:-2}
+# ccache keys on paths relative to the repository, so that other build trees
+# at build/'s depth (pip's build-wheel/) reuse build/'s objects.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=sudo; fi

@@ -10,6 +10,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # CI's clock: the sanitizer stage fits what is left of RLX_CI_BUDGET_S.
 export RLX_CI_START=${RLX_CI_START:-$(date +%s)}
 BUILD=${RLX_BUILD_DIR:-$ROOT/build}
+# ccache keys relative to the repository (as scripts/setup.sh): the pip-install
+# test's build-wheel/ then reuses build/'s objects.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 bash "$ROOT/scripts/setup.sh"
 # The pip-install test (build the package with pip, run examples/python) runs here.
 export RLX_TEST_PIP_INSTALL=${RLX_TEST_PIP_INSTALL:-1}
