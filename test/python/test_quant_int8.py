@@ -259,25 +259,34 @@ def test_fake_quantize_equals_pytorchs_learnable_fake_quantize(granularity):
     np.testing.assert_allclose(got["d_s"].reshape(-1), ts.grad.numpy(), rtol=1e-5, atol=1e-5)
 
 
-def surrogate(x, s, z, expand, lo, hi, identity=False):
+def surrogate(x, s, z, expand, lo, hi, ste="clipped"):
     """The STE surrogate around (x, s): round(u) replaced by u + (round(u0) −
     u0) at u0 = x / s, and the clamp's branch fixed by round(u0) + z (locally
-    constant, as round is), so its derivatives are the estimators'."""
+    constant, as round is), so its derivatives are the estimators'. With
+    ste "hard_tanh" or "tanh" the input's change goes through the clip of the
+    unrounded code instead: clip(u + z, lo, hi), or c + h·tanh((u + z − c)/h)
+    over the range's center c and half width h (the scale's part stays LSQ's)."""
     v0 = np.rint(x / expand(s)) + expand(z)
     inside = (v0 >= lo) & (v0 <= hi)
+    c, h = (lo + hi) / 2, (hi - lo) / 2
+    clip = {"hard_tanh": lambda v: np.clip(v, lo, hi),
+            "tanh": lambda v: c + h * np.tanh((v - c) / h)}.get(ste)
 
     def f(xx, ss):
         se, ze = expand(ss), expand(z)
-        u, u0 = xx / se, x / expand(s)
+        u, u0 = (x if clip else xx) / se, x / expand(s)
         y = np.where(inside, (u + (np.rint(u0) - u0)) * se, (np.clip(v0, lo, hi) - ze) * se)
-        if identity:  # the input's change passes where it is clipped too
+        if ste == "identity":  # the input's change passes where it is clipped too
             y = np.where(inside, y, y + (xx - x))
+        if clip:  # at the fixed scale s
+            y = y + (clip(xx / expand(s) + ze) - clip(x / expand(s) + ze)) * expand(s)
         return y
     return f
 
 
 @pytest.mark.parametrize("ste,zero_point", [("clipped", True), ("identity", True),
-                                             ("clipped", False)])
+                                             ("clipped", False), ("hard_tanh", True),
+                                             ("tanh", True)])
 @pytest.mark.parametrize("granularity", ["tensor", "axis", "group"])
 def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste, zero_point):
     """Reverse and forward mode against central differences of the surrogate
@@ -303,7 +312,7 @@ def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste, zero_poi
     r = rng.standard_normal((4, 6))
     expand = {"tensor": lambda p: p, "axis": lambda p: np.asarray(p)[:, None],
               "group": lambda p: np.repeat(np.asarray(p), 3, axis=1)}[granularity]
-    f = surrogate(x, s, z.astype(np.float64), expand, -8, 7, identity=ste == "identity")
+    f = surrogate(x, s, z.astype(np.float64), expand, -8, 7, ste=ste)
     h = 1e-6
     fd = {"x": lambda v: np.sum((f(x + h * v, s) - f(x - h * v, s)) * r) / (2 * h),
           "s": lambda v: 0.5 * np.sum((f(x, s + h * v) - f(x, s - h * v)) * r) / (2 * h)}
@@ -343,9 +352,10 @@ def test_fake_quantize_forward_on_both_paths(device):
 
 
 def test_fake_quantize_verifier():
-    with pytest.raises(rlx.RlxError, match='ste must be "clipped" or "identity", got "tanh"'):
+    with pytest.raises(rlx.RlxError, match='ste must be "clipped", "identity", "hard_tanh" or '
+                                           '"tanh", got "sigmoid"'):
         rlx.parse("""func.func @f(%x: tensor<4xf32>, %s: tensor<f32>) {
-  %y = rlx_mir.fake_quantize %x, %s ste = "tanh" : tensor<4xf32>, tensor<f32>
+  %y = rlx_mir.fake_quantize %x, %s ste = "sigmoid" : tensor<4xf32>, tensor<f32>
   return
 }""")
 

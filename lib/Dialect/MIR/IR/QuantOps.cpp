@@ -97,9 +97,10 @@ LogicalResult FakeQuantizeOp::inferReturnTypes(MLIRContext *, std::optional<Loca
   auto input = getRankedTensor(loc, a.getInput(), "input");
   if (failed(input) || failed(checkQuantParams(loc, "fake_quantize", *input, a)))
     return failure();
-  if (std::optional<StringRef> ste = a.getSte(); ste && *ste != "clipped" && *ste != "identity")
-    return shapeError(loc, "fake_quantize ste must be \"clipped\" or \"identity\", got \"" +
-                               *ste + "\"");
+  if (std::optional<StringRef> ste = a.getSte();
+      ste && !llvm::is_contained({"clipped", "identity", "hard_tanh", "tanh"}, *ste))
+    return shapeError(loc, "fake_quantize ste must be \"clipped\", \"identity\", \"hard_tanh\" "
+                           "or \"tanh\", got \"" + *ste + "\"");
   out.push_back(*input);
   return success();
 }
@@ -292,7 +293,7 @@ LogicalResult DequantizeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<
 namespace {
 
 /// Per element, in f32 (f64 for f64 inputs): the input's derivative factor
-/// (1, or 0 outside the range with the clipped estimator) and LSQ's scale
+/// (the estimator `ste` as the op's description defines it) and LSQ's scale
 /// factor, from x and the expanded scale and zero point.
 struct SteFactors {
   Value dInput, dScale;
@@ -317,8 +318,27 @@ SteFactors steFactors(OpBuilder &b, Location l, FakeQuantizeOp op, FloatType ft,
   Value above = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, v, c(double(qmax)));
   Value one = c(1.0), zero = c(0.0);
   Value dInput = one;
-  if (op.getSte().value_or("clipped") == "clipped")
-    dInput = arith::SelectOp::create(b, l, arith::OrIOp::create(b, l, below, above), zero, one);
+  StringRef ste = op.getSte().value_or("clipped");
+  auto outside = [&](Value lo, Value hi) {
+    return arith::SelectOp::create(b, l, arith::OrIOp::create(b, l, lo, hi), zero, one);
+  };
+  if (ste == "clipped") {
+    dInput = outside(below, above);
+  } else if (ste == "hard_tanh") {
+    Value code = arith::AddFOp::create(b, l, u, zf); // unrounded
+    dInput = outside(arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, code, c(double(qmin))),
+                     arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, code, c(double(qmax))));
+  } else if (ste == "tanh" && qmin == qmax) {
+    dInput = zero; // a one-code range: the surrogate is constant
+  } else if (ste == "tanh") {
+    // 1 − tanh²((u + zp − center) / half_width) over the range's center and half width.
+    double center = 0.5 * double(qmin + qmax), half = 0.5 * double(qmax - qmin);
+    Value t = arith::DivFOp::create(
+        b, l, arith::SubFOp::create(b, l, arith::AddFOp::create(b, l, u, zf), c(center)),
+        c(half));
+    Value th = math::TanhOp::create(b, l, t);
+    dInput = arith::SubFOp::create(b, l, one, arith::MulFOp::create(b, l, th, th));
+  }
   Value lo = arith::SubFOp::create(b, l, c(double(qmin)), zf);
   Value hi = arith::SubFOp::create(b, l, c(double(qmax)), zf);
   Value dScale = arith::SelectOp::create(

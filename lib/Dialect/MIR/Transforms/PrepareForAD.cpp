@@ -156,6 +156,11 @@ static LogicalResult unfuseRound(func::FuncOp fn, bool regions, ad::Rule keep, b
         c.emitWarning() << "custom_fn '" << c.getName()
                         << "' is inlined here; its vjp/jvp rules no longer apply to the result";
     }
+    // A composite op with derivative rules of its own (the observers: none
+    // flows) keeps them; vmap (no rule kept) batches its chain.
+    if (keep != Rule::None && isa<DecomposableOpInterface>(op) && !isa<CustomFnOp>(op) &&
+        isa<DifferentiableOpInterface>(op))
+      return WalkResult::advance();
     if (isa<FusedMatmulOp, AttentionOp, RmsNormOp, LayerNormOp, ResidualRmsNormOp,
             DecomposableOpInterface>(op) ||
         (regions && isa<FusedElementwiseOp>(op)) || sinkAttention(op))

@@ -130,10 +130,19 @@ def MIR_FakeQuantizeOp : MIR_InferOp<"fake_quantize", MIR_Transformable> {
 
     Its derivatives are those of quantization-aware training, not of the
     step function:
-    - in `input`, the straight-through estimator `ste`: `"clipped"` (the
-      default, PyTorch's: the cotangent where `round(x / s) + zp` is within
-      [quant_min, quant_max], 0 outside) or `"identity"` (the cotangent
-      everywhere).
+    - in `input`, the straight-through estimator `ste`, with `u = x / s`:
+      `"clipped"` (the default, PyTorch's: the cotangent where
+      `round(u) + zp` is within [quant_min, quant_max], 0 outside);
+      `"identity"` (the cotangent everywhere); `"hard_tanh"` (the
+      derivative of hard-tanh clipping applied to the unrounded code: the
+      cotangent where `u + zp` is within the range, 0 outside; it differs
+      from "clipped" in the half step beyond each end); `"tanh"` (the
+      derivative of the smooth clip `c + h·tanh((u + zp − c) / h)`, with
+      `c`, `h` the range's center and half width: the cotangent times
+      `1 − tanh²((u + zp − c) / h)`; 0 for a one-code range). The last two
+      are the soft and hard clipping estimators of the QAT literature
+      (BinaryConnect/BNN's hard tanh; the tanh-shaped approximations of
+      DSQ), written over the quantization range.
     - in `scale`, LSQ's (Esser et al., 2020; PyTorch's
       `_fake_quantize_learnable_per_*_affine`): per element
       `round(x / s) − x / s` inside the range, `quant_min − zp` below it,
@@ -147,7 +156,8 @@ def MIR_FakeQuantizeOp : MIR_InferOp<"fake_quantize", MIR_Transformable> {
     Operands and attributes as `quantize`; the result has the input's
     type.
   }], MIR_QuantGranularity, MIR_QuantVerifier, [{
-    It also rejects an `ste` other than "clipped" or "identity".
+    It also rejects an `ste` other than "clipped", "identity", "hard_tanh"
+    or "tanh".
 
     Example (LSQ on a weight, per output channel, 4-bit):
     ```mlir
@@ -208,6 +218,108 @@ def MIR_QMatmulOp : MIR_InferOp<"qmatmul"> {
     $lhs `,` $rhs (`transpose_b` $transpose_b^)? (`lhs_zero_point` `=` $lhs_zero_point^)?
     (`rhs_zero_point` `=` $rhs_zero_point^)? (`lhs_unsigned` $lhs_unsigned^)?
     (`rhs_unsigned` $rhs_unsigned^)? attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Observers: the statistics QAT derives its scales from
+//===----------------------------------------------------------------------===//
+
+defvar MIR_Observer = [DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>,
+                       DeclareOpInterfaceMethods<MIR_DifferentiableOpInterface, ["vjp", "jvp"]>];
+defvar MIR_ObserverGradient = [{
+    No gradient flows through it: PyTorch's observers run under `no_grad`
+    and their results are buffers, so a `fake_quantize` whose scale comes
+    from here passes the straight-through estimator alone to its input.
+    Its vjp and jvp say so (zero); the linalg lowering (CPU path, GPU
+    generic path) and vmap use its decomposition.
+}];
+
+def MIR_ObserveMinmaxOp : MIR_InferOp<"observe_minmax", !listconcat([AttrSizedOperandSegments],
+                                                                   MIR_Observer)> {
+  let summary = "min and max of a tensor, per tensor or per channel, running or averaged";
+  let description = !strconcat([{
+    The range statistics of PyTorch's observers
+    (`torch.ao.quantization.observer`): the batch's `min` and `max` over
+    every element of `input` (results rank 0), or with `axis` over every
+    axis but that one (results `[C]`, `C` the axis's size; negative counts
+    from the end), in the input's element type. Then:
+    - without `running`: the batch's values (a scale "per batch");
+    - with `running(%min, %max : types)` (the results' types): the running
+      extremes `min(running_min, batch_min)`, `max(running_max, batch_max)`
+      (`MinMaxObserver`, `PerChannelMinMaxObserver`);
+    - with `running` and `averaging_constant = c` in (0, 1]: the moving
+      average `running + c · (batch − running)`
+      (`MovingAverageMinMaxObserver`, `MovingAveragePerChannelMinMaxObserver`),
+      except where `running_min` is +inf and `running_max` −inf (the
+      observers' initial state: nothing seen), which take the batch's.
+    Start the running values at +inf and −inf.
+  }], MIR_ObserverGradient, [{
+    The verifier rejects an `axis` outside [-rank, rank), running values of
+    another type than the results, `averaging_constant` outside (0, 1] or
+    without `running`, and a rank-0 input with `axis`.
+
+    Example (an EMA of per-tensor activation ranges, as PyTorch's default
+    QAT activation observer):
+    ```mlir
+    %lo, %hi = rlx_mir.observe_minmax %x running(%rmin, %rmax : tensor<f32>, tensor<f32>)
+        averaging_constant = 1.000000e-02 : tensor<32x64xf32>
+    ```
+  }]);
+  let arguments = (ins RLX_FloatTensor:$input, Optional<RLX_FloatTensor>:$running_min,
+                   Optional<RLX_FloatTensor>:$running_max, OptionalAttr<RLX_I64Attr>:$axis,
+                   OptionalAttr<F64Attr>:$averaging_constant);
+  let results = (outs RLX_FloatTensor:$min, RLX_FloatTensor:$max);
+  let assemblyFormat = [{
+    $input (`running` `(` $running_min^ `,` $running_max `:` type($running_min) `,`
+    type($running_max) `)`)? (`axis` `=` $axis^)?
+    (`averaging_constant` `=` $averaging_constant^)? attr-dict `:` type($input)
+  }];
+}
+
+def MIR_ChooseQparamsOp : MIR_InferOp<"choose_qparams", !listconcat(
+    [AllTypesMatch<["min", "max"]>], MIR_Observer)> {
+  let summary = "scale and zero point from a min and max, as PyTorch's observers choose them";
+  let description = !strconcat([{
+    `torch.ao.quantization.observer`'s `calculate_qparams` (its
+    `determine_qparams`) per element of `min` and `max` (rank 0 per
+    tensor, `[C]` per channel; f32 or f64), computed in their type, for
+    the range [quant_min, quant_max] (default: the byte's; `unsigned` for
+    uint8 storage):
+    - `lo = min(min, 0)`, `hi = max(max, 0)` (zero stays representable);
+    - affine (the default): `scale = max((hi − lo) / (quant_max −
+      quant_min), eps)`, `zero_point = clamp(quant_min −
+      round_half_even(lo / scale), quant_min, quant_max)`;
+    - `symmetric`: `scale = max(max(−lo, hi) / ((quant_max − quant_min) /
+      2), eps)`, `zero_point` 0 (signed), or for unsigned storage 128
+      without `quant_min`/`quant_max` and `(quant_min + quant_max) / 2`
+      (floor) with them (PyTorch's without and with a customized range);
+    - where `min > max` (nothing observed yet: +inf and −inf), scale 1 and
+      zero point 0, as PyTorch returns then.
+    `eps` defaults to f32's machine epsilon 2^-23 (`torch.finfo(
+    torch.float32).eps`). Results: `scale` of min's type and `zero_point`
+    i8 (its bits the unsigned byte with `unsigned`) of min's shape, the
+    operands `quantize`, `dequantize` and `fake_quantize` take.
+  }], MIR_ObserverGradient, [{
+    The verifier rejects `min` and `max` of different types, ranks above 1,
+    element types other than f32 and f64, a range that is not increasing
+    (quant_min < quant_max) within the byte, and eps ≤ 0.
+
+    Example (per-batch activation scales for a fake-quantized input):
+    ```mlir
+    %lo, %hi = rlx_mir.observe_minmax %x : tensor<32x64xf32>
+    %s, %z = rlx_mir.choose_qparams %lo, %hi : tensor<f32>
+    %xq = rlx_mir.fake_quantize %x, %s, %z : tensor<32x64xf32>, tensor<f32>, tensor<i8>
+    ```
+  }]);
+  let arguments = (ins RLX_FloatTensor:$min, RLX_FloatTensor:$max,
+                   OptionalAttr<RLX_I64Attr>:$quant_min, OptionalAttr<RLX_I64Attr>:$quant_max,
+                   UnitAttr:$is_unsigned, UnitAttr:$symmetric, OptionalAttr<F64Attr>:$eps);
+  let results = (outs RLX_FloatTensor:$scale, RankedTensorOf<[I8]>:$zero_point);
+  let assemblyFormat = [{
+    $min `,` $max (`quant_min` `=` $quant_min^)? (`quant_max` `=` $quant_max^)?
+    (`unsigned` $is_unsigned^)? (`symmetric` $symmetric^)? (`eps` `=` $eps^)? attr-dict
+    `:` type($min)
   }];
 }
 
