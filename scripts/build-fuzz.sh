@@ -17,6 +17,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${RLX_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 JOBS=${RLX_JOBS:-2}
 SANITIZE=${RLX_SANITIZE:-address,undefined}
+# ccache's base_dir (test-all.sh sets it for build/ and the pip build) would
+# compile with relative paths; the fuzz triage classifies crashes by the
+# absolute source paths in their stacks.
+unset CCACHE_BASEDIR
 
 if [ ! -f "$(clang++-22 --print-runtime-dir)/libclang_rt.fuzzer-x86_64.a" ]; then
   SUDO=""

@@ -112,6 +112,11 @@ EXAMPLES.update({
     "rlx_mir.fake_quantize": ({"x": (F, "f32"), "sc": ((3,), "f32")}, [t(F)],
                               f"%r0 = rlx_mir.fake_quantize %x, %sc axis = 1 quant_min = -8 "
                               f"quant_max = 7 : {t(F)}, {t((3,))}"),
+    "rlx_mir.causal_conv1d": ({"x": ((2, 3, 5), "f32"), "w": ((3, 4), "f32"), "b": ((3,), "f32"),
+                               "s": ((2, 3, 4), "f32")}, [t((2, 3, 5)), t((2, 3, 4))],
+                              f"%r0, %r1 = rlx_mir.causal_conv1d %x, %w bias(%b : {t((3,))}) "
+                              f"state(%s : {t((2, 3, 4))}) activation = \"silu\" : {t((2, 3, 5))}, "
+                              f"{t((3, 4))}"),
     "rlx_mir.observe_minmax": ({"x": (F, "f32"), "lo": ((3,), "f32"), "hi": ((3,), "f32")},
                                [t((3,)), t((3,))],
                                f"%r0, %r1 = rlx_mir.observe_minmax %x running(%lo, %hi : {t((3,))}, {t((3,))}) axis = 1 "

@@ -143,6 +143,23 @@ def test_nothing_observed_gives_unit_scale(device):
     np.testing.assert_array_equal(got["z"].astype(np.uint8), [0, *z.numpy()])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_batch_leaves_the_moving_average(device):
+    """A zero-size batch: the running range stays (PyTorch's observers return
+    before updating)."""
+    compiled = compile_for(device, """func.func @f(%x: tensor<0x3xf32> {rlx.input = "x"},
+      %lo: tensor<3xf32> {rlx.input = "lo"}, %hi: tensor<3xf32> {rlx.input = "hi"})
+      -> (tensor<3xf32> {rlx.output = "lo"}, tensor<3xf32> {rlx.output = "hi"}) {
+  %a, %b = rlx_mir.observe_minmax %x running(%lo, %hi : tensor<3xf32>, tensor<3xf32>) axis = 1
+      averaging_constant = 1.000000e-01 : tensor<0x3xf32>
+  return %a, %b : tensor<3xf32>, tensor<3xf32>
+}""")
+    lo, hi = np.array([-1, np.inf, 0], np.float32), np.array([2, -np.inf, 0.5], np.float32)
+    got = compiled.run(x=np.zeros((0, 3), np.float32), lo=lo, hi=hi)
+    np.testing.assert_array_equal(got["lo"], lo)
+    np.testing.assert_array_equal(got["hi"], hi)
+
+
 def test_gradient_through_an_observed_fake_quantize_is_the_ste():
     """d(sum(y · R))/dx with y = fake_quantize(x, choose_qparams(observe(x))):
     the clipped estimator alone (the observers pass nothing back), equal to
@@ -188,6 +205,8 @@ def test_gradient_through_an_observed_fake_quantize_is_the_ste():
     ("%a, %b = rlx_mir.observe_minmax %x axis = 2 : tensor<4x6xf32>", "axis"),
     ("%a, %b = rlx_mir.choose_qparams %s, %s quant_min = 3 quant_max = 3 : tensor<f32>",
      r"range \[3, 3\] must be increasing"),
+    ("%a, %b = rlx_mir.choose_qparams %s, %s quant_min = 1 quant_max = 127 : tensor<f32>",
+     r"must be increasing, hold 0"),
     ("%a, %b = rlx_mir.choose_qparams %x, %x : tensor<4x6xf32>", "rank 0 or 1"),
     ("%a, %b = rlx_mir.choose_qparams %s, %s eps = 0.0 : tensor<f32>", "eps"),
 ])

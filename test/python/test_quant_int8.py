@@ -334,6 +334,25 @@ def test_fake_quantize_derivatives_are_the_surrogates(granularity, ste, zero_poi
     check_vmap(text, feeds, ["x"])
 
 
+def test_hard_tanh_and_clipped_differ_in_the_half_step_beyond_the_range():
+    """x / s + zp at 7.3 and −8.4 (range [−8, 7]): their codes round into the
+    range, so "clipped" passes the cotangent and "hard_tanh" (the unrounded
+    code) does not; at 6.9 and −7.6 both pass, at 7.6 neither."""
+    from test_autodiff import build
+    x = np.array([7.3, -8.4, 6.9, -7.6, 7.6]) * 0.5 - 0.5  # s = 0.5, zp = 1
+    want = {"clipped": [1, 1, 1, 1, 0], "hard_tanh": [0, 0, 1, 1, 0]}
+    for ste, expected in want.items():
+        text = build({"x": ((5,), "f64")},
+                     f'  %y = rlx_mir.fake_quantize %x, %s, %z quant_min = -8 quant_max = 7 ste = "{ste}" '
+                     f': tensor<5xf64>, tensor<f64>, tensor<i8>', "%y", (5,))
+        text = text.replace("  %y =", "  %s = rlx_mir.constant dense<0.5> : tensor<f64>\n"
+                            "  %z = rlx_mir.constant dense<1> : tensor<i8>\n  %y =", 1)
+        m = rlx.parse(text)
+        m.run_pipeline("rlx-mir-grad{wrt=x}")
+        got = rlx.compile_cpu(m, entry="f_grad").run(x=x, R=np.ones(5), d_output=np.array(1.0))
+        np.testing.assert_array_equal(got["d_x"], expected, err_msg=ste)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_fake_quantize_forward_on_both_paths(device):
     rng = np.random.default_rng(12)

@@ -34,7 +34,7 @@ func.func @scalar_axis(%x: tensor<f32>) {
 // -----
 
 func.func @range(%s: tensor<f32>) {
-  // expected-error @+1 {{choose_qparams range [5, 2] must be increasing and within the signed byte's [-128, 127]}}
+  // expected-error @+1 {{choose_qparams range [5, 2] must be increasing, hold 0 and lie within the signed byte's [-128, 127]}}
   %a, %b = rlx_mir.choose_qparams %s, %s quant_min = 5 quant_max = 2 : tensor<f32>
   return
 }
@@ -52,5 +52,31 @@ func.func @rank(%x: tensor<4x6xf32>) {
 func.func @f16(%x: tensor<4xf16>) {
   // expected-error @+1 {{choose_qparams needs f32 or f64 statistics of rank 0 or 1, got tensor<4xf16>}}
   %a, %b = rlx_mir.choose_qparams %x, %x : tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @no_zero(%s: tensor<f32>) {
+  // expected-error @+1 {{choose_qparams range [1, 127] must be increasing, hold 0 and lie within the signed byte's [-128, 127]}}
+  %a, %b = rlx_mir.choose_qparams %s, %s quant_min = 1 quant_max = 127 : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @tiny_eps(%s: tensor<f32>) {
+  // expected-error @+1 {{choose_qparams eps must be a finite nonzero f32 for f32 statistics}}
+  %a, %b = rlx_mir.choose_qparams %s, %s eps = 1.0e-50 : tensor<f32>
+  return
+}
+
+// -----
+
+// One running value alone (only the generic form can say it).
+func.func @half_running(%x: tensor<4x6xf32>, %s: tensor<f32>) {
+  // expected-error @+2 {{observe_minmax running needs both running_min and running_max}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %a:2 = "rlx_mir.observe_minmax"(%x, %s) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<4x6xf32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
   return
 }

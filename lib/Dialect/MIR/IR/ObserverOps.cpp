@@ -58,6 +58,8 @@ LogicalResult ObserveMinmaxOp::inferReturnTypes(MLIRContext *, std::optional<Loc
   }
   RankedTensorType stats = statsType(*in, axis);
   bool running = static_cast<bool>(a.getRunningMin());
+  if (running != static_cast<bool>(a.getRunningMax()))
+    return shapeError(loc, "observe_minmax running needs both running_min and running_max");
   if (running) {
     for (auto [v, name] : {std::pair{a.getRunningMin(), "running_min"},
                            std::pair{a.getRunningMax(), "running_max"}})
@@ -89,6 +91,13 @@ FailureOr<SmallVector<Value>> ObserveMinmaxOp::decompose(MIRBuilder &mb) {
   for (int64_t d = 0; d < in.getRank(); ++d)
     if (d != keep)
       axes.push_back(d);
+  if (llvm::any_of(axes, [&](int64_t d) { return in.getDimSize(d) == 0; })) {
+    // Nothing to observe: the running values stay (PyTorch returns early).
+    if (getRunningMin())
+      return SmallVector<Value>{getRunningMin(), getRunningMax()};
+    return emitError("observe_minmax: an empty input has no min and max; give running values"),
+           failure();
+  }
   Value lo = getInput(), hi = getInput();
   if (!axes.empty()) {
     lo = mb.reduce(ReduceKind::Min, getInput(), axes, /*keepDims=*/false);
@@ -116,8 +125,13 @@ FailureOr<SmallVector<Value>> ObserveMinmaxOp::decompose(MIRBuilder &mb) {
           Value fresh = arith::AndIOp::create(
               b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, v[2], k(inf)),
               arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, v[3], k(-inf)));
-          return {arith::SelectOp::create(b, l, fresh, v[0], ema(v[2], v[0])),
-                  arith::SelectOp::create(b, l, fresh, v[1], ema(v[3], v[1]))};
+          // An empty batch (min > max: +inf, −inf) leaves the state as it is.
+          Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, v[0], v[1]);
+          auto next = [&](Value batch, Value run) -> Value {
+            return arith::SelectOp::create(
+                b, l, empty, run, arith::SelectOp::create(b, l, fresh, batch, ema(run, batch)));
+          };
+          return {next(v[0], v[2]), next(v[1], v[3])};
         });
   }
   if (mb.failed() || r.size() != 2 || !r[0] || !r[1])
@@ -144,13 +158,19 @@ LogicalResult ChooseQparamsOp::inferReturnTypes(MLIRContext *ctx, std::optional<
   bool isUnsigned = a.getIsUnsigned();
   int64_t byteLo = isUnsigned ? 0 : -128, byteHi = isUnsigned ? 255 : 127;
   int64_t qmin = a.getQuantMin().value_or(byteLo), qmax = a.getQuantMax().value_or(byteHi);
-  if (qmin < byteLo || qmax > byteHi || qmin >= qmax)
+  if (qmin < byteLo || qmax > byteHi || qmin >= qmax || qmin > 0 || qmax < 0)
     return shapeError(loc, "choose_qparams range [" + Twine(qmin) + ", " + Twine(qmax) +
-                               "] must be increasing and within the " +
+                               "] must be increasing, hold 0 and lie within the " +
                                (isUnsigned ? "unsigned" : "signed") + " byte's [" +
                                Twine(byteLo) + ", " + Twine(byteHi) + "]");
-  if (std::optional<APFloat> eps = a.getEps(); eps && failed(checkEps(loc, eps->convertToDouble())))
-    return failure();
+  if (std::optional<APFloat> eps = a.getEps()) {
+    double e = eps->convertToDouble();
+    if (failed(checkEps(loc, e)))
+      return failure();
+    float asF32 = static_cast<float>(e);
+    if (lo->getElementType().isF32() && (asF32 == 0.0f || std::isinf(asF32)))
+      return shapeError(loc, "choose_qparams eps must be a finite nonzero f32 for f32 statistics");
+  }
   out.push_back(*lo);
   out.push_back(lo->clone(IntegerType::get(ctx, 8)));
   return success();
@@ -158,7 +178,8 @@ LogicalResult ChooseQparamsOp::inferReturnTypes(MLIRContext *ctx, std::optional<
 
 FailureOr<SmallVector<Value>> ChooseQparamsOp::decompose(MIRBuilder &mb) {
   Type et = getMin().getType().getElementType();
-  bool isUnsigned = getIsUnsigned(), customRange = getQuantMin() || getQuantMax();
+  // PyTorch's has_customized_qrange: both bounds given.
+  bool isUnsigned = getIsUnsigned(), customRange = getQuantMin() && getQuantMax();
   int64_t qmin = getQuantMin().value_or(isUnsigned ? 0 : -128);
   int64_t qmax = getQuantMax().value_or(isUnsigned ? 255 : 127);
   double eps = kF32Eps;
@@ -184,11 +205,16 @@ FailureOr<SmallVector<Value>> ChooseQparamsOp::decompose(MIRBuilder &mb) {
         if (!getSymmetric()) {
           Value steps = math::RoundEvenOp::create(b, l, arith::DivFOp::create(b, l, lo, scale));
           zp = arith::SubFOp::create(b, l, k(double(qmin)), steps);
-          zp = arith::MinimumFOp::create(
-              b, l, arith::MaximumFOp::create(b, l, zp, k(double(qmin))), k(double(qmax)));
+          // maxnumf/minnumf: a NaN (from NaN or infinite statistics) becomes
+          // quant_min rather than reaching the integer conversion.
+          zp = arith::MinNumFOp::create(
+              b, l, arith::MaxNumFOp::create(b, l, zp, k(double(qmin))), k(double(qmax)));
         }
-        // Nothing observed (min > max, e.g. +inf and −inf): scale 1, zero point 0.
-        Value none = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, v[0], v[1]);
+        // Nothing observed (+inf and −inf, the observers' initial state): scale 1, zero point 0.
+        double inf = std::numeric_limits<double>::infinity();
+        Value none = arith::AndIOp::create(
+            b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, v[0], k(inf)),
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, v[1], k(-inf)));
         scale = arith::SelectOp::create(b, l, none, k(1.0), scale);
         zp = arith::SelectOp::create(b, l, none, k(0.0), zp);
         Type i8 = b.getI8Type();

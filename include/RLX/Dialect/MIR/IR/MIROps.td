@@ -947,6 +947,7 @@ include "RLX/Dialect/MIR/IR/MIRMoeOps.td"
 include "RLX/Dialect/MIR/IR/MIRMxfp4Ops.td"
 include "RLX/Dialect/MIR/IR/MIRQuantOps.td"
 include "RLX/Dialect/MIR/IR/MIRLoraOps.td"
+include "RLX/Dialect/MIR/IR/MIRSsmOps.td"
 include "RLX/Dialect/MIR/IR/MIRCustomOps.td"
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_TD

@@ -253,11 +253,14 @@ def MIR_ObserveMinmaxOp : MIR_InferOp<"observe_minmax", !listconcat([AttrSizedOp
       (`MovingAverageMinMaxObserver`, `MovingAveragePerChannelMinMaxObserver`),
       except where `running_min` is +inf and `running_max` −inf (the
       observers' initial state: nothing seen), which take the batch's.
-    Start the running values at +inf and −inf.
+    Start the running values at +inf and −inf. An empty input leaves the
+    running values as they are (PyTorch's observers return early). The
+    statistics stay in the input's element type (PyTorch keeps f32
+    buffers: cast f16/bf16 inputs to f32 first for its behavior).
   }], MIR_ObserverGradient, [{
     The verifier rejects an `axis` outside [-rank, rank), running values of
-    another type than the results, `averaging_constant` outside (0, 1] or
-    without `running`, and a rank-0 input with `axis`.
+    another type than the results or only one of them, `averaging_constant`
+    outside (0, 1] or without `running`, and a rank-0 input with `axis`.
 
     Example (an EMA of per-tensor activation ranges, as PyTorch's default
     QAT activation observer):
@@ -291,11 +294,14 @@ def MIR_ChooseQparamsOp : MIR_InferOp<"choose_qparams", !listconcat(
       quant_min), eps)`, `zero_point = clamp(quant_min −
       round_half_even(lo / scale), quant_min, quant_max)`;
     - `symmetric`: `scale = max(max(−lo, hi) / ((quant_max − quant_min) /
-      2), eps)`, `zero_point` 0 (signed), or for unsigned storage 128
-      without `quant_min`/`quant_max` and `(quant_min + quant_max) / 2`
-      (floor) with them (PyTorch's without and with a customized range);
-    - where `min > max` (nothing observed yet: +inf and −inf), scale 1 and
-      zero point 0, as PyTorch returns then.
+      2), eps)`, `zero_point` 0 (signed), or for unsigned storage
+      `(quant_min + quant_max) / 2` (floor) when both bounds are given and
+      128 otherwise (PyTorch's with and without a customized range);
+    - where `min` is +inf and `max` −inf (nothing observed yet), scale 1
+      and zero point 0, as PyTorch returns for a per-tensor observer then
+      (other inverted pairs, which PyTorch refuses, go through the
+      formulas);
+    - a NaN zero point (from NaN or infinite statistics) is quant_min.
     `eps` defaults to f32's machine epsilon 2^-23 (`torch.finfo(
     torch.float32).eps`). Results: `scale` of min's type and `zero_point`
     i8 (its bits the unsigned byte with `unsigned`) of min's shape, the
@@ -303,7 +309,9 @@ def MIR_ChooseQparamsOp : MIR_InferOp<"choose_qparams", !listconcat(
   }], MIR_ObserverGradient, [{
     The verifier rejects `min` and `max` of different types, ranks above 1,
     element types other than f32 and f64, a range that is not increasing
-    (quant_min < quant_max) within the byte, and eps ≤ 0.
+    (quant_min < quant_max), holds no 0 or leaves the byte (PyTorch's
+    `validate_qmin_qmax`), and eps ≤ 0 or not a finite nonzero f32 for f32
+    statistics.
 
     Example (per-batch activation scales for a fake-quantized input):
     ```mlir
