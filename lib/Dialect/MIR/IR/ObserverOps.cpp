@@ -11,6 +11,8 @@
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 
+#include "RuleUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -233,19 +235,15 @@ FailureOr<SmallVector<Value>> ChooseQparamsOp::decompose(MIRBuilder &mb) {
 
 LogicalResult ObserveMinmaxOp::vjp(MIRBuilder &, ValueRange, ArrayRef<bool>,
                                    SmallVectorImpl<Value> &dx) {
-  dx.assign(getNumOperands(), Value());
-  return success();
+  return rules::noDerivative(*this, rules::Mode::Reverse, dx);
 }
 LogicalResult ObserveMinmaxOp::jvp(MIRBuilder &, ValueRange, SmallVectorImpl<Value> &dy) {
-  dy.assign(2, Value());
-  return success();
+  return rules::noDerivative(*this, rules::Mode::Forward, dy);
 }
 LogicalResult ChooseQparamsOp::vjp(MIRBuilder &, ValueRange, ArrayRef<bool>,
                                    SmallVectorImpl<Value> &dx) {
-  dx.assign(getNumOperands(), Value());
-  return success();
+  return rules::noDerivative(*this, rules::Mode::Reverse, dx);
 }
 LogicalResult ChooseQparamsOp::jvp(MIRBuilder &, ValueRange, SmallVectorImpl<Value> &dy) {
-  dy.assign(2, Value());
-  return success();
+  return rules::noDerivative(*this, rules::Mode::Forward, dy);
 }

@@ -241,12 +241,10 @@ LogicalResult batchQuant(Op op, MIRBuilder &mb, ValueRange operands, ArrayRef<bo
 // every integer-valued op), so these only ever see zero (co)tangents.
 LogicalResult QuantizeOp::vjp(MIRBuilder &, ValueRange, ArrayRef<bool>,
                               SmallVectorImpl<Value> &dx) {
-  dx.assign(getNumOperands(), Value());
-  return success();
+  return noDerivative(*this, Mode::Reverse, dx);
 }
 LogicalResult QuantizeOp::jvp(MIRBuilder &, ValueRange, SmallVectorImpl<Value> &dy) {
-  dy.assign(1, Value());
-  return success();
+  return noDerivative(*this, Mode::Forward, dy);
 }
 LogicalResult QuantizeOp::batch(MIRBuilder &mb, ValueRange operands, ArrayRef<bool> batched,
                                 SmallVectorImpl<Value> &results) {

@@ -51,6 +51,14 @@ inline LogicalResult single(Operation *op, MIRBuilder &mb, Value v, Mode mode,
   return success();
 }
 
+/// The rules of an op through which no derivative flows (an integer result,
+/// or statistics computed under no_grad): zero (null) for every operand, or
+/// every result.
+inline LogicalResult noDerivative(Operation *op, Mode mode, SmallVectorImpl<Value> &out) {
+  out.assign(mode == Mode::Reverse ? op->getNumOperands() : op->getNumResults(), Value());
+  return success();
+}
+
 /// Whether operand `i`'s gradient is wanted (false past `need`'s end).
 inline bool wants(ArrayRef<bool> need, unsigned i) { return i < need.size() && need[i]; }
 
