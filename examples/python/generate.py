@@ -27,7 +27,10 @@ step for this CPU (``rlx.compile_cpu``, the default) or for the GPU path
 
 RLX specializes symbolic dims at compile time, so every decode step (a new
 history length) is a compilation: about a second for the small models of
-the test, whose packed weights are computed once per compiled step. Only the
+the test, whose packed weights are computed once per compiled step.
+State-space models (MambaForCausalLM, FalconMambaForCausalLM) carry a
+fixed-size conv and SSM state per layer instead of K/V: their prefill and
+their decode step are one compilation each. Only the
 step in use is kept (each holds its own packed weights). Needs the rlx package (``pip install ./python``, or
 ``PYTHONPATH=build/python_packages`` after a CMake build).
 """
@@ -99,22 +102,26 @@ class Generator:
         self.device = device
         self.config = json.loads((checkpoint / "config.json").read_text())
         self.module = from_hf_config(self.config, kv_cache=True)
+        # Attention models name the history length past_seq (a compilation
+        # per decode step); state-space models (Mamba) carry fixed-size
+        # states instead: one decode step serves every token.
+        self.has_history = '"past_seq"' in self.module.text()
         self.checkpoint = checkpoint
         self.weights: dict[str, np.ndarray] | None = None
-        self.layers = self.config.get("num_hidden_layers", self.config.get("n_layer"))
         self.current: tuple[tuple[int, int], rlx.CompiledModel] | None = None
         self.compiled = 0
         self.compile_s = 0.0
 
     def step(self, ids: np.ndarray, past: int, cache: dict[str, np.ndarray] | None):
-        """Logits of the last position and the present K/V, for `ids` [1, S]
-        after `past` cached positions (`cache` None: the prefill, on an empty
-        cache of the model's own K/V width)."""
-        key = (ids.shape[1], past)
+        """Logits of the last position and the present K/V (a state-space
+        model's conv and SSM states), for `ids` [1, S] after `past` cached
+        positions (`cache` None: the prefill, on an empty cache of the
+        model's own K/V width, or zero states)."""
+        dims = {"seq": ids.shape[1], **({"past_seq": past} if self.has_history else {})}
+        key = tuple(dims.values())
         if self.current is None or self.current[0] != key:
             self.current = None  # the previous step's model (and packed weights) go first
             t0 = time.perf_counter()
-            dims = {"seq": ids.shape[1], "past_seq": past}
             if self.device == "cpu":
                 model = rlx.compile_cpu(self.module, dims=dims)
             else:
@@ -128,13 +135,15 @@ class Generator:
                 self.weights = rlx.load_weights(self.checkpoint, model)
             self.current = (key, model)
         model = self.current[1]
-        if cache is None:
+        history = [a for a in model.arguments if a["name"].startswith("past_key_values.")]
+        if cache is None:  # an empty history; a state-space model's zero states
             cache = {a["name"].replace("past_key_values", "present"): np.zeros(a["shape"], np.float32)
-                     for a in model.arguments if a["name"].startswith("past_key_values.")}
-        inputs = {"input_ids": ids, "position_ids": np.arange(past, past + ids.shape[1])}
-        for i in range(self.layers):
-            for kind in ("key", "value"):
-                inputs[f"past_key_values.{i}.{kind}"] = cache[f"present.{i}.{kind}"]
+                     for a in history}
+        inputs = {"input_ids": ids}
+        if any(a["name"] == "position_ids" for a in model.arguments):
+            inputs["position_ids"] = np.arange(past, past + ids.shape[1])
+        for a in history:  # each layer's past K/V (or conv and SSM states)
+            inputs[a["name"]] = cache[a["name"].replace("past_key_values", "present")]
         out = model.run({**self.weights, **inputs})
         present = {k: v for k, v in out.items() if k.startswith("present.")}
         return out["logits"][0, -1], present

@@ -127,6 +127,57 @@ void readGPT2(Reader &r, ModelConfig &c) {
     r.fail("add_cross_attention is not supported");
 }
 
+/// MambaConfig / FalconMambaConfig with transformers' defaults:
+/// intermediate_size = expand · hidden_size, time_step_rank "auto" =
+/// ⌈hidden_size / 16⌉.
+void readMamba(Reader &r, ModelConfig &c) {
+  c.hiddenSize = r.integer("hidden_size", 768);
+  c.numLayers = r.integer("num_hidden_layers", 32);
+  c.vocabSize = r.integer("vocab_size", 50280);
+  c.eps = r.number("layer_norm_epsilon", 1e-5);
+  c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+  // The conv's activation is hidden_act; the gate is SiLU regardless.
+  c.activation = activation(r, "hidden_act", "silu");
+  if (!c.activation.empty() && c.activation != "silu")
+    r.fail("hidden_act '" + r.string("hidden_act", "") +
+           "' is not supported for Mamba: its causal conv1d supports silu");
+  ModelConfig::Mamba &m = c.mamba;
+  m.stateSize = r.integer("state_size", 16);
+  m.convKernel = r.integer("conv_kernel", 4);
+  int64_t expand = r.integer("expand", 2);
+  if (llvm::MulOverflow(expand, c.hiddenSize, c.intermediateSize))
+    r.fail("expand * hidden_size overflows");
+  if (r.obj.getString("time_step_rank")) {
+    if (r.string("time_step_rank", "auto") != "auto")
+      r.fail("'time_step_rank' must be an integer or \"auto\"");
+    m.timeStepRank = c.hiddenSize > 0 ? llvm::divideCeil(c.hiddenSize, 16) : 0;
+  } else {
+    m.timeStepRank = r.integer("time_step_rank", c.hiddenSize > 0 ? llvm::divideCeil(c.hiddenSize, 16) : 0);
+  }
+  m.useBias = r.boolean("use_bias", false);
+  m.useConvBias = r.boolean("use_conv_bias", true);
+  if (c.family == ModelFamily::FalconMamba) {
+    m.mixerRmsEps = r.number("mixer_rms_eps", 1e-6);
+    if (!(m.mixerRmsEps > 0))
+      r.fail("mixer_rms_eps must be positive");
+  }
+  // Sizes an untrusted config may get wrong: positive, and every weight's
+  // f32 bytes below 2^48 (as the attention models' check below).
+  if (r.error.empty() &&
+      (c.hiddenSize <= 0 || c.numLayers <= 0 || c.vocabSize <= 0 || m.stateSize <= 0 ||
+       m.convKernel <= 0 || m.timeStepRank <= 0 || expand <= 0))
+    r.fail("sizes must be positive");
+  if (c.numLayers > 4096)
+    r.fail("num_hidden_layers = " + Twine(c.numLayers) + " is more than 4096");
+  int64_t bytes;
+  for (auto [x, y] : {std::pair{c.vocabSize, c.hiddenSize},
+                      std::pair{c.intermediateSize, 2 * c.hiddenSize},
+                      std::pair{c.intermediateSize, m.timeStepRank + 2 * m.stateSize},
+                      std::pair{c.intermediateSize, m.convKernel}})
+    if (r.error.empty() && (llvm::MulOverflow(x, y, bytes) || bytes > (int64_t(1) << 46)))
+      r.fail("a weight of this config would take more than 2^48 bytes (256 TiB) in f32");
+}
+
 /// transformers' standardize_rope_params for llama3 and yarn: a top-level
 /// `original_max_position_embeddings` (Phi-3's) wins over the one in the
 /// rope dict, which defaults to max_position_embeddings.
@@ -635,7 +686,9 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
     readLlama4(r, root, c);
     break;
   case ModelFamily::GPT2:
-    break;
+  case ModelFamily::Mamba:
+  case ModelFamily::FalconMamba:
+    break; // read by readGPT2, readMamba
   }
   readMoe(r, root, c);
   readQuantization(r, root, c);
@@ -697,6 +750,12 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
   ModelConfig c;
   c.family = arch->family;
   c.architecture = arch->className.str();
+  if (c.family == ModelFamily::Mamba || c.family == ModelFamily::FalconMamba) {
+    readMamba(r, c);
+    if (!error.empty())
+      return failure();
+    return c;
+  }
   if (c.family == ModelFamily::GPT2)
     readGPT2(r, c);
   else

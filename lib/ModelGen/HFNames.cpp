@@ -26,6 +26,8 @@ const hf::Architecture kArchitectures[] = {
     {"GptOssForCausalLM", "gpt_oss", ModelFamily::GptOss},
     {"DeepseekV3ForCausalLM", "deepseek_v3", ModelFamily::DeepseekV3},
     {"Llama4ForCausalLM", "llama4_text", ModelFamily::Llama4},
+    {"MambaForCausalLM", "mamba", ModelFamily::Mamba},
+    {"FalconMambaForCausalLM", "falcon_mamba", ModelFamily::FalconMamba},
 };
 
 struct Activation {
@@ -70,6 +72,9 @@ const Missing kMissing[] = {
     {"Llama4ForConditionalGeneration", "llama4",
      "its vision tower is not implemented; Llama4ForCausalLM (model_type llama4_text) builds "
      "the text model from the text_config"},
+    {"Mamba2ForCausalLM", "mamba2",
+     "its chunked SSD scan (scalar A per head, grouped B/C) is not implemented; "
+     "MambaForCausalLM and FalconMambaForCausalLM (Mamba-1) are"},
     {"Qwen3NextForCausalLM", "qwen3_next",
      "its gated delta rule (linear attention) layers and gated attention are not implemented"},
 };

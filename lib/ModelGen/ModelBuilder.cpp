@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RLX/Dialect/Common/IR/TryCreate.h"
+#include "FunctionBuilder.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 #include "RLX/ModelGen/ModelGen.h"
@@ -37,8 +37,6 @@ using namespace mlir::rlx;
 
 namespace {
 
-constexpr int64_t kDyn = ShapedType::kDynamic;
-
 /// ModelConfig::activation (RLX's names) as the attribute.
 std::optional<ActivationKind> activationKind(StringRef name) {
   return llvm::StringSwitch<std::optional<ActivationKind>>(name)
@@ -49,11 +47,10 @@ std::optional<ActivationKind> activationKind(StringRef name) {
       .Default(std::nullopt);
 }
 
-class ModelBuilder {
+class ModelBuilder : FunctionBuilder {
 public:
   ModelBuilder(MLIRContext *ctx, const ModelConfig &c, const ModelGenOptions &o)
-      : ctx(ctx), c(c), o(o), b(ctx), loc(NameLoc::get(StringAttr::get(ctx, c.architecture))),
-        mb(b, loc, /*diagnose=*/true) {}
+      : FunctionBuilder(ctx, o, c.architecture), c(c) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -62,25 +59,6 @@ private:
     Value hidden, key, value;
   };
 
-  Type elementType() {
-    if (o.dtype == "bf16")
-      return b.getBF16Type();
-    if (o.dtype == "f16")
-      return b.getF16Type();
-    return b.getF32Type();
-  }
-  RankedTensorType tensor(ArrayRef<int64_t> shape, Type et = {}) {
-    return RankedTensorType::get(shape, et ? et : elementType());
-  }
-  Value addArg(Type type, StringRef role, StringRef name, ArrayRef<StringRef> dimNames = {}) {
-    Value v = entry->addArgument(type, loc);
-    NamedAttrList attrs;
-    attrs.set(role, b.getStringAttr(name));
-    if (!dimNames.empty())
-      attrs.set(RLXDialect::kDimNamesAttr, b.getStrArrayAttr(dimNames));
-    argAttrs.push_back(attrs.getDictionary(ctx));
-    return v;
-  }
   Value param(const Twine &name, ArrayRef<int64_t> shape) {
     std::string n = name.str();
     if (!inLoraWeight && StringRef(n).ends_with(".weight"))
@@ -114,19 +92,6 @@ private:
       return;
     }
   }
-  /// [B, S, ...] activations: dims named batch (if dynamic), seq, past_seq.
-  Value input(StringRef name, ArrayRef<int64_t> shape, ArrayRef<StringRef> names, Type et = {}) {
-    SmallVector<StringRef> dims;
-    for (auto [d, n] : llvm::zip(shape, names))
-      dims.push_back(d == kDyn ? n : StringRef(""));
-    bool anyDynamic = llvm::is_contained(shape, kDyn);
-    return addArg(tensor(shape, et), "rlx.input", name, anyDynamic ? dims : ArrayRef<StringRef>());
-  }
-  void output(Value v, StringRef name) {
-    results.push_back(v);
-    resultNames.push_back(name.str());
-  }
-
   RopeScalingAttr ropeScaling() {
     std::optional<RopeScalingKind> kind =
         llvm::StringSwitch<std::optional<RopeScalingKind>>(c.ropeScalingType)
@@ -152,20 +117,6 @@ private:
                WeightLayout layout = WeightLayout::OutIn) {
     return mb.createWithOptional<hir::LinearOp>(x, w, bias, act, layout);
   }
-  /// An op with several results, built as MIRBuilder builds the others
-  /// (null once anything failed).
-  template <typename OpTy, typename... Args>
-  OpTy createMulti(Args &&...args) {
-    if (mb.failed())
-      return {};
-    FailureOr<OpTy> op = tryCreate<OpTy>(b, loc, /*diagnose=*/true, std::forward<Args>(args)...);
-    if (failed(op)) {
-      mb.fail();
-      return {};
-    }
-    return *op;
-  }
-
   /// A linear layer's weight: dense `<name>.weight`, or with NVFP4 weights
   /// the packed codes `<name>.weight`, E4M3 block scales
   /// `<name>.weight_scale` and global scale `<name>.weight_scale_2`
@@ -339,23 +290,13 @@ private:
   std::pair<Value, Value> expertWeights(const std::string &prefix);
   LayerOut gpt2Layer(int64_t i, Value x);
 
-  MLIRContext *ctx;
   const ModelConfig &c;
-  const ModelGenOptions &o;
   /// While weight() creates a dense [out, in] weight (which gets its
   /// adapter), and how many layers got one.
   bool inLoraWeight = false;
   int64_t loraModules = 0;
   /// With several adapters: each token's adapter index [B, S].
   Value loraTokens;
-  OpBuilder b;
-  Location loc;
-  /// Builds every single-result op; its failure state is the builder's.
-  mir::MIRBuilder mb;
-  Block *entry = nullptr;
-  SmallVector<DictionaryAttr> argAttrs;
-  SmallVector<Value> results;
-  SmallVector<std::string> resultNames;
   int64_t seqLen = kDyn, pastLen = kDyn;
   Value embedTable;
 };
@@ -842,11 +783,7 @@ ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
 }
 
 OwningOpRef<ModuleOp> ModelBuilder::build() {
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
-  auto fn = func::FuncOp::create(b, loc, o.funcName, b.getFunctionType({}, {}));
-  entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  OwningOpRef<ModuleOp> module = begin();
   seqLen = o.seqLen.value_or(kDyn);
   pastLen = o.pastLen.value_or(kDyn);
   int64_t layers = o.layerOnly ? 1 : o.numLayers.value_or(c.numLayers);
@@ -920,29 +857,15 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       output(kv.first, "present." + std::to_string(i) + ".key");
       output(kv.second, "present." + std::to_string(i) + ".value");
     }
-  func::ReturnOp::create(b, loc, results);
-  fn.setType(b.getFunctionType(entry->getArgumentTypes(),
-                               llvm::to_vector(llvm::map_range(results, [](Value v) {
-                                 return v.getType();
-                               }))));
-  for (auto [i, attrs] : llvm::enumerate(argAttrs))
-    fn.setArgAttrs(i, attrs);
-  for (auto [i, name] : llvm::enumerate(resultNames))
-    fn.setResultAttr(i, "rlx.output", b.getStringAttr(name));
-  if (failed(verify(*module)))
-    return nullptr;
-  return module;
+  return finish(std::move(module));
 }
 
 } // namespace
 
-OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig &config,
-                                            const ModelGenOptions &options) {
-  ctx->loadDialect<hir::HIRDialect, mir::MIRDialect, func::FuncDialect>();
-  if (options.dtype != "f32" && options.dtype != "bf16" && options.dtype != "f16") {
-    emitError(UnknownLoc::get(ctx)) << "dtype must be f32, f16 or bf16, got " << options.dtype;
-    return nullptr;
-  }
+/// The attention models' checks on sizes that an untrusted config may get
+/// wrong, then ModelBuilder.
+static OwningOpRef<ModuleOp> buildAttentionModel(MLIRContext *ctx, const ModelConfig &config,
+                                                 const ModelGenOptions &options) {
   if (options.nvfp4Weights && config.moe.numExperts > 0) {
     emitError(UnknownLoc::get(ctx))
         << "--nvfp4-weights is not supported for mixture-of-experts models yet";
@@ -966,11 +889,6 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
       config.headDim <= 0 || config.intermediateSize <= 0 || config.vocabSize <= 0 ||
       config.maxPositions <= 0) {
     emitError(UnknownLoc::get(ctx)) << "sizes must be positive";
-    return nullptr;
-  }
-  auto dimOk = [](std::optional<int64_t> d) { return !d || *d >= 0 || *d == kDyn; };
-  if (!dimOk(options.batch) || !dimOk(options.seqLen) || !dimOk(options.pastLen)) {
-    emitError(UnknownLoc::get(ctx)) << "batch, seq and past must be non-negative";
     return nullptr;
   }
   int64_t product;
@@ -998,6 +916,22 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
                                     << layers << " are built";
     return nullptr;
   }
+  ModelBuilder builder(ctx, config, options);
+  return builder.build();
+}
+
+OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig &config,
+                                            const ModelGenOptions &options) {
+  ctx->loadDialect<hir::HIRDialect, mir::MIRDialect, func::FuncDialect>();
+  if (options.dtype != "f32" && options.dtype != "bf16" && options.dtype != "f16") {
+    emitError(UnknownLoc::get(ctx)) << "dtype must be f32, f16 or bf16, got " << options.dtype;
+    return nullptr;
+  }
+  auto dimOk = [](std::optional<int64_t> d) { return !d || *d >= 0 || *d == ShapedType::kDynamic; };
+  if (!dimOk(options.batch) || !dimOk(options.seqLen) || !dimOk(options.pastLen)) {
+    emitError(UnknownLoc::get(ctx)) << "batch, seq and past must be non-negative";
+    return nullptr;
+  }
   // Every failure is reported: one that emitted nothing is named here
   // rather than ending the tool silently.
   bool reported = false;
@@ -1007,8 +941,8 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
       reported |= d.getSeverity() == DiagnosticSeverity::Error;
       return failure(); // on to the caller's handler
     });
-    ModelBuilder builder(ctx, config, options);
-    module = builder.build();
+    module = config.mamba.enabled() ? buildMambaModel(ctx, config, options)
+                                    : buildAttentionModel(ctx, config, options);
   }
   if (!module && !reported)
     emitError(NameLoc::get(StringAttr::get(ctx, config.architecture)))

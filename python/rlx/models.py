@@ -5,8 +5,10 @@ LlamaForCausalLM (TinyLlama too), MistralForCausalLM, Qwen2ForCausalLM,
 Qwen3ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel and the mixtures of
 experts MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
 OlmoeForCausalLM, GptOssForCausalLM, DeepseekV3ForCausalLM (multi-head
-latent attention) and Llama4ForCausalLM (chunked attention, NoPE layers)
-with transformers' defaults, HF
+latent attention) and Llama4ForCausalLM (chunked attention, NoPE layers),
+and the state-space models MambaForCausalLM and FalconMambaForCausalLM
+(``kv_cache=True``: each layer's conv and SSM states in and out instead of
+K/V) with transformers' defaults, HF
 parameter names on the arguments (``rlx.param``), symbolic
 ``seq``/``past_seq`` dims unless given. Another architecture, an activation
 or RoPE type RLX does not compute exactly raises RlxError listing the

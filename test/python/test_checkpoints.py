@@ -36,14 +36,14 @@ NAMES = [n for n in ("llama-3.2-1b", "qwen3-0.6b", "gpt2", "phi3-mini") if n in 
 PACKED_IN_CHECKPOINT = ("gpt2", "phi3-mini")
 
 
-def logits_with_weights(text, ckpt, ids, tmp_path, extra=(), launcher=()):
+def logits_with_weights(text, ckpt, ids, tmp_path, extra=(), launcher=(), positions=True):
     np.save(tmp_path / "ids.npy", ids)
     pos = np.arange(ids.shape[1], dtype=np.int64)
     np.save(tmp_path / "pos.npy", pos)
     (tmp_path / "m.mlir").write_text(text)
     proc = subprocess.run([*launcher, str(RLX_RUN), str(tmp_path / "m.mlir"), "--weights", str(ckpt),
                            "--input", f"input_ids={tmp_path / 'ids.npy'}",
-                           "--input", f"position_ids={tmp_path / 'pos.npy'}",
+                           *(["--input", f"position_ids={tmp_path / 'pos.npy'}"] if positions else []),
                            "--dims", f"seq={ids.shape[1]}", "--output-dir", str(tmp_path / "out"),
                            *extra], capture_output=True, text=True, timeout=600)
     return proc

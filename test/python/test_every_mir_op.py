@@ -117,6 +117,12 @@ EXAMPLES.update({
                               f"%r0, %r1 = rlx_mir.causal_conv1d %x, %w bias(%b : {t((3,))}) "
                               f"state(%s : {t((2, 3, 4))}) activation = \"silu\" : {t((2, 3, 5))}, "
                               f"{t((3, 4))}"),
+    "rlx_mir.selective_scan": ({"u": ((1, 3, 5), "f32"), "dt": ((1, 3, 5), "f32"), "a": ((3, 2), "f32"),
+                                "bm": ((1, 2, 5), "f32"), "cm": ((1, 2, 5), "f32"), "d": ((3,), "f32"),
+                                "s": ((1, 3, 2), "f32")}, [t((1, 3, 5)), t((1, 3, 2))],
+                               f"%r0, %r1 = rlx_mir.selective_scan %u, %dt, %a, %bm, %cm D(%d : {t((3,))}) "
+                               f"state(%s : {t((1, 3, 2))}) delta_softplus chunk_size = 2 : {t((1, 3, 5))}, "
+                               f"{t((1, 3, 5))}, {t((3, 2))}, {t((1, 2, 5))}, {t((1, 2, 5))}"),
     "rlx_mir.observe_minmax": ({"x": (F, "f32"), "lo": ((3,), "f32"), "hi": ((3,), "f32")},
                                [t((3,)), t((3,))],
                                f"%r0, %r1 = rlx_mir.observe_minmax %x running(%lo, %hi : {t((3,))}, {t((3,))}) axis = 1 "

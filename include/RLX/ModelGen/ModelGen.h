@@ -31,7 +31,7 @@ namespace mlir::rlx {
 /// Anything else is an error, never a Llama look-alike.
 enum class ModelFamily {
   Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss,
-  DeepseekV3, Llama4
+  DeepseekV3, Llama4, Mamba, FalconMamba
 };
 
 /// What the generator needs from a config.json, after transformers' defaults
@@ -145,6 +145,19 @@ struct ModelConfig {
     bool qkL2Norm = true, temperatureTuning = true;
     double attnScale = 0.1;
   } llama4;
+  /// Mamba-1 (MambaForCausalLM, FalconMambaForCausalLM): no attention;
+  /// each layer is RMSNorm then the mixer (in_proj to x|z of
+  /// `intermediate_size` = expand · hidden_size, causal conv1d of
+  /// `conv_kernel` with SiLU, x_proj to dt (time_step_rank) | B | C of
+  /// `state_size`, dt_proj, the selective scan with A = −exp(A_log), D and
+  /// the SiLU(z) gate, out_proj) plus the residual. FalconMamba normalizes
+  /// dt, B and C with a weightless RMSNorm (mixer_rms_eps) first.
+  struct Mamba {
+    int64_t stateSize = 0, convKernel = 4, timeStepRank = 0;
+    bool useBias = false, useConvBias = true;
+    double mixerRmsEps = 0.0; ///< > 0: FalconMamba's norms on dt, B, C
+    bool enabled() const { return stateSize > 0; }
+  } mamba;
   /// OLMoE's q_norm/k_norm: RMSNorm over the whole q (k) projection, not
   /// per head (Qwen3's qkNorm).
   bool fullWidthQkNorm = false;

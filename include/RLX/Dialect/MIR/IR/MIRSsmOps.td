@@ -57,4 +57,62 @@ def MIR_CausalConv1dOp : MIR_InferOp<"causal_conv1d", [AttrSizedOperandSegments,
   }];
 }
 
+def MIR_SelectiveScanOp : MIR_InferOp<"selective_scan", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>]> {
+  let summary = "Mamba-1's selective scan (a diagonal linear recurrence per channel and state)";
+  let description = [{
+    The selective state-space scan of Mamba (mamba-ssm's `selective_scan_fn`
+    and `selective_state_update`; transformers' `MambaMixer.slow_forward`),
+    in mamba-ssm's layout: `u` and `delta` `[B, D, L]`, `A` `[D, N]`, `B`
+    and `C` `[B, N, L]` (one state projection per token, shared by the
+    channels), optional `D` `[D]`, `z` `[B, D, L]`, `delta_bias` `[D]` and
+    initial `state` `[B, D, N]`:
+
+    - `dt = delta + delta_bias`, then `softplus(dt)` with `delta_softplus`
+      (PyTorch's threshold-20 softplus, computed as
+      `max(dt, 0) + log(1 + exp(−|dt|))`);
+    - `h[t] = exp(dt[t] · A) ⊙ h[t−1] + dt[t] · u[t] · B[t]` per channel `d`
+      and state `n`, from `h[−1] = state` (zeros without one);
+    - `y[t] = Σ_n h[t, n] · C[t, n] + D · u[t]`, times `silu(z[t])` with `z`.
+
+    Results: `output` `[B, D, L]` in `u`'s type and `final_state`
+    `[B, D, N]` (`h[L−1]`, the next call's `state`; a decode step is
+    `L = 1`). Computed in f32 (f64 for f64 inputs).
+
+    The decomposition is chunked: within chunks of `chunk_size` steps an
+    associative (Hillis–Steele) scan of the pairs `(exp(dt·A), dt·u·B)`,
+    whose composition is `(a₁, x₁) ∘ (a₂, x₂) = (a₁a₂, a₂x₁ + x₂)`; across
+    chunks the recurrence on the chunks' last pairs. `chunk_size = 1` is the
+    step-by-step recurrence of the reference; the default is
+    `max(64, ⌈L/64⌉)` rounded up to a power of two. Every chunk size gives
+    the recurrence's result up to rounding.
+
+    The verifier rejects ranks and sizes other than the above (`N` and the
+    chunk size static and ≥ 1), mixed element types, and a negative or zero
+    `chunk_size`.
+
+    Example (a Mamba decode step with its state):
+    ```mlir
+    %y, %h = rlx_mir.selective_scan %u, %dt, %A, %B, %C D(%D : tensor<64xf32>)
+        z(%z : tensor<1x64x1xf32>) delta_bias(%db : tensor<64xf32>)
+        state(%h0 : tensor<1x64x16xf32>) delta_softplus
+        : tensor<1x64x1xf32>, tensor<1x64x1xf32>, tensor<64x16xf32>, tensor<1x16x1xf32>,
+          tensor<1x16x1xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$u, RLX_FloatTensor:$delta, RLX_FloatTensor:$A,
+                   RLX_FloatTensor:$B, RLX_FloatTensor:$C, Optional<RLX_FloatTensor>:$D,
+                   Optional<RLX_FloatTensor>:$z, Optional<RLX_FloatTensor>:$delta_bias,
+                   Optional<RLX_FloatTensor>:$state, UnitAttr:$delta_softplus,
+                   OptionalAttr<I64Attr>:$chunk_size);
+  let results = (outs RLX_FloatTensor:$output, RLX_FloatTensor:$final_state);
+  let assemblyFormat = [{
+    $u `,` $delta `,` $A `,` $B `,` $C (`D` `(` $D^ `:` type($D) `)`)?
+    (`z` `(` $z^ `:` type($z) `)`)? (`delta_bias` `(` $delta_bias^ `:` type($delta_bias) `)`)?
+    (`state` `(` $state^ `:` type($state) `)`)? (`delta_softplus` $delta_softplus^)?
+    (`chunk_size` `=` $chunk_size^)? attr-dict
+    `:` type($u) `,` type($delta) `,` type($A) `,` type($B) `,` type($C)
+  }];
+}
+
 #endif // RLX_DIALECT_MIR_IR_MIRSSMOPS_TD

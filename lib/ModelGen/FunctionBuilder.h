@@ -1,0 +1,79 @@
+//===- FunctionBuilder.h - One model function under construction ---------===//
+//
+// What every model builder of lib/ModelGen shares: the function and its IO
+// manifest (`rlx.input` / `rlx.param` arguments with `rlx.dim_names` for the
+// dynamic dims, `rlx.output` results), tensors of the chosen dtype, and a
+// MIRBuilder whose failure state is the builder's (every op is built through
+// its shape rules, so sizes that do not fit are diagnostics).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_LIB_MODELGEN_FUNCTIONBUILDER_H
+#define RLX_LIB_MODELGEN_FUNCTIONBUILDER_H
+
+#include "RLX/Dialect/Common/IR/TryCreate.h"
+#include "RLX/Dialect/MIR/IR/MIRBuilder.h"
+#include "RLX/ModelGen/ModelGen.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::rlx {
+
+class FunctionBuilder {
+protected:
+  static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+  FunctionBuilder(MLIRContext *ctx, const ModelGenOptions &o, StringRef architecture)
+      : ctx(ctx), o(o), b(ctx), loc(NameLoc::get(StringAttr::get(ctx, architecture))),
+        mb(b, loc, /*diagnose=*/true) {}
+
+  /// A module with the empty function `o.funcName`; ops go into its entry.
+  OwningOpRef<ModuleOp> begin();
+  /// Returns the outputs, sets the function's type and IO attributes and
+  /// verifies the module (null on any failure).
+  OwningOpRef<ModuleOp> finish(OwningOpRef<ModuleOp> module);
+
+  Type elementType();
+  RankedTensorType tensor(ArrayRef<int64_t> shape, Type et = {}) {
+    return RankedTensorType::get(shape, et ? et : elementType());
+  }
+  Value addArg(Type type, StringRef role, StringRef name, ArrayRef<StringRef> dimNames = {});
+  /// [B, S, ...] activations: the dynamic dims named by `names` (batch,
+  /// seq, past_seq).
+  Value input(StringRef name, ArrayRef<int64_t> shape, ArrayRef<StringRef> names, Type et = {});
+  void output(Value v, StringRef name) {
+    results.push_back(v);
+    resultNames.push_back(name.str());
+  }
+  /// An op with several results, built as MIRBuilder builds the others
+  /// (null once anything failed).
+  template <typename OpTy, typename... Args>
+  OpTy createMulti(Args &&...args) {
+    if (mb.failed())
+      return {};
+    FailureOr<OpTy> op = tryCreate<OpTy>(b, loc, /*diagnose=*/true, std::forward<Args>(args)...);
+    if (failed(op)) {
+      mb.fail();
+      return {};
+    }
+    return *op;
+  }
+
+  MLIRContext *ctx;
+  const ModelGenOptions &o;
+  OpBuilder b;
+  Location loc;
+  mir::MIRBuilder mb;
+  Block *entry = nullptr;
+  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<Value> results;
+  SmallVector<std::string> resultNames;
+};
+
+/// MambaForCausalLM and FalconMambaForCausalLM (MambaBuilder.cpp).
+OwningOpRef<ModuleOp> buildMambaModel(MLIRContext *ctx, const ModelConfig &c,
+                                      const ModelGenOptions &o);
+
+} // namespace mlir::rlx
+
+#endif // RLX_LIB_MODELGEN_FUNCTIONBUILDER_H

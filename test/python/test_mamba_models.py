@@ -1,0 +1,129 @@
+"""State-space language models from their Hugging Face configs and
+checkpoints against transformers itself: MambaForCausalLM (with and without
+the in/out projection biases and the conv bias, an explicit time_step_rank)
+and FalconMambaForCausalLM (weightless RMSNorms on dt, B and C).
+
+A small random-init model per family (every parameter seeded) is written by
+`save_pretrained`; `rlx-gen` builds its config and `rlx-run --weights DIR`
+runs it on the CPU path and on the emulator (`--device=emu`) from one test
+body: logits must equal transformers' (f32, rtol 1e-4), whose MambaMixer
+runs its PyTorch path here (no CUDA kernels). Generation goes through
+examples/python/generate.py: one prefill, then one compiled decode step
+(seq = 1) fed each layer's conv and SSM states; 32 greedy tokens must be
+transformers' generate(do_sample=False), and a prefill split into a shorter
+prefill and decode steps must give the one prefill's logits.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness import gen_model
+
+torch = pytest.importorskip("torch")
+import test_hf_models as hfm  # noqa: E402  (seeded weights, tolerances)
+from test_checkpoints import logits_with_weights  # noqa: E402
+from test_moe_models import generate  # noqa: E402  (examples/python/generate.py)
+
+DEVICES = ["cpu", "emu"]
+BASE = {"hidden_size": 32, "state_size": 8, "num_hidden_layers": 2, "vocab_size": hfm.VOCAB,
+        "expand": 2, "conv_kernel": 4}
+FAMILIES = {
+    "mamba": ("mamba", "MambaForCausalLM", {}),
+    "mamba_biases": ("mamba", "MambaForCausalLM", {"use_bias": True, "use_conv_bias": False,
+                                                   "time_step_rank": 3, "conv_kernel": 3,
+                                                   "layer_norm_epsilon": 1e-3}),
+    "falcon_mamba": ("falcon_mamba", "FalconMambaForCausalLM", {"mixer_rms_eps": 1e-3}),
+}
+
+
+def hf_model(family):
+    import transformers
+    model_type, arch, extra = FAMILIES[family]
+    cfg = transformers.AutoConfig.for_model(model_type, **(BASE | extra), architectures=[arch],
+                                            pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    torch.manual_seed(0)
+    model = getattr(transformers, arch)(cfg).to(torch.float32).eval()
+    hfm.seeded_parameters(model)
+    return model
+
+
+@pytest.fixture(scope="module", params=list(FAMILIES))
+def saved(request, tmp_path_factory):
+    model = hf_model(request.param)
+    ckpt = tmp_path_factory.mktemp(request.param)
+    model.save_pretrained(ckpt)
+    return request.param, model, ckpt
+
+
+def reference_logits(model, ids):
+    with torch.no_grad():
+        return model(input_ids=torch.from_numpy(ids), use_cache=False).logits.numpy()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
+    family, model, ckpt = saved
+    ids = hfm.token_ids(hfm.PREFILL)
+    text = gen_model(ckpt / "config.json")
+    assert "rlx_mir.selective_scan" in text and "rlx_mir.causal_conv1d" in text
+    proc = logits_with_weights(text, ckpt, ids, tmp_path, ("--device", device), positions=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "generated" not in proc.stdout, proc.stdout  # every weight from the checkpoint
+    hfm.close(np.load(tmp_path / "out" / "logits.npy"), reference_logits(model, ids),
+              f"{family} {device}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("family", ["mamba", "falcon_mamba"])
+def test_greedy_generation_matches_transformers(family, device, tmp_path):
+    """32 greedy tokens: one prefill and one compiled decode step."""
+    model = hf_model(family)
+    model.save_pretrained(tmp_path / "ckpt")
+    prompt = hfm.token_ids(7, seed=3)
+    with torch.no_grad():
+        want = model.generate(torch.from_numpy(prompt), max_new_tokens=32, min_new_tokens=32,
+                              do_sample=False, pad_token_id=0, eos_token_id=None)
+    want = want[0, prompt.shape[1]:].tolist()
+    gen = generate.Generator(tmp_path / "ckpt", device)
+    got = gen.generate(prompt[0].tolist(), 32)
+    assert got == want, f"RLX {got}\nHF  {want}"
+    assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
+    assert gen.compiled == 2, gen.compiled  # the prefill and the one decode step
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_split_prefill_equals_one_prefill(device, tmp_path):
+    """Prefill 6 tokens, then 4 more with the states carried, then decode 1:
+    each piece's last logits are the one 11-token prefill's at that position,
+    and the states after all of it equal the one prefill's."""
+    model = hf_model("mamba_biases")
+    model.save_pretrained(tmp_path / "ckpt")
+    ids = hfm.token_ids(hfm.PREFILL, seed=6)
+    want = reference_logits(model, ids)[0]
+    gen = generate.Generator(tmp_path / "ckpt", device)
+    whole_logits, whole_state = gen.step(ids, 0, None)
+    hfm.close(whole_logits, want[-1], f"{device} one prefill")
+    state, at = None, 0
+    for n in (6, 4, 1):
+        logits, state = gen.step(np.ascontiguousarray(ids[:, at:at + n]), at, state)
+        at += n
+        hfm.close(logits, want[at - 1], f"{device} piece ending at {at}")
+    assert sorted(state) == sorted(whole_state) == [f"present.{i}.{k}" for i in range(2)
+                                                     for k in ("conv", "ssm")]
+    for name in state:
+        np.testing.assert_allclose(state[name], whole_state[name], rtol=1e-4,
+                                   atol=1e-5 * np.abs(whole_state[name]).max(), err_msg=name)
+
+
+def test_config_errors(tmp_path):
+    """Configs RLX cannot build exactly are diagnostics naming the key."""
+    import json
+    for change, message in [({"hidden_act": "gelu"}, "its causal conv1d supports silu"),
+                            ({"time_step_rank": "big"}, "'time_step_rank' must be an integer"),
+                            ({"state_size": 0}, "sizes must be positive")]:
+        cfg = tmp_path / "config.json"
+        cfg.write_text(json.dumps({"architectures": ["MambaForCausalLM"], "model_type": "mamba",
+                                   **BASE, **change}))
+        with pytest.raises(RuntimeError, match=message):
+            gen_model(cfg)
