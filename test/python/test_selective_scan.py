@@ -104,12 +104,13 @@ def test_case_ss1(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("chunk", [1, 3, 5, 16, None])
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 16, None])
 def test_every_chunk_size_equals_the_recurrence(device, chunk):
-    """L = 13: chunks of 1 (the recurrence itself), 3 and 5 (not dividing
-    13), 16 (one chunk, padded) and the default."""
+    """L = 37: chunks of 1 (the recurrence itself); 2 and 3 (19 and 13
+    chunks, whose ends are scanned in chunks again, two levels and one);
+    5 (8 chunks carried in order), 16 (3, the last padded) and the default."""
     rng = np.random.default_rng(chunk or 0)
-    b, d, length, n = 2, 3, 13, 4
+    b, d, length, n = 2, 3, 37, 4
     x = random_inputs(rng, b, d, length, n)
     got = compile_for(device, scan_text(b, d, length, n, chunk=chunk)).run(**f32(x))
     want_y, want_h = reference(**x)

@@ -148,21 +148,22 @@ LogicalResult SelectiveScanOp::inferReturnTypes(MLIRContext *, std::optional<Loc
   return success();
 }
 
-/// The chunk size of a scan over `l` steps: `requested`, else max(64,
-/// ⌈l/64⌉) rounded up to a power of two (at most 64 chunks); at most `l`.
-static int64_t scanChunk(std::optional<int64_t> requested, int64_t l) {
-  int64_t c = requested ? *requested
-                        : static_cast<int64_t>(llvm::PowerOf2Ceil(
-                              std::max<int64_t>(64, llvm::divideCeil(l, 64))));
-  return std::max<int64_t>(1, std::min(c, l));
-}
+/// Chunk boundaries carried one after another (the recurrence) when at most
+/// this many; more are scanned in chunks themselves.
+constexpr int64_t kSequentialChunks = 8;
+/// selective_scan's chunk_size when not given (bench/cpu/bench_mamba.py).
+constexpr int64_t kDefaultChunk = 8;
 
 /// h[t] = a[t]·h[t−1] + x[t] along axis 2 of `a`, `x` [B, D, L, N] from
-/// h[−1] = `h0` [B, D, N]: chunks of `c` steps scanned in log2(c) doubling
-/// steps, then the chunk boundaries carried in order. Returns all h.
+/// h[−1] = `h0` [B, D, N]; returns every h. Chunks of `c` steps are scanned
+/// in log2(c) doubling steps (each step composed with the one `shift`
+/// before it: (a, x) ∘ (a', x') = (a·a', a·x' + x)); the chunks' last pairs
+/// are the same kind of scan one level up, carried step by step when
+/// `c` = 1 or at most kSequentialChunks remain, else chunked again.
 static Value chunkedLinearScan(MIRBuilder &mb, Value a, Value x, Value h0, int64_t c) {
   ArrayRef<int64_t> s = MIRBuilder::shapeOf(a);
   int64_t b = s[0], d = s[1], l = s[2], n = s[3];
+  c = std::min(c, l);
   int64_t nc = llvm::divideCeil(l, c), lp = nc * c;
   Type et = MIRBuilder::elementType(a);
   auto fill = [&](double v, int64_t steps) { return mb.broadcast(mb.scalar(et, v), {b, d, steps, n}); };
@@ -173,8 +174,6 @@ static Value chunkedLinearScan(MIRBuilder &mb, Value a, Value x, Value h0, int64
   a = mb.reshape(a, {b, d, nc, c, n});
   x = mb.reshape(x, {b, d, nc, c, n});
   for (int64_t shift = 1; shift < c; shift *= 2) {
-    // Each step composed with the one `shift` before it (identity before
-    // the chunk's start).
     auto earlier = [&](Value v, double identity) {
       Value pad = mb.broadcast(mb.scalar(et, identity), {b, d, nc, shift, n});
       return mb.concat({pad, mb.slice(v, {0, 0, 0, 0, 0}, {b, d, nc, c - shift, n},
@@ -185,18 +184,31 @@ static Value chunkedLinearScan(MIRBuilder &mb, Value a, Value x, Value h0, int64
     x = mb.add(mb.mul(a, xe), x);
     a = mb.mul(a, ae);
   }
-  // The state entering each chunk, carried across the chunks' ends.
-  auto last = [&](Value v, int64_t j) {
-    return mb.slice(v, {0, 0, j, c - 1, 0}, {b, d, 1, 1, n}, {1, 1, 1, 1, 1});
-  };
-  SmallVector<Value> starts;
-  Value h = mb.reshape(h0, {b, d, 1, 1, n});
-  for (int64_t j = 0; j < nc; ++j) {
-    starts.push_back(h);
-    if (j + 1 < nc)
-      h = mb.add(mb.mul(last(a, j), h), last(x, j));
+  // The state entering each chunk.
+  Value start;
+  if (nc == 1) {
+    start = mb.reshape(h0, {b, d, 1, 1, n});
+  } else if (c == 1 || nc <= kSequentialChunks) {
+    auto last = [&](Value v, int64_t j) {
+      return mb.slice(v, {0, 0, j, c - 1, 0}, {b, d, 1, 1, n}, {1, 1, 1, 1, 1});
+    };
+    SmallVector<Value> starts;
+    Value h = mb.reshape(h0, {b, d, 1, 1, n});
+    for (int64_t j = 0; j < nc; ++j) {
+      starts.push_back(h);
+      if (j + 1 < nc)
+        h = mb.add(mb.mul(last(a, j), h), last(x, j));
+    }
+    start = mb.concat(starts, 2);
+  } else {
+    auto ends = [&](Value v) {
+      return mb.reshape(mb.slice(v, {0, 0, 0, c - 1, 0}, {b, d, nc - 1, 1, n}, {1, 1, 1, 1, 1}),
+                        {b, d, nc - 1, n});
+    };
+    // The state after each chunk but the last, from the chunks' own scans.
+    Value after = chunkedLinearScan(mb, ends(a), ends(x), h0, c);
+    start = mb.reshape(mb.concat({mb.reshape(h0, {b, d, 1, n}), after}, 2), {b, d, nc, 1, n});
   }
-  Value start = starts.size() == 1 ? starts[0] : mb.concat(starts, 2);
   Value all = mb.reshape(mb.add(mb.mul(a, start), x), {b, d, lp, n});
   return lp == l ? all : mb.slice(all, {0, 0, 0, 0}, {b, d, l, n}, {1, 1, 1, 1});
 }
@@ -229,7 +241,7 @@ FailureOr<SmallVector<Value>> SelectiveScanOp::decompose(MIRBuilder &mb) {
   Value drive = mb.mul(mb.reshape(mb.mul(dt, u), {b, d, l, 1}), perToken(getB()));
   Value h0 = getState() ? widen(getState()) : mb.broadcast(mb.scalar(acc, 0.0), {b, d, n});
   Value h = mb.failed() ? Value()
-                        : chunkedLinearScan(mb, decay, drive, h0, scanChunk(getChunkSize(), l));
+                        : chunkedLinearScan(mb, decay, drive, h0, getChunkSize().value_or(kDefaultChunk));
   Value y = mb.reduce(ReduceKind::Sum, mb.mul(h, perToken(getC())), {3}, /*keepDims=*/false);
   if (Value dskip = widen(getD()))
     y = mb.add(y, mb.mul(u, mb.reshape(dskip, {1, d, 1})));

@@ -79,13 +79,14 @@ def MIR_SelectiveScanOp : MIR_InferOp<"selective_scan", [AttrSizedOperandSegment
     `[B, D, N]` (`h[L−1]`, the next call's `state`; a decode step is
     `L = 1`). Computed in f32 (f64 for f64 inputs).
 
-    The decomposition is chunked: within chunks of `chunk_size` steps an
-    associative (Hillis–Steele) scan of the pairs `(exp(dt·A), dt·u·B)`,
-    whose composition is `(a₁, x₁) ∘ (a₂, x₂) = (a₁a₂, a₂x₁ + x₂)`; across
-    chunks the recurrence on the chunks' last pairs. `chunk_size = 1` is the
-    step-by-step recurrence of the reference; the default is
-    `max(64, ⌈L/64⌉)` rounded up to a power of two. Every chunk size gives
-    the recurrence's result up to rounding.
+    The decomposition is chunked: within chunks of `chunk_size` steps
+    (default 8) an associative (Hillis–Steele) scan of the pairs
+    `(exp(dt · A), dt · u · B)`, whose composition is
+    `(a₁, x₁) ∘ (a₂, x₂) = (a₁a₂, a₂x₁ + x₂)`, in log2(chunk_size) doubling
+    steps; the chunks' last pairs are scanned the same way one level up
+    until at most 8 chunks remain, which the recurrence carries in order.
+    `chunk_size = 1` is the step-by-step recurrence of the reference. Every
+    chunk size gives the recurrence's result up to rounding.
 
     The verifier rejects ranks and sizes other than the above (`N` and the
     chunk size static and ≥ 1), mixed element types, and a negative or zero
