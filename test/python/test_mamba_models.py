@@ -23,7 +23,8 @@ from harness import gen_model
 torch = pytest.importorskip("torch")
 import test_hf_models as hfm  # noqa: E402  (seeded weights, tolerances)
 from test_checkpoints import logits_with_weights  # noqa: E402
-from test_moe_models import generate  # noqa: E402  (examples/python/generate.py)
+from test_moe_models import (generate, greedy_generation_matches,  # noqa: E402
+                             reference_logits)
 
 DEVICES = ["cpu", "emu"]
 BASE = {"hidden_size": 32, "state_size": 8, "num_hidden_layers": 2, "vocab_size": hfm.VOCAB,
@@ -56,11 +57,6 @@ def saved(request, tmp_path_factory):
     return request.param, model, ckpt
 
 
-def reference_logits(model, ids):
-    with torch.no_grad():
-        return model(input_ids=torch.from_numpy(ids), use_cache=False).logits.numpy()
-
-
 @pytest.mark.parametrize("device", DEVICES)
 def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
     family, model, ckpt = saved
@@ -78,17 +74,7 @@ def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
 @pytest.mark.parametrize("family", ["mamba", "falcon_mamba"])
 def test_greedy_generation_matches_transformers(family, device, tmp_path):
     """32 greedy tokens: one prefill and one compiled decode step."""
-    model = hf_model(family)
-    model.save_pretrained(tmp_path / "ckpt")
-    prompt = hfm.token_ids(7, seed=3)
-    with torch.no_grad():
-        want = model.generate(torch.from_numpy(prompt), max_new_tokens=32, min_new_tokens=32,
-                              do_sample=False, pad_token_id=0, eos_token_id=None)
-    want = want[0, prompt.shape[1]:].tolist()
-    gen = generate.Generator(tmp_path / "ckpt", device)
-    got = gen.generate(prompt[0].tolist(), 32)
-    assert got == want, f"RLX {got}\nHF  {want}"
-    assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
+    gen = greedy_generation_matches(hf_model(family), device, tmp_path)
     assert gen.compiled == 2, gen.compiled  # the prefill and the one decode step
 
 

@@ -172,16 +172,23 @@ def check_greedy_generation(family, device, tmp_path):
     history length) equal to transformers' generate(do_sample=False). The
     test body of test_moe_generation*.py, which split the families in two
     so that the suite's two workers share them."""
-    model = hf_model(family)
+    greedy_generation_matches(hf_model(family), device, tmp_path)
+
+
+def greedy_generation_matches(model, device, tmp_path):
+    """check_greedy_generation's body for any transformers model: returns
+    the Generator (how many steps it compiled)."""
     model.save_pretrained(tmp_path / "ckpt")
     prompt = hfm.token_ids(7, seed=3)
     with torch.no_grad():
         want = model.generate(torch.from_numpy(prompt), max_new_tokens=32, min_new_tokens=32,
                               do_sample=False, pad_token_id=0, eos_token_id=None)
     want = want[0, prompt.shape[1]:].tolist()
-    got = generate.Generator(tmp_path / "ckpt", device).generate(prompt[0].tolist(), 32)
+    gen = generate.Generator(tmp_path / "ckpt", device)
+    got = gen.generate(prompt[0].tolist(), 32)
     assert got == want, f"RLX {got}\nHF  {want}"
     assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
+    return gen
 
 
 @pytest.mark.parametrize("device", DEVICES)

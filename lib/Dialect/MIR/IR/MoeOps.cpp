@@ -41,10 +41,9 @@ LogicalResult GroupedMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Loc
 FailureOr<SmallVector<Value>> GroupedMatmulOp::decompose(MIRBuilder &mb) {
   auto wt = getWeight().getType();
   auto xt = getInput().getType();
-  if (!wt.hasStaticShape() || !xt.hasStaticShape() || !getIds().getType().hasStaticShape())
-    return emitError("grouped_matmul: the decomposition needs static shapes; bind the dims "
-                     "first (rlx-mir-specialize)"),
-           failure();
+  for (ShapedType t : {ShapedType(wt), ShapedType(xt), ShapedType(getIds().getType())})
+    if (failed(MIRBuilder::requireStaticShape(*this, t)))
+      return failure();
   int64_t e = wt.getDimSize(0), t = xt.getDimSize(0);
   Type et = xt.getElementType();
   Type idType = getIds().getType().getElementType();

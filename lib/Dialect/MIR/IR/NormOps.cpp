@@ -35,13 +35,10 @@ LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 
 FailureOr<SmallVector<Value>> GroupNormOp::decompose(MIRBuilder &mb) {
   auto xt = getInput().getType();
-  if (!xt.hasStaticShape())
-    return emitError("group_norm: the decomposition needs static shapes; bind the dims first "
-                     "(rlx-mir-specialize)"),
-           failure();
-  Type in = xt.getElementType();
-  Type stats = in.isF64() ? in : mb.builder().getF32Type();
-  auto widen = [&](Value v) { return v && in != stats ? mb.cast(v, stats) : v; };
+  if (failed(MIRBuilder::requireStaticShape(*this, xt)))
+    return failure();
+  Type in = xt.getElementType(), stats = mb.computeType(in);
+  auto widen = [&](Value v) { return mb.widen(v, stats); };
   ArrayRef<int64_t> shape = xt.getShape();
   int64_t n = shape[0], groups = getNumGroups();
   int64_t perGroup = shape[1] / groups; // channels per group × positions

@@ -155,10 +155,8 @@ LogicalResult SampleOp::inferReturnTypes(MLIRContext *ctx, std::optional<Locatio
 
 FailureOr<SmallVector<Value>> SampleOp::decompose(MIRBuilder &mb) {
   auto lt = getLogits().getType();
-  if (!lt.hasStaticShape())
-    return emitError("sample: the decomposition needs static shapes; bind the dims first "
-                     "(rlx-mir-specialize)"),
-           failure();
+  if (failed(MIRBuilder::requireStaticShape(*this, lt)))
+    return failure();
   OpBuilder &b = mb.builder();
   Type f32 = b.getF32Type(), f64 = b.getF64Type(), i64 = b.getI64Type();
   int64_t v = lt.getShape().back(), rows = 1;

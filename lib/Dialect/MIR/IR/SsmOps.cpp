@@ -52,13 +52,10 @@ LogicalResult CausalConv1dOp::inferReturnTypes(MLIRContext *, std::optional<Loca
 
 FailureOr<SmallVector<Value>> CausalConv1dOp::decompose(MIRBuilder &mb) {
   RankedTensorType xt = getInput().getType();
-  if (!xt.hasStaticShape())
-    return emitError("causal_conv1d: the decomposition needs static shapes; bind the dims first "
-                     "(rlx-mir-specialize)"),
-           failure();
-  Type in = xt.getElementType();
-  Type acc = in.isF64() ? in : mb.builder().getF32Type();
-  auto widen = [&](Value v) { return v && in != acc ? mb.cast(v, acc) : v; };
+  if (failed(MIRBuilder::requireStaticShape(*this, xt)))
+    return failure();
+  Type in = xt.getElementType(), acc = mb.computeType(in);
+  auto widen = [&](Value v) { return mb.widen(v, acc); };
   int64_t b = xt.getDimSize(0), d = xt.getDimSize(1), l = xt.getDimSize(2);
   int64_t k = getWeight().getType().getDimSize(1);
   int64_t s = getFinalState().getType().getDimSize(2);
@@ -215,13 +212,10 @@ static Value chunkedLinearScan(MIRBuilder &mb, Value a, Value x, Value h0, int64
 
 FailureOr<SmallVector<Value>> SelectiveScanOp::decompose(MIRBuilder &mb) {
   RankedTensorType ut = getU().getType();
-  if (!ut.hasStaticShape())
-    return emitError("selective_scan: the decomposition needs static shapes; bind the dims "
-                     "first (rlx-mir-specialize)"),
-           failure();
-  Type in = ut.getElementType();
-  Type acc = in.isF64() ? in : mb.builder().getF32Type();
-  auto widen = [&](Value v) { return v && in != acc ? mb.cast(v, acc) : v; };
+  if (failed(MIRBuilder::requireStaticShape(*this, ut)))
+    return failure();
+  Type in = ut.getElementType(), acc = mb.computeType(in);
+  auto widen = [&](Value v) { return mb.widen(v, acc); };
   int64_t b = ut.getDimSize(0), d = ut.getDimSize(1), l = ut.getDimSize(2);
   int64_t n = getA().getType().getDimSize(1);
   if (l == 0) // no steps: nothing out, the state unchanged

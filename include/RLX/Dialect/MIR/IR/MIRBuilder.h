@@ -124,6 +124,21 @@ public:
   /// Applies `kind` (identity for none).
   Value activation(ActivationKind kind, Value x);
   Value cast(Value x, Type elementType);
+  /// `x` in `elementType` unless it is already (null stays null).
+  Value widen(Value x, Type elementType) {
+    return x && MIRBuilder::elementType(x) != elementType ? cast(x, elementType) : x;
+  }
+  /// The type a decomposition computes `in` in: f64 stays, others are f32.
+  Type computeType(Type in) { return in.isF64() ? in : b.getF32Type(); }
+  /// Decompositions build static shapes: an error at `op` when `t` has a
+  /// dynamic dim.
+  static LogicalResult requireStaticShape(Operation *op, ShapedType t) {
+    if (t.hasStaticShape())
+      return success();
+    return op->emitError() << op->getName().stripDialect()
+                           << ": the decomposition needs static shapes; bind the dims first "
+                              "(rlx-mir-specialize)";
+  }
   Value reshape(Value x, ArrayRef<int64_t> pattern) { return create<ReshapeOp>(x, pattern); }
   Value transpose(Value x, ArrayRef<int64_t> perm) { return create<TransposeOp>(x, perm); }
   Value slice(Value x, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
