@@ -156,6 +156,7 @@ void readMamba(Reader &r, ModelConfig &c) {
   }
   m.useBias = r.boolean("use_bias", false);
   m.useConvBias = r.boolean("use_conv_bias", true);
+  m.residualInFp32 = r.boolean("residual_in_fp32", true);
   if (c.family == ModelFamily::FalconMamba) {
     m.mixerRmsEps = r.number("mixer_rms_eps", 1e-6);
     if (!(m.mixerRmsEps > 0))
@@ -169,13 +170,28 @@ void readMamba(Reader &r, ModelConfig &c) {
     r.fail("sizes must be positive");
   if (c.numLayers > 4096)
     r.fail("num_hidden_layers = " + Twine(c.numLayers) + " is more than 4096");
-  int64_t bytes;
-  for (auto [x, y] : {std::pair{c.vocabSize, c.hiddenSize},
-                      std::pair{c.intermediateSize, 2 * c.hiddenSize},
+  // The conv's taps and the state are unrolled or materialized per step:
+  // far beyond any released model (conv 4, state 16-128) is an error.
+  if (m.convKernel > 1024 || m.stateSize > 65536 || m.timeStepRank > (int64_t(1) << 24))
+    r.fail("conv_kernel (at most 1024), state_size (at most 65536) or time_step_rank (at most "
+           "2^24) is out of range");
+  if (!r.error.empty())
+    return;
+  // Each weight's f32 elements below 2^46, the layers' together below 2^46.
+  constexpr int64_t kMaxElements = int64_t(1) << 46;
+  int64_t layer = 0, elements;
+  for (auto [x, y] : {std::pair{c.intermediateSize, 2 * c.hiddenSize},
                       std::pair{c.intermediateSize, m.timeStepRank + 2 * m.stateSize},
+                      std::pair{c.intermediateSize, m.stateSize},
                       std::pair{c.intermediateSize, m.convKernel}})
-    if (r.error.empty() && (llvm::MulOverflow(x, y, bytes) || bytes > (int64_t(1) << 46)))
+    if (llvm::MulOverflow(x, y, elements) || elements > kMaxElements ||
+        llvm::AddOverflow(layer, elements, layer)) {
       r.fail("a weight of this config would take more than 2^48 bytes (256 TiB) in f32");
+      return;
+    }
+  if (llvm::MulOverflow(c.vocabSize, c.hiddenSize, elements) || elements > kMaxElements ||
+      llvm::MulOverflow(layer, c.numLayers, layer) || layer > kMaxElements)
+    r.fail("the model would take more than 2^48 bytes (256 TiB) in f32");
 }
 
 /// transformers' standardize_rope_params for llama3 and yarn: a top-level
@@ -752,6 +768,7 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
   c.architecture = arch->className.str();
   if (c.family == ModelFamily::Mamba || c.family == ModelFamily::FalconMamba) {
     readMamba(r, c);
+    readQuantization(r, *root, c);
     if (!error.empty())
       return failure();
     return c;

@@ -91,7 +91,9 @@ MambaBuilder::LayerOut MambaBuilder::layer(int64_t i, Value x) {
     ssmState = input(past + "ssm", {o.batch, inter, n}, {"batch", "", ""});
   }
 
-  Value xz = linear(rmsNorm(x, norm, c.eps), inProj, inBias); // [B, S, 2I]
+  // MambaBlock: the norm reads the stream in the model's dtype; with
+  // residual_in_fp32 the stream is f32 and the sum is taken there.
+  Value xz = linear(rmsNorm(mb.widen(x, elementType()), norm, c.eps), inProj, inBias); // [B, S, 2I]
   if (mb.failed())
     return {};
   Value xs = channelsFirst(xz, 0, inter), gate = channelsFirst(xz, inter, inter);
@@ -118,6 +120,11 @@ MambaBuilder::LayerOut MambaBuilder::layer(int64_t i, Value x) {
   if (!scan)
     return {};
   Value y = linear(mb.transpose(scan.getOutput(), {0, 2, 1}), outProj, outBias);
+  if (m.residualInFp32) {
+    Type f32 = b.getF32Type();
+    return {mb.add(mb.widen(x, f32), mb.widen(y, f32)), conv.getFinalState(),
+            scan.getFinalState()};
+  }
   return {mb.add(x, y), conv.getFinalState(), scan.getFinalState()};
 }
 
@@ -142,7 +149,8 @@ OwningOpRef<ModuleOp> MambaBuilder::build() {
     hidden = out.hidden;
     states.push_back(out);
   }
-  hidden = rmsNorm(hidden, param("backbone.norm_f.weight", {c.hiddenSize}), c.eps);
+  hidden = rmsNorm(mb.widen(hidden, elementType()),
+                   param("backbone.norm_f.weight", {c.hiddenSize}), c.eps);
   Value head = c.tieEmbeddings ? table : param("lm_head.weight", {c.vocabSize, c.hiddenSize});
   output(linear(hidden, head), "logits");
   if (o.kvCache)

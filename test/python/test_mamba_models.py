@@ -107,7 +107,13 @@ def test_config_errors(tmp_path):
     import json
     for change, message in [({"hidden_act": "gelu"}, "its causal conv1d supports silu"),
                             ({"time_step_rank": "big"}, "'time_step_rank' must be an integer"),
-                            ({"state_size": 0}, "sizes must be positive")]:
+                            ({"state_size": 0}, "sizes must be positive"),
+                            ({"conv_kernel": 1 << 40}, "conv_kernel .* out of range"),
+                            ({"hidden_size": 1, "expand": 1, "state_size": 1 << 62},
+                             "out of range"),
+                            ({"vocab_size": 1 << 44}, "more than 2\\^48 bytes"),
+                            ({"quantization_config": {"quant_method": "gptq"}},
+                             "quant_method 'gptq' is not supported")]:
         cfg = tmp_path / "config.json"
         cfg.write_text(json.dumps({"architectures": ["MambaForCausalLM"], "model_type": "mamba",
                                    **BASE, **change}))

@@ -156,6 +156,8 @@ struct ModelConfig {
     int64_t stateSize = 0, convKernel = 4, timeStepRank = 0;
     bool useBias = false, useConvBias = true;
     double mixerRmsEps = 0.0; ///< > 0: FalconMamba's norms on dt, B, C
+    /// The residual stream in f32 between layers (bf16/f16 models).
+    bool residualInFp32 = true;
     bool enabled() const { return stateSize > 0; }
   } mamba;
   /// OLMoE's q_norm/k_norm: RMSNorm over the whole q (k) projection, not

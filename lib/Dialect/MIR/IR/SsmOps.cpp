@@ -52,8 +52,9 @@ LogicalResult CausalConv1dOp::inferReturnTypes(MLIRContext *, std::optional<Loca
 
 FailureOr<SmallVector<Value>> CausalConv1dOp::decompose(MIRBuilder &mb) {
   RankedTensorType xt = getInput().getType();
-  if (failed(MIRBuilder::requireStaticShape(*this, xt)))
-    return failure();
+  for (Value v : getOperands())
+    if (failed(MIRBuilder::requireStaticShape(*this, cast<ShapedType>(v.getType()))))
+      return failure();
   Type in = xt.getElementType(), acc = mb.computeType(in);
   auto widen = [&](Value v) { return mb.widen(v, acc); };
   int64_t b = xt.getDimSize(0), d = xt.getDimSize(1), l = xt.getDimSize(2);
@@ -158,6 +159,8 @@ constexpr int64_t kDefaultChunk = 8;
 /// are the same kind of scan one level up, carried step by step when
 /// `c` = 1 or at most kSequentialChunks remain, else chunked again.
 static Value chunkedLinearScan(MIRBuilder &mb, Value a, Value x, Value h0, int64_t c) {
+  if (mb.failed() || !a || !x || !h0)
+    return Value();
   ArrayRef<int64_t> s = MIRBuilder::shapeOf(a);
   int64_t b = s[0], d = s[1], l = s[2], n = s[3];
   c = std::min(c, l);
@@ -212,12 +215,19 @@ static Value chunkedLinearScan(MIRBuilder &mb, Value a, Value x, Value h0, int64
 
 FailureOr<SmallVector<Value>> SelectiveScanOp::decompose(MIRBuilder &mb) {
   RankedTensorType ut = getU().getType();
-  if (failed(MIRBuilder::requireStaticShape(*this, ut)))
-    return failure();
+  for (Value v : getOperands())
+    if (failed(MIRBuilder::requireStaticShape(*this, cast<ShapedType>(v.getType()))))
+      return failure();
   Type in = ut.getElementType(), acc = mb.computeType(in);
   auto widen = [&](Value v) { return mb.widen(v, acc); };
   int64_t b = ut.getDimSize(0), d = ut.getDimSize(1), l = ut.getDimSize(2);
   int64_t n = getA().getType().getDimSize(1);
+  int64_t elements;
+  if (llvm::MulOverflow(b * d, l, elements) || llvm::MulOverflow(elements, n, elements) ||
+      elements > (int64_t(1) << 40))
+    return emitError("selective_scan: the decomposition materializes [B, D, L, N] = [")
+               << b << ", " << d << ", " << l << ", " << n << "] pairs: too many elements",
+           failure();
   if (l == 0) // no steps: nothing out, the state unchanged
     return SmallVector<Value>{getU(), getState() ? getState()
                                                  : mb.broadcast(mb.scalar(in, 0.0), {b, d, n})};
@@ -234,8 +244,7 @@ FailureOr<SmallVector<Value>> SelectiveScanOp::decompose(MIRBuilder &mb) {
   Value decay = mb.unary<ExpOp>(mb.mul(dt4, mb.reshape(widen(getA()), {1, d, 1, n})));
   Value drive = mb.mul(mb.reshape(mb.mul(dt, u), {b, d, l, 1}), perToken(getB()));
   Value h0 = getState() ? widen(getState()) : mb.broadcast(mb.scalar(acc, 0.0), {b, d, n});
-  Value h = mb.failed() ? Value()
-                        : chunkedLinearScan(mb, decay, drive, h0, getChunkSize().value_or(kDefaultChunk));
+  Value h = chunkedLinearScan(mb, decay, drive, h0, getChunkSize().value_or(kDefaultChunk));
   Value y = mb.reduce(ReduceKind::Sum, mb.mul(h, perToken(getC())), {3}, /*keepDims=*/false);
   if (Value dskip = widen(getD()))
     y = mb.add(y, mb.mul(u, mb.reshape(dskip, {1, d, 1})));
