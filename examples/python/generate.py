@@ -25,12 +25,18 @@ fine for small vocabularies, slow for a real one.
 step for this CPU (``rlx.compile_cpu``, the default) or for the GPU path
 (``rlx.gpu.compile``: ``emu`` runs the GPU kernels on the emulator).
 
-RLX specializes symbolic dims at compile time, so every decode step (a new
-history length) is a compilation: about a second for the small models of
-the test, whose packed weights are computed once per compiled step.
-State-space models (MambaForCausalLM, FalconMambaForCausalLM) carry a
-fixed-size conv and SSM state per layer instead of K/V: their prefill and
-their decode step are one compilation each. Only the
+RLX specializes symbolic dims at compile time. So that one compiled decode
+step serves many tokens, attention models are built with transformers'
+padding mask (``attention_mask=True``) and the history is kept left-padded
+to a capacity (a power of two, at least 32 positions): the decode step
+attends to the capacity's slots with the padding masked off, RoPE reads
+the true ``position_ids``, and its present K/V (one slot longer) shift
+left by one for the next step. A new compilation happens only when the
+history outgrows the capacity (it doubles): a prefill and about
+log2(tokens) decode steps, each about a second for the small models of
+the tests. State-space models (MambaForCausalLM, FalconMambaForCausalLM)
+carry a fixed-size conv and SSM state per layer instead of K/V: their
+prefill and their decode step are one compilation each. Only the
 step in use is kept (each holds its own packed weights). Needs the rlx package (``pip install ./python``, or
 ``PYTHONPATH=build/python_packages`` after a CMake build).
 """
@@ -102,22 +108,36 @@ class Generator:
         self.device = device
         self.config = json.loads((checkpoint / "config.json").read_text())
         self.module = from_hf_config(self.config, kv_cache=True)
-        # Attention models name the history length past_seq (a compilation
-        # per decode step); state-space models (Mamba) carry fixed-size
-        # states instead: one decode step serves every token.
+        # Attention models name the history length past_seq: they take the
+        # padding mask so that a history padded to a capacity is one
+        # compilation; state-space models (Mamba) carry fixed-size states
+        # instead: one decode step serves every token.
         self.has_history = '"past_seq"' in self.module.text()
+        if self.has_history:
+            self.module = from_hf_config(self.config, kv_cache=True, attention_mask=True)
         self.checkpoint = checkpoint
         self.weights: dict[str, np.ndarray] | None = None
         self.current: tuple[tuple[int, int], rlx.CompiledModel] | None = None
         self.compiled = 0
         self.compile_s = 0.0
 
+    @staticmethod
+    def capacity(history: int) -> int:
+        """The history slots a decode step is compiled for: a power of two,
+        at least 32."""
+        return max(32, 1 << max(0, history - 1).bit_length())
+
     def step(self, ids: np.ndarray, past: int, cache: dict[str, np.ndarray] | None):
         """Logits of the last position and the present K/V (a state-space
         model's conv and SSM states), for `ids` [1, S] after `past` cached
         positions (`cache` None: the prefill, on an empty cache of the
-        model's own K/V width, or zero states)."""
-        dims = {"seq": ids.shape[1], **({"past_seq": past} if self.has_history else {})}
+        model's own K/V width, or zero states). An attention model's cache
+        holds the last `past` positions of each present K/V; they are
+        left-padded to the capacity (zeros, masked off)."""
+        slots = 0 if cache is None else self.capacity(past)
+        dims = {"seq": ids.shape[1]}
+        if self.has_history:
+            dims.update(past_seq=slots, total_seq=slots + ids.shape[1])
         key = tuple(dims.values())
         if self.current is None or self.current[0] != key:
             self.current = None  # the previous step's model (and packed weights) go first
@@ -142,8 +162,17 @@ class Generator:
         inputs = {"input_ids": ids}
         if any(a["name"] == "position_ids" for a in model.arguments):
             inputs["position_ids"] = np.arange(past, past + ids.shape[1])
+        if self.has_history:
+            inputs["attention_mask"] = np.ones((1, slots + ids.shape[1]), np.int64)
+            inputs["attention_mask"][:, :slots - past] = 0
         for a in history:  # each layer's past K/V (or conv and SSM states)
-            inputs[a["name"]] = cache[a["name"].replace("past_key_values", "present")]
+            kept = cache[a["name"].replace("past_key_values", "present")]
+            if self.has_history:  # the last `past` positions, left-padded to the slots
+                padded = np.zeros(a["shape"], kept.dtype)
+                if past:
+                    padded[:, slots - past:] = kept[:, kept.shape[1] - past:]
+                kept = padded
+            inputs[a["name"]] = kept
         out = model.run({**self.weights, **inputs})
         present = {k: v for k, v in out.items() if k.startswith("present.")}
         return out["logits"][0, -1], present

@@ -165,5 +165,13 @@ OwningOpRef<ModuleOp> MambaBuilder::build() {
 
 OwningOpRef<ModuleOp> mlir::rlx::buildMambaModel(MLIRContext *ctx, const ModelConfig &c,
                                                  const ModelGenOptions &o) {
+  if (o.attentionMask) {
+    // transformers' Mamba only zeroes padded steps' inputs; a left-padded
+    // state is not the unpadded one, so no mask is offered.
+    emitError(UnknownLoc::get(ctx)) << c.architecture
+                                    << ": attention_mask is for attention models; a state-space "
+                                       "model carries fixed-size states, not a padded history";
+    return nullptr;
+  }
   return MambaBuilder(ctx, c, o).build();
 }

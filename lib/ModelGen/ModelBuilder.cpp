@@ -267,6 +267,33 @@ private:
                     {o.batch, pastLen, valueWidth ? valueWidth : kv}, {"batch", "past_seq", ""});
     return {k, v};
   }
+  /// The attention mask operand with `attention_mask` (null without):
+  /// i1 [B, S, T], true where the key slot holds a token; for Llama-4's
+  /// chunked layers (`chunk`) also where the key's position (the mask's
+  /// cumulative sum − 1) is in the query's chunk of `chunk` positions.
+  Value paddingMask(std::optional<int64_t> chunk = std::nullopt) {
+    if (!keyMask)
+      return {};
+    Value &memo = chunk ? chunkMask : plainMask; // one per model
+    if (!memo)
+      memo = buildPaddingMask(chunk);
+    return memo;
+  }
+  Value buildPaddingMask(std::optional<int64_t> chunk) {
+    Type i1 = b.getI1Type(), i64 = b.getI64Type();
+    Value no = mb.scalar(i1, 0), yes = mb.scalar(i1, 1);
+    Value valid = mb.cast(keyMask, i1);
+    // [1, S, 1] of true, so that the mask has the query rows' dim.
+    Value rows = mb.cast(mb.add(mb.mul(queryPositions, mb.scalar(i64, 0)), mb.scalar(i64, 1)), i1);
+    if (!chunk)
+      return mb.select(valid, rows, no);
+    Value keyPositions = mb.sub(mb.create<mir::CumsumOp>(keyMask, int64_t(-1), false, false),
+                                mb.scalar(i64, 1));
+    Value size = mb.scalar(i64, static_cast<double>(*chunk));
+    // Positions are non-negative, so the integer division is a floor.
+    Value otherChunk = mb.cast(mb.sub(mb.div(keyPositions, size), mb.div(queryPositions, size)), i1);
+    return mb.select(valid, mb.select(otherChunk, no, yes), no);
+  }
   Value rmsNorm(Value x, const std::string &weightName, int64_t width,
                 std::optional<double> eps = std::nullopt) {
     return mb.createWithOptional<hir::RmsNormOp>(x, param(weightName, {width}),
@@ -299,6 +326,9 @@ private:
   Value loraTokens;
   int64_t seqLen = kDyn, pastLen = kDyn;
   Value embedTable;
+  /// With `attention_mask`: the mask [B, 1, T] and position_ids [1, S, 1] (i64).
+  Value keyMask, queryPositions;
+  Value plainMask, chunkMask;
 };
 
 ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positions) {
@@ -364,7 +394,7 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
   bool anyLora = llvm::any_of(ArrayRef<const Weight *>{&wq, &wk, &wv, &wo, &wg, &wu, &wd},
                               [](const Weight *w) { return static_cast<bool>(w->loraA); });
   if (!anyBias && !anyLora && !o.nvfp4Weights && c.moe.numExperts == 0 &&
-      !c.fullWidthQkNorm && !c.attentionSinks) {
+      !c.fullWidthQkNorm && !c.attentionSinks && !keyMask) {
     auto layer = createMulti<hir::DecoderLayerOp>(
         x, positions, inNorm, wq.dense, wk.dense, wv.dense, wo.dense, postNorm, wg.dense,
         wu.dense, wd.dense, qNorm, kNorm, pastK,
@@ -394,7 +424,7 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
     vs = mb.concat({pastV, vs}, 1);
   }
   Value attn = mb.createWithOptional<hir::AttentionOp>(
-      qs, ks, vs, Value(), sinks, b.getI64IntegerAttr(c.numHeads),
+      qs, ks, vs, paddingMask(), sinks, b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim), mask, window,
       FloatAttr(), FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
   Value o1 = proj(attn, wo, bo);
@@ -476,7 +506,8 @@ ModelBuilder::mlaAttention(const std::string &p, int64_t i, Value x, Value posit
     scale *= mscale * mscale;
   }
   Value attn = mb.createWithOptional<hir::AttentionOp>(
-      flat(query, qkd), flat(key, qkd), flat(mb.sliceLast(kv, nope, vd), vd), Value(), Value(),
+      flat(query, qkd), flat(key, qkd), flat(mb.sliceLast(kv, nope, vd), vd), paddingMask(),
+      Value(),
       b.getI64IntegerAttr(heads), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(qkd),
       MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), b.getF64FloatAttr(scale),
       FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
@@ -555,11 +586,15 @@ ModelBuilder::LayerOut ModelBuilder::llama4Layer(int64_t i, Value x, Value posit
     vs = mb.concat({pastV, vs}, 1);
   }
   bool chunked = l.chunkedLayers[i];
+  // With attention_mask the chunks come from the key positions it implies
+  // (paddingMask) and the kind stays causal: chunked's own rule counts
+  // cache slots, which padding shifts.
+  bool chunkRule = chunked && !keyMask;
   Value attn = mb.createWithOptional<hir::AttentionOp>(
-      qs, ks, vs, Value(), Value(), b.getI64IntegerAttr(c.numHeads),
-      b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(hd),
-      MaskKindAttr::get(ctx, chunked ? MaskKind::Chunked : MaskKind::Causal),
-      chunked ? b.getI64IntegerAttr(l.chunkSize) : IntegerAttr(), FloatAttr(), FloatAttr(),
+      qs, ks, vs, chunked ? paddingMask(l.chunkSize) : paddingMask(), Value(),
+      b.getI64IntegerAttr(c.numHeads), b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(hd),
+      MaskKindAttr::get(ctx, chunkRule ? MaskKind::Chunked : MaskKind::Causal),
+      chunkRule ? b.getI64IntegerAttr(l.chunkSize) : IntegerAttr(), FloatAttr(), FloatAttr(),
       AttnLayoutAttr::get(ctx, AttnLayout::BSD));
   Value o1 = proj(attn, weight(a + "o_proj", h, q), c.oProjBias ? param(a + "o_proj.bias", {h})
                                                                 : Value());
@@ -772,7 +807,7 @@ ModelBuilder::LayerOut ModelBuilder::gpt2Layer(int64_t i, Value x) {
     scale = b.getF64FloatAttr(s);
   }
   Value attn = mb.createWithOptional<hir::AttentionOp>(
-      q, k, v, Value(), Value(), b.getI64IntegerAttr(c.numHeads),
+      q, k, v, paddingMask(), Value(), b.getI64IntegerAttr(c.numHeads),
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(c.headDim),
       MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), scale, FloatAttr(),
       AttnLayoutAttr::get(ctx, AttnLayout::BSD));
@@ -815,6 +850,16 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       // [S, H] learned positions broadcast over the batch.
       hidden = mb.add(hidden, mb.create<hir::EmbeddingOp>(positions, wpe));
     }
+  }
+  if (o.attentionMask) {
+    // [B, past_seq + seq]: the dim is total_seq with a cache.
+    int64_t total = !o.kvCache ? seqLen
+                    : seqLen == kDyn || pastLen == kDyn ? kDyn
+                                                        : seqLen + pastLen;
+    Value mask = input("attention_mask", {o.batch, total},
+                       {"batch", o.kvCache ? "total_seq" : "seq"}, i64);
+    keyMask = mb.reshape(mask, mir::MIRBuilder::pattern({o.batch, 1, total}));
+    queryPositions = mb.reshape(positions, {1, -1, 1});
   }
   SmallVector<std::pair<Value, Value>> presents;
   for (int64_t i = 0; i < layers; ++i) {

@@ -28,7 +28,7 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
                    past: Optional[int] = None, layer_only: bool = False, batch: int = 1,
                    overrides: Optional[Mapping[str, object]] = None, func_name: str = "forward",
                    nvfp4_weights: bool = False, stacked_experts: bool = False,
-                   context: Optional[Context] = None) -> Module:
+                   attention_mask: bool = False, context: Optional[Context] = None) -> Module:
     """The model a config.json describes, in rlx_hir.
 
     `config`: a path to config.json, or its contents as a dict. `num_layers`
@@ -44,7 +44,14 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
     OLMoE) take their experts under the checkpoint's per-expert names, or
     with `stacked_experts` under transformers 5's stacked parameters
     (``experts.gate_up_proj`` [E, 2I, H], ``experts.down_proj`` [E, H, I])
-    as ``model.named_parameters()`` gives them."""
+    as ``model.named_parameters()`` gives them. `attention_mask` adds
+    transformers' padding mask as an input ``attention_mask`` [batch,
+    past_seq + seq] (i64, 1: attend, 0: padding; with `kv_cache` its length
+    is the dim ``total_seq``): attention stays causal by cache slot and
+    RoPE reads ``position_ids``, so a left-padded history gives the
+    unpadded logits (a decode step compiled once for a history of fixed
+    capacity; see examples/python/generate.py). Not for state-space
+    models."""
     if isinstance(config, Mapping):
         text = json.dumps(dict(config))
     else:
@@ -53,7 +60,7 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
     sets = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in (overrides or {}).items()]
     return _rlx.generate_model(context or default_context(), text, sets, num_layers, dtype, seq,
                                kv_cache, past, layer_only, batch, func_name, nvfp4_weights,
-                               stacked_experts)
+                               stacked_experts, attention_mask)
 
 
 __all__ = ["from_hf_config"]

@@ -252,7 +252,8 @@ std::shared_ptr<RlxModule> generateModel(std::shared_ptr<RlxContext> ctx, const 
                                         std::optional<int64_t> seq, bool kvCache,
                                         std::optional<int64_t> past, bool layerOnly,
                                         int64_t batch, const std::string &funcName,
-                                        bool nvfp4Weights, bool stackedExperts) {
+                                        bool nvfp4Weights, bool stackedExperts,
+                                        bool attentionMask) {
   std::string error;
   auto config = rlx::parseHFConfig(json, overrides, error);
   if (failed(config))
@@ -266,6 +267,7 @@ std::shared_ptr<RlxModule> generateModel(std::shared_ptr<RlxContext> ctx, const 
   options.layerOnly = layerOnly;
   options.nvfp4Weights = nvfp4Weights;
   options.stackedExperts = stackedExperts;
+  options.attentionMask = attentionMask;
   options.batch = batch;
   options.funcName = funcName;
   Diagnostics diags(ctx->get());
@@ -577,7 +579,8 @@ NB_MODULE(_rlx, m) {
         nb::arg("overrides"), nb::arg("layers").none(), nb::arg("dtype"),
         nb::arg("seq").none(), nb::arg("kv_cache"), nb::arg("past").none(),
         nb::arg("layer_only"), nb::arg("batch"), nb::arg("func_name"),
-        nb::arg("nvfp4_weights") = false, nb::arg("stacked_experts") = false);
+        nb::arg("nvfp4_weights") = false, nb::arg("stacked_experts") = false,
+        nb::arg("attention_mask") = false);
 
   nb::class_<RlxCpuModel>(m, "CpuModel", "A module JIT-compiled for this CPU.")
       .def_static("compile", &RlxCpuModel::compile, nb::arg("module"), nb::arg("entry"),

@@ -8,7 +8,10 @@ its config.json, binds the checkpoint by name (rlx.load_weights), prefills
 the prompt once and then runs one decode step per token on the present K/V
 of the step before. The 32 tokens must be the ones transformers generates,
 and the prefill logits must match its logits element-wise: on the CPU path
-and on the GPU path's emulator (every step a GPU artifact).
+and on the GPU path's emulator (every step a GPU artifact). The decode step
+runs on a history left-padded to a capacity under transformers' padding
+mask (rlx-gen --attention-mask), so the 32 tokens take three compilations;
+a left-padded prompt through the mask gives the unpadded logits.
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from harness import ROOT
+from harness import ROOT, gen_model
+from test_checkpoints import logits_with_weights
 
 torch = pytest.importorskip("torch")
 import test_hf_models as hfm  # noqa: E402
@@ -50,6 +54,44 @@ def test_greedy_generation_matches_transformers(name, device, tmp_path):
     got = gen.generate(prompt[0].tolist(), NEW_TOKENS)
     assert got == want, f"RLX {got}\nHF  {want}"
     assert len(set(want)) > 1, "a constant sequence would not test the decode steps"
+    # The prefill (run twice, compiled once) and decode steps for 32 and 64 slots.
+    assert gen.compiled == 3 and [generate.Generator.capacity(n) for n in (7, 32, 33, 38)] == \
+        [32, 32, 64, 64], gen.compiled
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+@pytest.mark.parametrize("name", [n for n in ("llama-3.2-1b", "gpt2") if n in
+                                  {c.name for c in hfm.CASES}])
+def test_left_padded_prompt_gives_the_unpadded_logits(name, device, tmp_path):
+    """rlx-gen --attention-mask, rlx-run --weights: a prompt left-padded by
+    three tokens (mask 0, any ids and positions) gives, at its real
+    positions, transformers' logits of the prompt alone; the same input with
+    the padding attended (mask all ones) does not."""
+    case = next(c for c in hfm.CASES if c.name == name)
+    model = hfm.HFModel(case).models["eager"]
+    model.save_pretrained(tmp_path / "ckpt")
+    ids = hfm.token_ids(hfm.PREFILL, seed=6)
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+    pad = 3
+    padded = np.concatenate([np.full((1, pad), 5, np.int64), ids], axis=1)
+    np.save(tmp_path / "pos.npy", np.concatenate([np.zeros(pad, np.int64), np.arange(ids.shape[1])]))
+    text = gen_model(case.config, *case.sets(), "--attention-mask")
+    assert "attention_mask" in text
+    got = {}
+    for masked in (True, False):
+        mask = np.ones(padded.shape, np.int64)
+        mask[:, :pad] = 0 if masked else 1
+        out = tmp_path / str(masked)
+        out.mkdir()
+        np.save(out / "mask.npy", mask)
+        proc = logits_with_weights(text, tmp_path / "ckpt", padded, out,
+                                   ("--device", device, "--input", f"position_ids={tmp_path / 'pos.npy'}",
+                                    "--input", f"attention_mask={out / 'mask.npy'}"), positions=False)
+        assert proc.returncode == 0, proc.stderr
+        got[masked] = np.load(out / "out" / "logits.npy")[:, pad:]
+    hfm.close(got[True], want, f"{name} {device} left-padded")
+    assert np.abs(got[False] - want).max() > 1e-2 * np.abs(want).max(), "the mask changed nothing"
 
 
 @pytest.mark.parametrize("device", ["cpu", "emu"])

@@ -1,8 +1,7 @@
 """Greedy generation of 32 tokens from gpt-oss, DeepSeek-V3 and Llama-4 checkpoints against
 transformers' generate(do_sample=False), on the CPU path and the emulator
 (test_moe_models.check_greedy_generation; the families are split over two
-files so that the suite's two pytest workers share the compile-per-step
-cost)."""
+files so that the suite's two pytest workers share them)."""
 from __future__ import annotations
 
 import pytest

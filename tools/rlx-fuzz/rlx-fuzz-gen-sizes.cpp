@@ -53,6 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rlx::ModelGenOptions options;
   options.kvCache = opt & 1;
   options.layerOnly = opt & 2;
+  options.attentionMask = opt & 8;
   if (opt & 4) {
     options.seqLen = 3;
     options.pastLen = 5;

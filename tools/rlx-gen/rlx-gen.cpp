@@ -1,7 +1,7 @@
 //===- rlx-gen.cpp - Generate a HIR model from a HF config.json -----------===//
 //
 //   rlx-gen (config.json | --gguf FILE.gguf) [--layers N] [--dtype f32|bf16|f16] [--seq N]
-//           [--kv-cache [--past N]] [--layer-only] [--nvfp4-weights] [--stacked-experts]
+//           [--kv-cache [--past N]] [--attention-mask] [--layer-only] [--nvfp4-weights] [--stacked-experts]
 //           [--lora ADAPTER_DIR [--lora-merge] | --lora NAME=DIR...] [--set key=value]...
 //           [-o out.mlir]
 //
@@ -42,6 +42,11 @@ static cl::opt<int64_t> seq("seq", cl::desc("static sequence length (default: dy
 static cl::opt<bool> kvCache("kv-cache", cl::desc("past K/V inputs and present K/V outputs"), cl::cat(genCat));
 static cl::opt<int64_t> past("past", cl::desc("static past length (default: dynamic `past_seq`)"),
                              cl::init(-1), cl::cat(genCat));
+static cl::opt<bool> attentionMask(
+    "attention-mask",
+    cl::desc("an attention_mask input [batch, past_seq + seq] (1: attend, 0: padding), as "
+             "transformers' padding mask"),
+    cl::cat(genCat));
 static cl::opt<bool> layerOnly("layer-only", cl::desc("one decoder layer on hidden states"), cl::cat(genCat));
 static cl::opt<bool> nvfp4Weights(
     "nvfp4-weights",
@@ -121,6 +126,7 @@ int main(int argc, char **argv) {
   options.nvfp4Weights = nvfp4Weights;
   options.stackedExperts = stackedExperts;
   options.kvCache = kvCache;
+  options.attentionMask = attentionMask;
   options.layerOnly = layerOnly;
   options.batch = batch;
   options.funcName = funcName;

@@ -235,6 +235,15 @@ struct ModelGenOptions {
   std::optional<int64_t> seqLen;       ///< Static sequence length (default `seq`, dynamic).
   bool kvCache = false;                ///< Past K/V inputs and present K/V outputs.
   std::optional<int64_t> pastLen;      ///< Static past length (default `past_seq`).
+  /// An input `attention_mask` [batch, past_seq + seq] (i64; with a KV cache
+  /// its length is the dim `total_seq`, without one `seq`): transformers'
+  /// padding mask, 1 for a position to attend, 0 for padding. Attention
+  /// stays causal by cache slot and the RoPE positions are `position_ids`,
+  /// as in transformers, so a history left-padded to a fixed length (a
+  /// decode step compiled once) gives the unpadded logits (`position_ids`
+  /// is one [seq] for the batch: its rows are padded alike). Llama-4's chunked layers take their chunks from the key
+  /// positions the mask implies (its cumulative sum).
+  bool attentionMask = false;
   bool layerOnly = false;              ///< One decoder layer on hidden states.
   /// Every decoder-layer linear weight as NVFP4 (rlx_hir.dequant_linear with
   /// ModelOpt's parameter names: <name>.weight [N, K/2] i8, .weight_scale
