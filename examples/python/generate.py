@@ -34,7 +34,8 @@ the true ``position_ids``, and its present K/V (one slot longer) shift
 left by one for the next step. A new compilation happens only when the
 history outgrows the capacity (it doubles): a prefill and about
 log2(tokens) decode steps, each about a second for the small models of
-the tests. State-space models (MambaForCausalLM, FalconMambaForCausalLM)
+the tests. State-space models (MambaForCausalLM, FalconMambaForCausalLM,
+Mamba2ForCausalLM)
 carry a fixed-size conv and SSM state per layer instead of K/V: their
 prefill and their decode step are one compilation each. Only the
 step in use is kept (each holds its own packed weights). Needs the rlx package (``pip install ./python``, or

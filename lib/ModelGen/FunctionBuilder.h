@@ -70,7 +70,8 @@ protected:
   SmallVector<std::string> resultNames;
 };
 
-/// MambaForCausalLM and FalconMambaForCausalLM (MambaBuilder.cpp).
+/// MambaForCausalLM, FalconMambaForCausalLM and Mamba2ForCausalLM
+/// (MambaBuilder.cpp).
 OwningOpRef<ModuleOp> buildMambaModel(MLIRContext *ctx, const ModelConfig &c,
                                       const ModelGenOptions &o);
 

@@ -14,6 +14,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -58,10 +59,27 @@ struct Reader {
   double number(StringRef key, double def) {
     if (!has(key))
       return def;
-    if (auto v = obj.getNumber(key))
+    if (std::optional<double> v = asNumber(*obj.get(key)))
       return *v;
     wrongType(key, "a number");
     return def;
+  }
+  /// A JSON number, or a non-finite one as transformers 5 writes them
+  /// ({"__float__": "Infinity"}) or Python's json does (the bare tokens
+  /// Infinity, -Infinity, NaN; quoteNonFinite).
+  static std::optional<double> asNumber(const llvm::json::Value &v) {
+    if (std::optional<double> d = v.getAsNumber())
+      return d;
+    std::optional<StringRef> s = v.getAsString();
+    if (const llvm::json::Object *o = v.getAsObject(); o && o->size() == 1)
+      s = o->getString("__float__");
+    if (s == "Infinity")
+      return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity")
+      return -std::numeric_limits<double>::infinity();
+    if (s == "NaN")
+      return std::numeric_limits<double>::quiet_NaN();
+    return std::nullopt;
   }
   bool boolean(StringRef key, bool def) {
     if (!has(key))
@@ -127,13 +145,55 @@ void readGPT2(Reader &r, ModelConfig &c) {
     r.fail("add_cross_attention is not supported");
 }
 
+/// Mamba2Config's own keys and defaults (time_step_rank is read but unused,
+/// as in Mamba2Mixer): heads × head_dim must be the intermediate size,
+/// which the mixer views as [heads, head_dim].
+void readMamba2(Reader &r, ModelConfig &c) {
+  ModelConfig::Mamba &m = c.mamba;
+  c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
+  m.numHeads = r.integer("num_heads", 128);
+  m.headDim = r.integer("head_dim", 64);
+  m.nGroups = r.integer("n_groups", 8);
+  m.chunkSize = r.integer("chunk_size", 256);
+  if (m.numHeads <= 0 || m.headDim <= 0 || m.nGroups <= 0 || m.chunkSize <= 0) {
+    r.fail("num_heads, head_dim, n_groups and chunk_size must be positive");
+    return;
+  }
+  int64_t width;
+  if (llvm::MulOverflow(m.numHeads, m.headDim, width) || width != c.intermediateSize)
+    r.fail("num_heads * head_dim must equal expand * hidden_size (" +
+           Twine(c.intermediateSize) + "): Mamba2Mixer views its intermediate states as "
+           "[num_heads, head_dim]");
+  else if (m.numHeads % m.nGroups != 0 || c.intermediateSize % m.nGroups != 0)
+    r.fail("num_heads (" + Twine(m.numHeads) + ") must be a multiple of n_groups (" +
+           Twine(m.nGroups) + ")");
+  if (m.chunkSize > 65536)
+    r.fail("chunk_size " + Twine(m.chunkSize) + " is more than 65536");
+  if (const llvm::json::Value *v = r.obj.get("time_step_limit");
+      v && v->kind() != llvm::json::Value::Null) {
+    const llvm::json::Array *a = v->getAsArray();
+    std::optional<double> lo = a && a->size() == 2 ? Reader::asNumber((*a)[0]) : std::nullopt;
+    std::optional<double> hi = a && a->size() == 2 ? Reader::asNumber((*a)[1]) : std::nullopt;
+    if (!lo || !hi || std::isnan(*lo) || std::isnan(*hi) || *lo > *hi) {
+      r.fail("time_step_limit must be [min, max] with min <= max");
+      return;
+    }
+    // softplus(dt) > 0, so a lower bound of 0 or less never binds.
+    if (*lo > 0)
+      m.dtMin = *lo;
+    if (std::isfinite(*hi))
+      m.dtMax = *hi;
+  }
+}
+
 /// MambaConfig / FalconMambaConfig with transformers' defaults:
 /// intermediate_size = expand · hidden_size, time_step_rank "auto" =
 /// ⌈hidden_size / 16⌉.
 void readMamba(Reader &r, ModelConfig &c) {
-  c.hiddenSize = r.integer("hidden_size", 768);
-  c.numLayers = r.integer("num_hidden_layers", 32);
-  c.vocabSize = r.integer("vocab_size", 50280);
+  bool v2 = c.family == ModelFamily::Mamba2;
+  c.hiddenSize = r.integer("hidden_size", v2 ? 4096 : 768);
+  c.numLayers = r.integer("num_hidden_layers", v2 ? 64 : 32);
+  c.vocabSize = r.integer("vocab_size", v2 ? 32768 : 50280);
   c.eps = r.number("layer_norm_epsilon", 1e-5);
   c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
   // The conv's activation is hidden_act; the gate is SiLU regardless.
@@ -142,7 +202,7 @@ void readMamba(Reader &r, ModelConfig &c) {
     r.fail("hidden_act '" + r.string("hidden_act", "") +
            "' is not supported for Mamba: its causal conv1d supports silu");
   ModelConfig::Mamba &m = c.mamba;
-  m.stateSize = r.integer("state_size", 16);
+  m.stateSize = r.integer("state_size", v2 ? 128 : 16);
   m.convKernel = r.integer("conv_kernel", 4);
   int64_t expand = r.integer("expand", 2);
   if (llvm::MulOverflow(expand, c.hiddenSize, c.intermediateSize))
@@ -157,6 +217,8 @@ void readMamba(Reader &r, ModelConfig &c) {
   m.useBias = r.boolean("use_bias", false);
   m.useConvBias = r.boolean("use_conv_bias", true);
   m.residualInFp32 = r.boolean("residual_in_fp32", true);
+  if (v2 && r.error.empty() && c.hiddenSize > 0 && expand > 0)
+    readMamba2(r, c);
   if (c.family == ModelFamily::FalconMamba) {
     m.mixerRmsEps = r.number("mixer_rms_eps", 1e-6);
     if (!(m.mixerRmsEps > 0))
@@ -180,7 +242,17 @@ void readMamba(Reader &r, ModelConfig &c) {
   // Each weight's f32 elements below 2^46, the layers' together below 2^46.
   constexpr int64_t kMaxElements = int64_t(1) << 46;
   int64_t layer = 0, elements;
+  // Mamba-2: in_proj [I + conv + H, hidden] with conv = I + 2·G·N channels.
+  int64_t groupsBC, convDim, inRows;
+  if (llvm::MulOverflow(m.nGroups, 2 * m.stateSize, groupsBC) ||
+      llvm::AddOverflow(c.intermediateSize, groupsBC, convDim) ||
+      llvm::AddOverflow(convDim, m.numHeads, inRows)) {
+    r.fail("a weight of this config would take more than 2^48 bytes (256 TiB) in f32");
+    return;
+  }
   for (auto [x, y] : {std::pair{c.intermediateSize, 2 * c.hiddenSize},
+                      std::pair{inRows, c.hiddenSize},
+                      std::pair{convDim, m.convKernel},
                       std::pair{c.intermediateSize, m.timeStepRank + 2 * m.stateSize},
                       std::pair{c.intermediateSize, m.stateSize},
                       std::pair{c.intermediateSize, m.convKernel}})
@@ -704,6 +776,7 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   case ModelFamily::GPT2:
   case ModelFamily::Mamba:
   case ModelFamily::FalconMamba:
+  case ModelFamily::Mamba2:
     break; // read by readGPT2, readMamba
   }
   readMoe(r, root, c);
@@ -711,6 +784,40 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   if (r.number("partial_rotary_factor", 1.0) != 1.0)
     r.fail("partial_rotary_factor " + std::to_string(r.number("partial_rotary_factor", 1.0)) +
            " is not supported (every dim of a head is rotated)");
+}
+
+/// Python's json writes ∞ and NaN as the bare tokens Infinity, -Infinity and
+/// NaN (Mamba2Config's time_step_limit is [0.0, Infinity]), which JSON and
+/// llvm::json do not accept: outside strings they become the strings
+/// "Infinity", "-Infinity" and "NaN", which Reader::number reads back.
+std::string quoteNonFinite(StringRef json) {
+  std::string out;
+  out.reserve(json.size());
+  bool inString = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char ch = json[i];
+    if (inString) {
+      out += ch;
+      if (ch == '\\' && i + 1 < json.size())
+        out += json[++i];
+      else if (ch == '"')
+        inString = false;
+      continue;
+    }
+    if (ch == '"')
+      inString = true;
+    bool matched = false;
+    for (StringRef token : {"-Infinity", "Infinity", "NaN"})
+      if (json.substr(i).starts_with(token)) {
+        out += "\"" + token.str() + "\"";
+        i += token.size() - 1;
+        matched = true;
+        break;
+      }
+    if (!matched)
+      out += ch;
+  }
+  return out;
 }
 
 /// `key=value` overrides on top of the JSON.
@@ -737,7 +844,7 @@ LogicalResult applyOverrides(llvm::json::Object &root, ArrayRef<std::string> ove
 FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
                                                 ArrayRef<std::string> overrides,
                                                 std::string &error) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(quoteNonFinite(json));
   if (!parsed) {
     error = llvm::toString(parsed.takeError());
     return failure();
@@ -766,7 +873,8 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
   ModelConfig c;
   c.family = arch->family;
   c.architecture = arch->className.str();
-  if (c.family == ModelFamily::Mamba || c.family == ModelFamily::FalconMamba) {
+  if (c.family == ModelFamily::Mamba || c.family == ModelFamily::FalconMamba ||
+      c.family == ModelFamily::Mamba2) {
     readMamba(r, c);
     readQuantization(r, *root, c);
     if (!error.empty())

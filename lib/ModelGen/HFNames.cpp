@@ -28,6 +28,7 @@ const hf::Architecture kArchitectures[] = {
     {"Llama4ForCausalLM", "llama4_text", ModelFamily::Llama4},
     {"MambaForCausalLM", "mamba", ModelFamily::Mamba},
     {"FalconMambaForCausalLM", "falcon_mamba", ModelFamily::FalconMamba},
+    {"Mamba2ForCausalLM", "mamba2", ModelFamily::Mamba2},
 };
 
 struct Activation {
@@ -72,9 +73,6 @@ const Missing kMissing[] = {
     {"Llama4ForConditionalGeneration", "llama4",
      "its vision tower is not implemented; Llama4ForCausalLM (model_type llama4_text) builds "
      "the text model from the text_config"},
-    {"Mamba2ForCausalLM", "mamba2",
-     "its chunked SSD scan (scalar A per head, grouped B/C) is not implemented; "
-     "MambaForCausalLM and FalconMambaForCausalLM (Mamba-1) are"},
     {"Qwen3NextForCausalLM", "qwen3_next",
      "its gated delta rule (linear attention) layers and gated attention are not implemented"},
 };

@@ -1,4 +1,4 @@
-//===- MambaBuilder.cpp - MambaForCausalLM / FalconMambaForCausalLM -------===//
+//===- MambaBuilder.cpp - Mamba, FalconMamba and Mamba-2 causal LMs -------===//
 //
 // transformers' MambaModel with the checkpoint's parameter names
 // (`backbone.embeddings`, `backbone.layers.<i>.norm` and `.mixer.*`,
@@ -7,13 +7,19 @@
 // in_proj to x | z, rlx_mir.causal_conv1d with SiLU, x_proj to dt | B | C
 // (FalconMamba: each through a weightless RMSNorm), dt_proj's weight,
 // rlx_mir.selective_scan with A = −exp(A_log), D, the SiLU(z) gate and
-// dt_proj's bias under softplus, out_proj.
+// dt_proj's bias under softplus, out_proj. Mamba2Mixer: in_proj to
+// z | x B C | dt, the causal conv1d with SiLU over x B C, rlx_mir.ssd_scan
+// (heads of head_dim, B and C in n_groups groups, A = −exp(A_log), dt_bias,
+// softplus, time_step_limit, D), MambaRMSNormGated (y · SiLU(z), normalized
+// per group of intermediate / n_groups, then its weight), out_proj.
 //
 // With `kvCache` each layer's decode state is an input and an output, as
 // the KV caches of the attention models: `past_key_values.<i>.conv`
 // [B, intermediate, conv_kernel] (the last raw conv inputs, transformers'
 // layout) and `past_key_values.<i>.ssm` [B, intermediate, state_size] in,
-// `present.<i>.conv` / `present.<i>.ssm` out. A prefill starts from zeros;
+// `present.<i>.conv` / `present.<i>.ssm` out (Mamba-2: conv [B, conv_dim,
+// conv_kernel] over x B C, ssm [B, num_heads, head_dim, state_size]). A
+// prefill starts from zeros;
 // a decode step is seq = 1, so one compiled step serves every token.
 //
 //===----------------------------------------------------------------------===//
@@ -61,6 +67,23 @@ private:
     return mb.transpose(lastAxis(x, offset, size), {0, 2, 1});
   }
   LayerOut layer(int64_t i, Value x);
+  LayerOut layer2(int64_t i, Value x);
+  /// MambaBlock's and Mamba2Block's residual: in f32 with residual_in_fp32.
+  Value residual(Value x, Value y) {
+    if (!m.residualInFp32)
+      return mb.add(x, y);
+    Type f32 = b.getF32Type();
+    return mb.add(mb.widen(x, f32), mb.widen(y, f32));
+  }
+  /// The decode states of layer i (null without kvCache).
+  std::pair<Value, Value> pastStates(int64_t i, ArrayRef<int64_t> conv, ArrayRef<int64_t> ssm) {
+    if (!o.kvCache)
+      return {};
+    std::string past = "past_key_values." + std::to_string(i) + ".";
+    SmallVector<StringRef> convNames(conv.size(), ""), ssmNames(ssm.size(), "");
+    convNames[0] = ssmNames[0] = "batch";
+    return {input(past + "conv", conv, convNames), input(past + "ssm", ssm, ssmNames)};
+  }
 
   const ModelConfig &c;
   const ModelConfig::Mamba &m;
@@ -84,12 +107,7 @@ MambaBuilder::LayerOut MambaBuilder::layer(int64_t i, Value x) {
   Value dSkip = param(mp + "D", {inter});
   Value outProj = param(mp + "out_proj.weight", {h, inter});
   Value outBias = m.useBias ? param(mp + "out_proj.bias", {h}) : Value();
-  Value convState, ssmState;
-  if (o.kvCache) {
-    std::string past = "past_key_values." + std::to_string(i) + ".";
-    convState = input(past + "conv", {o.batch, inter, k}, {"batch", "", ""});
-    ssmState = input(past + "ssm", {o.batch, inter, n}, {"batch", "", ""});
-  }
+  auto [convState, ssmState] = pastStates(i, {o.batch, inter, k}, {o.batch, inter, n});
 
   // MambaBlock: the norm reads the stream in the model's dtype; with
   // residual_in_fp32 the stream is f32 and the sum is taken there.
@@ -120,12 +138,65 @@ MambaBuilder::LayerOut MambaBuilder::layer(int64_t i, Value x) {
   if (!scan)
     return {};
   Value y = linear(mb.transpose(scan.getOutput(), {0, 2, 1}), outProj, outBias);
-  if (m.residualInFp32) {
-    Type f32 = b.getF32Type();
-    return {mb.add(mb.widen(x, f32), mb.widen(y, f32)), conv.getFinalState(),
-            scan.getFinalState()};
-  }
-  return {mb.add(x, y), conv.getFinalState(), scan.getFinalState()};
+  return {residual(x, y), conv.getFinalState(), scan.getFinalState()};
+}
+
+MambaBuilder::LayerOut MambaBuilder::layer2(int64_t i, Value x) {
+  std::string p = "backbone.layers." + std::to_string(i) + ".";
+  std::string mp = p + "mixer.";
+  int64_t h = c.hiddenSize, inter = c.intermediateSize, n = m.stateSize, k = m.convKernel;
+  int64_t heads = m.numHeads, hd = m.headDim, g = m.nGroups;
+  int64_t convDim = inter + 2 * g * n, rows = inter + convDim + heads;
+  Value norm = param(p + "norm.weight", {h});
+  Value inProj = param(mp + "in_proj.weight", {rows, h});
+  Value inBias = m.useBias ? param(mp + "in_proj.bias", {rows}) : Value();
+  Value convW = param(mp + "conv1d.weight", {convDim, 1, k});
+  Value convB = m.useConvBias ? param(mp + "conv1d.bias", {convDim}) : Value();
+  Value dtBias = param(mp + "dt_bias", {heads});
+  Value aLog = param(mp + "A_log", {heads});
+  Value dSkip = param(mp + "D", {heads});
+  Value gateNorm = param(mp + "norm.weight", {inter});
+  Value outProj = param(mp + "out_proj.weight", {h, inter});
+  Value outBias = m.useBias ? param(mp + "out_proj.bias", {h}) : Value();
+  auto [convState, ssmState] = pastStates(i, {o.batch, convDim, k}, {o.batch, heads, hd, n});
+
+  Value proj = linear(rmsNorm(mb.widen(x, elementType()), norm, c.eps), inProj, inBias);
+  if (mb.failed())
+    return {};
+  Value gate = lastAxis(proj, 0, inter);
+  auto conv = createMulti<mir::CausalConv1dOp>(channelsFirst(proj, inter, convDim),
+                                               mb.reshape(convW, {convDim, k}), convB, convState,
+                                               b.getStringAttr("silu"));
+  if (!conv)
+    return {};
+  Value xbc = mb.transpose(conv.getOutput(), {0, 2, 1}); // [B, S, conv]
+  auto split = [&](int64_t offset, int64_t size, ArrayRef<int64_t> inner) {
+    SmallVector<int64_t> shape = {o.batch, -1};
+    shape.append(inner.begin(), inner.end());
+    return mb.reshape(lastAxis(xbc, offset, size), shape);
+  };
+  Value xs = split(0, inter, {heads, hd}), bs = split(inter, g * n, {g, n}),
+        cs = split(inter + g * n, g * n, {g, n});
+  Value dt = lastAxis(proj, inter + convDim, heads);
+  Value a = mb.unary<mir::NegOp>(mb.unary<mir::ExpOp>(aLog));
+  if (mb.failed())
+    return {};
+  auto attr = [&](std::optional<double> v) { return v ? b.getF64FloatAttr(*v) : FloatAttr(); };
+  auto scan = createMulti<mir::SsdScanOp>(xs, dt, a, bs, cs, dSkip, dtBias, ssmState,
+                                          b.getUnitAttr(), attr(m.dtMin), attr(m.dtMax),
+                                          b.getI64IntegerAttr(m.chunkSize));
+  if (!scan)
+    return {};
+  // MambaRMSNormGated: (y · SiLU(z)) in f32, normalized per group, in the
+  // model's dtype times the weight.
+  Type f32 = b.getF32Type();
+  Value y = mb.reshape(scan.getOutput(), {o.batch, -1, inter});
+  Value gated = mb.mul(mb.widen(y, f32), mb.unary<mir::SiluOp>(mb.widen(gate, f32)));
+  Value grouped = mb.reshape(gated, {o.batch, -1, g, inter / g});
+  Value normed = rmsNorm(grouped, mb.broadcast(mb.scalar(f32, 1.0), {inter / g}), c.eps);
+  normed = mb.mul(gateNorm, mb.widen(mb.reshape(normed, {o.batch, -1, inter}), elementType()));
+  Value out = linear(normed, outProj, outBias);
+  return {residual(x, out), conv.getFinalState(), scan.getFinalState()};
 }
 
 OwningOpRef<ModuleOp> MambaBuilder::build() {
@@ -143,7 +214,7 @@ OwningOpRef<ModuleOp> MambaBuilder::build() {
   int64_t layers = o.numLayers.value_or(c.numLayers);
   SmallVector<LayerOut> states;
   for (int64_t i = 0; i < layers && !mb.failed(); ++i) {
-    LayerOut out = layer(i, hidden);
+    LayerOut out = c.family == ModelFamily::Mamba2 ? layer2(i, hidden) : layer(i, hidden);
     if (mb.failed())
       return nullptr;
     hidden = out.hidden;

@@ -6,7 +6,8 @@ Qwen3ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel and the mixtures of
 experts MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
 OlmoeForCausalLM, GptOssForCausalLM, DeepseekV3ForCausalLM (multi-head
 latent attention) and Llama4ForCausalLM (chunked attention, NoPE layers),
-and the state-space models MambaForCausalLM and FalconMambaForCausalLM
+and the state-space models MambaForCausalLM, FalconMambaForCausalLM and
+Mamba2ForCausalLM
 (``kv_cache=True``: each layer's conv and SSM states in and out instead of
 K/V) with transformers' defaults, HF
 parameter names on the arguments (``rlx.param``), symbolic

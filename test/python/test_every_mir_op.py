@@ -123,6 +123,12 @@ EXAMPLES.update({
                                f"%r0, %r1 = rlx_mir.selective_scan %u, %dt, %a, %bm, %cm D(%d : {t((3,))}) "
                                f"state(%s : {t((1, 3, 2))}) delta_softplus chunk_size = 2 : {t((1, 3, 5))}, "
                                f"{t((1, 3, 5))}, {t((3, 2))}, {t((1, 2, 5))}, {t((1, 2, 5))}"),
+    "rlx_mir.ssd_scan": ({"x": ((1, 5, 4, 2), "f32"), "dt": ((1, 5, 4), "f32"), "a": ((4,), "f32"),
+                          "bm": ((1, 5, 2, 3), "f32"), "cm": ((1, 5, 2, 3), "f32"), "d": ((4,), "f32"),
+                          "s": ((1, 4, 2, 3), "f32")}, [t((1, 5, 4, 2)), t((1, 4, 2, 3))],
+                         f"%r0, %r1 = rlx_mir.ssd_scan %x, %dt, %a, %bm, %cm D(%d : {t((4,))}) "
+                         f"state(%s : {t((1, 4, 2, 3))}) dt_softplus chunk_size = 2 : {t((1, 5, 4, 2))}, "
+                         f"{t((1, 5, 4))}, {t((4,))}, {t((1, 5, 2, 3))}, {t((1, 5, 2, 3))}"),
     "rlx_mir.observe_minmax": ({"x": (F, "f32"), "lo": ((3,), "f32"), "hi": ((3,), "f32")},
                                [t((3,)), t((3,))],
                                f"%r0, %r1 = rlx_mir.observe_minmax %x running(%lo, %hi : {t((3,))}, {t((3,))}) axis = 1 "

@@ -1,7 +1,10 @@
 """State-space language models from their Hugging Face configs and
 checkpoints against transformers itself: MambaForCausalLM (with and without
-the in/out projection biases and the conv bias, an explicit time_step_rank)
-and FalconMambaForCausalLM (weightless RMSNorms on dt, B and C).
+the in/out projection biases and the conv bias, an explicit time_step_rank),
+FalconMambaForCausalLM (weightless RMSNorms on dt, B and C) and
+Mamba2ForCausalLM (the SSD scan over heads with grouped B and C, chunks of
+4 over the 11-token prefill; with biases, one group, the default chunk and
+a time_step_limit that binds).
 
 A small random-init model per family (every parameter seeded) is written by
 `save_pretrained`; `rlx-gen` builds its config and `rlx-run --weights DIR`
@@ -35,7 +38,13 @@ FAMILIES = {
                                                    "time_step_rank": 3, "conv_kernel": 3,
                                                    "layer_norm_epsilon": 1e-3}),
     "falcon_mamba": ("falcon_mamba", "FalconMambaForCausalLM", {"mixer_rms_eps": 1e-3}),
+    "mamba2": ("mamba2", "Mamba2ForCausalLM", {"num_heads": 8, "head_dim": 8, "n_groups": 2,
+                                               "chunk_size": 4}),
+    "mamba2_biases": ("mamba2", "Mamba2ForCausalLM", {
+        "num_heads": 4, "head_dim": 16, "n_groups": 1, "use_bias": True, "use_conv_bias": False,
+        "time_step_limit": (0.05, 0.6), "layer_norm_epsilon": 1e-3, "tie_word_embeddings": True}),
 }
+SCAN = {"mamba2": "rlx_mir.ssd_scan"}
 
 
 def hf_model(family):
@@ -62,7 +71,8 @@ def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
     family, model, ckpt = saved
     ids = hfm.token_ids(hfm.PREFILL)
     text = gen_model(ckpt / "config.json")
-    assert "rlx_mir.selective_scan" in text and "rlx_mir.causal_conv1d" in text
+    assert SCAN.get(FAMILIES[family][0], "rlx_mir.selective_scan") in text
+    assert "rlx_mir.causal_conv1d" in text
     proc = logits_with_weights(text, ckpt, ids, tmp_path, ("--device", device), positions=False)
     assert proc.returncode == 0, proc.stderr
     assert "generated" not in proc.stdout, proc.stdout  # every weight from the checkpoint
@@ -71,7 +81,7 @@ def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("family", ["mamba", "falcon_mamba"])
+@pytest.mark.parametrize("family", ["mamba", "falcon_mamba", "mamba2"])
 def test_greedy_generation_matches_transformers(family, device, tmp_path):
     """32 greedy tokens: one prefill and one compiled decode step."""
     gen = greedy_generation_matches(hf_model(family), device, tmp_path)
@@ -79,11 +89,12 @@ def test_greedy_generation_matches_transformers(family, device, tmp_path):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_split_prefill_equals_one_prefill(device, tmp_path):
+@pytest.mark.parametrize("family", ["mamba_biases", "mamba2"])
+def test_split_prefill_equals_one_prefill(family, device, tmp_path):
     """Prefill 6 tokens, then 4 more with the states carried, then decode 1:
     each piece's last logits are the one 11-token prefill's at that position,
     and the states after all of it equal the one prefill's."""
-    model = hf_model("mamba_biases")
+    model = hf_model(family)
     model.save_pretrained(tmp_path / "ckpt")
     ids = hfm.token_ids(hfm.PREFILL, seed=6)
     want = reference_logits(model, ids)[0]
@@ -119,3 +130,18 @@ def test_config_errors(tmp_path):
                                    **BASE, **change}))
         with pytest.raises(RuntimeError, match=message):
             gen_model(cfg)
+    mamba2 = {"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2", **BASE,
+              **FAMILIES["mamba2"][2]}
+    for change, message in [({"num_heads": 6}, "num_heads \\* head_dim must equal expand"),
+                            ({"n_groups": 3}, "must be a multiple of n_groups"),
+                            ({"time_step_limit": [1.0, 0.5]}, "time_step_limit must be \\[min, max\\]"),
+                            ({"chunk_size": 0}, "must be positive")]:
+        cfg = tmp_path / "config.json"
+        cfg.write_text(json.dumps({**mamba2, **change}))
+        with pytest.raises(RuntimeError, match=message):
+            gen_model(cfg)
+    # Python's json writes time_step_limit's infinity as the bare token Infinity.
+    text = json.dumps({**mamba2, "time_step_limit": [0.0, float("inf")]})
+    assert "Infinity" in text
+    cfg.write_text(text)
+    assert "rlx_mir.ssd_scan" in gen_model(cfg)

@@ -31,7 +31,7 @@ namespace mlir::rlx {
 /// Anything else is an error, never a Llama look-alike.
 enum class ModelFamily {
   Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss,
-  DeepseekV3, Llama4, Mamba, FalconMamba
+  DeepseekV3, Llama4, Mamba, FalconMamba, Mamba2
 };
 
 /// What the generator needs from a config.json, after transformers' defaults
@@ -152,8 +152,16 @@ struct ModelConfig {
   /// `state_size`, dt_proj, the selective scan with A = −exp(A_log), D and
   /// the SiLU(z) gate, out_proj) plus the residual. FalconMamba normalizes
   /// dt, B and C with a weightless RMSNorm (mixer_rms_eps) first.
+  /// Mamba-2 (Mamba2ForCausalLM, `numHeads` > 0): in_proj to z | x B C | dt
+  /// (`numHeads` heads of `headDim`, B and C in `nGroups` groups), the causal
+  /// conv1d with SiLU over x B C, rlx_mir.ssd_scan (A = −exp(A_log) per
+  /// head, dt_bias, softplus, time_step_limit, D), the gated RMSNorm
+  /// (MambaRMSNormGated: y · SiLU(z), normalized per group), out_proj.
   struct Mamba {
     int64_t stateSize = 0, convKernel = 4, timeStepRank = 0;
+    int64_t numHeads = 0, headDim = 0, nGroups = 1, chunkSize = 256;
+    /// time_step_limit's bounds where they bind (not 0 and ∞).
+    std::optional<double> dtMin, dtMax;
     bool useBias = false, useConvBias = true;
     double mixerRmsEps = 0.0; ///< > 0: FalconMamba's norms on dt, B, C
     /// The residual stream in f32 between layers (bf16/f16 models).

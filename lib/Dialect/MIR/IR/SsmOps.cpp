@@ -1,7 +1,9 @@
-//===- SsmOps.cpp - causal_conv1d, selective_scan: shapes, decompositions -===//
+//===- SsmOps.cpp - causal_conv1d, selective/ssd scans: shapes, decompositions ===//
 
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -99,11 +101,11 @@ std::string dimList(ArrayRef<int64_t> dims) {
 /// `v` (when set) is a tensor of `x`'s element type and of shape `want`
 /// (dynamic entries match any size); else an error naming both.
 LogicalResult checkOperand(OptLoc loc, StringRef op, Value v, StringRef name, Type et,
-                           ArrayRef<int64_t> want, StringRef layout) {
+                           ArrayRef<int64_t> want, StringRef layout, StringRef first = "u") {
   if (!v)
     return success();
   auto t = getRankedTensor(loc, v, name);
-  if (failed(t) || failed(checkSameElementType(loc, {et, t->getElementType()}, {"u", name})))
+  if (failed(t) || failed(checkSameElementType(loc, {et, t->getElementType()}, {first, name})))
     return failure();
   if (t->getRank() != static_cast<int64_t>(want.size()) ||
       !llvm::all_of(llvm::zip(t->getShape(), want),
@@ -144,6 +146,14 @@ LogicalResult SelectiveScanOp::inferReturnTypes(MLIRContext *, std::optional<Loc
   out.push_back(*u);
   out.push_back(u->clone({b, d, n}));
   return success();
+}
+
+/// PyTorch's softplus as max(x, 0) + log(1 + exp(−|x|)): no overflow.
+static Value softplus(MIRBuilder &mb, Value x) {
+  Type et = MIRBuilder::elementType(x);
+  return mb.add(mb.create<MaxOp>(x, mb.scalar(et, 0.0)),
+                mb.unary<LogOp>(mb.add(mb.scalar(et, 1.0),
+                                       mb.unary<ExpOp>(mb.unary<NegOp>(mb.unary<AbsOp>(x))))));
 }
 
 /// Chunk boundaries carried one after another (the recurrence) when at most
@@ -234,10 +244,8 @@ FailureOr<SmallVector<Value>> SelectiveScanOp::decompose(MIRBuilder &mb) {
   Value u = widen(getU()), dt = widen(getDelta());
   if (Value bias = widen(getDeltaBias()))
     dt = mb.add(dt, mb.reshape(bias, {1, d, 1}));
-  if (getDeltaSoftplus()) // max(x, 0) + log(1 + exp(−|x|)): no overflow
-    dt = mb.add(mb.create<MaxOp>(dt, mb.scalar(acc, 0.0)),
-                mb.unary<LogOp>(mb.add(mb.scalar(acc, 1.0),
-                                       mb.unary<ExpOp>(mb.unary<NegOp>(mb.unary<AbsOp>(dt))))));
+  if (getDeltaSoftplus())
+    dt = softplus(mb, dt);
   // Per token: [B, 1, L, N] views of B and C.
   auto perToken = [&](Value v) { return mb.reshape(mb.transpose(widen(v), {0, 2, 1}), {b, 1, l, n}); };
   Value dt4 = mb.reshape(dt, {b, d, l, 1});
@@ -257,5 +265,150 @@ FailureOr<SmallVector<Value>> SelectiveScanOp::decompose(MIRBuilder &mb) {
   }
   if (mb.failed() || !y || !last)
     return emitError("selective_scan: cannot build its decomposition for these types"), failure();
+  return SmallVector<Value>{y, last};
+}
+
+//===----------------------------------------------------------------------===//
+// ssd_scan
+//===----------------------------------------------------------------------===//
+
+LogicalResult SsdScanOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, Adaptor a,
+                                          SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getX(), "x");
+  auto bt = getRankedTensor(loc, a.getB(), "B");
+  if (failed(x) || failed(bt))
+    return failure();
+  auto staticPositive = [](int64_t d) { return !ShapedType::isDynamic(d) && d >= 1; };
+  if (x->getRank() != 4 || !staticPositive(x->getDimSize(3)))
+    return shapeError(loc, "ssd_scan needs x [B, L, H, P] with a static P >= 1, got " +
+                               shapeToString(x->getShape()));
+  if (bt->getRank() != 4 || !staticPositive(bt->getDimSize(2)) || !staticPositive(bt->getDimSize(3)))
+    return shapeError(loc, "ssd_scan B must be [B, L, G, N] with static G, N >= 1, got " +
+                               shapeToString(bt->getShape()));
+  int64_t b = x->getDimSize(0), l = x->getDimSize(1), h = x->getDimSize(2), p = x->getDimSize(3);
+  int64_t g = bt->getDimSize(2), n = bt->getDimSize(3);
+  if (!ShapedType::isDynamic(h) && h % g != 0)
+    return shapeError(loc, "ssd_scan: " + Twine(h) + " heads are not a multiple of the " +
+                               Twine(g) + " groups of B and C");
+  Type et = x->getElementType();
+  StringRef op = "ssd_scan";
+  auto check = [&](Value v, StringRef name, ArrayRef<int64_t> want, StringRef layout) {
+    return checkOperand(loc, op, v, name, et, want, layout, "x");
+  };
+  if (failed(check(a.getDt(), "dt", {b, l, h}, "[B, L, H]")) ||
+      failed(check(a.getA(), "A", {h}, "[H]")) ||
+      failed(check(a.getB(), "B", {b, l, g, n}, "[B, L, G, N]")) ||
+      failed(check(a.getC(), "C", {b, l, g, n}, "[B, L, G, N]")) ||
+      failed(check(a.getD(), "D", {h}, "[H]")) ||
+      failed(check(a.getDtBias(), "dt_bias", {h}, "[H]")) ||
+      failed(check(a.getState(), "state", {b, h, p, n}, "[B, H, P, N]")))
+    return failure();
+  if (std::optional<int64_t> c = a.getChunkSize(); c && *c < 1)
+    return shapeError(loc, "ssd_scan chunk_size must be >= 1, got " + Twine(*c));
+  std::optional<APFloat> lo = a.getDtMin(), hi = a.getDtMax();
+  if (lo && hi && lo->convertToDouble() > hi->convertToDouble())
+    return shapeError(loc, llvm::formatv("ssd_scan dt_min {0} is above dt_max {1}",
+                                         lo->convertToDouble(), hi->convertToDouble())
+                               .str());
+  out.push_back(*x);
+  out.push_back(x->clone({b, h, p, n}));
+  return success();
+}
+
+/// ssd_scan's chunk_size when not given.
+constexpr int64_t kDefaultSsdChunk = 64;
+
+FailureOr<SmallVector<Value>> SsdScanOp::decompose(MIRBuilder &mb) {
+  RankedTensorType xt = getX().getType();
+  for (Value v : getOperands())
+    if (failed(MIRBuilder::requireStaticShape(*this, cast<ShapedType>(v.getType()))))
+      return failure();
+  Type in = xt.getElementType(), acc = mb.computeType(in);
+  auto widen = [&](Value v) { return mb.widen(v, acc); };
+  int64_t b = xt.getDimSize(0), l = xt.getDimSize(1), h = xt.getDimSize(2), p = xt.getDimSize(3);
+  int64_t g = getB().getType().getDimSize(2), n = getB().getType().getDimSize(3);
+  int64_t q = std::max<int64_t>(1, std::min<int64_t>(getChunkSize().value_or(kDefaultSsdChunk), l));
+  int64_t nc = llvm::divideCeil(l, q), lp = nc * q;
+  // The largest tensors: the chunks' [Q, Q] scores, [Q, max(N, P)] operands
+  // and [N·P] states per head.
+  int64_t perHead = std::max({q * q, q * std::max(n, p), n * p}), elements;
+  if (llvm::MulOverflow(b * h, nc, elements) || llvm::MulOverflow(elements, perHead, elements) ||
+      elements > (int64_t(1) << 40))
+    return emitError("ssd_scan: the decomposition materializes ")
+               << elements << "-element chunk tensors for [B, L, H, P, N] = [" << b << ", " << l
+               << ", " << h << ", " << p << ", " << n << "]: too many",
+           failure();
+  if (l == 0) // no steps: nothing out, the state unchanged
+    return SmallVector<Value>{getX(), getState() ? getState()
+                                                 : mb.broadcast(mb.scalar(in, 0.0), {b, h, p, n})};
+  Value x = widen(getX()), dt = widen(getDt());
+  if (Value bias = widen(getDtBias()))
+    dt = mb.add(dt, mb.reshape(bias, {1, 1, h}));
+  if (getDtSoftplus())
+    dt = softplus(mb, dt);
+  if (std::optional<APFloat> lo = getDtMin())
+    dt = mb.create<MaxOp>(dt, mb.scalar(acc, lo->convertToDouble()));
+  if (std::optional<APFloat> hi = getDtMax())
+    dt = mb.create<MinOp>(dt, mb.scalar(acc, hi->convertToDouble()));
+  // Heads first ([B, H, L, ...]), padded to whole chunks with identity steps
+  // (no decay, no input), then split into chunks [B, H, nc, Q, ...].
+  auto chunks = [&](Value v, int64_t width) {
+    if (lp != l) {
+      SmallVector<int64_t> padShape = {b, h, lp - l};
+      if (width)
+        padShape.push_back(width);
+      v = mb.concat({v, mb.broadcast(mb.scalar(acc, 0.0), padShape)}, 2);
+    }
+    SmallVector<int64_t> shape = {b, h, nc, q};
+    if (width)
+      shape.push_back(width);
+    return mb.reshape(v, shape);
+  };
+  int64_t r = h / g;
+  auto perHeadBC = [&](Value v) { // [B, L, G, N] → head h reads group h / r
+    v = mb.broadcast(mb.reshape(widen(v), {b, l, g, 1, n}), {b, l, g, r, n});
+    return chunks(mb.transpose(mb.reshape(v, {b, l, h, n}), {0, 2, 1, 3}), n);
+  };
+  Value bh = perHeadBC(getB()), ch = perHeadBC(getC());
+  Value xdt = chunks(mb.transpose(mb.mul(x, mb.reshape(dt, {b, l, h, 1})), {0, 2, 1, 3}), p);
+  Value decayLog = chunks(mb.mul(mb.transpose(dt, {0, 2, 1}), mb.reshape(widen(getA()), {1, h, 1})), 0);
+  Value cum = mb.create<CumsumOp>(decayLog, int64_t(-1), false, false); // [B, H, nc, Q]
+  // Within a chunk: scores (C_i · B_j) · exp(cum_i − cum_j) for j ≤ i.
+  Value segment = mb.sub(mb.reshape(cum, {b, h, nc, q, 1}), mb.reshape(cum, {b, h, nc, 1, q}));
+  Value decayWithin = mb.unary<ExpOp>(mb.create<CausalMaskOp>(segment, IntegerAttr(), false));
+  Value scores = mb.mul(mb.matmul(ch, bh, false, true), decayWithin);
+  Value yDiag = mb.matmul(scores, xdt); // [B, H, nc, Q, P]
+  // Each chunk's own final state from zero, [N, P] per head.
+  Value total = mb.slice(cum, {0, 0, 0, q - 1}, {b, h, nc, 1}, {1, 1, 1, 1});
+  Value toEnd = mb.unary<ExpOp>(mb.sub(total, cum));
+  Value own = mb.matmul(mb.mul(bh, mb.reshape(toEnd, {b, h, nc, q, 1})), xdt, true, false);
+  // The states after each chunk: a linear scan over the chunks.
+  Value h0 = getState() ? mb.transpose(widen(getState()), {0, 1, 3, 2})
+                        : mb.broadcast(mb.scalar(acc, 0.0), {b, h, n, p});
+  h0 = mb.reshape(h0, {b, h, n * p});
+  Value after = chunkedLinearScan(
+      mb, mb.broadcast(mb.unary<ExpOp>(total), {b, h, nc, n * p}), mb.reshape(own, {b, h, nc, n * p}),
+      h0, kDefaultChunk);
+  Value start = mb.reshape(h0, {b, h, 1, n * p});
+  if (nc > 1)
+    start = mb.concat({start, mb.slice(after, {0, 0, 0, 0}, {b, h, nc - 1, n * p}, {1, 1, 1, 1})}, 2);
+  // The entering state's part: C_i · start · exp(cum_i).
+  Value yOff = mb.mul(mb.matmul(ch, mb.reshape(start, {b, h, nc, n, p})),
+                      mb.reshape(mb.unary<ExpOp>(cum), {b, h, nc, q, 1}));
+  Value y = mb.reshape(mb.add(yDiag, yOff), {b, h, lp, p});
+  if (lp != l)
+    y = mb.slice(y, {0, 0, 0, 0}, {b, h, l, p}, {1, 1, 1, 1});
+  y = mb.transpose(y, {0, 2, 1, 3});
+  if (Value dskip = widen(getD()))
+    y = mb.add(y, mb.mul(x, mb.reshape(dskip, {1, 1, h, 1})));
+  Value last = mb.reshape(mb.slice(after, {0, 0, nc - 1, 0}, {b, h, 1, n * p}, {1, 1, 1, 1}),
+                          {b, h, n, p});
+  last = mb.transpose(last, {0, 1, 3, 2});
+  if (in != acc) {
+    y = mb.cast(y, in);
+    last = mb.cast(last, in);
+  }
+  if (mb.failed() || !y || !last)
+    return emitError("ssd_scan: cannot build its decomposition for these types"), failure();
   return SmallVector<Value>{y, last};
 }

@@ -116,4 +116,63 @@ def MIR_SelectiveScanOp : MIR_InferOp<"selective_scan", [AttrSizedOperandSegment
   }];
 }
 
+def MIR_SsdScanOp : MIR_InferOp<"ssd_scan", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>]> {
+  let summary = "Mamba-2's state-space duality scan (scalar decay per head, grouped B and C)";
+  let description = [{
+    The scan of Mamba-2 (mamba-ssm's `mamba_chunk_scan_combined` and
+    `selective_state_update` for Mamba-2; transformers'
+    `Mamba2Mixer.torch_forward`), in their layout: `x` `[B, L, H, P]`
+    (`H` heads of `P` channels), `dt` `[B, L, H]`, `A` `[H]` (one scalar per
+    head), `B` and `C` `[B, L, G, N]` (`G` groups; head `h` reads group
+    `h / (H / G)`), optional `D` `[H]`, `dt_bias` `[H]` and initial `state`
+    `[B, H, P, N]`:
+
+    - `dt = dt + dt_bias`, then `softplus(dt)` with `dt_softplus`
+      (computed as `max(dt, 0) + log(1 + exp(−|dt|))`), then clamped to
+      `[dt_min, dt_max]` where given (transformers' `time_step_limit`);
+    - `h[t] = exp(dt[t] · A) · h[t−1] + dt[t] · x[t] ⊗ B[t]` per head (a
+      `[P, N]` state), from `h[−1] = state` (zeros without one);
+    - `y[t] = h[t] · C[t] + D · x[t]`.
+
+    Results: `output` `[B, L, H, P]` in `x`'s type and `final_state`
+    `[B, H, P, N]` (`h[L−1]`, the next call's `state`; a decode step is
+    `L = 1`). Computed in f32 (f64 for f64 inputs).
+
+    The decomposition is the chunked SSD form (Dao & Gu, 2024; transformers'
+    `mamba2_chunk_scan`): per chunk of `chunk_size` steps (default 64) the
+    output within the chunk is a masked matmul `((C·Bᵀ) ⊙ exp(segsum(dt·A)))
+    · (dt·x)` with the decay's cumulative sums, each chunk's state is a
+    matmul, the states entering the chunks are a linear scan over the chunks
+    (selective_scan's chunked doubling scan), and their contribution is
+    `C · state · exp(cumsum(dt·A))`. Every chunk size gives the recurrence's
+    result up to rounding.
+
+    The verifier rejects ranks and sizes other than the above (`P`, `N`,
+    `G` static and ≥ 1, `H` a multiple of `G`), mixed element types,
+    `chunk_size` < 1 and `dt_min` > `dt_max`.
+
+    Example (a Mamba-2 decode step: 8 heads of 16 in 2 groups, state 32):
+    ```mlir
+    %y, %h = rlx_mir.ssd_scan %x, %dt, %A, %B, %C D(%D : tensor<8xf32>)
+        dt_bias(%db : tensor<8xf32>) state(%h0 : tensor<1x8x16x32xf32>) dt_softplus
+        : tensor<1x1x8x16xf32>, tensor<1x1x8xf32>, tensor<8xf32>, tensor<1x1x2x32xf32>,
+          tensor<1x1x2x32xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$x, RLX_FloatTensor:$dt, RLX_FloatTensor:$A,
+                   RLX_FloatTensor:$B, RLX_FloatTensor:$C, Optional<RLX_FloatTensor>:$D,
+                   Optional<RLX_FloatTensor>:$dt_bias, Optional<RLX_FloatTensor>:$state,
+                   UnitAttr:$dt_softplus, OptionalAttr<F64Attr>:$dt_min,
+                   OptionalAttr<F64Attr>:$dt_max, OptionalAttr<I64Attr>:$chunk_size);
+  let results = (outs RLX_FloatTensor:$output, RLX_FloatTensor:$final_state);
+  let assemblyFormat = [{
+    $x `,` $dt `,` $A `,` $B `,` $C (`D` `(` $D^ `:` type($D) `)`)?
+    (`dt_bias` `(` $dt_bias^ `:` type($dt_bias) `)`)?
+    (`state` `(` $state^ `:` type($state) `)`)? (`dt_softplus` $dt_softplus^)?
+    (`dt_min` `=` $dt_min^)? (`dt_max` `=` $dt_max^)? (`chunk_size` `=` $chunk_size^)? attr-dict
+    `:` type($x) `,` type($dt) `,` type($A) `,` type($B) `,` type($C)
+  }];
+}
+
 #endif // RLX_DIALECT_MIR_IR_MIRSSMOPS_TD
