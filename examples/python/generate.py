@@ -26,15 +26,16 @@ step for this CPU (``rlx.compile_cpu``, the default) or for the GPU path
 (``rlx.gpu.compile``: ``emu`` runs the GPU kernels on the emulator).
 
 RLX specializes symbolic dims at compile time. So that one compiled decode
-step serves many tokens, attention models are built with transformers'
-padding mask (``attention_mask=True``) and the history is kept left-padded
-to a capacity (a power of two, at least 32 positions): the decode step
-attends to the capacity's slots with the padding masked off, RoPE reads
-the true ``position_ids``, and its present K/V (one slot longer) shift
-left by one for the next step. A new compilation happens only when the
-history outgrows the capacity (it doubles): a prefill and about
-log2(tokens) decode steps, each about a second for the small models of
-the tests. State-space models (MambaForCausalLM, FalconMambaForCausalLM,
+step serves many tokens, an attention model's decode step is built with
+transformers' padding mask (``attention_mask=True``) and the history is
+kept left-padded to a capacity (a power of two, at least 32 positions):
+the step attends to the capacity's slots with the padding masked off, RoPE
+reads the true ``position_ids``, and the last ``past`` positions of its
+present K/V are the next step's history, left-padded again (to a doubled
+capacity once they outgrow it). The prefill has no padding and is built
+without the mask. So a generation compiles the prefill and one decode step
+per capacity it reaches (32 tokens after a 7-token prompt: three), each
+about a second for the small models of the tests. State-space models (MambaForCausalLM, FalconMambaForCausalLM,
 Mamba2ForCausalLM)
 carry a fixed-size conv and SSM state per layer instead of K/V: their
 prefill and their decode step are one compilation each. Only the
@@ -108,17 +109,17 @@ class Generator:
         checkpoint = pathlib.Path(checkpoint)
         self.device = device
         self.config = json.loads((checkpoint / "config.json").read_text())
-        self.module = from_hf_config(self.config, kv_cache=True)
-        # Attention models name the history length past_seq: they take the
-        # padding mask so that a history padded to a capacity is one
-        # compilation; state-space models (Mamba) carry fixed-size states
-        # instead: one decode step serves every token.
+        self.prefill = self.module = from_hf_config(self.config, kv_cache=True)
+        # Attention models name the history length past_seq: their decode
+        # step takes the padding mask so that a history padded to a capacity
+        # is one compilation; state-space models (Mamba) carry fixed-size
+        # states instead: one decode step serves every token.
         self.has_history = '"past_seq"' in self.module.text()
         if self.has_history:
             self.module = from_hf_config(self.config, kv_cache=True, attention_mask=True)
         self.checkpoint = checkpoint
         self.weights: dict[str, np.ndarray] | None = None
-        self.current: tuple[tuple[int, int], rlx.CompiledModel] | None = None
+        self.current: tuple[tuple, rlx.CompiledModel] | None = None
         self.compiled = 0
         self.compile_s = 0.0
 
@@ -135,20 +136,24 @@ class Generator:
         model's own K/V width, or zero states). An attention model's cache
         holds the last `past` positions of each present K/V; they are
         left-padded to the capacity (zeros, masked off)."""
+        masked = self.has_history and cache is not None  # a decode step on padded slots
         slots = 0 if cache is None else self.capacity(past)
         dims = {"seq": ids.shape[1]}
         if self.has_history:
-            dims.update(past_seq=slots, total_seq=slots + ids.shape[1])
-        key = tuple(dims.values())
+            dims["past_seq"] = slots
+        if masked:
+            dims["total_seq"] = slots + ids.shape[1]
+        key = tuple(dims.items())
         if self.current is None or self.current[0] != key:
             self.current = None  # the previous step's model (and packed weights) go first
             t0 = time.perf_counter()
+            module = self.module if masked else self.prefill
             if self.device == "cpu":
-                model = rlx.compile_cpu(self.module, dims=dims)
+                model = rlx.compile_cpu(module, dims=dims)
             else:
                 from rlx import gpu
 
-                model = gpu.compile(self.module, device=self.device, dims=dims)
+                model = gpu.compile(module, device=self.device, dims=dims)
             self.compile_s += time.perf_counter() - t0
             self.compiled += 1
             if self.weights is None:
@@ -163,7 +168,7 @@ class Generator:
         inputs = {"input_ids": ids}
         if any(a["name"] == "position_ids" for a in model.arguments):
             inputs["position_ids"] = np.arange(past, past + ids.shape[1])
-        if self.has_history:
+        if masked:
             inputs["attention_mask"] = np.ones((1, slots + ids.shape[1]), np.int64)
             inputs["attention_mask"][:, :slots - past] = 0
         for a in history:  # each layer's past K/V (or conv and SSM states)

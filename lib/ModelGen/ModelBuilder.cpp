@@ -855,7 +855,12 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     // [B, past_seq + seq]: the dim is total_seq with a cache.
     int64_t total = !o.kvCache ? seqLen
                     : seqLen == kDyn || pastLen == kDyn ? kDyn
-                                                        : seqLen + pastLen;
+                                                        : 0;
+    if (total == 0 && o.kvCache && llvm::AddOverflow(seqLen, pastLen, total)) {
+      emitError(loc) << "attention_mask: seq + past (" << seqLen << " + " << pastLen
+                     << ") overflows";
+      return nullptr;
+    }
     Value mask = input("attention_mask", {o.batch, total},
                        {"batch", o.kvCache ? "total_seq" : "seq"}, i64);
     keyMask = mb.reshape(mask, mir::MIRBuilder::pattern({o.batch, 1, total}));

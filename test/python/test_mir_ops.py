@@ -185,6 +185,28 @@ def test_attention_gqa_with_float_mask():
       : tensor<1x6x48xf32>, tensor<1x9x16xf32>, tensor<1x9x16xf32>
   return %o : tensor<1x6x48xf32>""")
     assert_close(out, ref.attention(q, k, v, 6, 2, 8, "causal", mask=m), rtol=TOL)
+@pytest.mark.parametrize("per_head", [False, True])
+def test_attention_gqa_decode_with_boolean_mask(per_head):
+    """One query row per sequence (a decode step) over 9 keys, some masked
+    off per batch row: the query heads of a KV head taken together with the
+    mask's one row (per_head: a [B, heads, 1, Sk] mask, head by head)."""
+    q, k, v = randn(2, 1, 6 * 8), randn(2, 9, 2 * 8), randn(2, 9, 2 * 8)
+    m = np.ones((2, 6 if per_head else 1, 1, 9), bool)
+    m[0, ..., :4] = False
+    m[1, ..., 2] = False
+    if per_head:
+        m[1, 3, :, 5:8] = False
+    mt = ty(m.shape if per_head else (2, 1, 9), "i1")
+    out = one({"q": Arg(q), "k": Arg(k), "v": Arg(v), "m": Arg(m if per_head else m[:, 0])},
+              ty((2, 1, 48)),
+              f"""  %o = rlx_mir.attention %q, %k, %v mask(%m : {mt}) heads = 6, kv_heads = 2, head_dim = 8 causal
+      : tensor<2x1x48xf32>, tensor<2x9x16xf32>, tensor<2x9x16xf32>
+  return %o : tensor<2x1x48xf32>""")
+    assert_close(out, ref.attention(q, k, v, 6, 2, 8, "causal", mask=m), rtol=TOL)
+    unmasked = ref.attention(q, k, v, 6, 2, 8, "causal")
+    assert np.abs(out - unmasked).max() > 1e-2, "the mask changed nothing"
+
+
 def test_reshape_transpose_slice_concat():
     x = np.arange(2 * 6 * 4, dtype=np.float32).reshape(2, 6, 4)
     p = randn(2, 3, 2)

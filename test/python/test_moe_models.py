@@ -168,8 +168,9 @@ spec.loader.exec_module(generate)
 
 
 def check_greedy_generation(family, device, tmp_path):
-    """32 greedy tokens of examples/python/generate.py (one compiled step per
-    history length) equal to transformers' generate(do_sample=False). The
+    """32 greedy tokens of examples/python/generate.py (a compiled prefill and
+    a decode step per history capacity) equal to transformers'
+    generate(do_sample=False). The
     test body of test_moe_generation*.py, which split the families in two
     so that the suite's two workers share them."""
     greedy_generation_matches(hf_model(family), device, tmp_path)

@@ -249,8 +249,10 @@ struct ModelGenOptions {
   /// stays causal by cache slot and the RoPE positions are `position_ids`,
   /// as in transformers, so a history left-padded to a fixed length (a
   /// decode step compiled once) gives the unpadded logits (`position_ids`
-  /// is one [seq] for the batch: its rows are padded alike). Llama-4's chunked layers take their chunks from the key
-  /// positions the mask implies (its cumulative sum).
+  /// is one [seq] for the batch: its rows are padded alike). Llama-4's
+  /// chunked layers take their chunks from the key positions the mask
+  /// implies (its cumulative sum − 1: the cache must hold every position
+  /// from 0, as generate.py's does).
   bool attentionMask = false;
   bool layerOnly = false;              ///< One decoder layer on hidden states.
   /// Every decoder-layer linear weight as NVFP4 (rlx_hir.dequant_linear with

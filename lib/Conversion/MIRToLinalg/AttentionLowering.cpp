@@ -114,13 +114,16 @@ struct AttentionLowering : OpConversionPattern<OpT> {
       return success();
     }
 
-    // A decode step (one query row, packed layout, no mask operand) takes the
-    // query heads of a KV head together: rows of one [group, D] block, so K
-    // and V are read once per KV head and each product is one GEMM with
+    // A decode step (one query row, packed layout, no per-head mask) takes
+    // the query heads of a KV head together: rows of one [group, D] block,
+    // so K and V are read once per KV head and each product is one GEMM with
     // `group` rows instead of `group` one-row products (GQA packing, as the
-    // GPU kernels do). Every row is query position 0.
+    // GPU kernels do). Every row is query position 0, and a mask's one row
+    // serves them all.
+    auto maskType = a.getMask() ? tensorTypeOf(a.getMask()) : RankedTensorType();
+    bool perHeadMask = maskType && maskType.getRank() == 4 && maskType.getShape()[1] != 1;
     bool grouped = !kPartial && group > 1 && cfg.layout == AttnLayout::BSD &&
-                   qt.getShape()[1] == 1 && !a.getMask();
+                   qt.getShape()[1] == 1 && !perHeadMask;
     int64_t rowsPerBlock = grouped ? group : 1;
     SmallVector<OpFoldResult> ubs{rw.getIndexAttr(batch),
                                   rw.getIndexAttr(grouped ? cfg.numKvHeads : cfg.numHeads)};
@@ -166,6 +169,15 @@ struct AttentionLowering : OpConversionPattern<OpT> {
       sizes.append({rw.getIndexAttr(mt.getShape()[r - 2]), rw.getIndexAttr(mt.getShape()[r - 1])});
       auto tileType = RankedTensorType::get(mt.getShape().take_back(2), mt.getElementType());
       maskTile = tensor::ExtractSliceOp::create(rw, loc, tileType, mask, offsets, sizes, strides);
+      if (grouped) { // the query row's [1, Sk] for each of the group's rows
+        Type mEt = mt.getElementType();
+        Value row = tensor::CollapseShapeOp::create(rw, loc, RankedTensorType::get({sk}, mEt),
+                                                    maskTile,
+                                                    SmallVector<ReassociationIndices>{{0, 1}});
+        Value init = tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{sq, sk}, mEt);
+        maskTile = linalg::BroadcastOp::create(rw, loc, row, init, ArrayRef<int64_t>{0})
+                       .getResult()[0];
+      }
     }
     SmallVector<Value> tIn{s};
     if (maskTile)
