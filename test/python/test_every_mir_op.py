@@ -129,6 +129,14 @@ EXAMPLES.update({
                          f"%r0, %r1 = rlx_mir.ssd_scan %x, %dt, %a, %bm, %cm D(%d : {t((4,))}) "
                          f"state(%s : {t((1, 4, 2, 3))}) dt_softplus chunk_size = 2 : {t((1, 5, 4, 2))}, "
                          f"{t((1, 5, 4))}, {t((4,))}, {t((1, 5, 2, 3))}, {t((1, 5, 2, 3))}"),
+    "rlx_mir.gated_delta_rule": ({"q": ((1, 5, 2, 3), "f32"), "k": ((1, 5, 2, 3), "f32"),
+                                  "v": ((1, 5, 2, 4), "f32"), "g": ((1, 5, 2), "f32"),
+                                  "beta": ((1, 5, 2), "f32"), "s": ((1, 2, 3, 4), "f32")},
+                                 [t((1, 5, 2, 4)), t((1, 2, 3, 4))],
+                                 f"%r0, %r1 = rlx_mir.gated_delta_rule %q, %k, %v, %g, %beta "
+                                 f"state(%s : {t((1, 2, 3, 4))}) use_qk_l2norm chunk_size = 2 : "
+                                 f"{t((1, 5, 2, 3))}, {t((1, 5, 2, 3))}, {t((1, 5, 2, 4))}, "
+                                 f"{t((1, 5, 2))}, {t((1, 5, 2))}"),
     "rlx_mir.observe_minmax": ({"x": (F, "f32"), "lo": ((3,), "f32"), "hi": ((3,), "f32")},
                                [t((3,)), t((3,))],
                                f"%r0, %r1 = rlx_mir.observe_minmax %x running(%lo, %hi : {t((3,))}, {t((3,))}) axis = 1 "

@@ -412,3 +412,158 @@ FailureOr<SmallVector<Value>> SsdScanOp::decompose(MIRBuilder &mb) {
     return emitError("ssd_scan: cannot build its decomposition for these types"), failure();
   return SmallVector<Value>{y, last};
 }
+
+//===----------------------------------------------------------------------===//
+// gated_delta_rule
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatedDeltaRuleOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                 Adaptor a, SmallVectorImpl<Type> &out) {
+  auto q = getRankedTensor(loc, a.getQuery(), "query");
+  auto v = getRankedTensor(loc, a.getValue(), "value");
+  if (failed(q) || failed(v))
+    return failure();
+  auto staticPositive = [](int64_t d) { return !ShapedType::isDynamic(d) && d >= 1; };
+  if (q->getRank() != 4 || !staticPositive(q->getDimSize(3)))
+    return shapeError(loc, "gated_delta_rule needs query [B, L, H, Dk] with a static Dk >= 1, "
+                           "got " + shapeToString(q->getShape()));
+  if (v->getRank() != 4 || !staticPositive(v->getDimSize(3)))
+    return shapeError(loc, "gated_delta_rule value must be [B, L, H, Dv] with a static Dv >= 1, "
+                           "got " + shapeToString(v->getShape()));
+  int64_t b = q->getDimSize(0), l = q->getDimSize(1), h = q->getDimSize(2), dk = q->getDimSize(3);
+  int64_t dv = v->getDimSize(3);
+  Type et = q->getElementType();
+  auto check = [&](Value x, StringRef name, ArrayRef<int64_t> want, StringRef layout) {
+    return checkOperand(loc, "gated_delta_rule", x, name, et, want, layout, "query");
+  };
+  if (failed(check(a.getKey(), "key", {b, l, h, dk}, "[B, L, H, Dk]")) ||
+      failed(check(a.getValue(), "value", {b, l, h, dv}, "[B, L, H, Dv]")) ||
+      failed(check(a.getG(), "g", {b, l, h}, "[B, L, H]")) ||
+      failed(check(a.getBeta(), "beta", {b, l, h}, "[B, L, H]")) ||
+      failed(check(a.getState(), "state", {b, h, dk, dv}, "[B, H, Dk, Dv]")))
+    return failure();
+  if (std::optional<int64_t> c = a.getChunkSize(); c && *c < 1)
+    return shapeError(loc, "gated_delta_rule chunk_size must be >= 1, got " + Twine(*c));
+  if (std::optional<APFloat> s = a.getScale(); s && !(s->convertToDouble() > 0))
+    return shapeError(loc, "gated_delta_rule scale must be positive");
+  out.push_back(q->clone({b, l, h, dv}));
+  out.push_back(q->clone({b, h, dk, dv}));
+  return success();
+}
+
+/// gated_delta_rule's chunk_size when not given (flash-linear-attention's).
+constexpr int64_t kDefaultDeltaChunk = 64;
+
+FailureOr<SmallVector<Value>> GatedDeltaRuleOp::decompose(MIRBuilder &mb) {
+  RankedTensorType qt = getQuery().getType();
+  for (Value x : getOperands())
+    if (failed(MIRBuilder::requireStaticShape(*this, cast<ShapedType>(x.getType()))))
+      return failure();
+  Type in = qt.getElementType(), acc = mb.computeType(in);
+  auto widen = [&](Value x) { return mb.widen(x, acc); };
+  int64_t b = qt.getDimSize(0), l = qt.getDimSize(1), h = qt.getDimSize(2), dk = qt.getDimSize(3);
+  int64_t dv = getValue().getType().getDimSize(3);
+  int64_t c = std::max<int64_t>(1, std::min<int64_t>(getChunkSize().value_or(kDefaultDeltaChunk), l));
+  int64_t nc = llvm::divideCeil(l, c), lp = nc * c;
+  int64_t perHead = std::max({c * c, c * std::max(dk, dv), dk * dv}), elements;
+  if (llvm::MulOverflow(b * h, nc, elements) || llvm::MulOverflow(elements, perHead, elements) ||
+      elements > (int64_t(1) << 40))
+    return emitError("gated_delta_rule: the decomposition materializes ")
+               << elements << "-element chunk tensors: too many",
+           failure();
+  if (l == 0)
+    return SmallVector<Value>{mb.broadcast(mb.scalar(in, 0.0), {b, 0, h, dv}),
+                              getState() ? getState()
+                                         : mb.broadcast(mb.scalar(in, 0.0), {b, h, dk, dv})};
+  Value q = widen(getQuery()), k = widen(getKey());
+  if (getUseQkL2norm()) { // FLA's l2norm: x · rsqrt(Σ x² + 1e-6)
+    auto l2norm = [&](Value x) {
+      Value ss = mb.reduce(ReduceKind::Sum, mb.mul(x, x), {3}, /*keepDims=*/true);
+      return mb.mul(x, mb.unary<RsqrtOp>(mb.add(ss, mb.scalar(acc, 1e-6))));
+    };
+    q = l2norm(q);
+    k = l2norm(k);
+  }
+  double scale = getScale() ? getScale()->convertToDouble() : 1.0 / std::sqrt(double(dk));
+  q = mb.mul(q, mb.scalar(acc, scale));
+  // Heads first, padded with steps that change nothing (g = 0: no decay,
+  // beta = 0: no write), then chunks [B, H, nc, C, ...].
+  auto chunks = [&](Value x, int64_t width) {
+    x = mb.transpose(x, width ? ArrayRef<int64_t>{0, 2, 1, 3} : ArrayRef<int64_t>{0, 2, 1});
+    if (lp != l) {
+      SmallVector<int64_t> pad = {b, h, lp - l};
+      if (width)
+        pad.push_back(width);
+      x = mb.concat({x, mb.broadcast(mb.scalar(acc, 0.0), pad)}, 2);
+    }
+    SmallVector<int64_t> shape = {b, h, nc, c};
+    if (width)
+      shape.push_back(width);
+    return mb.reshape(x, shape);
+  };
+  q = chunks(q, dk);
+  k = chunks(k, dk);
+  Value v = chunks(widen(getValue()), dv);
+  Value beta = mb.reshape(chunks(widen(getBeta()), 0), {b, h, nc, c, 1});
+  Value cum = mb.create<CumsumOp>(chunks(widen(getG()), 0), int64_t(-1), false, false);
+  Value cum5 = mb.reshape(cum, {b, h, nc, c, 1});
+  // exp(cum_i − cum_j) for j ≤ i, else 0.
+  Value segment = mb.sub(cum5, mb.reshape(cum, {b, h, nc, 1, c}));
+  Value decay = mb.unary<ExpOp>(mb.create<CausalMaskOp>(segment, IntegerAttr(), false));
+  Value kBeta = mb.mul(k, beta);
+  // A = −(diag(beta)·K·Kᵀ ⊙ decay) strictly below the diagonal.
+  SmallVector<float> offDiagonal(c * c, 1.0f), eye(c * c, 0.0f);
+  for (int64_t i = 0; i < c; ++i) {
+    offDiagonal[i * c + i] = 0.0f;
+    eye[i * c + i] = 1.0f;
+  }
+  Value strict = mb.widen(mb.constantF32({c, c}, offDiagonal), acc);
+  Value a = mb.mul(mb.unary<NegOp>(mb.mul(mb.matmul(kBeta, k, false, true), decay)), strict);
+  // T = (I − A)⁻¹ row by row: t_i = a_i + a_i[:i] · T[:i] (T's rows below i
+  // are zero past column i), then + I.
+  SmallVector<int64_t> row = {b, h, nc, 1, c}, ones = {1, 1, 1, 1, 1};
+  SmallVector<Value> rows = {mb.slice(a, {0, 0, 0, 0, 0}, row, ones)};
+  for (int64_t i = 1; i < c && !mb.failed(); ++i) {
+    Value ai = mb.slice(a, {0, 0, 0, i, 0}, row, ones);
+    Value head = mb.slice(ai, {0, 0, 0, 0, 0}, {b, h, nc, 1, i}, ones);
+    rows.push_back(mb.add(ai, mb.matmul(head, mb.concat(rows, 3))));
+  }
+  Value t = mb.add(rows.size() == 1 ? rows[0] : mb.concat(rows, 3),
+                   mb.widen(mb.constantF32({c, c}, eye), acc));
+  Value u = mb.matmul(t, mb.mul(v, beta));                                // [.., C, Dv]
+  Value w = mb.matmul(t, mb.mul(kBeta, mb.unary<ExpOp>(cum5)));          // [.., C, Dk]
+  Value qk = mb.mul(mb.matmul(q, k, false, true), decay);                // [.., C, C]
+  Value qDecayed = mb.mul(q, mb.unary<ExpOp>(cum5));
+  Value last = mb.slice(cum5, {0, 0, 0, c - 1, 0}, {b, h, nc, 1, 1}, ones);
+  Value kToEnd = mb.mul(k, mb.unary<ExpOp>(mb.sub(last, cum5)));
+  Value chunkDecay = mb.unary<ExpOp>(last); // [B, H, nc, 1, 1]
+  // The chunks in order against the state [B, H, Dk, Dv].
+  Value s = getState() ? widen(getState()) : mb.broadcast(mb.scalar(acc, 0.0), {b, h, dk, dv});
+  auto at = [&](Value x, int64_t j) {
+    SmallVector<int64_t> shape(MIRBuilder::shapeOf(x));
+    SmallVector<int64_t> offsets(shape.size(), 0);
+    offsets[2] = j;
+    shape[2] = 1;
+    Value piece = mb.slice(x, offsets, shape, SmallVector<int64_t>(shape.size(), 1));
+    shape.erase(shape.begin() + 2);
+    return mb.reshape(piece, shape);
+  };
+  SmallVector<Value> outs;
+  for (int64_t j = 0; j < nc && !mb.failed(); ++j) {
+    Value fresh = mb.sub(at(u, j), mb.matmul(at(w, j), s));             // [B, H, C, Dv]
+    outs.push_back(mb.add(mb.matmul(at(qDecayed, j), s), mb.matmul(at(qk, j), fresh)));
+    s = mb.add(mb.mul(s, at(chunkDecay, j)), mb.matmul(at(kToEnd, j), fresh, true, false));
+  }
+  Value y = mb.reshape(outs.size() == 1 ? outs[0] : mb.concat(outs, 2), {b, h, lp, dv});
+  if (lp != l)
+    y = mb.slice(y, {0, 0, 0, 0}, {b, h, l, dv}, {1, 1, 1, 1});
+  y = mb.transpose(y, {0, 2, 1, 3});
+  if (in != acc) {
+    y = mb.cast(y, in);
+    s = mb.cast(s, in);
+  }
+  if (mb.failed() || !y || !s)
+    return emitError("gated_delta_rule: cannot build its decomposition for these types"),
+           failure();
+  return SmallVector<Value>{y, s};
+}

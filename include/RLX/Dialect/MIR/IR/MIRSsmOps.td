@@ -175,4 +175,58 @@ def MIR_SsdScanOp : MIR_InferOp<"ssd_scan", [AttrSizedOperandSegments,
   }];
 }
 
+def MIR_GatedDeltaRuleOp : MIR_InferOp<"gated_delta_rule", [
+    DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>]> {
+  let summary = "the gated delta rule (linear attention with a decayed, delta-updated state)";
+  let description = [{
+    The linear-attention recurrence of Gated DeltaNet (Yang, Kautz &
+    Hatamizadeh, 2024; flash-linear-attention's `chunk_gated_delta_rule` and
+    `fused_recurrent_gated_delta_rule`; transformers'
+    `Qwen3NextGatedDeltaNet`), in their layout: `query` and `key`
+    `[B, L, H, Dk]`, `value` `[B, L, H, Dv]`, the log-decay `g` and the
+    write strength `beta` `[B, L, H]`, optional initial `state`
+    `[B, H, Dk, Dv]`. Per head, with `q` scaled by `scale` (default
+    `1/√Dk`) and, with `use_qk_l2norm`, `q` and `k` first divided by
+    `√(Σ x² + 1e-6)` over their last axis (FLA's `l2norm`):
+
+    - `S = exp(g[t]) · S[t−1]`;
+    - `S[t] = S + k[t] ⊗ (beta[t] · (v[t] − kᵀ[t] · S))`;
+    - `o[t] = qᵀ[t] · S[t]`
+
+    from `S[−1] = state` (zeros without one). Results: `output`
+    `[B, L, H, Dv]` in the query's type and `final_state` `[B, H, Dk, Dv]`
+    (the next call's `state`; a decode step is `L = 1`). Computed in f32
+    (f64 for f64 inputs).
+
+    The decomposition is the chunked form of `chunk_gated_delta_rule` (the
+    WY representation): per chunk of `chunk_size` steps (default 64) the
+    unit lower-triangular `(I + tril(diag(beta)·K·Kᵀ ⊙ decay, −1))⁻¹` by
+    forward substitution (one row per step, vectorized over batch, heads
+    and chunks), the chunk's corrected values and decayed keys as matmuls,
+    then the chunks in order, each a few matmuls against the state. Every
+    chunk size gives the recurrence's result up to rounding.
+
+    The verifier rejects ranks and sizes other than the above (`Dk`, `Dv`
+    static and ≥ 1), mixed element types, a non-positive `scale` and
+    `chunk_size` < 1.
+
+    Example (a decode step: 4 heads, keys of 16, values of 32):
+    ```mlir
+    %o, %s = rlx_mir.gated_delta_rule %q, %k, %v, %g, %beta state(%s0 : tensor<1x4x16x32xf32>)
+        use_qk_l2norm : tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x32xf32>,
+        tensor<1x1x4xf32>, tensor<1x1x4xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$query, RLX_FloatTensor:$key, RLX_FloatTensor:$value,
+                   RLX_FloatTensor:$g, RLX_FloatTensor:$beta, Optional<RLX_FloatTensor>:$state,
+                   UnitAttr:$use_qk_l2norm, OptionalAttr<F64Attr>:$scale,
+                   OptionalAttr<I64Attr>:$chunk_size);
+  let results = (outs RLX_FloatTensor:$output, RLX_FloatTensor:$final_state);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $g `,` $beta (`state` `(` $state^ `:` type($state) `)`)?
+    (`use_qk_l2norm` $use_qk_l2norm^)? (`scale` `=` $scale^)? (`chunk_size` `=` $chunk_size^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,` type($g) `,` type($beta)
+  }];
+}
+
 #endif // RLX_DIALECT_MIR_IR_MIRSSMOPS_TD
