@@ -159,6 +159,8 @@ class Generator:
             if self.weights is None:
                 # Names and shapes checked against the model's parameters.
                 self.weights = rlx.load_weights(self.checkpoint, model)
+            if hasattr(model, "hold_weights"):  # the CPU model keeps them: not copied per run
+                model.hold_weights(self.weights)
             self.current = (key, model)
         model = self.current[1]
         history = [a for a in model.arguments if a["name"].startswith("past_key_values.")]
@@ -179,7 +181,8 @@ class Generator:
                     padded[:, slots - past:] = kept[:, kept.shape[1] - past:]
                 kept = padded
             inputs[a["name"]] = kept
-        out = model.run({**self.weights, **inputs})
+        held = hasattr(model, "hold_weights")
+        out = model.run(inputs if held else {**self.weights, **inputs})
         present = {k: v for k, v in out.items() if k.startswith("present.")}
         return out["logits"][0, -1], present
 

@@ -59,9 +59,9 @@ struct Reader {
   double number(StringRef key, double def) {
     if (!has(key))
       return def;
-    if (std::optional<double> v = asNumber(*obj.get(key)))
+    if (std::optional<double> v = obj.getNumber(key); v && std::isfinite(*v))
       return *v;
-    wrongType(key, "a number");
+    wrongType(key, "a finite number");
     return def;
   }
   /// A JSON number, or a non-finite one as transformers 5 writes them
@@ -174,14 +174,17 @@ void readMamba2(Reader &r, ModelConfig &c) {
     const llvm::json::Array *a = v->getAsArray();
     std::optional<double> lo = a && a->size() == 2 ? Reader::asNumber((*a)[0]) : std::nullopt;
     std::optional<double> hi = a && a->size() == 2 ? Reader::asNumber((*a)[1]) : std::nullopt;
-    if (!lo || !hi || std::isnan(*lo) || std::isnan(*hi) || *lo > *hi) {
-      r.fail("time_step_limit must be [min, max] with min <= max");
+    double inf = std::numeric_limits<double>::infinity();
+    if (!lo || !hi || std::isnan(*lo) || std::isnan(*hi) || *lo > *hi || *lo == inf ||
+        *hi == -inf) {
+      r.fail("time_step_limit must be [min, max] with min <= max (finite, or -inf / inf for no "
+             "bound)");
       return;
     }
     // softplus(dt) > 0, so a lower bound of 0 or less never binds.
     if (*lo > 0)
       m.dtMin = *lo;
-    if (std::isfinite(*hi))
+    if (*hi != std::numeric_limits<double>::infinity())
       m.dtMax = *hi;
   }
 }
@@ -829,7 +832,7 @@ LogicalResult applyOverrides(llvm::json::Object &root, ArrayRef<std::string> ove
       error = "bad override '" + o + "', expected key=value";
       return failure();
     }
-    llvm::Expected<llvm::json::Value> v = llvm::json::parse(value);
+    llvm::Expected<llvm::json::Value> v = llvm::json::parse(quoteNonFinite(value));
     if (v) {
       root[key] = std::move(*v);
     } else {

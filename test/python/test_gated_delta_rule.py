@@ -158,7 +158,7 @@ def test_derivatives_and_vmap():
     ({"g": "2x5x3"}, r"g must be \[B, L, H\] = \[2, 5, 4\]"),
     ({"beta": "2x4x4"}, r"beta must be \[B, L, H\] = \[2, 5, 4\]"),
     ({"extra": "chunk_size = 0"}, r"chunk_size must be >= 1"),
-    ({"extra": "scale = -1.0"}, r"scale must be positive"),
+    ({"extra": "scale = -1.0"}, r"scale must be positive and finite"),
 ])
 def test_verifier(change, message):
     ty = {"q": "2x5x4x3", "k": "2x5x4x3", "v": "2x5x4x6", "g": "2x5x4", "beta": "2x5x4", **change}

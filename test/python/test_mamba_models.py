@@ -140,8 +140,15 @@ def test_config_errors(tmp_path):
         cfg.write_text(json.dumps({**mamba2, **change}))
         with pytest.raises(RuntimeError, match=message):
             gen_model(cfg)
-    # Python's json writes time_step_limit's infinity as the bare token Infinity.
+    # Python's json writes time_step_limit's infinity as the bare token
+    # Infinity (transformers 5 as {"__float__": "Infinity"}, which the
+    # checkpoints above use); --set takes it too. Elsewhere a non-finite
+    # number is an error naming the key.
     text = json.dumps({**mamba2, "time_step_limit": [0.0, float("inf")]})
     assert "Infinity" in text
     cfg.write_text(text)
     assert "rlx_mir.ssd_scan" in gen_model(cfg)
+    assert "dt_max = 2.000000e+00" in gen_model(cfg, "--set=time_step_limit=[-Infinity,2.0]")
+    cfg.write_text(json.dumps({**mamba2, "layer_norm_epsilon": float("nan")}))
+    with pytest.raises(RuntimeError, match="'layer_norm_epsilon' must be a finite number"):
+        gen_model(cfg)

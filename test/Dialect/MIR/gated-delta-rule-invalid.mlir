@@ -31,7 +31,7 @@ func.func @state(%q: tensor<2x5x4x3xf32>, %v: tensor<2x5x4x6xf32>, %g: tensor<2x
 // -----
 
 func.func @scale(%q: tensor<2x5x4x3xf32>, %g: tensor<2x5x4xf32>) {
-  // expected-error @+1 {{gated_delta_rule scale must be positive}}
+  // expected-error @+1 {{gated_delta_rule scale must be positive and finite}}
   %o, %s = rlx_mir.gated_delta_rule %q, %q, %q, %g, %g scale = 0.0 : tensor<2x5x4x3xf32>,
       tensor<2x5x4x3xf32>, tensor<2x5x4x3xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
   return

@@ -60,3 +60,14 @@ func.func @mixed(%x: tensor<2x5x4x2xf32>, %dt: tensor<2x5x4xbf16>, %a: tensor<4x
       tensor<4xf32>, tensor<2x5x2x3xf32>, tensor<2x5x2x3xf32>
   return
 }
+
+// -----
+
+func.func @infinite_limit(%x: tensor<2x5x4x2xf32>, %dt: tensor<2x5x4xf32>, %a: tensor<4xf32>,
+                          %b: tensor<2x5x2x3xf32>) {
+  // expected-error @+1 {{ssd_scan dt_min and dt_max must be finite (leave one out for no bound)}}
+  %y, %h = rlx_mir.ssd_scan %x, %dt, %a, %b, %b dt_max = 0x7FF0000000000000
+      : tensor<2x5x4x2xf32>, tensor<2x5x4xf32>, tensor<4xf32>, tensor<2x5x2x3xf32>,
+        tensor<2x5x2x3xf32>
+  return
+}

@@ -306,6 +306,9 @@ LogicalResult SsdScanOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   if (std::optional<int64_t> c = a.getChunkSize(); c && *c < 1)
     return shapeError(loc, "ssd_scan chunk_size must be >= 1, got " + Twine(*c));
   std::optional<APFloat> lo = a.getDtMin(), hi = a.getDtMax();
+  if ((lo && !lo->isFinite()) || (hi && !hi->isFinite()))
+    return shapeError(loc, "ssd_scan dt_min and dt_max must be finite (leave one out for no "
+                           "bound)");
   if (lo && hi && lo->convertToDouble() > hi->convertToDouble())
     return shapeError(loc, llvm::formatv("ssd_scan dt_min {0} is above dt_max {1}",
                                          lo->convertToDouble(), hi->convertToDouble())
@@ -317,6 +320,26 @@ LogicalResult SsdScanOp::inferReturnTypes(MLIRContext *, std::optional<Location>
 
 /// ssd_scan's chunk_size when not given.
 constexpr int64_t kDefaultSsdChunk = 64;
+/// The largest chunk a decomposition builds (a larger chunk_size is taken
+/// as this: the result does not depend on it, and the [C, C] tensors and
+/// gated_delta_rule's row-by-row substitution grow as C²).
+constexpr int64_t kMaxChunk = 256;
+
+/// The elements of the largest per-chunk tensor, batch · heads · chunks ·
+/// max(`perChunk`), or nullopt past 2^40 (or on overflow).
+static std::optional<int64_t> chunkElements(int64_t batchHeads, int64_t chunks,
+                                            ArrayRef<std::pair<int64_t, int64_t>> perChunk) {
+  int64_t most = 0, e;
+  for (auto [x, y] : perChunk) {
+    if (llvm::MulOverflow(x, y, e))
+      return std::nullopt;
+    most = std::max(most, e);
+  }
+  if (llvm::MulOverflow(batchHeads, chunks, e) || llvm::MulOverflow(e, most, e) ||
+      e > (int64_t(1) << 40))
+    return std::nullopt;
+  return e;
+}
 
 FailureOr<SmallVector<Value>> SsdScanOp::decompose(MIRBuilder &mb) {
   RankedTensorType xt = getX().getType();
@@ -327,16 +350,16 @@ FailureOr<SmallVector<Value>> SsdScanOp::decompose(MIRBuilder &mb) {
   auto widen = [&](Value v) { return mb.widen(v, acc); };
   int64_t b = xt.getDimSize(0), l = xt.getDimSize(1), h = xt.getDimSize(2), p = xt.getDimSize(3);
   int64_t g = getB().getType().getDimSize(2), n = getB().getType().getDimSize(3);
-  int64_t q = std::max<int64_t>(1, std::min<int64_t>(getChunkSize().value_or(kDefaultSsdChunk), l));
-  int64_t nc = llvm::divideCeil(l, q), lp = nc * q;
+  int64_t q = std::clamp<int64_t>(getChunkSize().value_or(kDefaultSsdChunk), 1,
+                                  std::clamp<int64_t>(l, 1, kMaxChunk));
+  int64_t nc = llvm::divideCeil(l, q), lp = nc * q, batchHeads;
   // The largest tensors: the chunks' [Q, Q] scores, [Q, max(N, P)] operands
   // and [N·P] states per head.
-  int64_t perHead = std::max({q * q, q * std::max(n, p), n * p}), elements;
-  if (llvm::MulOverflow(b * h, nc, elements) || llvm::MulOverflow(elements, perHead, elements) ||
-      elements > (int64_t(1) << 40))
-    return emitError("ssd_scan: the decomposition materializes ")
-               << elements << "-element chunk tensors for [B, L, H, P, N] = [" << b << ", " << l
-               << ", " << h << ", " << p << ", " << n << "]: too many",
+  if (llvm::MulOverflow(b, h, batchHeads) ||
+      !chunkElements(batchHeads, nc, {{q, q}, {q, std::max(n, p)}, {n, p}}))
+    return emitError("ssd_scan: the decomposition would materialize more than 2^40-element "
+                     "chunk tensors for [B, L, H, P, N] = [")
+               << b << ", " << l << ", " << h << ", " << p << ", " << n << "]",
            failure();
   if (l == 0) // no steps: nothing out, the state unchanged
     return SmallVector<Value>{getX(), getState() ? getState()
@@ -444,8 +467,8 @@ LogicalResult GatedDeltaRuleOp::inferReturnTypes(MLIRContext *, std::optional<Lo
     return failure();
   if (std::optional<int64_t> c = a.getChunkSize(); c && *c < 1)
     return shapeError(loc, "gated_delta_rule chunk_size must be >= 1, got " + Twine(*c));
-  if (std::optional<APFloat> s = a.getScale(); s && !(s->convertToDouble() > 0))
-    return shapeError(loc, "gated_delta_rule scale must be positive");
+  if (std::optional<APFloat> s = a.getScale(); s && !(s->isFinite() && s->convertToDouble() > 0))
+    return shapeError(loc, "gated_delta_rule scale must be positive and finite");
   out.push_back(q->clone({b, l, h, dv}));
   out.push_back(q->clone({b, h, dk, dv}));
   return success();
@@ -463,13 +486,14 @@ FailureOr<SmallVector<Value>> GatedDeltaRuleOp::decompose(MIRBuilder &mb) {
   auto widen = [&](Value x) { return mb.widen(x, acc); };
   int64_t b = qt.getDimSize(0), l = qt.getDimSize(1), h = qt.getDimSize(2), dk = qt.getDimSize(3);
   int64_t dv = getValue().getType().getDimSize(3);
-  int64_t c = std::max<int64_t>(1, std::min<int64_t>(getChunkSize().value_or(kDefaultDeltaChunk), l));
-  int64_t nc = llvm::divideCeil(l, c), lp = nc * c;
-  int64_t perHead = std::max({c * c, c * std::max(dk, dv), dk * dv}), elements;
-  if (llvm::MulOverflow(b * h, nc, elements) || llvm::MulOverflow(elements, perHead, elements) ||
-      elements > (int64_t(1) << 40))
-    return emitError("gated_delta_rule: the decomposition materializes ")
-               << elements << "-element chunk tensors: too many",
+  int64_t c = std::clamp<int64_t>(getChunkSize().value_or(kDefaultDeltaChunk), 1,
+                                  std::clamp<int64_t>(l, 1, kMaxChunk));
+  int64_t nc = llvm::divideCeil(l, c), lp = nc * c, bh;
+  if (llvm::MulOverflow(b, h, bh) ||
+      !chunkElements(bh, nc, {{c, c}, {c, std::max(dk, dv)}, {dk, dv}}))
+    return emitError("gated_delta_rule: the decomposition would materialize more than "
+                     "2^40-element chunk tensors for [B, L, H, Dk, Dv] = [")
+               << b << ", " << l << ", " << h << ", " << dk << ", " << dv << "]",
            failure();
   if (l == 0)
     return SmallVector<Value>{mb.broadcast(mb.scalar(in, 0.0), {b, 0, h, dv}),

@@ -120,9 +120,9 @@ def MIR_SsdScanOp : MIR_InferOp<"ssd_scan", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>]> {
   let summary = "Mamba-2's state-space duality scan (scalar decay per head, grouped B and C)";
   let description = [{
-    The scan of Mamba-2 (mamba-ssm's `mamba_chunk_scan_combined` and
-    `selective_state_update` for Mamba-2; transformers'
-    `Mamba2Mixer.torch_forward`), in their layout: `x` `[B, L, H, P]`
+    The scan of Mamba-2 (mamba-ssm's `mamba_chunk_scan_combined`;
+    transformers' `mamba2_chunk_scan`, and `mamba2_selective_state_update`
+    for a decode step, which does not clamp dt), in their layout: `x` `[B, L, H, P]`
     (`H` heads of `P` channels), `dt` `[B, L, H]`, `A` `[H]` (one scalar per
     head), `B` and `C` `[B, L, G, N]` (`G` groups; head `h` reads group
     `h / (H / G)`), optional `D` `[H]`, `dt_bias` `[H]` and initial `state`
@@ -146,11 +146,11 @@ def MIR_SsdScanOp : MIR_InferOp<"ssd_scan", [AttrSizedOperandSegments,
     matmul, the states entering the chunks are a linear scan over the chunks
     (selective_scan's chunked doubling scan), and their contribution is
     `C · state · exp(cumsum(dt·A))`. Every chunk size gives the recurrence's
-    result up to rounding.
+    result up to rounding; a chunk above 256 is built as 256.
 
     The verifier rejects ranks and sizes other than the above (`P`, `N`,
     `G` static and ≥ 1, `H` a multiple of `G`), mixed element types,
-    `chunk_size` < 1 and `dt_min` > `dt_max`.
+    `chunk_size` < 1, non-finite limits and `dt_min` > `dt_max`.
 
     Example (a Mamba-2 decode step: 8 heads of 16 in 2 groups, state 32):
     ```mlir
@@ -185,7 +185,10 @@ def MIR_GatedDeltaRuleOp : MIR_InferOp<"gated_delta_rule", [
     `Qwen3NextGatedDeltaNet`), in their layout: `query` and `key`
     `[B, L, H, Dk]`, `value` `[B, L, H, Dv]`, the log-decay `g` and the
     write strength `beta` `[B, L, H]`, optional initial `state`
-    `[B, H, Dk, Dv]`. Per head, with `q` scaled by `scale` (default
+    `[B, H, Dk, Dv]`. Query, key and value have the same heads: a model
+    with fewer key heads than value heads (Qwen3-Next: 16 and 32) repeats
+    each q/k head over its value heads first, as its reference does. Per
+    head, with `q` scaled by `scale` (default
     `1/√Dk`) and, with `use_qk_l2norm`, `q` and `k` first divided by
     `√(Σ x² + 1e-6)` over their last axis (FLA's `l2norm`):
 
@@ -204,11 +207,12 @@ def MIR_GatedDeltaRuleOp : MIR_InferOp<"gated_delta_rule", [
     forward substitution (one row per step, vectorized over batch, heads
     and chunks), the chunk's corrected values and decayed keys as matmuls,
     then the chunks in order, each a few matmuls against the state. Every
-    chunk size gives the recurrence's result up to rounding.
+    chunk size gives the recurrence's result up to rounding; a chunk above
+    256 is built as 256.
 
     The verifier rejects ranks and sizes other than the above (`Dk`, `Dv`
-    static and ≥ 1), mixed element types, a non-positive `scale` and
-    `chunk_size` < 1.
+    static and ≥ 1), mixed element types, a `scale` that is not positive
+    and finite, and `chunk_size` < 1.
 
     Example (a decode step: 4 heads, keys of 16, values of 32):
     ```mlir
