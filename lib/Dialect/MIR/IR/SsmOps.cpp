@@ -325,6 +325,24 @@ constexpr int64_t kDefaultSsdChunk = 64;
 /// gated_delta_rule's row-by-row substitution grow as C²).
 constexpr int64_t kMaxChunk = 256;
 
+/// `x` [B, H, L(, W)] padded along L with zeros to whole chunks of `c`
+/// steps (steps that change nothing, for the scans' operands) and split:
+/// [B, H, ⌈L/c⌉, c(, W)].
+static Value padIntoChunks(MIRBuilder &mb, Value x, int64_t c) {
+  if (mb.failed() || !x)
+    return Value();
+  SmallVector<int64_t> shape(MIRBuilder::shapeOf(x));
+  int64_t l = shape[2], nc = llvm::divideCeil(l, c);
+  if (nc * c != l) {
+    SmallVector<int64_t> pad = shape;
+    pad[2] = nc * c - l;
+    x = mb.concat({x, mb.broadcast(mb.scalar(MIRBuilder::elementType(x), 0.0), pad)}, 2);
+  }
+  shape[2] = c;
+  shape.insert(shape.begin() + 2, nc);
+  return mb.reshape(x, shape);
+}
+
 /// The elements of the largest per-chunk tensor, batch · heads · chunks ·
 /// max(`perChunk`), or nullopt past 2^40 (or on overflow).
 static std::optional<int64_t> chunkElements(int64_t batchHeads, int64_t chunks,
@@ -375,18 +393,7 @@ FailureOr<SmallVector<Value>> SsdScanOp::decompose(MIRBuilder &mb) {
     dt = mb.create<MinOp>(dt, mb.scalar(acc, hi->convertToDouble()));
   // Heads first ([B, H, L, ...]), padded to whole chunks with identity steps
   // (no decay, no input), then split into chunks [B, H, nc, Q, ...].
-  auto chunks = [&](Value v, int64_t width) {
-    if (lp != l) {
-      SmallVector<int64_t> padShape = {b, h, lp - l};
-      if (width)
-        padShape.push_back(width);
-      v = mb.concat({v, mb.broadcast(mb.scalar(acc, 0.0), padShape)}, 2);
-    }
-    SmallVector<int64_t> shape = {b, h, nc, q};
-    if (width)
-      shape.push_back(width);
-    return mb.reshape(v, shape);
-  };
+  auto chunks = [&](Value v, int64_t) { return padIntoChunks(mb, v, q); };
   int64_t r = h / g;
   auto perHeadBC = [&](Value v) { // [B, L, G, N] → head h reads group h / r
     v = mb.broadcast(mb.reshape(widen(v), {b, l, g, 1, n}), {b, l, g, r, n});
@@ -512,18 +519,9 @@ FailureOr<SmallVector<Value>> GatedDeltaRuleOp::decompose(MIRBuilder &mb) {
   q = mb.mul(q, mb.scalar(acc, scale));
   // Heads first, padded with steps that change nothing (g = 0: no decay,
   // beta = 0: no write), then chunks [B, H, nc, C, ...].
-  auto chunks = [&](Value x, int64_t width) {
+  auto chunks = [&](Value x, int64_t width) { // heads first
     x = mb.transpose(x, width ? ArrayRef<int64_t>{0, 2, 1, 3} : ArrayRef<int64_t>{0, 2, 1});
-    if (lp != l) {
-      SmallVector<int64_t> pad = {b, h, lp - l};
-      if (width)
-        pad.push_back(width);
-      x = mb.concat({x, mb.broadcast(mb.scalar(acc, 0.0), pad)}, 2);
-    }
-    SmallVector<int64_t> shape = {b, h, nc, c};
-    if (width)
-      shape.push_back(width);
-    return mb.reshape(x, shape);
+    return padIntoChunks(mb, x, c);
   };
   q = chunks(q, dk);
   k = chunks(k, dk);
