@@ -36,9 +36,10 @@ capacity once they outgrow it). The prefill has no padding and is built
 without the mask. So a generation compiles the prefill and one decode step
 per capacity it reaches (32 tokens after a 7-token prompt: three), each
 about a second for the small models of the tests. State-space models (MambaForCausalLM, FalconMambaForCausalLM,
-Mamba2ForCausalLM)
-carry a fixed-size conv and SSM state per layer instead of K/V: their
-prefill and their decode step are one compilation each. Only the
+Mamba2ForCausalLM) carry a fixed-size conv and SSM state per layer instead
+of K/V: their prefill and their decode step are one compilation each.
+Hybrids (Qwen3NextForCausalLM) carry both: their attention layers' K/V
+padded to the capacity, their linear layers' states as they are. Only the
 step in use is kept (each holds its own packed weights). Needs the rlx package (``pip install ./python``, or
 ``PYTHONPATH=build/python_packages`` after a CMake build).
 """
@@ -175,7 +176,9 @@ class Generator:
             inputs["attention_mask"][:, :slots - past] = 0
         for a in history:  # each layer's past K/V (or conv and SSM states)
             kept = cache[a["name"].replace("past_key_values", "present")]
-            if self.has_history:  # the last `past` positions, left-padded to the slots
+            if self.has_history and a["name"].endswith((".key", ".value")):
+                # an attention layer's last `past` positions, left-padded to
+                # the slots (a hybrid model's recurrent layers carry states)
                 padded = np.zeros(a["shape"], kept.dtype)
                 if past:
                     padded[:, slots - past:] = kept[:, kept.shape[1] - past:]

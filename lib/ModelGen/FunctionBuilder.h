@@ -41,6 +41,19 @@ protected:
   /// [B, S, ...] activations: the dynamic dims named by `names` (batch,
   /// seq, past_seq).
   Value input(StringRef name, ArrayRef<int64_t> shape, ArrayRef<StringRef> names, Type et = {});
+  /// A recurrent layer's decode states (null without `kvCache`), inputs
+  /// like the attention models' past K/V: `past_key_values.<layer>.conv`
+  /// (the last raw conv inputs) and `.ssm` (the scan's state), their first
+  /// dim the batch; the layer's `present.<layer>.conv` / `.ssm` are outputs.
+  std::pair<Value, Value> recurrentStates(int64_t layer, ArrayRef<int64_t> conv,
+                                          ArrayRef<int64_t> ssm) {
+    if (!o.kvCache)
+      return {};
+    std::string past = "past_key_values." + std::to_string(layer) + ".";
+    SmallVector<StringRef> convNames(conv.size(), ""), ssmNames(ssm.size(), "");
+    convNames[0] = ssmNames[0] = "batch";
+    return {input(past + "conv", conv, convNames), input(past + "ssm", ssm, ssmNames)};
+  }
   void output(Value v, StringRef name) {
     results.push_back(v);
     resultNames.push_back(name.str());

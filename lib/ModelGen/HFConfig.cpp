@@ -335,11 +335,6 @@ void readRope(Reader &r, const llvm::json::Object &root, ModelConfig &c, double 
   }
   Reader s{*rs, r.error};
   c.ropeTheta = s.number("rope_theta", c.ropeTheta);
-  // Rotation of part of each head (Phi-3's partial_rotary_factor) is not
-  // built: refused rather than rotating every dim.
-  if (s.number("partial_rotary_factor", 1.0) != 1.0)
-    r.fail("partial_rotary_factor " + std::to_string(s.number("partial_rotary_factor", 1.0)) +
-           " is not supported (every dim of a head is rotated)");
   std::string type = s.string("rope_type", s.string("type", "default"));
   if (type == "default")
     return;
@@ -511,16 +506,20 @@ void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
     break;
   }
   case ModelFamily::Qwen2Moe:
-  case ModelFamily::Qwen3Moe: {
-    bool qwen2 = c.family == ModelFamily::Qwen2Moe;
-    m.numExperts = r.integerOf({"num_local_experts", "num_experts"}, qwen2 ? 60 : 128);
-    m.topK = r.integer("num_experts_per_tok", qwen2 ? 4 : 8);
-    m.intermediateSize = r.integer("moe_intermediate_size", qwen2 ? 1408 : 768);
-    m.normTopkProb = r.boolean("norm_topk_prob", false);
+  case ModelFamily::Qwen3Moe:
+  case ModelFamily::Qwen3Next: {
+    // Qwen3NextSparseMoeBlock is Qwen2-MoE's (a gated shared expert).
+    bool qwen2 = c.family == ModelFamily::Qwen2Moe, next = c.family == ModelFamily::Qwen3Next;
+    m.numExperts = r.integerOf({"num_local_experts", "num_experts"}, qwen2 ? 60
+                                                                     : next ? 512
+                                                                            : 128);
+    m.topK = r.integer("num_experts_per_tok", qwen2 ? 4 : next ? 10 : 8);
+    m.intermediateSize = r.integer("moe_intermediate_size", qwen2 ? 1408 : next ? 512 : 768);
+    m.normTopkProb = r.boolean("norm_topk_prob", next);
     m.sparseStep = r.integer("decoder_sparse_step", 1);
     m.mlpOnlyLayers = integers(r, root, "mlp_only_layers");
-    if (qwen2)
-      m.sharedIntermediateSize = r.integer("shared_expert_intermediate_size", 5632);
+    if (qwen2 || next)
+      m.sharedIntermediateSize = r.integer("shared_expert_intermediate_size", next ? 512 : 5632);
     break;
   }
   default:
@@ -529,11 +528,11 @@ void readMoe(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   if (!r.error.empty())
     return;
   // Qwen2/3-MoE with no experts are dense models (every layer an MLP).
-  if (m.numExperts == 0 &&
-      (c.family == ModelFamily::Qwen2Moe || c.family == ModelFamily::Qwen3Moe))
+  bool gatedShared = c.family == ModelFamily::Qwen2Moe || c.family == ModelFamily::Qwen3Next;
+  if (m.numExperts == 0 && (gatedShared || c.family == ModelFamily::Qwen3Moe))
     return;
   if (m.numExperts <= 0 || m.intermediateSize <= 0 || m.sparseStep <= 0 ||
-      (c.family == ModelFamily::Qwen2Moe && m.sharedIntermediateSize <= 0))
+      (gatedShared && m.sharedIntermediateSize <= 0))
     r.fail("the number of experts, their intermediate sizes and decoder_sparse_step must be "
            "positive");
   else if (m.numExperts > 4096)
@@ -652,6 +651,70 @@ void readLlama4(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
     r.fail("chunked_attention layers need an attention_chunk_size");
 }
 
+/// Qwen3NextConfig's linear-attention keys and layer pattern (see
+/// ModelConfig::LinearAttention): layer_types, else every
+/// full_attention_interval-th layer is full attention.
+void readQwen3Next(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+  ModelConfig::LinearAttention &l = c.linearAttention;
+  c.qkNorm = c.zeroCenteredNorms = true;
+  c.qkvBias = c.oProjBias = r.boolean("attention_bias", false);
+  l.convKernel = r.integer("linear_conv_kernel_dim", 4);
+  l.keyHeadDim = r.integer("linear_key_head_dim", 128);
+  l.valueHeadDim = r.integer("linear_value_head_dim", 128);
+  l.numKeyHeads = r.integer("linear_num_key_heads", 16);
+  l.numValueHeads = r.integer("linear_num_value_heads", 32);
+  if (l.convKernel <= 0 || l.convKernel > 4096 || l.keyHeadDim <= 0 || l.valueHeadDim <= 0 ||
+      l.numKeyHeads <= 0 || l.numValueHeads <= 0)
+    r.fail("linear_conv_kernel_dim (at most 4096) and the linear heads and head dims must be "
+           "positive");
+  else if (l.numValueHeads % l.numKeyHeads != 0)
+    r.fail("linear_num_value_heads (" + std::to_string(l.numValueHeads) +
+           ") must be a multiple of linear_num_key_heads (" + std::to_string(l.numKeyHeads) +
+           "): each key head serves a group of value heads");
+  if (!r.error.empty() || c.numLayers <= 0 || c.numLayers > 4096)
+    return; // the layer count's own error comes later
+  readLayerTypes(r, root, l.linearLayers, "linear_attention");
+  if (!r.has("layer_types")) {
+    int64_t interval = r.integer("full_attention_interval", 4);
+    if (interval <= 0)
+      r.fail("full_attention_interval must be positive");
+    for (int64_t i = 0; i < c.numLayers && interval > 0; ++i)
+      l.linearLayers.push_back((i + 1) % interval != 0);
+  }
+  if (r.error.empty() && static_cast<int64_t>(l.linearLayers.size()) < c.numLayers)
+    r.fail("layer_types names " + std::to_string(l.linearLayers.size()) +
+           " layers, fewer than " + std::to_string(c.numLayers));
+}
+
+/// partial_rotary_factor (in rope_parameters or at the top level): only
+/// Qwen3-Next rotates part of each head (its default is 0.25); for the
+/// others anything but 1 is refused rather than rotating every dim.
+void readPartialRotary(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
+  const llvm::json::Object *rope = root.getObject("rope_parameters");
+  if (!rope)
+    rope = root.getObject("rope_scaling");
+  bool qwen3Next = c.family == ModelFamily::Qwen3Next;
+  double factor = r.number("partial_rotary_factor", qwen3Next ? 0.25 : 1.0);
+  if (rope) {
+    Reader s{*rope, r.error};
+    factor = s.number("partial_rotary_factor", factor);
+  }
+  if (factor == 1.0 || !r.error.empty())
+    return;
+  if (!qwen3Next) {
+    r.fail("partial_rotary_factor " + std::to_string(factor) +
+           " is not supported (every dim of a head is rotated)");
+    return;
+  }
+  // transformers: int(head_dim * partial_rotary_factor) dims, in pairs.
+  double dims = std::trunc(static_cast<double>(c.headDim) * factor);
+  if (!(factor > 0.0 && factor <= 1.0) || dims < 2 || static_cast<int64_t>(dims) % 2 != 0)
+    r.fail("partial_rotary_factor " + std::to_string(factor) + " of head_dim " +
+           std::to_string(c.headDim) + " must rotate an even, positive number of dims");
+  else
+    c.rotaryDim = static_cast<int64_t>(dims);
+}
+
 void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   c.hiddenSize = r.integer("hidden_size");
   c.numLayers = r.integer("num_hidden_layers");
@@ -665,6 +728,8 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   std::optional<int64_t> derived;
   if (c.family == ModelFamily::Qwen3)
     derived = 128;
+  else if (c.family == ModelFamily::Qwen3Next && !root.get("head_dim"))
+    derived = 256; // Qwen3NextConfig's
   else if (c.family == ModelFamily::GptOss && !root.get("head_dim"))
     derived = 64; // GptOssConfig's default; an explicit null derives it
   else if (c.family == ModelFamily::Llama4 && !root.get("head_dim"))
@@ -776,6 +841,9 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   case ModelFamily::Llama4:
     readLlama4(r, root, c);
     break;
+  case ModelFamily::Qwen3Next:
+    readQwen3Next(r, root, c);
+    break;
   case ModelFamily::GPT2:
   case ModelFamily::Mamba:
   case ModelFamily::FalconMamba:
@@ -784,9 +852,7 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   }
   readMoe(r, root, c);
   readQuantization(r, root, c);
-  if (r.number("partial_rotary_factor", 1.0) != 1.0)
-    r.fail("partial_rotary_factor " + std::to_string(r.number("partial_rotary_factor", 1.0)) +
-           " is not supported (every dim of a head is rotated)");
+  readPartialRotary(r, root, c);
 }
 
 /// Python's json writes ∞ and NaN as the bare tokens Infinity, -Infinity and
@@ -939,6 +1005,15 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
        product({c.numHeads, c.mla.qkNopeHeadDim + c.mla.vHeadDim, c.mla.kvLoraRank})},
       {"MLA's o_proj (hidden_size x num_attention_heads x v_head_dim)",
        product({c.hiddenSize, c.numHeads, c.mla.vHeadDim})},
+      {"Qwen3-Next's gated q_proj (2 x num_attention_heads x head_dim x hidden_size)",
+       product({2, c.numHeads, c.headDim, c.hiddenSize})},
+      {"in_proj_qkvz's q and k (2 x linear_num_key_heads x linear_key_head_dim x hidden_size)",
+       product({2, c.linearAttention.enabled() ? c.linearAttention.numKeyHeads : 0,
+                c.linearAttention.keyHeadDim, c.hiddenSize})},
+      {"in_proj_qkvz's v and z (2 x linear_num_value_heads x linear_value_head_dim x "
+       "hidden_size)",
+       product({2, c.linearAttention.enabled() ? c.linearAttention.numValueHeads : 0,
+                c.linearAttention.valueHeadDim, c.hiddenSize})},
   };
   uint64_t total = 0;
   for (const Weight &w : weights) {

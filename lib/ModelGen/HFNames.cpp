@@ -29,6 +29,7 @@ const hf::Architecture kArchitectures[] = {
     {"MambaForCausalLM", "mamba", ModelFamily::Mamba},
     {"FalconMambaForCausalLM", "falcon_mamba", ModelFamily::FalconMamba},
     {"Mamba2ForCausalLM", "mamba2", ModelFamily::Mamba2},
+    {"Qwen3NextForCausalLM", "qwen3_next", ModelFamily::Qwen3Next},
 };
 
 struct Activation {

@@ -75,16 +75,6 @@ private:
     Type f32 = b.getF32Type();
     return mb.add(mb.widen(x, f32), mb.widen(y, f32));
   }
-  /// The decode states of layer i (null without kvCache).
-  std::pair<Value, Value> pastStates(int64_t i, ArrayRef<int64_t> conv, ArrayRef<int64_t> ssm) {
-    if (!o.kvCache)
-      return {};
-    std::string past = "past_key_values." + std::to_string(i) + ".";
-    SmallVector<StringRef> convNames(conv.size(), ""), ssmNames(ssm.size(), "");
-    convNames[0] = ssmNames[0] = "batch";
-    return {input(past + "conv", conv, convNames), input(past + "ssm", ssm, ssmNames)};
-  }
-
   const ModelConfig &c;
   const ModelConfig::Mamba &m;
   int64_t seqLen = kDyn;
@@ -107,7 +97,7 @@ MambaBuilder::LayerOut MambaBuilder::layer(int64_t i, Value x) {
   Value dSkip = param(mp + "D", {inter});
   Value outProj = param(mp + "out_proj.weight", {h, inter});
   Value outBias = m.useBias ? param(mp + "out_proj.bias", {h}) : Value();
-  auto [convState, ssmState] = pastStates(i, {o.batch, inter, k}, {o.batch, inter, n});
+  auto [convState, ssmState] = recurrentStates(i, {o.batch, inter, k}, {o.batch, inter, n});
 
   // MambaBlock: the norm reads the stream in the model's dtype; with
   // residual_in_fp32 the stream is f32 and the sum is taken there.
@@ -158,7 +148,7 @@ MambaBuilder::LayerOut MambaBuilder::layer2(int64_t i, Value x) {
   Value gateNorm = param(mp + "norm.weight", {inter});
   Value outProj = param(mp + "out_proj.weight", {h, inter});
   Value outBias = m.useBias ? param(mp + "out_proj.bias", {h}) : Value();
-  auto [convState, ssmState] = pastStates(i, {o.batch, convDim, k}, {o.batch, heads, hd, n});
+  auto [convState, ssmState] = recurrentStates(i, {o.batch, convDim, k}, {o.batch, heads, hd, n});
 
   Value proj = linear(rmsNorm(mb.widen(x, elementType()), norm, c.eps), inProj, inBias);
   if (mb.failed())

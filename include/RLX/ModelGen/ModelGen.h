@@ -27,11 +27,13 @@ namespace mlir::rlx {
 /// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM,
 /// GPT2LMHeadModel, and the mixtures of experts MixtralForCausalLM,
 /// Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM,
-/// GptOssForCausalLM, DeepseekV3ForCausalLM, Llama4ForCausalLM).
+/// GptOssForCausalLM, DeepseekV3ForCausalLM, Llama4ForCausalLM), the
+/// state-space models (MambaForCausalLM, FalconMambaForCausalLM,
+/// Mamba2ForCausalLM) and the hybrid Qwen3NextForCausalLM.
 /// Anything else is an error, never a Llama look-alike.
 enum class ModelFamily {
   Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss,
-  DeepseekV3, Llama4, Mamba, FalconMamba, Mamba2
+  DeepseekV3, Llama4, Mamba, FalconMamba, Mamba2, Qwen3Next
 };
 
 /// What the generator needs from a config.json, after transformers' defaults
@@ -168,6 +170,29 @@ struct ModelConfig {
     bool residualInFp32 = true;
     bool enabled() const { return stateSize > 0; }
   } mamba;
+  /// Qwen3-Next (Qwen3NextForCausalLM): `linearLayers` marks its Gated
+  /// DeltaNet layers (layer_types' linear_attention): in_proj_qkvz and
+  /// in_proj_ba (grouped per key head), a causal conv1d with SiLU over
+  /// q | k | v (no bias), beta = sigmoid(b), g = −exp(A_log)·softplus(a +
+  /// dt_bias), rlx_mir.gated_delta_rule with l2-normalized q and k (each
+  /// key head serving num_value_heads / num_key_heads value heads), the
+  /// gated RMSNorm per value head, out_proj. The other layers are
+  /// Qwen3NextAttention: q_proj gives each head its query and an output
+  /// gate (sigmoid), per-head q/k norms, RoPE on `rotaryDim` dims.
+  struct LinearAttention {
+    std::vector<bool> linearLayers;
+    int64_t convKernel = 4, keyHeadDim = 128, valueHeadDim = 128;
+    int64_t numKeyHeads = 16, numValueHeads = 32;
+    bool enabled() const { return !linearLayers.empty(); }
+    bool isLinear(int64_t layer) const {
+      return layer < static_cast<int64_t>(linearLayers.size()) && linearLayers[layer];
+    }
+  } linearAttention;
+  /// RoPE on the first `rotaryDim` dims of each head (partial_rotary_factor
+  /// · head_dim); 0 rotates all of them.
+  int64_t rotaryDim = 0;
+  /// Qwen3NextRMSNorm: the norms scale by 1 + weight (zero-initialized).
+  bool zeroCenteredNorms = false;
   /// OLMoE's q_norm/k_norm: RMSNorm over the whole q (k) projection, not
   /// per head (Qwen3's qkNorm).
   bool fullWidthQkNorm = false;

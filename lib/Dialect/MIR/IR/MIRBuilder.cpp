@@ -93,6 +93,14 @@ Value MIRBuilder::sliceLast(Value x, int64_t offset, int64_t size) {
   return slice(x, offsets, sizes, strides);
 }
 
+Value MIRBuilder::softplus(Value x) {
+  if (!x)
+    return fail();
+  Type et = elementType(x);
+  return add(create<MaxOp>(x, scalar(et, 0.0)),
+             unary<LogOp>(add(scalar(et, 1.0), unary<ExpOp>(unary<NegOp>(unary<AbsOp>(x))))));
+}
+
 SmallVector<int64_t> MIRBuilder::pattern(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> p;
   for (int64_t d : shape)

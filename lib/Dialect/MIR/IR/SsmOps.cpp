@@ -148,14 +148,6 @@ LogicalResult SelectiveScanOp::inferReturnTypes(MLIRContext *, std::optional<Loc
   return success();
 }
 
-/// PyTorch's softplus as max(x, 0) + log(1 + exp(−|x|)): no overflow.
-static Value softplus(MIRBuilder &mb, Value x) {
-  Type et = MIRBuilder::elementType(x);
-  return mb.add(mb.create<MaxOp>(x, mb.scalar(et, 0.0)),
-                mb.unary<LogOp>(mb.add(mb.scalar(et, 1.0),
-                                       mb.unary<ExpOp>(mb.unary<NegOp>(mb.unary<AbsOp>(x))))));
-}
-
 /// Chunk boundaries carried one after another (the recurrence) when at most
 /// this many; more are scanned in chunks themselves.
 constexpr int64_t kSequentialChunks = 8;
@@ -245,7 +237,7 @@ FailureOr<SmallVector<Value>> SelectiveScanOp::decompose(MIRBuilder &mb) {
   if (Value bias = widen(getDeltaBias()))
     dt = mb.add(dt, mb.reshape(bias, {1, d, 1}));
   if (getDeltaSoftplus())
-    dt = softplus(mb, dt);
+    dt = mb.softplus(dt);
   // Per token: [B, 1, L, N] views of B and C.
   auto perToken = [&](Value v) { return mb.reshape(mb.transpose(widen(v), {0, 2, 1}), {b, 1, l, n}); };
   Value dt4 = mb.reshape(dt, {b, d, l, 1});
@@ -386,7 +378,7 @@ FailureOr<SmallVector<Value>> SsdScanOp::decompose(MIRBuilder &mb) {
   if (Value bias = widen(getDtBias()))
     dt = mb.add(dt, mb.reshape(bias, {1, 1, h}));
   if (getDtSoftplus())
-    dt = softplus(mb, dt);
+    dt = mb.softplus(dt);
   if (std::optional<APFloat> lo = getDtMin())
     dt = mb.create<MaxOp>(dt, mb.scalar(acc, lo->convertToDouble()));
   if (std::optional<APFloat> hi = getDtMax())

@@ -123,6 +123,9 @@ public:
   }
   /// Applies `kind` (identity for none).
   Value activation(ActivationKind kind, Value x);
+  /// PyTorch's softplus, log(1 + exp(x)), as max(x, 0) + log(1 + exp(−|x|)):
+  /// no overflow.
+  Value softplus(Value x);
   Value cast(Value x, Type elementType);
   /// `x` in `elementType` unless it is already (null stays null).
   Value widen(Value x, Type elementType) {

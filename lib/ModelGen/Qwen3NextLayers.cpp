@@ -1,0 +1,183 @@
+//===- Qwen3NextLayers.cpp - Qwen3-Next's hybrid decoder layers -----------===//
+//
+// transformers' Qwen3NextDecoderLayer with the checkpoint's names: a token
+// mixer (Qwen3NextGatedDeltaNet on layer_types' linear_attention layers,
+// Qwen3NextAttention on the others) and an MLP (the sparse MoE block with
+// its gated shared expert, or a dense SwiGLU), each behind a
+// Qwen3NextRMSNorm (x̂ · (1 + weight)) and a residual.
+//
+// The Gated DeltaNet layer: in_proj_qkvz and in_proj_ba whose rows are
+// grouped per key head (q | k | the head's v | its z, then b | a), the
+// depthwise causal conv1d with SiLU over q | k | v, beta = sigmoid(b),
+// g = −exp(A_log)·softplus(a + dt_bias), each key head's q and k repeated
+// for its group of value heads, rlx_mir.gated_delta_rule with l2-normalized
+// q and k, Qwen3NextRMSNormGated per value head (RMSNorm · weight ·
+// SiLU(z)) and out_proj. With `kvCache` its decode state is
+// `past_key_values.<i>.conv` [B, conv_dim, conv_kernel] and `.ssm`
+// [B, num_value_heads, key_head_dim, value_head_dim] (transformers' cache
+// layouts), the attention layers' the usual past K/V.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelBuilder.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+ModelBuilder::LayerOut ModelBuilder::qwen3NextLayer(int64_t i, Value x, Value positions) {
+  std::string p = "model.layers." + std::to_string(i) + ".";
+  int64_t h = c.hiddenSize;
+  FloatAttr eps = b.getF64FloatAttr(c.eps);
+  Value inNorm = normWeight(p + "input_layernorm.weight", h);
+  Value hn = mb.createWithOptional<hir::RmsNormOp>(x, inNorm, eps);
+  LayerOut out = c.linearAttention.isLinear(i) ? gatedDeltaNet(p + "linear_attn.", i, hn)
+                                               : gatedAttention(p + "self_attn.", i, hn, positions);
+  Value postNorm = normWeight(p + "post_attention_layernorm.weight", h);
+  auto rn = createMulti<hir::ResidualRmsNormOp>(out.hidden, x, postNorm, eps);
+  if (!rn)
+    return {};
+  Value mlp;
+  if (c.isMoeLayer(i)) {
+    mlp = moeBlock(p, rn.getOutput());
+  } else {
+    int64_t inter = c.intermediateSize;
+    Weight wg = weight(p + "mlp.gate_proj", inter, h), wu = weight(p + "mlp.up_proj", inter, h);
+    Weight wd = weight(p + "mlp.down_proj", h, inter);
+    mlp = proj(mb.mul(proj(rn.getOutput(), wg, Value(), activation()),
+                      proj(rn.getOutput(), wu, Value())),
+               wd, Value());
+  }
+  out.hidden = mb.add(mlp, rn.getSum());
+  return out;
+}
+
+ModelBuilder::LayerOut ModelBuilder::gatedAttention(const std::string &p, int64_t i, Value x,
+                                                    Value positions) {
+  int64_t h = c.hiddenSize, hd = c.headDim, heads = c.numHeads;
+  int64_t q = heads * hd, kv = c.numKvHeads * hd;
+  auto [pastK, pastV] = pastKv(i);
+  auto bias = [&](const std::string &name, int64_t n) {
+    return c.qkvBias ? param(p + name + ".bias", {n}) : Value();
+  };
+  // q_proj gives each head its query and then its output gate.
+  Value qg = proj(x, weight(p + "q_proj", 2 * q, h), bias("q_proj", 2 * q));
+  Value perHead = mb.reshape(qg, mir::MIRBuilder::pattern({o.batch, seqLen, heads, 2 * hd}));
+  auto packed = [&](Value t) {
+    return mb.reshape(t, mir::MIRBuilder::pattern({o.batch, seqLen, q}));
+  };
+  Value qs = packed(mb.sliceLast(perHead, 0, hd));
+  Value gate = packed(mb.sliceLast(perHead, hd, hd));
+  Value ks = proj(x, weight(p + "k_proj", kv, h), bias("k_proj", kv));
+  Value vs = proj(x, weight(p + "v_proj", kv, h), bias("v_proj", kv));
+  FloatAttr eps = b.getF64FloatAttr(c.eps);
+  qs = mb.createWithOptional<hir::QkNormOp>(qs, normWeight(p + "q_norm.weight", hd), hd,
+                                            eps.getValue());
+  ks = mb.createWithOptional<hir::QkNormOp>(ks, normWeight(p + "k_norm.weight", hd), hd,
+                                            eps.getValue());
+  IntegerAttr rotary = c.rotaryDim ? b.getI64IntegerAttr(c.rotaryDim) : IntegerAttr();
+  auto rope = [&](Value t) {
+    return mb.createWithOptional<hir::RopeOp>(
+        t, positions, Value(), Value(), b.getI64IntegerAttr(hd), rotary,
+        b.getF64FloatAttr(c.ropeTheta), RopeStyleAttr::get(ctx, RopeStyle::NeoX), ropeScaling());
+  };
+  qs = rope(qs);
+  ks = rope(ks);
+  if (pastK) {
+    ks = mb.concat({pastK, ks}, 1);
+    vs = mb.concat({pastV, vs}, 1);
+  }
+  Value attn = mb.createWithOptional<hir::AttentionOp>(
+      qs, ks, vs, paddingMask(), Value(), b.getI64IntegerAttr(heads),
+      b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(hd),
+      MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), FloatAttr(), FloatAttr(),
+      AttnLayoutAttr::get(ctx, AttnLayout::BSD));
+  attn = mb.mul(attn, mb.unary<mir::SigmoidOp>(gate));
+  Value out = proj(attn, weight(p + "o_proj", h, q), c.oProjBias ? param(p + "o_proj.bias", {h})
+                                                                  : Value());
+  return {out, ks, vs};
+}
+
+ModelBuilder::LayerOut ModelBuilder::gatedDeltaNet(const std::string &p, int64_t i, Value x) {
+  const ModelConfig::LinearAttention &l = c.linearAttention;
+  int64_t h = c.hiddenSize, nk = l.numKeyHeads, nv = l.numValueHeads;
+  int64_t dk = l.keyHeadDim, dv = l.valueHeadDim, group = nv / nk, kernel = l.convKernel;
+  int64_t kd = nk * dk, vd = nv * dv, convDim = 2 * kd + vd;
+  Value qkvzW = param(p + "in_proj_qkvz.weight", {2 * kd + 2 * vd, h});
+  Value baW = param(p + "in_proj_ba.weight", {2 * nv, h});
+  Value convW = param(p + "conv1d.weight", {convDim, 1, kernel});
+  Value dtBias = param(p + "dt_bias", {nv});
+  Value aLog = param(p + "A_log", {nv});
+  Value gateNorm = param(p + "norm.weight", {dv});
+  Value outW = param(p + "out_proj.weight", {h, vd});
+  auto [convState, ssmState] = recurrentStates(i, {o.batch, convDim, kernel}, {o.batch, nv, dk, dv});
+  auto shaped = [&](Value t, ArrayRef<int64_t> inner) {
+    SmallVector<int64_t> shape = {o.batch, seqLen};
+    shape.append(inner.begin(), inner.end());
+    return mb.reshape(t, mir::MIRBuilder::pattern(shape));
+  };
+  // transformers pads nothing here: padded tokens are zeroed (their q, k
+  // and v are then zero, which leaves the state as the unpadded one).
+  if (Value valid = tokenMask())
+    x = mb.mul(x, valid);
+
+  // Rows grouped per key head: [q (dk) | k (dk) | v (group·dv) | z (group·dv)].
+  Value qkvz = shaped(linear(x, qkvzW, Value()), {nk, 2 * dk + 2 * group * dv});
+  Value ba = shaped(linear(x, baW, Value()), {nk, 2 * group});
+  Value qs = shaped(mb.sliceLast(qkvz, 0, dk), {kd});
+  Value ks = shaped(mb.sliceLast(qkvz, dk, dk), {kd});
+  Value vs = shaped(mb.sliceLast(qkvz, 2 * dk, group * dv), {vd});
+  Value z = shaped(mb.sliceLast(qkvz, 2 * dk + group * dv, group * dv), {nv, dv});
+  Value beta = mb.unary<mir::SigmoidOp>(shaped(mb.sliceLast(ba, 0, group), {nv}));
+  Value a = shaped(mb.sliceLast(ba, group, group), {nv});
+  // g = −exp(A_log)·softplus(a + dt_bias), in f32 as transformers has it.
+  Type f32 = b.getF32Type();
+  Value g = mb.mul(mb.unary<mir::NegOp>(mb.unary<mir::ExpOp>(mb.widen(aLog, f32))),
+                   mb.softplus(mb.widen(mb.add(a, dtBias), f32)));
+
+  Value mixed = mb.transpose(mb.concat({qs, ks, vs}, 2), {0, 2, 1}); // [B, conv_dim, S]
+  auto conv = createMulti<mir::CausalConv1dOp>(mixed, mb.reshape(convW, {convDim, kernel}),
+                                               Value(), convState, b.getStringAttr("silu"));
+  if (!conv)
+    return {};
+  Value y = mb.transpose(conv.getOutput(), {0, 2, 1}); // [B, S, conv_dim]
+  // Each key head's q and k serve its `group` value heads (repeat_interleave).
+  auto repeated = [&](Value t) {
+    Value one = shaped(t, {nk, 1, dk});
+    SmallVector<Value> copies(group, one);
+    return shaped(group == 1 ? one : mb.concat(copies, 3), {nv, dk});
+  };
+  Value query = repeated(mb.sliceLast(y, 0, kd));
+  Value key = repeated(mb.sliceLast(y, kd, kd));
+  Value value = shaped(mb.sliceLast(y, 2 * kd, vd), {nv, dv});
+  Type et = elementType();
+  auto rule = createMulti<mir::GatedDeltaRuleOp>(query, key, value, mb.cast(g, et),
+                                                 beta, ssmState, b.getUnitAttr(), FloatAttr(),
+                                                 IntegerAttr());
+  if (!rule)
+    return {};
+  // Qwen3NextRMSNormGated: weight · RMSNorm(out) · SiLU(z) per value head.
+  Value normed = mb.createWithOptional<hir::RmsNormOp>(rule.getOutput(), gateNorm, b.getF64FloatAttr(c.eps));
+  Value gated = mb.mul(normed, mb.unary<mir::SiluOp>(z));
+  Value out = linear(shaped(gated, {vd}), outW, Value());
+  return {out, conv.getFinalState(), rule.getFinalState(), /*recurrent=*/true};
+}
+
+Value ModelBuilder::tokenMask() {
+  if (!keyMask)
+    return {};
+  if (tokenMaskMemo)
+    return tokenMaskMemo;
+  // Query row s (of S) is key column T − S + s: picked out of the [B, 1, T]
+  // mask by comparing 1-based column and row numbers.
+  Type i64 = b.getI64Type(), i1 = b.getI1Type();
+  auto ones = [&](Value like) { return mb.add(mb.mul(like, mb.scalar(i64, 0)), mb.scalar(i64, 1)); };
+  Value onesT = ones(keyMask), onesS = ones(queryPositions); // [B, 1, T], [1, S, 1]
+  Value column = mb.create<mir::CumsumOp>(onesT, int64_t(2), false, false);
+  Value row = mb.create<mir::CumsumOp>(onesS, int64_t(1), false, false);
+  Value past = mb.sub(mb.reduce(ReduceKind::Sum, onesT, {2}, true),
+                      mb.reduce(ReduceKind::Sum, onesS, {1}, true)); // T − S
+  Value elsewhere = mb.cast(mb.sub(mb.sub(column, row), past), i1); // [B, S, T]
+  Value picked = mb.select(elsewhere, mb.scalar(i64, 0), keyMask);
+  tokenMaskMemo = mb.cast(mb.reduce(ReduceKind::Sum, picked, {2}, true), elementType());
+  return tokenMaskMemo;
+}
