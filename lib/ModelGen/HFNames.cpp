@@ -74,8 +74,6 @@ const Missing kMissing[] = {
     {"Llama4ForConditionalGeneration", "llama4",
      "its vision tower is not implemented; Llama4ForCausalLM (model_type llama4_text) builds "
      "the text model from the text_config"},
-    {"Qwen3NextForCausalLM", "qwen3_next",
-     "its gated delta rule (linear attention) layers and gated attention are not implemented"},
 };
 } // namespace
 
