@@ -43,8 +43,12 @@ for t in "${TARGETS[@]}"; do
   case "$line" in *"fuzz.sh failed"*) tfailed="fuzz.sh failed (no result)" ;; esac
   if [ -n "$(ls -A "$CI/crashes/$t" 2>/dev/null)" ]; then
     if ! "$PY" "$ROOT/scripts/fuzz-triage.py" --build "$BUILD" --target "$t" --out "$CI/triage" \
-         --minimize "${RLX_FUZZ_MINIMIZE:-30}" --known "$KNOWN" "$CI/crashes/$t"; then
-      tfailed="crashes outside the known-upstream list (reproducers in $CI/triage/$t)"
+         --minimize "${RLX_FUZZ_MINIMIZE:-30}" --known "$KNOWN" "$CI/crashes/$t" |
+         tee "$CI/triage-$t.txt"; then
+      # The new groups' signatures and top frames go into the failure, so
+      # that the end of CI's output names them.
+      new=$(grep -A3 '^\[NEW\]' "$CI/triage-$t.txt" | tr '\n|' '  ' | cut -c1-600)
+      tfailed="crashes outside the known-upstream list (reproducers in $CI/triage/$t): $new"
     fi
   fi
   [ -n "$tfailed" ] && failed=1

@@ -36,14 +36,20 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def count_junit(path):
-    """(passed, failed, skipped) from a JUnit XML file."""
+def count_junit(path, failures=None):
+    """(passed, failed, skipped) from a JUnit XML file; each failed case's
+    name and message appended to `failures` when given."""
     tree = ET.parse(path)
     passed = failed = skipped = 0
     for case in tree.iter("testcase"):
         tags = {child.tag for child in case}
         if "failure" in tags or "error" in tags:
             failed += 1
+            if failures is not None:
+                why = next(c for c in case if c.tag in ("failure", "error"))
+                message = " ".join((why.get("message") or why.text or "").split())
+                failures.append(f"{case.get('classname', '')}::{case.get('name', '')}: "
+                                f"{message[:300]}")
         elif "skipped" in tags:
             skipped += 1
         else:
@@ -69,12 +75,19 @@ def run_suite(name, cmd, xml, env=None):
     if not os.path.exists(xml):
         print(f"!! {name} produced no results (exit {proc.returncode})")
         return 0, 1, 0
-    counts = count_junit(xml)
+    failures = []
+    counts = count_junit(xml, failures)
     if proc.returncode != 0 and counts[1] == 0:
         # The runner failed without reporting a failing test: count it.
         counts = (counts[0], 1, counts[2])
+        failures.append(f"{name}: exit {proc.returncode} without a failing test")
+    for f in failures:  # repeated by --sum at the very end of CI's output
+        print(f"{FAILED_PREFIX}{f}")
     print(f"-- {name}: {counts[0]} passed, {counts[1]} failed, {counts[2]} skipped")
     return counts
+
+
+FAILED_PREFIX = "!! FAILED "
 
 
 TOTALS = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
@@ -90,11 +103,14 @@ def totals_line(totals):
 def sum_logs(logs):
     """Sums the last totals line of each log; prints one line per log."""
     totals = [0, 0, 0]
+    failed = []
     for log in logs:
         found = None
         try:
             with open(log, errors="replace") as f:
                 for line in f:
+                    if line.startswith(FAILED_PREFIX):
+                        failed.append(line.rstrip())
                     m = TOTALS.match(line.strip())
                     if m:
                         found = [int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)]
@@ -107,6 +123,8 @@ def sum_logs(logs):
             print(f"-- {log}: {totals_line(found)}")
         for i in range(3):
             totals[i] += found[i]
+    for line in failed:  # which tests failed, where a reader of the tail sees them
+        print(line)
     return totals
 
 
@@ -208,7 +226,10 @@ def main():
             print(f"!! {name} produced no results ({xml})")
             add((0, 1, 0))
             continue
-        counts = count_junit(xml)
+        failures = []
+        counts = count_junit(xml, failures)
+        for f in failures:
+            print(f"{FAILED_PREFIX}{f}")
         print(f"-- {name}: {counts[0]} passed, {counts[1]} failed, {counts[2]} skipped")
         add(counts)
     if args.sanitizer_logs:
