@@ -54,6 +54,22 @@ protected:
     convNames[0] = ssmNames[0] = "batch";
     return {input(past + "conv", conv, convNames), input(past + "ssm", ssm, ssmNames)};
   }
+  /// Mamba2Mixer (BambaMixer, the same) on the normed hidden states `x`
+  /// [B, S, H] with the parameters under `prefix` (`in_proj`, `conv1d`,
+  /// `dt_bias`, `A_log`, `D`, `norm`, `out_proj`), `width` = expand ·
+  /// hidden_size wide: in_proj to z | x B C | dt, the causal conv1d with SiLU
+  /// over x B C, rlx_mir.ssd_scan (heads of head_dim, B and C in n_groups
+  /// groups, A = −exp(A_log), dt_bias, softplus, time_step_limit, D),
+  /// MambaRMSNormGated (y · SiLU(z), normalized per group, then its weight),
+  /// out_proj. `tokens` ([B, S, 1], 1 for a real token) zeroes padded
+  /// tokens before in_proj and after the conv, as transformers'
+  /// apply_mask_to_padding_states. Its decode states are `layer`'s
+  /// recurrentStates. Null results after a failure.
+  struct MixerOut {
+    Value out, conv, ssm;
+  };
+  MixerOut mamba2Mixer(const std::string &prefix, int64_t layer, Value x,
+                       const ModelConfig &c, int64_t width, Value tokens = {});
   void output(Value v, StringRef name) {
     results.push_back(v);
     resultNames.push_back(name.str());

@@ -133,60 +133,12 @@ MambaBuilder::LayerOut MambaBuilder::layer(int64_t i, Value x) {
 
 MambaBuilder::LayerOut MambaBuilder::layer2(int64_t i, Value x) {
   std::string p = "backbone.layers." + std::to_string(i) + ".";
-  std::string mp = p + "mixer.";
-  int64_t h = c.hiddenSize, inter = c.intermediateSize, n = m.stateSize, k = m.convKernel;
-  int64_t heads = m.numHeads, hd = m.headDim, g = m.nGroups;
-  int64_t convDim = inter + 2 * g * n, rows = inter + convDim + heads;
-  Value norm = param(p + "norm.weight", {h});
-  Value inProj = param(mp + "in_proj.weight", {rows, h});
-  Value inBias = m.useBias ? param(mp + "in_proj.bias", {rows}) : Value();
-  Value convW = param(mp + "conv1d.weight", {convDim, 1, k});
-  Value convB = m.useConvBias ? param(mp + "conv1d.bias", {convDim}) : Value();
-  Value dtBias = param(mp + "dt_bias", {heads});
-  Value aLog = param(mp + "A_log", {heads});
-  Value dSkip = param(mp + "D", {heads});
-  Value gateNorm = param(mp + "norm.weight", {inter});
-  Value outProj = param(mp + "out_proj.weight", {h, inter});
-  Value outBias = m.useBias ? param(mp + "out_proj.bias", {h}) : Value();
-  auto [convState, ssmState] = recurrentStates(i, {o.batch, convDim, k}, {o.batch, heads, hd, n});
-
-  Value proj = linear(rmsNorm(mb.widen(x, elementType()), norm, c.eps), inProj, inBias);
-  if (mb.failed())
+  Value norm = param(p + "norm.weight", {c.hiddenSize});
+  MixerOut mix = mamba2Mixer(p + "mixer.", i, rmsNorm(mb.widen(x, elementType()), norm, c.eps), c,
+                             c.intermediateSize);
+  if (!mix.out)
     return {};
-  Value gate = lastAxis(proj, 0, inter);
-  auto conv = createMulti<mir::CausalConv1dOp>(channelsFirst(proj, inter, convDim),
-                                               mb.reshape(convW, {convDim, k}), convB, convState,
-                                               b.getStringAttr("silu"));
-  if (!conv)
-    return {};
-  Value xbc = mb.transpose(conv.getOutput(), {0, 2, 1}); // [B, S, conv]
-  auto split = [&](int64_t offset, int64_t size, ArrayRef<int64_t> inner) {
-    SmallVector<int64_t> shape = {o.batch, -1};
-    shape.append(inner.begin(), inner.end());
-    return mb.reshape(lastAxis(xbc, offset, size), shape);
-  };
-  Value xs = split(0, inter, {heads, hd}), bs = split(inter, g * n, {g, n}),
-        cs = split(inter + g * n, g * n, {g, n});
-  Value dt = lastAxis(proj, inter + convDim, heads);
-  Value a = mb.unary<mir::NegOp>(mb.unary<mir::ExpOp>(aLog));
-  if (mb.failed())
-    return {};
-  auto attr = [&](std::optional<double> v) { return v ? b.getF64FloatAttr(*v) : FloatAttr(); };
-  auto scan = createMulti<mir::SsdScanOp>(xs, dt, a, bs, cs, dSkip, dtBias, ssmState,
-                                          b.getUnitAttr(), attr(m.dtMin), attr(m.dtMax),
-                                          b.getI64IntegerAttr(m.chunkSize));
-  if (!scan)
-    return {};
-  // MambaRMSNormGated: (y · SiLU(z)) in f32, normalized per group, in the
-  // model's dtype times the weight.
-  Type f32 = b.getF32Type();
-  Value y = mb.reshape(scan.getOutput(), {o.batch, -1, inter});
-  Value gated = mb.mul(mb.widen(y, f32), mb.unary<mir::SiluOp>(mb.widen(gate, f32)));
-  Value grouped = mb.reshape(gated, {o.batch, -1, g, inter / g});
-  Value normed = rmsNorm(grouped, mb.broadcast(mb.scalar(f32, 1.0), {inter / g}), c.eps);
-  normed = mb.mul(gateNorm, mb.widen(mb.reshape(normed, {o.batch, -1, inter}), elementType()));
-  Value out = linear(normed, outProj, outBias);
-  return {residual(x, out), conv.getFinalState(), scan.getFinalState()};
+  return {residual(x, mix.out), mix.conv, mix.ssm};
 }
 
 OwningOpRef<ModuleOp> MambaBuilder::build() {
