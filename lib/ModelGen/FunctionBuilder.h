@@ -46,13 +46,14 @@ protected:
   /// (the last raw conv inputs) and `.ssm` (the scan's state), their first
   /// dim the batch; the layer's `present.<layer>.conv` / `.ssm` are outputs.
   std::pair<Value, Value> recurrentStates(int64_t layer, ArrayRef<int64_t> conv,
-                                          ArrayRef<int64_t> ssm) {
+                                          ArrayRef<int64_t> ssm, Type ssmType = {}) {
     if (!o.kvCache)
       return {};
     std::string past = "past_key_values." + std::to_string(layer) + ".";
     SmallVector<StringRef> convNames(conv.size(), ""), ssmNames(ssm.size(), "");
     convNames[0] = ssmNames[0] = "batch";
-    return {input(past + "conv", conv, convNames), input(past + "ssm", ssm, ssmNames)};
+    return {input(past + "conv", conv, convNames),
+            input(past + "ssm", ssm, ssmNames, ssmType)};
   }
   /// Mamba2Mixer (BambaMixer, the same) on the normed hidden states `x`
   /// [B, S, H] with the parameters under `prefix` (`in_proj`, `conv1d`,

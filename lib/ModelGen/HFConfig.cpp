@@ -663,10 +663,16 @@ void readQwen3Next(Reader &r, const llvm::json::Object &root, ModelConfig &c) {
   l.valueHeadDim = r.integer("linear_value_head_dim", 128);
   l.numKeyHeads = r.integer("linear_num_key_heads", 16);
   l.numValueHeads = r.integer("linear_num_value_heads", 32);
-  if (l.convKernel <= 0 || l.convKernel > 4096 || l.keyHeadDim <= 0 || l.valueHeadDim <= 0 ||
-      l.numKeyHeads <= 0 || l.numValueHeads <= 0)
-    r.fail("linear_conv_kernel_dim (at most 4096) and the linear heads and head dims must be "
-           "positive");
+  // The conv's activation is hidden_act (Qwen3NextGatedDeltaNet); RLX's
+  // causal conv1d has SiLU only.
+  if (c.activation != "silu")
+    r.fail("hidden_act '" + r.string("hidden_act", "") +
+           "' is not supported for Qwen3-Next: its Gated DeltaNet conv1d supports silu");
+  auto inRange = [](int64_t v) { return v > 0 && v <= 4096; };
+  if (!inRange(l.convKernel) || !inRange(l.keyHeadDim) || !inRange(l.valueHeadDim) ||
+      !inRange(l.numKeyHeads) || !inRange(l.numValueHeads))
+    r.fail("linear_conv_kernel_dim and the linear heads and head dims must be positive (at "
+           "most 4096)");
   else if (l.numValueHeads % l.numKeyHeads != 0)
     r.fail("linear_num_value_heads (" + std::to_string(l.numValueHeads) +
            ") must be a multiple of linear_num_key_heads (" + std::to_string(l.numKeyHeads) +
@@ -694,7 +700,13 @@ void readPartialRotary(Reader &r, const llvm::json::Object &root, ModelConfig &c
   if (!rope)
     rope = root.getObject("rope_scaling");
   bool qwen3Next = c.family == ModelFamily::Qwen3Next;
-  double factor = r.number("partial_rotary_factor", qwen3Next ? 0.25 : 1.0);
+  // Qwen3NextConfig's setdefault keeps an explicit null: full rotation.
+  auto given = [](const llvm::json::Object &o) {
+    const llvm::json::Value *v = o.get("partial_rotary_factor");
+    return v != nullptr;
+  };
+  double factor = qwen3Next && !given(root) && !(rope && given(*rope)) ? 0.25 : 1.0;
+  factor = r.number("partial_rotary_factor", factor);
   if (rope) {
     Reader s{*rope, r.error};
     factor = s.number("partial_rotary_factor", factor);
@@ -723,7 +735,9 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   // to the heads (a null is the heads for Llama-4, as its __post_init__ makes it).
   bool eightKv = c.family == ModelFamily::GptOss ||
                  (c.family == ModelFamily::Llama4 && !root.get("num_key_value_heads"));
-  c.numKvHeads = r.integer("num_key_value_heads", eightKv ? 8 : c.numHeads);
+  c.numKvHeads = r.integer("num_key_value_heads", eightKv                               ? 8
+                                                  : c.family == ModelFamily::Qwen3Next ? 2
+                                                                                       : c.numHeads);
   // Qwen3Config defaults head_dim to 128; the others derive it.
   std::optional<int64_t> derived;
   if (c.family == ModelFamily::Qwen3)
@@ -737,13 +751,16 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   else if (c.numHeads > 0)
     derived = c.hiddenSize / c.numHeads;
   c.headDim = r.integer("head_dim", derived);
-  c.intermediateSize = r.integer("intermediate_size");
+  c.intermediateSize = r.integer("intermediate_size", c.family == ModelFamily::Qwen3Next
+                                                         ? std::optional<int64_t>(5632)
+                                                         : std::nullopt);
   c.vocabSize = r.integer("vocab_size");
   c.maxPositions = r.integer("max_position_embeddings",
                              c.family == ModelFamily::GptOss ||
                                      c.family == ModelFamily::Llama4
                                  ? 131072
                              : c.family == ModelFamily::DeepseekV3 ? 4096
+                             : c.family == ModelFamily::Qwen3Next  ? 32768
                                                                    : 2048);
   // MixtralConfig, OlmoeConfig and GptOssConfig default eps to 1e-5;
   // Mixtral's theta is 1e6, gpt-oss's 150000.
@@ -1006,7 +1023,12 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
       {"MLA's o_proj (hidden_size x num_attention_heads x v_head_dim)",
        product({c.hiddenSize, c.numHeads, c.mla.vHeadDim})},
       {"Qwen3-Next's gated q_proj (2 x num_attention_heads x head_dim x hidden_size)",
-       product({2, c.numHeads, c.headDim, c.hiddenSize})},
+       product({c.family == ModelFamily::Qwen3Next ? 2 : 0, c.numHeads, c.headDim,
+                c.hiddenSize})},
+      {"Qwen3-Next's recurrent state (linear_num_value_heads x linear_key_head_dim x "
+       "linear_value_head_dim)",
+       product({c.linearAttention.enabled() ? c.linearAttention.numValueHeads : 0,
+                c.linearAttention.keyHeadDim, c.linearAttention.valueHeadDim})},
       {"in_proj_qkvz's q and k (2 x linear_num_key_heads x linear_key_head_dim x hidden_size)",
        product({2, c.linearAttention.enabled() ? c.linearAttention.numKeyHeads : 0,
                 c.linearAttention.keyHeadDim, c.hiddenSize})},

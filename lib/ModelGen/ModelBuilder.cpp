@@ -7,8 +7,8 @@
 // mlp_bias, Qwen2, Qwen3's attention_bias), NVFP4 weights, and GPT-2 layers
 // are written with the individual blocks, with the biases exactly where
 // transformers' modeling code has them; DeepSeek-V3's layers with its
-// multi-head latent attention (deepseekLayer, mlaAttention) and Llama-4's
-// (llama4Layer, llama4Moe).
+// multi-head latent attention (deepseekLayer, mlaAttention), Llama-4's
+// (llama4Layer, llama4Moe) and Qwen3-Next's hybrid (Qwen3NextLayers.cpp).
 //
 // The sizes come from an untrusted config.json: every op is built through
 // its shape rules (TryCreate.h), so a config whose sizes do not fit together
@@ -585,8 +585,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       Value bias = param("transformer.ln_f.bias", {c.hiddenSize});
       hidden = mb.createWithOptional<hir::LayerNormOp>(hidden, w, bias, eps);
     } else {
-      Value w = normWeight("model.norm.weight", c.hiddenSize);
-      hidden = mb.createWithOptional<hir::RmsNormOp>(hidden, w, eps);
+      hidden = normIn(hidden, normWeight("model.norm.weight", c.hiddenSize));
     }
     // Tied heads read the embedding table, which is already [vocab, hidden].
     if (c.tieEmbeddings)
@@ -670,8 +669,9 @@ static OwningOpRef<ModuleOp> buildAttentionModel(MLIRContext *ctx, const ModelCo
     const ModelConfig::LinearAttention &l = config.linearAttention;
     int64_t kd, vd, rows;
     if (layers > static_cast<int64_t>(l.linearLayers.size())) {
-      emitError(UnknownLoc::get(ctx)) << "layer_types describes " << l.linearLayers.size()
-                                      << " layers but " << layers << " are built";
+      emitError(UnknownLoc::get(ctx))
+          << "layer_types (or full_attention_interval) describes " << l.linearLayers.size()
+          << " layers but " << layers << " are built";
       return nullptr;
     }
     if (l.convKernel <= 0 || l.keyHeadDim <= 0 || l.valueHeadDim <= 0 || l.numKeyHeads <= 0 ||

@@ -306,10 +306,25 @@ private:
   LayerOut qwen3NextLayer(int64_t i, Value x, Value positions);
   LayerOut gatedAttention(const std::string &prefix, int64_t i, Value x, Value positions);
   LayerOut gatedDeltaNet(const std::string &prefix, int64_t i, Value x);
-  /// A norm's weight: the checkpoint's, or 1 + it (Qwen3NextRMSNorm).
+  /// A norm's weight: the checkpoint's, or 1 + it (Qwen3NextRMSNorm, which
+  /// forms it in f32: so it is for a model in bf16 or f16).
   Value normWeight(const std::string &name, int64_t width) {
     Value w = param(name, {width});
-    return c.zeroCenteredNorms ? mb.add(w, mb.scalar(elementType(), 1.0)) : w;
+    if (!c.zeroCenteredNorms)
+      return w;
+    Type f32 = b.getF32Type();
+    return mb.add(mb.widen(w, f32), mb.scalar(f32, 1.0));
+  }
+  /// RMSNorm of `x` computed in the weight's element type (f32 for
+  /// normWeight's 1 + w), the result in x's: transformers' Qwen3NextRMSNorm
+  /// rounds once.
+  Value normIn(Value x, Value w) {
+    if (!x || !w)
+      return mb.fail();
+    Type et = mir::MIRBuilder::elementType(x), wt = mir::MIRBuilder::elementType(w);
+    return mb.widen(mb.createWithOptional<hir::RmsNormOp>(mb.widen(x, wt), w,
+                                                          b.getF64FloatAttr(c.eps)),
+                    et);
   }
   /// With `attention_mask`: [B, S, 1] in the model's dtype, 1 where the
   /// query token is not padding (the mask's last S columns); else null.

@@ -27,27 +27,21 @@ using namespace mlir::rlx;
 ModelBuilder::LayerOut ModelBuilder::qwen3NextLayer(int64_t i, Value x, Value positions) {
   std::string p = "model.layers." + std::to_string(i) + ".";
   int64_t h = c.hiddenSize;
-  FloatAttr eps = b.getF64FloatAttr(c.eps);
-  Value inNorm = normWeight(p + "input_layernorm.weight", h);
-  Value hn = mb.createWithOptional<hir::RmsNormOp>(x, inNorm, eps);
+  Value hn = normIn(x, normWeight(p + "input_layernorm.weight", h));
   LayerOut out = c.linearAttention.isLinear(i) ? gatedDeltaNet(p + "linear_attn.", i, hn)
                                                : gatedAttention(p + "self_attn.", i, hn, positions);
-  Value postNorm = normWeight(p + "post_attention_layernorm.weight", h);
-  auto rn = createMulti<hir::ResidualRmsNormOp>(out.hidden, x, postNorm, eps);
-  if (!rn)
-    return {};
+  Value sum = mb.add(out.hidden, x); // the residual in the model's dtype
+  Value hn2 = normIn(sum, normWeight(p + "post_attention_layernorm.weight", h));
   Value mlp;
   if (c.isMoeLayer(i)) {
-    mlp = moeBlock(p, rn.getOutput());
+    mlp = moeBlock(p, hn2);
   } else {
     int64_t inter = c.intermediateSize;
     Weight wg = weight(p + "mlp.gate_proj", inter, h), wu = weight(p + "mlp.up_proj", inter, h);
     Weight wd = weight(p + "mlp.down_proj", h, inter);
-    mlp = proj(mb.mul(proj(rn.getOutput(), wg, Value(), activation()),
-                      proj(rn.getOutput(), wu, Value())),
-               wd, Value());
+    mlp = proj(mb.mul(proj(hn2, wg, Value(), activation()), proj(hn2, wu, Value())), wd, Value());
   }
-  out.hidden = mb.add(mlp, rn.getSum());
+  out.hidden = mb.add(mlp, sum);
   return out;
 }
 
@@ -69,11 +63,17 @@ ModelBuilder::LayerOut ModelBuilder::gatedAttention(const std::string &p, int64_
   Value gate = packed(mb.sliceLast(perHead, hd, hd));
   Value ks = proj(x, weight(p + "k_proj", kv, h), bias("k_proj", kv));
   Value vs = proj(x, weight(p + "v_proj", kv, h), bias("v_proj", kv));
-  FloatAttr eps = b.getF64FloatAttr(c.eps);
-  qs = mb.createWithOptional<hir::QkNormOp>(qs, normWeight(p + "q_norm.weight", hd), hd,
-                                            eps.getValue());
-  ks = mb.createWithOptional<hir::QkNormOp>(ks, normWeight(p + "k_norm.weight", hd), hd,
-                                            eps.getValue());
+  // Per-head Qwen3NextRMSNorms: in f32 with 1 + weight, rounded once.
+  auto headNorm = [&](Value t, const std::string &name) {
+    Value w = normWeight(p + name, hd);
+    if (!t || !w)
+      return mb.fail();
+    Type et = mir::MIRBuilder::elementType(t), wt = mir::MIRBuilder::elementType(w);
+    return mb.widen(
+        mb.createWithOptional<hir::QkNormOp>(mb.widen(t, wt), w, hd, APFloat(c.eps)), et);
+  };
+  qs = headNorm(qs, "q_norm.weight");
+  ks = headNorm(ks, "k_norm.weight");
   IntegerAttr rotary = c.rotaryDim ? b.getI64IntegerAttr(c.rotaryDim) : IntegerAttr();
   auto rope = [&](Value t) {
     return mb.createWithOptional<hir::RopeOp>(
@@ -109,14 +109,19 @@ ModelBuilder::LayerOut ModelBuilder::gatedDeltaNet(const std::string &p, int64_t
   Value aLog = param(p + "A_log", {nv});
   Value gateNorm = param(p + "norm.weight", {dv});
   Value outW = param(p + "out_proj.weight", {h, vd});
-  auto [convState, ssmState] = recurrentStates(i, {o.batch, convDim, kernel}, {o.batch, nv, dk, dv});
+  // The rule runs in f32 whatever the model's dtype, its state carried in
+  // f32 (torch_chunk_gated_delta_rule and transformers' cache do so).
+  Type f32 = b.getF32Type(), et = elementType();
+  auto [convState, ssmState] =
+      recurrentStates(i, {o.batch, convDim, kernel}, {o.batch, nv, dk, dv}, f32);
   auto shaped = [&](Value t, ArrayRef<int64_t> inner) {
     SmallVector<int64_t> shape = {o.batch, seqLen};
     shape.append(inner.begin(), inner.end());
     return mb.reshape(t, mir::MIRBuilder::pattern(shape));
   };
-  // transformers pads nothing here: padded tokens are zeroed (their q, k
-  // and v are then zero, which leaves the state as the unpadded one).
+  // Padded tokens are zeroed (apply_mask_to_padding_states): with left
+  // padding their q, k and v are then zero and the state stays zero until
+  // the first real token, as for the unpadded prompt.
   if (Value valid = tokenMask())
     x = mb.mul(x, valid);
 
@@ -130,9 +135,8 @@ ModelBuilder::LayerOut ModelBuilder::gatedDeltaNet(const std::string &p, int64_t
   Value beta = mb.unary<mir::SigmoidOp>(shaped(mb.sliceLast(ba, 0, group), {nv}));
   Value a = shaped(mb.sliceLast(ba, group, group), {nv});
   // g = −exp(A_log)·softplus(a + dt_bias), in f32 as transformers has it.
-  Type f32 = b.getF32Type();
   Value g = mb.mul(mb.unary<mir::NegOp>(mb.unary<mir::ExpOp>(mb.widen(aLog, f32))),
-                   mb.softplus(mb.widen(mb.add(a, dtBias), f32)));
+                   mb.softplus(mb.add(mb.widen(a, f32), mb.widen(dtBias, f32))));
 
   Value mixed = mb.transpose(mb.concat({qs, ks, vs}, 2), {0, 2, 1}); // [B, conv_dim, S]
   auto conv = createMulti<mir::CausalConv1dOp>(mixed, mb.reshape(convW, {convDim, kernel}),
@@ -149,15 +153,17 @@ ModelBuilder::LayerOut ModelBuilder::gatedDeltaNet(const std::string &p, int64_t
   Value query = repeated(mb.sliceLast(y, 0, kd));
   Value key = repeated(mb.sliceLast(y, kd, kd));
   Value value = shaped(mb.sliceLast(y, 2 * kd, vd), {nv, dv});
-  Type et = elementType();
-  auto rule = createMulti<mir::GatedDeltaRuleOp>(query, key, value, mb.cast(g, et),
-                                                 beta, ssmState, b.getUnitAttr(), FloatAttr(),
-                                                 IntegerAttr());
+  auto rule = createMulti<mir::GatedDeltaRuleOp>(
+      mb.widen(query, f32), mb.widen(key, f32), mb.widen(value, f32), g, mb.widen(beta, f32),
+      ssmState, b.getUnitAttr(), FloatAttr(), IntegerAttr());
   if (!rule)
     return {};
-  // Qwen3NextRMSNormGated: weight · RMSNorm(out) · SiLU(z) per value head.
-  Value normed = mb.createWithOptional<hir::RmsNormOp>(rule.getOutput(), gateNorm, b.getF64FloatAttr(c.eps));
-  Value gated = mb.mul(normed, mb.unary<mir::SiluOp>(z));
+  // Qwen3NextRMSNormGated per value head: weight · RMSNorm(out) in the
+  // model's dtype, times SiLU(z) in f32, rounded once.
+  Value normed = mb.createWithOptional<hir::RmsNormOp>(mb.widen(rule.getOutput(), et), gateNorm,
+                                                       b.getF64FloatAttr(c.eps));
+  Value gated = mb.widen(
+      mb.mul(mb.widen(normed, f32), mb.unary<mir::SiluOp>(mb.widen(z, f32))), et);
   Value out = linear(shaped(gated, {vd}), outW, Value());
   return {out, conv.getFinalState(), rule.getFinalState(), /*recurrent=*/true};
 }
@@ -167,8 +173,13 @@ Value ModelBuilder::tokenMask() {
     return {};
   if (tokenMaskMemo)
     return tokenMaskMemo;
-  // Query row s (of S) is key column T − S + s: picked out of the [B, 1, T]
-  // mask by comparing 1-based column and row numbers.
+  if (!o.kvCache) { // the mask is the queries' own: [B, 1, S] as [B, S, 1]
+    tokenMaskMemo = mb.cast(mb.transpose(keyMask, {0, 2, 1}), elementType());
+    return tokenMaskMemo;
+  }
+  // With a cache, query row s (of S) is key column T − S + s: picked out
+  // of the [B, 1, T] mask by comparing 1-based column and row numbers
+  // ([B, S, T] once per model; a decode step's S is 1).
   Type i64 = b.getI64Type(), i1 = b.getI1Type();
   auto ones = [&](Value like) { return mb.add(mb.mul(like, mb.scalar(i64, 0)), mb.scalar(i64, 1)); };
   Value onesT = ones(keyMask), onesS = ones(queryPositions); // [B, 1, T], [1, S, 1]

@@ -171,7 +171,8 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
     shapes: a missing, extra or mis-shaped tensor raises RlxError naming it.
     NVFP4 linears read ModelOpt's tensors as stored (``weight`` U8 codes,
     ``weight_scale`` F8_E4M3, ``weight_scale_2``); their ``input_scale``
-    (W4A4's activation scale) is dropped.
+    (W4A4's activation scale) is dropped, and so are multi-token-prediction
+    heads (``mtp.*``, Qwen3-Next's checkpoints), which the model does not read.
     With `tp` > 1, each tensor is rank `rank`'s block (:func:`shard_weight`),
     as ``mpirun -np tp rlx-run --tp tp --weights`` gives each rank; `model`
     is then the whole (unsharded) model the checkpoint is checked against,
@@ -199,6 +200,11 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
             # keep activations in float and do not read it.
             if (name.endswith(".input_scale") and
                     name[:-len(".input_scale")] + ".weight_scale_2" in params):
+                del weights[name]
+            elif name.startswith("mtp.") and name not in params:
+                # Multi-token-prediction heads (Qwen3-Next's checkpoints): a
+                # draft model the causal LM does not read (transformers
+                # ignores them on load too).
                 del weights[name]
             elif name not in params:
                 raise RlxError(f"checkpoint tensor '{name}' is not a parameter of the model")

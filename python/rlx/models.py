@@ -6,10 +6,12 @@ Qwen3ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel and the mixtures of
 experts MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
 OlmoeForCausalLM, GptOssForCausalLM, DeepseekV3ForCausalLM (multi-head
 latent attention) and Llama4ForCausalLM (chunked attention, NoPE layers),
-and the state-space models MambaForCausalLM, FalconMambaForCausalLM and
+the state-space models MambaForCausalLM, FalconMambaForCausalLM and
 Mamba2ForCausalLM
 (``kv_cache=True``: each layer's conv and SSM states in and out instead of
-K/V) with transformers' defaults, HF
+K/V) and the hybrid Qwen3NextForCausalLM (Gated DeltaNet layers with conv
+and recurrent states, gated attention layers with K/V), with
+transformers' defaults, HF
 parameter names on the arguments (``rlx.param``), symbolic
 ``seq``/``past_seq`` dims unless given. Another architecture, an activation
 or RoPE type RLX does not compute exactly raises RlxError listing the
@@ -51,7 +53,8 @@ def from_hf_config(config: Union[str, os.PathLike, Mapping], num_layers: Optiona
     is the dim ``total_seq``): attention stays causal by cache slot and
     RoPE reads ``position_ids``, so a left-padded history gives the
     unpadded logits (a decode step compiled once for a history of fixed
-    capacity; see examples/python/generate.py). Not for state-space
+    capacity; see examples/python/generate.py); Qwen3-Next's linear
+    layers zero the padded tokens' inputs. Not for the state-space
     models."""
     if isinstance(config, Mapping):
         text = json.dumps(dict(config))

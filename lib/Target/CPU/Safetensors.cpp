@@ -278,6 +278,12 @@ static bool isUnusedNvfp4InputScale(StringRef name, const std::set<std::string> 
   return params.count((name + ".weight_scale_2").str()) != 0;
 }
 
+/// Multi-token-prediction heads (`mtp.*`, Qwen3-Next's checkpoints): a
+/// draft model for speculative decoding that the causal LM does not read
+/// (transformers ignores them on load too), when the model has no such
+/// parameter.
+static bool isUnreadMtpHead(StringRef name) { return name.starts_with("mtp."); }
+
 /// dst[k * stride + j] = t[j, k] for a 2-D `t` of `E`-byte elements, in
 /// tiles (both sides stay in cache).
 template <typename E>
@@ -339,7 +345,7 @@ LogicalResult mlir::rlx::bindCheckpoint(const CheckpointIndex &checkpoint,
     }
   }
   for (const auto &[name, t] : checkpoint)
-    if (!names.count(name) && !isUnusedNvfp4InputScale(name, names)) {
+    if (!names.count(name) && !isUnusedNvfp4InputScale(name, names) && !isUnreadMtpHead(name)) {
       error = "checkpoint tensor '" + name + "' is not a parameter of the model";
       return failure();
     }
