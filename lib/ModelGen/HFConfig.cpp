@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HFConfigReader.h"
 #include "HFNames.h"
 #include "RLX/ModelGen/ModelGen.h"
 
@@ -20,102 +21,7 @@ using namespace mlir;
 using namespace mlir::rlx;
 
 namespace {
-/// Typed access to a config object with defaults and error collection (the
-/// first error wins).
-struct Reader {
-  const llvm::json::Object &obj;
-  std::string &error;
-
-  bool has(StringRef key) const {
-    const llvm::json::Value *v = obj.get(key);
-    return v && v->kind() != llvm::json::Value::Null;
-  }
-  void fail(const Twine &msg) {
-    if (error.empty())
-      error = msg.str();
-  }
-  void wrongType(StringRef key, StringRef what) {
-    fail("'" + key + "' must be " + what);
-  }
-  int64_t integer(StringRef key, std::optional<int64_t> def = std::nullopt) {
-    if (has(key)) {
-      if (auto v = obj.getInteger(key))
-        return *v;
-      wrongType(key, "an integer");
-      return 0;
-    }
-    if (def)
-      return *def;
-    fail("missing integer '" + key + "'");
-    return 0;
-  }
-  /// The first of `keys` that is present (HF's attribute_map aliases).
-  int64_t integerOf(ArrayRef<StringRef> keys, std::optional<int64_t> def = std::nullopt) {
-    for (StringRef k : keys)
-      if (has(k))
-        return integer(k);
-    return integer(keys.front(), def);
-  }
-  double number(StringRef key, double def) {
-    if (!has(key))
-      return def;
-    if (std::optional<double> v = obj.getNumber(key); v && std::isfinite(*v))
-      return *v;
-    wrongType(key, "a finite number");
-    return def;
-  }
-  /// A JSON number, or a non-finite one as transformers 5 writes them
-  /// ({"__float__": "Infinity"}) or Python's json does (the bare tokens
-  /// Infinity, -Infinity, NaN; quoteNonFinite).
-  static std::optional<double> asNumber(const llvm::json::Value &v) {
-    if (std::optional<double> d = v.getAsNumber())
-      return d;
-    std::optional<StringRef> s = v.getAsString();
-    if (const llvm::json::Object *o = v.getAsObject(); o && o->size() == 1)
-      s = o->getString("__float__");
-    if (s == "Infinity")
-      return std::numeric_limits<double>::infinity();
-    if (s == "-Infinity")
-      return -std::numeric_limits<double>::infinity();
-    if (s == "NaN")
-      return std::numeric_limits<double>::quiet_NaN();
-    return std::nullopt;
-  }
-  bool boolean(StringRef key, bool def) {
-    if (!has(key))
-      return def;
-    if (auto v = obj.getBoolean(key))
-      return *v;
-    wrongType(key, "true or false");
-    return def;
-  }
-  std::string string(StringRef key, StringRef def) {
-    if (!has(key))
-      return def.str();
-    if (auto v = obj.getString(key))
-      return v->str();
-    wrongType(key, "a string");
-    return def.str();
-  }
-  std::optional<StringRef> optString(StringRef key) {
-    if (!has(key))
-      return std::nullopt;
-    if (auto v = obj.getString(key))
-      return *v;
-    wrongType(key, "a string");
-    return std::nullopt;
-  }
-};
-
-/// HF's ACT2FN name -> RLX's activation, or an error listing the names.
-std::string activation(Reader &r, StringRef key, StringRef def) {
-  std::string name = r.string(key, def);
-  if (std::optional<StringRef> act = hf::activationFromHF(name))
-    return act->str();
-  r.fail(key + " '" + name + "' is not supported; supported (transformers ACT2FN names): " +
-         hf::supportedActivations());
-  return "";
-}
+using namespace mlir::rlx::hfconfig;
 
 void readGPT2(Reader &r, ModelConfig &c) {
   // GPT2Config's attribute_map lets the generic names stand for n_*.
@@ -143,130 +49,6 @@ void readGPT2(Reader &r, ModelConfig &c) {
   // is the same. Cross-attention adds parameters the model has no input for.
   if (r.boolean("add_cross_attention", false))
     r.fail("add_cross_attention is not supported");
-}
-
-/// Mamba2Config's own keys and defaults (time_step_rank is read but unused,
-/// as in Mamba2Mixer): heads × head_dim must be the intermediate size,
-/// which the mixer views as [heads, head_dim].
-void readMamba2(Reader &r, ModelConfig &c) {
-  ModelConfig::Mamba &m = c.mamba;
-  c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
-  m.numHeads = r.integer("num_heads", 128);
-  m.headDim = r.integer("head_dim", 64);
-  m.nGroups = r.integer("n_groups", 8);
-  m.chunkSize = r.integer("chunk_size", 256);
-  if (m.numHeads <= 0 || m.headDim <= 0 || m.nGroups <= 0 || m.chunkSize <= 0) {
-    r.fail("num_heads, head_dim, n_groups and chunk_size must be positive");
-    return;
-  }
-  int64_t width;
-  if (llvm::MulOverflow(m.numHeads, m.headDim, width) || width != c.intermediateSize)
-    r.fail("num_heads * head_dim must equal expand * hidden_size (" +
-           Twine(c.intermediateSize) + "): Mamba2Mixer views its intermediate states as "
-           "[num_heads, head_dim]");
-  else if (m.numHeads % m.nGroups != 0 || c.intermediateSize % m.nGroups != 0)
-    r.fail("num_heads (" + Twine(m.numHeads) + ") must be a multiple of n_groups (" +
-           Twine(m.nGroups) + ")");
-  if (m.chunkSize > 65536)
-    r.fail("chunk_size " + Twine(m.chunkSize) + " is more than 65536");
-  if (const llvm::json::Value *v = r.obj.get("time_step_limit");
-      v && v->kind() != llvm::json::Value::Null) {
-    const llvm::json::Array *a = v->getAsArray();
-    std::optional<double> lo = a && a->size() == 2 ? Reader::asNumber((*a)[0]) : std::nullopt;
-    std::optional<double> hi = a && a->size() == 2 ? Reader::asNumber((*a)[1]) : std::nullopt;
-    double inf = std::numeric_limits<double>::infinity();
-    if (!lo || !hi || std::isnan(*lo) || std::isnan(*hi) || *lo > *hi || *lo == inf ||
-        *hi == -inf) {
-      r.fail("time_step_limit must be [min, max] with min <= max (finite, or -inf / inf for no "
-             "bound)");
-      return;
-    }
-    // softplus(dt) > 0, so a lower bound of 0 or less never binds.
-    if (*lo > 0)
-      m.dtMin = *lo;
-    if (*hi != std::numeric_limits<double>::infinity())
-      m.dtMax = *hi;
-  }
-}
-
-/// MambaConfig / FalconMambaConfig with transformers' defaults:
-/// intermediate_size = expand · hidden_size, time_step_rank "auto" =
-/// ⌈hidden_size / 16⌉.
-void readMamba(Reader &r, ModelConfig &c) {
-  bool v2 = c.family == ModelFamily::Mamba2;
-  c.hiddenSize = r.integer("hidden_size", v2 ? 4096 : 768);
-  c.numLayers = r.integer("num_hidden_layers", v2 ? 64 : 32);
-  c.vocabSize = r.integer("vocab_size", v2 ? 32768 : 50280);
-  c.eps = r.number("layer_norm_epsilon", 1e-5);
-  c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
-  // The conv's activation is hidden_act; the gate is SiLU regardless.
-  c.activation = activation(r, "hidden_act", "silu");
-  if (!c.activation.empty() && c.activation != "silu")
-    r.fail("hidden_act '" + r.string("hidden_act", "") +
-           "' is not supported for Mamba: its causal conv1d supports silu");
-  ModelConfig::Mamba &m = c.mamba;
-  m.stateSize = r.integer("state_size", v2 ? 128 : 16);
-  m.convKernel = r.integer("conv_kernel", 4);
-  int64_t expand = r.integer("expand", 2);
-  if (llvm::MulOverflow(expand, c.hiddenSize, c.intermediateSize))
-    r.fail("expand * hidden_size overflows");
-  if (r.obj.getString("time_step_rank")) {
-    if (r.string("time_step_rank", "auto") != "auto")
-      r.fail("'time_step_rank' must be an integer or \"auto\"");
-    m.timeStepRank = c.hiddenSize > 0 ? llvm::divideCeil(c.hiddenSize, 16) : 0;
-  } else {
-    m.timeStepRank = r.integer("time_step_rank", c.hiddenSize > 0 ? llvm::divideCeil(c.hiddenSize, 16) : 0);
-  }
-  m.useBias = r.boolean("use_bias", false);
-  m.useConvBias = r.boolean("use_conv_bias", true);
-  m.residualInFp32 = r.boolean("residual_in_fp32", true);
-  if (v2 && r.error.empty() && c.hiddenSize > 0 && expand > 0)
-    readMamba2(r, c);
-  if (c.family == ModelFamily::FalconMamba) {
-    m.mixerRmsEps = r.number("mixer_rms_eps", 1e-6);
-    if (!(m.mixerRmsEps > 0))
-      r.fail("mixer_rms_eps must be positive");
-  }
-  // Sizes an untrusted config may get wrong: positive, and every weight's
-  // f32 bytes below 2^48 (as the attention models' check below).
-  if (r.error.empty() &&
-      (c.hiddenSize <= 0 || c.numLayers <= 0 || c.vocabSize <= 0 || m.stateSize <= 0 ||
-       m.convKernel <= 0 || m.timeStepRank <= 0 || expand <= 0))
-    r.fail("sizes must be positive");
-  if (c.numLayers > 4096)
-    r.fail("num_hidden_layers = " + Twine(c.numLayers) + " is more than 4096");
-  // The conv's taps and the state are unrolled or materialized per step:
-  // far beyond any released model (conv 4, state 16-128) is an error.
-  if (m.convKernel > 1024 || m.stateSize > 65536 || m.timeStepRank > (int64_t(1) << 24))
-    r.fail("conv_kernel (at most 1024), state_size (at most 65536) or time_step_rank (at most "
-           "2^24) is out of range");
-  if (!r.error.empty())
-    return;
-  // Each weight's f32 elements below 2^46, the layers' together below 2^46.
-  constexpr int64_t kMaxElements = int64_t(1) << 46;
-  int64_t layer = 0, elements;
-  // Mamba-2: in_proj [I + conv + H, hidden] with conv = I + 2·G·N channels.
-  int64_t groupsBC, convDim, inRows;
-  if (llvm::MulOverflow(m.nGroups, 2 * m.stateSize, groupsBC) ||
-      llvm::AddOverflow(c.intermediateSize, groupsBC, convDim) ||
-      llvm::AddOverflow(convDim, m.numHeads, inRows)) {
-    r.fail("a weight of this config would take more than 2^48 bytes (256 TiB) in f32");
-    return;
-  }
-  for (auto [x, y] : {std::pair{c.intermediateSize, 2 * c.hiddenSize},
-                      std::pair{inRows, c.hiddenSize},
-                      std::pair{convDim, m.convKernel},
-                      std::pair{c.intermediateSize, m.timeStepRank + 2 * m.stateSize},
-                      std::pair{c.intermediateSize, m.stateSize},
-                      std::pair{c.intermediateSize, m.convKernel}})
-    if (llvm::MulOverflow(x, y, elements) || elements > kMaxElements ||
-        llvm::AddOverflow(layer, elements, layer)) {
-      r.fail("a weight of this config would take more than 2^48 bytes (256 TiB) in f32");
-      return;
-    }
-  if (llvm::MulOverflow(c.vocabSize, c.hiddenSize, elements) || elements > kMaxElements ||
-      llvm::MulOverflow(layer, c.numLayers, layer) || layer > kMaxElements)
-    r.fail("the model would take more than 2^48 bytes (256 TiB) in f32");
 }
 
 /// transformers' standardize_rope_params for llama3 and yarn: a top-level
@@ -399,27 +181,6 @@ void readLayerTypes(Reader &r, const llvm::json::Object &root, std::vector<bool>
     }
     marked.push_back(*s == kind);
   }
-}
-
-/// A list of integers (`mlp_only_layers`); absent or null is empty.
-std::vector<int64_t> integers(Reader &r, const llvm::json::Object &root, StringRef key) {
-  std::vector<int64_t> out;
-  if (!r.has(key))
-    return out;
-  const llvm::json::Array *list = root.getArray(key);
-  if (!list) {
-    r.wrongType(key, "a list of integers");
-    return out;
-  }
-  for (const llvm::json::Value &v : *list) {
-    std::optional<int64_t> i = v.getAsInteger();
-    if (!i) {
-      r.wrongType(key, "a list of integers");
-      return {};
-    }
-    out.push_back(*i);
-  }
-  return out;
 }
 
 /// The sparse MoE block's sizes as each config class names and defaults
@@ -699,6 +460,14 @@ void readPartialRotary(Reader &r, const llvm::json::Object &root, ModelConfig &c
   const llvm::json::Object *rope = root.getObject("rope_parameters");
   if (!rope)
     rope = root.getObject("rope_scaling");
+  if (c.family == ModelFamily::Bamba) {
+    // BambaConfig sets partial_rotary_factor = 0.5 whatever the config says.
+    c.rotaryDim = static_cast<int64_t>(std::trunc(static_cast<double>(c.headDim) * 0.5));
+    if (c.rotaryDim < 2 || c.rotaryDim % 2 != 0)
+      r.fail("Bamba rotates half of head_dim (" + std::to_string(c.headDim) +
+             "): it must be an even, positive number of dims");
+    return;
+  }
   bool qwen3Next = c.family == ModelFamily::Qwen3Next;
   // Qwen3NextConfig's setdefault keeps an explicit null: full rotation.
   auto given = [](const llvm::json::Object &o) {
@@ -734,7 +503,8 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   // GptOssConfig and Llama4TextConfig default the KV heads to 8, the others
   // to the heads (a null is the heads for Llama-4, as its __post_init__ makes it).
   bool eightKv = c.family == ModelFamily::GptOss ||
-                 (c.family == ModelFamily::Llama4 && !root.get("num_key_value_heads"));
+                 ((c.family == ModelFamily::Llama4 || c.family == ModelFamily::Bamba) &&
+                  !root.get("num_key_value_heads"));
   c.numKvHeads = r.integer("num_key_value_heads", eightKv                               ? 8
                                                   : c.family == ModelFamily::Qwen3Next ? 2
                                                                                        : c.numHeads);
@@ -765,7 +535,8 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   // MixtralConfig, OlmoeConfig and GptOssConfig default eps to 1e-5;
   // Mixtral's theta is 1e6, gpt-oss's 150000.
   bool eps5 = c.family == ModelFamily::Mixtral || c.family == ModelFamily::Olmoe ||
-              c.family == ModelFamily::GptOss || c.family == ModelFamily::Llama4;
+              c.family == ModelFamily::GptOss || c.family == ModelFamily::Llama4 ||
+              c.family == ModelFamily::Bamba;
   c.eps = r.number("rms_norm_eps", eps5 ? 1e-5 : 1e-6);
   c.activation = activation(r, "hidden_act", "silu");
   c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
@@ -860,6 +631,9 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
     break;
   case ModelFamily::Qwen3Next:
     readQwen3Next(r, root, c);
+    break;
+  case ModelFamily::Bamba:
+    readBamba(r, root, c);
     break;
   case ModelFamily::GPT2:
   case ModelFamily::Mamba:

@@ -30,6 +30,7 @@ const hf::Architecture kArchitectures[] = {
     {"FalconMambaForCausalLM", "falcon_mamba", ModelFamily::FalconMamba},
     {"Mamba2ForCausalLM", "mamba2", ModelFamily::Mamba2},
     {"Qwen3NextForCausalLM", "qwen3_next", ModelFamily::Qwen3Next},
+    {"BambaForCausalLM", "bamba", ModelFamily::Bamba},
 };
 
 struct Activation {

@@ -8,7 +8,7 @@
 // are written with the individual blocks, with the biases exactly where
 // transformers' modeling code has them; DeepSeek-V3's layers with its
 // multi-head latent attention (deepseekLayer, mlaAttention), Llama-4's
-// (llama4Layer, llama4Moe) and Qwen3-Next's hybrid (Qwen3NextLayers.cpp).
+// (llama4Layer, llama4Moe) and Qwen3-Next's hybrid (HybridLayers.cpp).
 //
 // The sizes come from an untrusted config.json: every op is built through
 // its shape rules (TryCreate.h), so a config whose sizes do not fit together
@@ -37,6 +37,8 @@ ModelBuilder::LayerOut ModelBuilder::llamaLayer(int64_t i, Value x, Value positi
     return llama4Layer(i, x, positions);
   if (c.family == ModelFamily::Qwen3Next)
     return qwen3NextLayer(i, x, positions);
+  if (c.family == ModelFamily::Bamba)
+    return bambaLayer(i, x, positions);
   std::string p = "model.layers." + std::to_string(i) + ".";
   int64_t h = c.hiddenSize, q = c.numHeads * c.headDim, kv = c.numKvHeads * c.headDim;
   int64_t inter = c.intermediateSize;
@@ -585,7 +587,10 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       Value bias = param("transformer.ln_f.bias", {c.hiddenSize});
       hidden = mb.createWithOptional<hir::LayerNormOp>(hidden, w, bias, eps);
     } else {
-      hidden = normIn(hidden, normWeight("model.norm.weight", c.hiddenSize));
+      hidden = normIn(hidden, normWeight(c.family == ModelFamily::Bamba
+                                             ? "model.final_layernorm.weight"
+                                             : "model.norm.weight",
+                                         c.hiddenSize));
     }
     // Tied heads read the embedding table, which is already [vocab, hidden].
     if (c.tieEmbeddings)
@@ -690,6 +695,32 @@ static OwningOpRef<ModuleOp> buildAttentionModel(MLIRContext *ctx, const ModelCo
       return nullptr;
     }
   }
+  if (config.family == ModelFamily::Bamba) {
+    const ModelConfig::Mamba &m = config.mamba;
+    int64_t convDim, rows;
+    if (layers > static_cast<int64_t>(m.mixerLayers.size())) {
+      emitError(UnknownLoc::get(ctx)) << "Bamba's layer pattern describes " << m.mixerLayers.size()
+                                      << " layers but " << layers << " are built";
+      return nullptr;
+    }
+    if (m.width <= 0 || m.numHeads <= 0 || m.headDim <= 0 || m.nGroups <= 0 ||
+        m.stateSize <= 0 || m.convKernel <= 0 || m.chunkSize <= 0 ||
+        m.numHeads % m.nGroups != 0 || m.width % m.nGroups != 0 ||
+        llvm::MulOverflow(m.numHeads, m.headDim, rows) || rows != m.width ||
+        llvm::MulOverflow(m.nGroups, 2 * m.stateSize, convDim) ||
+        llvm::AddOverflow(convDim, m.width, convDim) ||
+        llvm::AddOverflow(convDim + m.width, m.numHeads, rows)) {
+      emitError(UnknownLoc::get(ctx))
+          << "Bamba's mixer needs positive sizes, heads · head_dim equal to its width, groups "
+             "that divide the heads, and sizes that fit in 64 bits";
+      return nullptr;
+    }
+    if (options.nvfp4Weights || !options.loras.empty()) {
+      emitError(UnknownLoc::get(ctx))
+          << "--nvfp4-weights and LoRA adapters are not supported for Bamba";
+      return nullptr;
+    }
+  }
   ModelBuilder builder(ctx, config, options);
   return builder.build();
 }
@@ -715,8 +746,11 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
       reported |= d.getSeverity() == DiagnosticSeverity::Error;
       return failure(); // on to the caller's handler
     });
-    module = config.mamba.enabled() ? buildMambaModel(ctx, config, options)
-                                    : buildAttentionModel(ctx, config, options);
+    bool stateSpace = config.family == ModelFamily::Mamba ||
+                      config.family == ModelFamily::FalconMamba ||
+                      config.family == ModelFamily::Mamba2;
+    module = stateSpace ? buildMambaModel(ctx, config, options)
+                        : buildAttentionModel(ctx, config, options);
   }
   if (!module && !reported)
     emitError(NameLoc::get(StringAttr::get(ctx, config.architecture)))

@@ -3,7 +3,7 @@
 // ModelBuilder (ModelBuilder.cpp) builds the attention decoder models of
 // lib/ModelGen: Llama-family, GPT-2, mixtures of experts, DeepSeek-V3's
 // latent attention, Llama-4, and Qwen3-Next's hybrid of gated attention and
-// Gated DeltaNet layers (Qwen3NextLayers.cpp). Internal to lib/ModelGen.
+// Gated DeltaNet layers (HybridLayers.cpp). Internal to lib/ModelGen.
 //
 //===----------------------------------------------------------------------===//
 
@@ -302,9 +302,12 @@ private:
   Value gptOssMoeBlock(const std::string &prefix, Value x);
   std::pair<Value, Value> expertWeights(const std::string &prefix);
   LayerOut gpt2Layer(int64_t i, Value x);
-  // Qwen3NextLayers.cpp.
+  // HybridLayers.cpp.
   LayerOut qwen3NextLayer(int64_t i, Value x, Value positions);
-  LayerOut gatedAttention(const std::string &prefix, int64_t i, Value x, Value positions);
+  /// Qwen3NextAttention (with Qwen3-Next's output gate and head norms) or
+  /// BambaAttention (Llama's), RoPE on `rotaryDim` dims.
+  LayerOut hybridAttention(const std::string &prefix, int64_t i, Value x, Value positions);
+  LayerOut bambaLayer(int64_t i, Value x, Value positions);
   LayerOut gatedDeltaNet(const std::string &prefix, int64_t i, Value x);
   /// A norm's weight: the checkpoint's, or 1 + it (Qwen3NextRMSNorm, which
   /// forms it in f32: so it is for a model in bf16 or f16).

@@ -29,11 +29,12 @@ namespace mlir::rlx {
 /// Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM,
 /// GptOssForCausalLM, DeepseekV3ForCausalLM, Llama4ForCausalLM), the
 /// state-space models (MambaForCausalLM, FalconMambaForCausalLM,
-/// Mamba2ForCausalLM) and the hybrid Qwen3NextForCausalLM.
+/// Mamba2ForCausalLM) and the hybrids Qwen3NextForCausalLM and
+/// BambaForCausalLM.
 /// Anything else is an error, never a Llama look-alike.
 enum class ModelFamily {
   Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss,
-  DeepseekV3, Llama4, Mamba, FalconMamba, Mamba2, Qwen3Next
+  DeepseekV3, Llama4, Mamba, FalconMamba, Mamba2, Qwen3Next, Bamba
 };
 
 /// What the generator needs from a config.json, after transformers' defaults
@@ -169,6 +170,11 @@ struct ModelConfig {
     /// The residual stream in f32 between layers (bf16/f16 models).
     bool residualInFp32 = true;
     bool enabled() const { return stateSize > 0; }
+    /// Bamba (BambaForCausalLM): the Mamba-2 mixer's width (mamba_expand ·
+    /// hidden_size; `intermediateSize` is the MLP's) and the layers that
+    /// have the mixer (the others attention).
+    int64_t width = 0;
+    std::vector<bool> mixerLayers;
   } mamba;
   /// Qwen3-Next (Qwen3NextForCausalLM): `linearLayers` marks its Gated
   /// DeltaNet layers (layer_types' linear_attention): in_proj_qkvz and

@@ -1,4 +1,10 @@
-//===- Qwen3NextLayers.cpp - Qwen3-Next's hybrid decoder layers -----------===//
+//===- HybridLayers.cpp - Qwen3-Next's and Bamba's hybrid decoder layers --===//
+//
+// transformers' BambaDecoderLayer: RMSNorm, then Mamba-2's mixer
+// (FunctionBuilder::mamba2Mixer under `mamba.`) on the layers outside
+// attn_layer_indices and BambaAttention (Llama's, RoPE on half of each head)
+// on the others, the residual, RMSNorm and the SwiGLU `feed_forward`, the
+// residual; its decode states as Mamba-2's and the usual K/V.
 //
 // transformers' Qwen3NextDecoderLayer with the checkpoint's names: a token
 // mixer (Qwen3NextGatedDeltaNet on layer_types' linear_attention layers,
@@ -29,7 +35,7 @@ ModelBuilder::LayerOut ModelBuilder::qwen3NextLayer(int64_t i, Value x, Value po
   int64_t h = c.hiddenSize;
   Value hn = normIn(x, normWeight(p + "input_layernorm.weight", h));
   LayerOut out = c.linearAttention.isLinear(i) ? gatedDeltaNet(p + "linear_attn.", i, hn)
-                                               : gatedAttention(p + "self_attn.", i, hn, positions);
+                                               : hybridAttention(p + "self_attn.", i, hn, positions);
   Value sum = mb.add(out.hidden, x); // the residual in the model's dtype
   Value hn2 = normIn(sum, normWeight(p + "post_attention_layernorm.weight", h));
   Value mlp;
@@ -45,22 +51,25 @@ ModelBuilder::LayerOut ModelBuilder::qwen3NextLayer(int64_t i, Value x, Value po
   return out;
 }
 
-ModelBuilder::LayerOut ModelBuilder::gatedAttention(const std::string &p, int64_t i, Value x,
-                                                    Value positions) {
+ModelBuilder::LayerOut ModelBuilder::hybridAttention(const std::string &p, int64_t i, Value x,
+                                                     Value positions) {
+  bool gated = c.family == ModelFamily::Qwen3Next;
   int64_t h = c.hiddenSize, hd = c.headDim, heads = c.numHeads;
-  int64_t q = heads * hd, kv = c.numKvHeads * hd;
+  int64_t q = heads * hd, kv = c.numKvHeads * hd, qRows = gated ? 2 * q : q;
   auto [pastK, pastV] = pastKv(i);
   auto bias = [&](const std::string &name, int64_t n) {
     return c.qkvBias ? param(p + name + ".bias", {n}) : Value();
   };
-  // q_proj gives each head its query and then its output gate.
-  Value qg = proj(x, weight(p + "q_proj", 2 * q, h), bias("q_proj", 2 * q));
-  Value perHead = mb.reshape(qg, mir::MIRBuilder::pattern({o.batch, seqLen, heads, 2 * hd}));
-  auto packed = [&](Value t) {
-    return mb.reshape(t, mir::MIRBuilder::pattern({o.batch, seqLen, q}));
-  };
-  Value qs = packed(mb.sliceLast(perHead, 0, hd));
-  Value gate = packed(mb.sliceLast(perHead, hd, hd));
+  Value qs = proj(x, weight(p + "q_proj", qRows, h), bias("q_proj", qRows)), gate;
+  if (gated) {
+    // q_proj gives each head its query and then its output gate.
+    Value perHead = mb.reshape(qs, mir::MIRBuilder::pattern({o.batch, seqLen, heads, 2 * hd}));
+    auto packed = [&](Value t) {
+      return mb.reshape(t, mir::MIRBuilder::pattern({o.batch, seqLen, q}));
+    };
+    qs = packed(mb.sliceLast(perHead, 0, hd));
+    gate = packed(mb.sliceLast(perHead, hd, hd));
+  }
   Value ks = proj(x, weight(p + "k_proj", kv, h), bias("k_proj", kv));
   Value vs = proj(x, weight(p + "v_proj", kv, h), bias("v_proj", kv));
   // Per-head Qwen3NextRMSNorms: in f32 with 1 + weight, rounded once.
@@ -72,8 +81,10 @@ ModelBuilder::LayerOut ModelBuilder::gatedAttention(const std::string &p, int64_
     return mb.widen(
         mb.createWithOptional<hir::QkNormOp>(mb.widen(t, wt), w, hd, APFloat(c.eps)), et);
   };
-  qs = headNorm(qs, "q_norm.weight");
-  ks = headNorm(ks, "k_norm.weight");
+  if (c.qkNorm) {
+    qs = headNorm(qs, "q_norm.weight");
+    ks = headNorm(ks, "k_norm.weight");
+  }
   IntegerAttr rotary = c.rotaryDim ? b.getI64IntegerAttr(c.rotaryDim) : IntegerAttr();
   auto rope = [&](Value t) {
     return mb.createWithOptional<hir::RopeOp>(
@@ -91,10 +102,43 @@ ModelBuilder::LayerOut ModelBuilder::gatedAttention(const std::string &p, int64_
       b.getI64IntegerAttr(c.numKvHeads), b.getI64IntegerAttr(hd),
       MaskKindAttr::get(ctx, MaskKind::Causal), IntegerAttr(), FloatAttr(), FloatAttr(),
       AttnLayoutAttr::get(ctx, AttnLayout::BSD));
-  attn = mb.mul(attn, mb.unary<mir::SigmoidOp>(gate));
+  if (gated)
+    attn = mb.mul(attn, mb.unary<mir::SigmoidOp>(gate));
   Value out = proj(attn, weight(p + "o_proj", h, q), c.oProjBias ? param(p + "o_proj.bias", {h})
                                                                   : Value());
   return {out, ks, vs};
+}
+
+ModelBuilder::LayerOut ModelBuilder::bambaLayer(int64_t i, Value x, Value positions) {
+  std::string p = "model.layers." + std::to_string(i) + ".";
+  int64_t h = c.hiddenSize, inter = c.intermediateSize;
+  FloatAttr eps = b.getF64FloatAttr(c.eps);
+  Value hn = rmsNorm(x, p + "input_layernorm.weight", h);
+  LayerOut out;
+  if (c.mamba.mixerLayers[i]) {
+    MixerOut mix = mamba2Mixer(p + "mamba.", i, hn, c, c.mamba.width, tokenMask());
+    out = {mix.out, mix.conv, mix.ssm, /*recurrent=*/true};
+  } else {
+    out = hybridAttention(p + "self_attn.", i, hn, positions);
+  }
+  if (mb.failed())
+    return {};
+  Value postNorm = param(p + "pre_ff_layernorm.weight", {h});
+  auto rn = createMulti<hir::ResidualRmsNormOp>(out.hidden, x, postNorm, eps);
+  if (!rn)
+    return {};
+  auto bias = [&](const std::string &name, int64_t n) {
+    return c.mlpBias ? param(p + "feed_forward." + name + ".bias", {n}) : Value();
+  };
+  // BambaMLP: down(act(gate(x)) * up(x)), with mlp_bias.
+  Value f = rn.getOutput();
+  Value g = proj(f, weight(p + "feed_forward.gate_proj", inter, h), bias("gate_proj", inter),
+                 activation());
+  Value u = proj(f, weight(p + "feed_forward.up_proj", inter, h), bias("up_proj", inter));
+  Value mlp = proj(mb.mul(g, u), weight(p + "feed_forward.down_proj", h, inter),
+                   bias("down_proj", h));
+  out.hidden = mb.add(mlp, rn.getSum());
+  return out;
 }
 
 ModelBuilder::LayerOut ModelBuilder::gatedDeltaNet(const std::string &p, int64_t i, Value x) {
