@@ -100,8 +100,12 @@ def main():
     compile_s = time.perf_counter() - t0
     compiled.hold_weights(weights)  # held once, as a deployed model's
 
+    inputs = {"input_ids": ids}
+    if any(arg["name"] == "position_ids" for arg in compiled.arguments):
+        inputs["position_ids"] = np.arange(a.seq, dtype=np.int64)
+
     def run_rlx():
-        return compiled.run(input_ids=ids)["logits"]
+        return compiled.run(**inputs)["logits"]
 
     def run_torch():
         with torch.no_grad():

@@ -139,8 +139,8 @@ void hfconfig::readBamba(Reader &r, const llvm::json::Object &root, ModelConfig 
   constexpr int64_t kMaxElements = int64_t(1) << 46;
   int64_t convDim, rows, elements;
   if (llvm::MulOverflow(m.nGroups, 2 * m.stateSize, convDim) ||
-      llvm::AddOverflow(convDim, m.width, convDim) ||
-      llvm::AddOverflow(convDim + m.width, m.numHeads, rows) ||
+      llvm::AddOverflow(convDim, m.width, convDim) || llvm::AddOverflow(convDim, m.width, rows) ||
+      llvm::AddOverflow(rows, m.numHeads, rows) ||
       llvm::MulOverflow(rows, c.hiddenSize, elements) || elements > kMaxElements ||
       llvm::MulOverflow(m.width, m.stateSize, elements) || elements > kMaxElements) {
     r.fail("a mixer weight or state of this config would take more than 2^48 bytes (256 TiB) "

@@ -707,9 +707,10 @@ static OwningOpRef<ModuleOp> buildAttentionModel(MLIRContext *ctx, const ModelCo
         m.stateSize <= 0 || m.convKernel <= 0 || m.chunkSize <= 0 ||
         m.numHeads % m.nGroups != 0 || m.width % m.nGroups != 0 ||
         llvm::MulOverflow(m.numHeads, m.headDim, rows) || rows != m.width ||
-        llvm::MulOverflow(m.nGroups, 2 * m.stateSize, convDim) ||
-        llvm::AddOverflow(convDim, m.width, convDim) ||
-        llvm::AddOverflow(convDim + m.width, m.numHeads, rows)) {
+        llvm::MulOverflow(m.nGroups, m.stateSize, convDim) ||
+        llvm::MulOverflow(convDim, int64_t(2), convDim) ||
+        llvm::AddOverflow(convDim, m.width, convDim) || llvm::AddOverflow(convDim, m.width, rows) ||
+        llvm::AddOverflow(rows, m.numHeads, rows)) {
       emitError(UnknownLoc::get(ctx))
           << "Bamba's mixer needs positive sizes, heads · head_dim equal to its width, groups "
              "that divide the heads, and sizes that fit in 64 bits";
