@@ -267,6 +267,33 @@ def test_case_i3_q4_k_super_block(tmp_path):
     np.testing.assert_array_equal(y, dequantize(block.reshape(1, 144), Q.Q4_K).reshape(256))
 
 
+@pytest.mark.parametrize("qtype", [Q.Q8_0, Q.MXFP4])
+def test_one_dimensional_block_tensor_is_one_row(qtype, tmp_path):
+    """A 1-D tensor of a block type (here a norm weight of two blocks) is
+    one row of whole blocks, dequantized as gguf does; a quantized q/k bias,
+    whose rows llama.cpp permutes one by one, is refused (rlx-fuzz-gguf's
+    finding: each element was taken for a row of 0 bytes)."""
+    rng = np.random.default_rng(3)
+    raw = random_blocks(qtype, (1, 64), rng).reshape(-1)
+    w = gguf.GGUFWriter(str(tmp_path / "n.gguf"), "llama")
+    w.add_tensor("output_norm.weight", raw, raw_dtype=qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    got = rlx.load_weights(tmp_path / "n.gguf")["model.norm.weight"]
+    np.testing.assert_array_equal(got, dequantize(raw, qtype).reshape(64))
+    w = gguf.GGUFWriter(str(tmp_path / "b.gguf"), "llama")
+    w.add_uint32("llama.attention.head_count", 2)
+    w.add_tensor("blk.0.attn_q.bias", raw, raw_dtype=qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    with pytest.raises(rlx.RlxError, match="bias cannot have its q/k rows permuted"):
+        rlx.load_weights(tmp_path / "b.gguf")
+
+
 def write_raw(path, tensors, arch="llama"):
     w = gguf.GGUFWriter(str(path), arch)
     for name, a in tensors.items():

@@ -348,6 +348,11 @@ FailureOr<CheckpointIndex> mlir::rlx::indexGguf(StringRef path, std::string &err
     bool k = StringRef(t.name).ends_with(".attn_k.weight") ||
              StringRef(t.name).ends_with(".attn_k.bias");
     if (*arch == "llama" && (q || k)) {
+      if (t.shape.size() == 1 && ggmlBlock(t.type).first > 1) {
+        error = path.str() + ": tensor '" + t.name + "': a " + ggmlTypeName(t.type).str() +
+                " bias cannot have its q/k rows permuted (its blocks span several rows)";
+        return failure();
+      }
       c.permuteHeads = q ? heads.value_or(0) : kvHeads;
       if (c.permuteHeads < 1 || c.permuteHeads > t.shape[0] / 2 || t.shape[0] % 2 ||
           (t.shape[0] / 2) % c.permuteHeads) {
@@ -376,8 +381,11 @@ LogicalResult mlir::rlx::readGgufRange(StringRef name, const CheckpointTensor &t
   if (dst.empty())
     return success();
   // Rows are independent (whole blocks): only the rows that hold
-  // [from, from + dst.size()) are read (pread) and dequantized.
-  int64_t rows = t.shape.empty() ? 1 : t.shape[0];
+  // [from, from + dst.size()) are read (pread) and dequantized. A 1-D
+  // tensor of a block type (a quantized norm weight) is one row: its
+  // blocks run along its only dim.
+  bool oneBlockRow = t.shape.size() == 1 && ggmlBlock(t.ggmlType).first > 1;
+  int64_t rows = t.shape.empty() || oneBlockRow ? 1 : t.shape[0];
   int64_t count = static_cast<int64_t>(t.bytes / 4);
   int64_t cols = count / rows;
   uint64_t rowF32 = 4 * cols, rowStored = t.storedBytes / rows;
