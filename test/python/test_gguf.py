@@ -212,12 +212,7 @@ def test_dequantize_with_arbitrary_scales_is_bit_exact(qtype, tmp_path):
         blocks[:, 0:2] = d()
     else:
         blocks[:, 0] = rng.integers(0, 256, len(blocks))
-    w = gguf.GGUFWriter(str(tmp_path / "s.gguf"), "llama")
-    w.add_tensor("blk.0.ffn_up.weight", raw, raw_dtype=qtype)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_raw(tmp_path / "s.gguf", {"blk.0.ffn_up.weight": (raw, qtype)})
     got = rlx.load_weights(tmp_path / "s.gguf")["model.layers.0.mlp.up_proj.weight"]
     want = dequantize(raw, qtype).reshape(8, 512)
     assert np.isfinite(want).all() or qtype == Q.MXFP4
@@ -275,29 +270,26 @@ def test_one_dimensional_block_tensor_is_one_row(qtype, tmp_path):
     finding: each element was taken for a row of 0 bytes)."""
     rng = np.random.default_rng(3)
     raw = random_blocks(qtype, (1, 64), rng).reshape(-1)
-    w = gguf.GGUFWriter(str(tmp_path / "n.gguf"), "llama")
-    w.add_tensor("output_norm.weight", raw, raw_dtype=qtype)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_raw(tmp_path / "n.gguf", {"output_norm.weight": (raw, qtype)})
     got = rlx.load_weights(tmp_path / "n.gguf")["model.norm.weight"]
     np.testing.assert_array_equal(got, dequantize(raw, qtype).reshape(64))
-    w = gguf.GGUFWriter(str(tmp_path / "b.gguf"), "llama")
-    w.add_uint32("llama.attention.head_count", 2)
-    w.add_tensor("blk.0.attn_q.bias", raw, raw_dtype=qtype)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_raw(tmp_path / "b.gguf", {"blk.0.attn_q.bias": (raw, qtype)},
+              uint32s=[("llama.attention.head_count", 2)])
     with pytest.raises(rlx.RlxError, match="bias cannot have its q/k rows permuted"):
         rlx.load_weights(tmp_path / "b.gguf")
 
 
-def write_raw(path, tensors, arch="llama"):
+def write_raw(path, tensors, arch="llama", uint32s=()):
+    """A GGUF file of `tensors` (an array, or (raw bytes, ggml type) for a
+    quantized one) with the u32 metadata `uint32s` ((key, value) pairs)."""
     w = gguf.GGUFWriter(str(path), arch)
+    for key, value in uint32s:
+        w.add_uint32(key, value)
     for name, a in tensors.items():
-        w.add_tensor(name, a)
+        if isinstance(a, tuple):
+            w.add_tensor(name, a[0], raw_dtype=a[1])
+        else:
+            w.add_tensor(name, a)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
