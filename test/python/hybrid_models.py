@@ -1,5 +1,7 @@
-"""The hybrid language models from their Hugging Face configs and
-checkpoints, against transformers itself:
+"""What the hybrid models' tests share (test_qwen3_next.py,
+test_bamba_models.py): the model families, the f64 reference, and the test
+bodies. The models, from their Hugging Face configs and checkpoints,
+against transformers itself:
 
 - Qwen3NextForCausalLM: Gated DeltaNet layers and gated attention layers
   (RoPE on part of each head), the sparse MoE block with its gated shared
@@ -39,7 +41,7 @@ from harness import gen_model
 torch = pytest.importorskip("torch")
 import test_hf_models as hfm  # noqa: E402  (seeded weights, token ids)
 from test_checkpoints import logits_with_weights  # noqa: E402
-from test_moe_models import generate, greedy_generation_matches  # noqa: E402
+from test_moe_models import generate  # noqa: E402
 
 DEVICES = ["cpu", "emu"]
 QWEN3_NEXT = {"hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
@@ -117,14 +119,13 @@ def close(got, want, what):
                                err_msg=what)
 
 
-@pytest.fixture(scope="module", params=list(FAMILIES))
-def saved(request, tmp_path_factory):
-    model = hf_model(request.param)
-    return request.param, model, save(model, tmp_path_factory.mktemp(request.param))
+def saved(family, tmp_path_factory):
+    """A module-scoped fixture's value: (family, model, checkpoint)."""
+    model = hf_model(family)
+    return family, model, save(model, tmp_path_factory.mktemp(family))
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
+def check_checkpoint_logits(saved, device, tmp_path):
     family, model, ckpt = saved
     ids = hfm.token_ids(hfm.PREFILL)
     text = gen_model(ckpt / "config.json")
@@ -137,15 +138,7 @@ def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
           f"{family} {device}")
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("family", ["qwen3_next", "bamba"])
-def test_greedy_generation_matches_transformers(family, device, tmp_path):
-    """32 greedy tokens: the prefill and a decode step per history capacity."""
-    greedy_generation_matches(hf_model(family), device, tmp_path)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_split_prefill_equals_one_prefill(saved, device):
+def check_split_prefill(saved, device):
     """Prefill 6 tokens, then 4 more with the caches carried, then decode 1:
     each piece's last logits are the one 11-token prefill's at that
     position, and the recurrent layers' states after all of it equal the
@@ -172,9 +165,7 @@ def test_split_prefill_equals_one_prefill(saved, device):
                                    atol=1e-5 * np.abs(whole_state[name]).max(), err_msg=name)
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("family", ["qwen3_next", "bamba"])
-def test_left_padded_prompt_gives_the_unpadded_logits(family, device, tmp_path):
+def check_left_padded(family, device, tmp_path):
     """--attention-mask: a prompt left-padded by three tokens gives, at its
     real positions, the prompt's own logits: the attention layers mask the
     padding off and the recurrent layers zero it (Bamba's mixer also after
@@ -226,8 +217,7 @@ CONFIG_ERRORS = {
 }
 
 
-@pytest.mark.parametrize("family", list(CONFIG_ERRORS))
-def test_config_errors(family, tmp_path):
+def check_config_errors(family, tmp_path):
     """Configs RLX cannot build exactly are diagnostics naming the key."""
     arch, config = FAMILIES[family]
     base = {"architectures": [arch], "model_type": family, **config}
@@ -241,3 +231,37 @@ def test_config_errors(family, tmp_path):
                                    **config, "partial_rotary_factor": 0.5}))
         with pytest.raises(RuntimeError, match="partial_rotary_factor 0.5.* is not supported"):
             gen_model(cfg)
+
+
+def make_tests(families, split):
+    """The tests of one architecture's `families` (the first is the main
+    one; `split` gets the split prefill), for a test module to take into
+    its namespace: `globals().update(make_tests(...))`."""
+    from test_moe_models import greedy_generation_matches
+
+    @pytest.fixture(scope="module", params=families, name="saved")
+    def saved_fixture(request, tmp_path_factory):
+        return saved(request.param, tmp_path_factory)
+
+    @pytest.mark.parametrize("device", DEVICES)
+    def test_checkpoint_logits_match_transformers(saved, device, tmp_path):
+        check_checkpoint_logits(saved, device, tmp_path)
+
+    @pytest.mark.parametrize("device", DEVICES)
+    def test_greedy_generation_matches_transformers(device, tmp_path):
+        """32 greedy tokens: the prefill and a decode step per history capacity."""
+        greedy_generation_matches(hf_model(families[0]), device, tmp_path)
+
+    @pytest.mark.parametrize("device", DEVICES)
+    def test_split_prefill_equals_one_prefill(device, tmp_path_factory):
+        check_split_prefill(saved(split, tmp_path_factory), device)
+
+    @pytest.mark.parametrize("device", DEVICES)
+    def test_left_padded_prompt_gives_the_unpadded_logits(device, tmp_path):
+        check_left_padded(families[0], device, tmp_path)
+
+    def test_config_errors(tmp_path):
+        check_config_errors(families[0], tmp_path)
+
+    return {name: f for name, f in locals().items()
+            if name.startswith("test_") or name == "saved_fixture"}
