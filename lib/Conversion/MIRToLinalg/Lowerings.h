@@ -41,6 +41,7 @@ void populateNvfp4Lowerings(RewritePatternSet &patterns);
 void populateQuantLowerings(RewritePatternSet &patterns);
 void populateIndexLowerings(RewritePatternSet &patterns);
 void populateMoeLowerings(RewritePatternSet &patterns);
+void populateControlFlowLowerings(RewritePatternSet &patterns);
 /// An NVFP4 weight dequantized to `out` (f32; [N, K] for NVIDIA's out_in
 /// layout, else [K, N]), as nvfp4_dequantize defines it.
 Value dequantizeNvfp4(OpBuilder &b, Location loc, Value weight, Value scales, Value global,

@@ -55,6 +55,8 @@ struct Decompose : OpInterfaceConversionPattern<mir::DecomposableOpInterface> {
                                 ConversionPatternRewriter &rw) const override {
     if (isa<mir::GroupedMatmulOp>(op))
       return rw.notifyMatchFailure(op, "lowered by its own pattern (MoeLowering.cpp)");
+    if (isa<mir::IfOp, mir::WhileOp, mir::ScanOp>(op))
+      return rw.notifyMatchFailure(op, "lowered to scf (ControlFlowLowering.cpp)");
     mir::MIRBuilder mb(rw, op->getLoc(), /*diagnose=*/true);
     auto values = op.decompose(mb);
     if (failed(values) || mb.failed())
@@ -78,6 +80,7 @@ void mlir::rlx::populateMIRToLinalgConversionPatterns(RewritePatternSet &pattern
   linalg_builders::populateQuantLowerings(patterns);
   linalg_builders::populateIndexLowerings(patterns);
   linalg_builders::populateMoeLowerings(patterns);
+  linalg_builders::populateControlFlowLowerings(patterns);
 }
 
 namespace {

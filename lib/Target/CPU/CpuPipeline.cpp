@@ -48,6 +48,9 @@ void mlir::rlx::buildCpuBufferPipeline(OpPassManager &pm, const CompileOptions &
   pm.addPass(createCSEPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // rlx_mir.while/scan carries (ControlFlowLowering.cpp): a step may yield
+  // a new buffer; the deallocation pipeline frees the old ones.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));

@@ -12,6 +12,7 @@
 #include "RLX/Target/NVVM/Passes.h"
 
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Target/Frontend.h"
 #include "RLX/Transforms/Passes.h"
 
@@ -63,6 +64,9 @@ void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const CompileOptions 
   // MIR ops without a kernel template: their linalg lowering, one kernel
   // per linalg op (the generic path).
   front.beforeLIR = [&](OpPassManager &p) {
+    // Control flow as straight-line MIR (static shapes by now): every op of
+    // a body a kernel of its own.
+    p.addPass(mir::createMIRUnrollControlFlow());
     GpuGenericKernelsOptions generic;
     generic.force.assign(options.genericKernels.begin(), options.genericKernels.end());
     p.addPass(createGpuGenericKernels(generic));

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/MIR/IR/Derivatives.h"
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 
-#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -18,38 +18,12 @@ using namespace mlir::rlx::mir;
 /// `region`'s block cloned at the builder's insertion point on `args`; the
 /// values its yield names.
 static SmallVector<Value> inlineRegion(MIRBuilder &mb, Region &region, ValueRange args) {
-  Block &block = region.front();
-  IRMapping map;
-  map.map(block.getArguments(), args);
-  for (Operation &op : block.without_terminator())
-    mb.builder().clone(op, map);
-  return llvm::map_to_vector(cast<YieldOp>(block.getTerminator()).getValues(),
-                             [&](Value v) { return map.lookupOrDefault(v); });
+  return ad::cloneYieldingBlock(mb.builder(), region.front(), args);
 }
 
-static std::string typeList(TypeRange types) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::interleaveComma(types, os);
-  return text;
-}
-
-/// Checks that `region` (when not empty) takes `args` and yields `yields`.
-static LogicalResult verifyRegion(CustomFnOp op, Region &region, StringRef what,
-                                  TypeRange args, TypeRange yields) {
-  if (region.empty())
-    return success();
-  Block &block = region.front();
-  if (block.empty() || !isa<YieldOp>(block.back()))
-    return op.emitOpError() << "expects its " << what << " region to end in rlx_mir.yield";
-  if (TypeRange(block.getArgumentTypes()) != args)
-    return op.emitOpError() << "expects its " << what << " region to take (" << typeList(args)
-                            << "), got (" << typeList(block.getArgumentTypes()) << ")";
-  auto yield = cast<YieldOp>(block.back());
-  if (TypeRange(yield.getValues().getTypes()) != yields)
-    return op.emitOpError() << "expects its " << what << " region to yield (" << typeList(yields)
-                            << "), got (" << typeList(yield.getValues().getTypes()) << ")";
-  return success();
+static LogicalResult verifyRegion(CustomFnOp op, Region &region, StringRef what, TypeRange args,
+                                  TypeRange yields) {
+  return ad::verifyRegionSignature(op, region, what, args, yields);
 }
 
 LogicalResult CustomFnOp::verifyRegions() {

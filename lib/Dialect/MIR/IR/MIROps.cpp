@@ -684,7 +684,9 @@ bool mlir::rlx::mir::isMIROp(Operation *op) {
 bool mlir::rlx::mir::isKernelOp(Operation *op) {
   return isMIROp(op) &&
          !isa<ReshapeOp, SliceOp, ConcatOp, ConstantOp, YieldOp>(op) &&
-         !op->getParentOfType<FusedElementwiseOp>() && !op->getParentOfType<CustomFnOp>();
+         !op->getParentOfType<FusedElementwiseOp>() && !op->getParentOfType<CustomFnOp>() &&
+         !op->getParentOfType<IfOp>() && !op->getParentOfType<WhileOp>() &&
+         !op->getParentOfType<ScanOp>();
 }
 
 bool mlir::rlx::mir::isForeignKernelOp(Operation *op) {

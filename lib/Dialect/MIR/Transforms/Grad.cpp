@@ -10,6 +10,7 @@
 #include "Autodiff.h"
 
 #include "RLX/Dialect/Common/IR/IONames.h"
+#include "RLX/Dialect/MIR/IR/Derivatives.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -24,8 +25,6 @@ using namespace mlir::rlx;
 using namespace mlir::rlx::mir;
 
 namespace {
-
-using ad::isFloatTensor;
 
 class GradBuilder {
 public:
@@ -80,67 +79,22 @@ public:
     ret.erase();
 
     // Values that depend on a wrt argument: the only ones that get gradients.
-    DenseSet<Value> active;
-    for (unsigned i : wrt)
-      active.insert(entry->getArgument(i));
     SmallVector<Operation *> ops;
-    for (Operation &op : *entry) {
+    for (Operation &op : *entry)
       ops.push_back(&op);
-      if (llvm::any_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
-        for (Value r : op.getResults())
-          if (isFloatTensor(r.getType()))
-            active.insert(r);
-    }
+    SmallVector<Value> seeds;
+    for (unsigned i : wrt)
+      seeds.push_back(entry->getArgument(i));
+    DenseSet<Value> active = ad::activeValues(ops, seeds);
 
     // Backward, in reverse order.
     b.setInsertionPointToEnd(entry);
     MIRBuilder mb(b, fwd.getLoc(), /*diagnose=*/true);
     DenseMap<Value, Value> grads;
     grads[loss] = entry->getArgument(fwd.getNumArguments());
-    for (Operation *op : llvm::reverse(ops)) {
-      SmallVector<Value> cotangents;
-      for (Value r : op->getResults())
-        cotangents.push_back(grads.lookup(r));
-      if (llvm::none_of(cotangents, [](Value v) { return v; }))
-        continue;
-      SmallVector<bool> need;
-      for (Value v : op->getOperands())
-        need.push_back(active.contains(v));
-      if (llvm::none_of(need, [](bool x) { return x; }))
-        continue;
-      auto rules = dyn_cast<DifferentiableOpInterface>(op);
-      if (!rules) {
-        op->emitError("rlx-mir-grad: no reverse-mode rule for '")
-            << op->getName() << "' (it implements no DifferentiableOpInterface)";
-        fn.erase();
-        return nullptr;
-      }
-      MIRBuilder opb(b, op->getLoc(), /*diagnose=*/true);
-      SmallVector<Value> dx;
-      if (failed(rules.vjp(opb, cotangents, need, dx))) {
-        fn.erase();
-        return nullptr;
-      }
-      if (opb.failed()) {
-        op->emitError("rlx-mir-grad: cannot build the gradient of '")
-            << op->getName() << "' for these operand types";
-        fn.erase();
-        return nullptr;
-      }
-      for (auto [v, g] : llvm::zip(op->getOperands(), dx)) {
-        if (!g || !active.contains(v))
-          continue;
-        g = opb.sumTo(g, cast<RankedTensorType>(v.getType()));
-        auto [slot, inserted] = grads.try_emplace(v, g);
-        if (!inserted)
-          slot->second = opb.add(slot->second, g);
-      }
-      if (opb.failed()) {
-        op->emitError("rlx-mir-grad: cannot sum the gradients of the operands of '")
-            << op->getName() << "'";
-        fn.erase();
-        return nullptr;
-      }
+    if (failed(ad::backward(b, ops, active, grads, "rlx-mir-grad"))) {
+      fn.erase();
+      return nullptr;
     }
 
     SmallVector<Value> results{loss};

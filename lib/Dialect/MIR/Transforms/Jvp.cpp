@@ -11,6 +11,7 @@
 #include "Autodiff.h"
 
 #include "RLX/Dialect/Common/IR/IONames.h"
+#include "RLX/Dialect/MIR/IR/Derivatives.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -83,34 +84,9 @@ func::FuncOp buildJvp(func::FuncOp fwd, ArrayRef<std::string> wrtNames) {
   for (auto [k, i] : llvm::enumerate(wrt))
     tangents[entry->getArgument(i)] = entry->getArgument(n + k);
   b.setInsertionPointToEnd(entry);
-  for (Operation *op : ops) {
-    SmallVector<Value> ts;
-    for (Value v : op->getOperands())
-      ts.push_back(ad::isFloatTensor(v.getType()) ? tangents.lookup(v) : Value());
-    if (llvm::none_of(ts, [](Value v) { return v; }))
-      continue;
-    auto rules = dyn_cast<DifferentiableOpInterface>(op);
-    if (!rules) {
-      op->emitError(kPass) << ": no forward-mode rule for '" << op->getName()
-                           << "' (it implements no DifferentiableOpInterface)";
-      fn.erase();
-      return nullptr;
-    }
-    MIRBuilder mb(b, op->getLoc(), /*diagnose=*/true);
-    SmallVector<Value> dy;
-    if (failed(rules.jvp(mb, ts, dy))) { // the rule said why
-      fn.erase();
-      return nullptr;
-    }
-    if (mb.failed() || dy.size() != op->getNumResults()) {
-      op->emitError(kPass) << ": the forward-mode rule of '" << op->getName()
-                           << "' did not build its tangents";
-      fn.erase();
-      return nullptr;
-    }
-    for (auto [r, t] : llvm::zip(op->getResults(), dy))
-      if (t)
-        tangents[r] = t;
+  if (failed(ad::forward(b, ops, tangents, kPass))) {
+    fn.erase();
+    return nullptr;
   }
 
   MIRBuilder mb(b, fwd.getLoc(), /*diagnose=*/true);

@@ -813,8 +813,8 @@ def MIR_FusedElementwiseOp : MIR_Op<"elementwise", [SingleBlock, IsolatedFromAbo
 }
 
 def MIR_YieldOp : MIR_Op<"yield", [Terminator, ReturnLike,
-    ParentOneOf<["FusedElementwiseOp", "CustomFnOp"]>]> {
-  let summary = "yields the scalars of an elementwise body, or a custom_fn region's tensors";
+    ParentOneOf<["FusedElementwiseOp", "CustomFnOp", "IfOp", "WhileOp", "ScanOp"]>]> {
+  let summary = "yields the scalars of an elementwise body, or a custom_fn or control-flow region's tensors";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
@@ -949,5 +949,6 @@ include "RLX/Dialect/MIR/IR/MIRQuantOps.td"
 include "RLX/Dialect/MIR/IR/MIRLoraOps.td"
 include "RLX/Dialect/MIR/IR/MIRSsmOps.td"
 include "RLX/Dialect/MIR/IR/MIRCustomOps.td"
+include "RLX/Dialect/MIR/IR/MIRControlFlowOps.td"
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_TD

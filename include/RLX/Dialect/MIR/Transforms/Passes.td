@@ -190,6 +190,19 @@ def MIRFillEmptyAxes : Pass<"rlx-mir-fill-empty-axes"> {
   }];
 }
 
+def MIRUnrollControlFlow : Pass<"rlx-mir-unroll-control-flow"> {
+  let summary = "rlx_mir.if, while and scan as straight-line MIR (their unrolled form)";
+  let description = [{
+    Replaces each control-flow op by its `DecomposableOpInterface` form:
+    `if` as both regions and a `select`, `while` as `max_iterations`
+    predicated trips, `scan` as its steps one after another (at most 4096
+    steps or trips; static shapes). The GPU path runs it before kernels are
+    chosen, so that every op of a body is a kernel of its own; a `while`
+    without `max_iterations` is an error there. Nested ops are unrolled
+    first. The CPU path keeps the ops and lowers them to scf.
+  }];
+}
+
 def MIRIndexBounds : Pass<"rlx-mir-index-bounds", "::mlir::ModuleOp"> {
   let summary = "Record on each integer argument the rows of the tables it indexes";
   let description = [{
