@@ -189,6 +189,37 @@ EXAMPLES.update({
                           f"    %h = rlx_mir.tanh %m : {t((2, 3))}\n"
                           f"    rlx_mir.yield %h : {t((2, 3))}\n  }}"),
 })
+# Control flow (test_control_flow.py checks them against numpy).
+EXAMPLES.update({
+    "rlx_mir.if": ({"p": ((), "i1"), "x": ((2, 8), "f32")}, [t((2, 8))],
+                   f"%r0 = rlx_mir.if %p : tensor<i1> ins(%x : {t((2, 8))}) -> {t((2, 8))} {{\n"
+                   f"  ^bb0(%a: {t((2, 8))}):\n    %e = rlx_mir.exp %a : {t((2, 8))}\n"
+                   f"    rlx_mir.yield %e : {t((2, 8))}\n  }} else {{\n"
+                   f"  ^bb0(%a: {t((2, 8))}):\n    %n = rlx_mir.neg %a : {t((2, 8))}\n"
+                   f"    rlx_mir.yield %n : {t((2, 8))}\n  }}"),
+    "rlx_mir.while": ({"x": ((3,), "f32")}, [t((3,)), t((), "i64")],
+                      f"%r0, %r1 = rlx_mir.while ins(%x : {t((3,))}) max_iterations = 4 "
+                      f"-> {t((3,))}, tensor<i64> cond {{\n"
+                      f"  ^bb0(%a: {t((3,))}):\n"
+                      f"    %s = rlx_mir.reduce sum %a axes = [0] : {t((3,))}\n"
+                      f"    %lt = rlx_mir.elementwise ins(%s : tensor<f32>) -> tensor<i1> {{\n"
+                      f"    ^bb0(%v: f32):\n      %c = arith.constant 20.0 : f32\n"
+                      f"      %b = arith.cmpf olt, %v, %c : f32\n      rlx_mir.yield %b : i1\n    }}\n"
+                      f"    rlx_mir.yield %lt : tensor<i1>\n  }} do {{\n"
+                      f"  ^bb0(%a: {t((3,))}):\n    %e = rlx_mir.abs %a : {t((3,))}\n"
+                      f"    %two = rlx_mir.constant dense<2.0> : tensor<f32>\n"
+                      f"    %y = rlx_mir.add %e, %two : {t((3,))}, tensor<f32>\n"
+                      f"    rlx_mir.yield %y : {t((3,))}\n  }}"),
+    "rlx_mir.scan": ({"h": ((2, 4), "f32"), "x": ((5, 2, 4), "f32"), "w": ((4, 4), "f32")},
+                     [t((2, 4)), t((5, 2, 4))],
+                     f"%r0, %r1 = rlx_mir.scan init(%h : {t((2, 4))}) xs(%x : {t((5, 2, 4))}) "
+                     f"consts(%w : {t((4, 4))}) reverse -> {t((2, 4))}, {t((5, 2, 4))} {{\n"
+                     f"  ^bb0(%c: {t((2, 4))}, %xt: {t((2, 4))}, %wk: {t((4, 4))}):\n"
+                     f"    %m = rlx_mir.matmul %c, %wk : {t((2, 4))}, {t((4, 4))}\n"
+                     f"    %s = rlx_mir.add %m, %xt : {t((2, 4))}, {t((2, 4))}\n"
+                     f"    %n = rlx_mir.tanh %s : {t((2, 4))}\n"
+                     f"    rlx_mir.yield %n, %s : {t((2, 4))}, {t((2, 4))}\n  }}"),
+})
 EXAMPLES["rlx_mir.nvfp4_dequantize"] = EXAMPLES["rlx_mir.nvfp4_quantize"]
 EXAMPLES["rlx_mir.nvfp4_matmul"] = EXAMPLES["rlx_mir.nvfp4_block_scales"]
 

@@ -730,7 +730,7 @@ func.func @elementwise_no_results(%x: tensor<4xf32>) {
 // -----
 
 func.func @yield_outside(%x: f32) {
-  // expected-error @+1 {{expects parent op to be one of 'rlx_mir.elementwise, rlx_mir.custom_fn'}}
+  // expected-error @+1 {{expects parent op to be one of 'rlx_mir.elementwise, rlx_mir.custom_fn, rlx_mir.if, rlx_mir.while, rlx_mir.scan'}}
   rlx_mir.yield %x : f32
 }
 

@@ -222,8 +222,8 @@ LogicalResult WhileOp::verifyRegions() {
   if (TypeRange(getResultTypes()) != TypeRange(results))
     return emitOpError() << "expects results of the carry types followed by " << i64
                          << " (the trip count)";
-  if (getMaxIterations() && *getMaxIterations() < 0)
-    return emitOpError() << "expects max_iterations >= 0, got " << *getMaxIterations();
+  if (getMaxIterations() && getMaxIterationsAttr().getInt() < 0)
+    return emitOpError() << "expects max_iterations >= 0, got " << getMaxIterationsAttr().getInt();
   auto i1 = RankedTensorType::get({}, IntegerType::get(getContext(), 1));
   return success(
       succeeded(ad::verifyRegionSignature(*this, getCondRegion(), "cond", carries, {i1})) &&
@@ -265,16 +265,16 @@ static ScanOp whileAsScan(WhileOp op, MIRBuilder &mb) {
   return scan;
 }
 
-static LogicalResult needCap(WhileOp op, StringRef what) {
+/// Errors with `message` at `op` when it has no trip cap.
+static LogicalResult needCap(WhileOp op, StringRef message) {
   if (op.getMaxIterations())
     return success();
-  return op.emitError() << what
-                        << " an rlx_mir.while without max_iterations (its trips are unbounded); "
-                           "give it a trip cap";
+  return op.emitError() << message;
 }
 
 FailureOr<SmallVector<Value>> WhileOp::decompose(MIRBuilder &mb) {
-  if (failed(needCap(*this, "the unrolled form (the GPU path, rlx-mir-vmap) needs")))
+  if (failed(needCap(*this, "rlx_mir.while without max_iterations: its unrolled form (the GPU "
+                                   "path, rlx-mir-vmap) needs a trip cap")))
     return failure();
   int64_t m = *getMaxIterations();
   if (m > kMaxUnrolledSteps)
@@ -299,7 +299,8 @@ FailureOr<SmallVector<Value>> WhileOp::decompose(MIRBuilder &mb) {
 
 LogicalResult WhileOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
                            SmallVectorImpl<Value> &dx) {
-  if (failed(needCap(*this, "rlx-mir-grad differentiates")))
+  if (failed(needCap(*this, "rlx-mir-grad: an rlx_mir.while without max_iterations (unbounded "
+                                   "trips) cannot be differentiated; give it a trip cap")))
     return failure();
   ScanOp scan = whileAsScan(*this, mb);
   SmallVector<Value> cots(cotangents);
@@ -314,7 +315,8 @@ LogicalResult WhileOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>
 }
 
 LogicalResult WhileOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
-  if (failed(needCap(*this, "rlx-mir-jvp differentiates")))
+  if (failed(needCap(*this, "rlx-mir-jvp: an rlx_mir.while without max_iterations (unbounded "
+                                   "trips) cannot be differentiated; give it a trip cap")))
     return failure();
   ScanOp scan = whileAsScan(*this, mb);
   SmallVector<Value> ts(tangents);
@@ -331,7 +333,7 @@ LogicalResult WhileOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<
 int64_t ScanOp::getNumSteps() {
   if (!getXs().empty())
     return cast<RankedTensorType>(getXs()[0].getType()).getDimSize(0);
-  return getLength() ? *getLength() : ShapedType::kDynamic;
+  return getLength() ? getLengthAttr().getInt() : ShapedType::kDynamic;
 }
 
 LogicalResult ScanOp::verifyRegions() {
@@ -350,12 +352,13 @@ LogicalResult ScanOp::verifyRegions() {
       steps = l;
   }
   if (getLength()) {
-    if (*getLength() < 0)
-      return emitOpError() << "expects length >= 0, got " << *getLength();
-    if (!ShapedType::isDynamic(steps) && steps != int64_t(*getLength()))
-      return emitOpError() << "has length " << *getLength() << " but its xs have " << steps
+    int64_t length = getLengthAttr().getInt();
+    if (length < 0)
+      return emitOpError() << "expects length >= 0, got " << length;
+    if (!ShapedType::isDynamic(steps) && steps != length)
+      return emitOpError() << "has length " << length << " but its xs have " << steps
                            << " steps";
-    steps = *getLength();
+    steps = length;
   } else if (getXs().empty()) {
     return emitOpError("expects a length when it has no xs");
   }
