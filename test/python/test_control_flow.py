@@ -294,3 +294,40 @@ def test_verifier(text, message):
   {text}
   return
 }}""")
+
+
+# -- torch.while_loop through torch-mlir -------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_while_loop_export(device):
+    """torch's while_loop HOP, exported by torch-mlir (linalg on tensors: an
+    scf.while carrying its condition, reading constants from outside), runs
+    as rlx_mir.while: values equal the module's own. The GPU path unrolls
+    loops and torch's have no trip cap: there it is a located error.
+    (torch-mlir itself refuses a loop body that reads a parameter.)"""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch_mlir")
+    from torch._higher_order_ops.while_loop import while_loop
+
+    class Grow(torch.nn.Module):
+        def forward(self, x, n):
+            return while_loop(lambda x, n: x.sum() < 100.0, lambda x, n: (x * 1.5 + 1.0, n + 1), (x, n))
+
+    module = Grow()
+    x, n = torch.tensor([0.5, -0.25, 1.0]), torch.zeros((), dtype=torch.int64)
+    with torch.no_grad():
+        want_x, want_n = module(x, n)
+    text, inputs, params = rlx.export_torch(module, x, n, output="linalg")
+    assert "scf.while" in text and inputs == ["x", "n"]
+    m = rlx.parse(text)
+    m.run_pipeline("rlx-import-to-mir")
+    assert "rlx_mir.while" in m.text() and "scf.while" not in m.text()
+    feeds = {"x": x.numpy(), "n": n.numpy()}
+    if device != "cpu":
+        with pytest.raises(rlx.RlxError, match="without max_iterations"):
+            compile_for(device, text)
+        return
+    got = compile_for(device, text).run(feeds)
+    values = list(got.values())
+    np.testing.assert_allclose(values[0], want_x.numpy(), rtol=1e-6)
+    assert int(values[1]) == int(want_n) == 7

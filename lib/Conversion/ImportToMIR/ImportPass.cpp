@@ -1,5 +1,7 @@
 //===- ImportPass.cpp - rlx-import-to-mir -----------------------------------===//
 
+#include "ImportUtils.h"
+
 #include "RLX/Conversion/ImportToMIR/ImportToMIR.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/MIR/IR/MIRDialect.h"
@@ -50,6 +52,8 @@ struct RLXImportToMIRPass : rlx::impl::RLXImportToMIRBase<RLXImportToMIRPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     castsFromBoolAsSelects(getOperation());
+    // Loops first: their regions' ops are raised with the rest.
+    import_detail::raiseWhileLoops(getOperation());
     // Raise first (so recognition sees whole primitive chains), then
     // recognize blocks.
     RewritePatternSet raise(ctx);

@@ -49,6 +49,11 @@ LogicalResult replaceIfSameType(PatternRewriter &rw, Operation *op, FailureOr<Op
   return replaceIfSameType(rw, op, (*built)->getResult(0));
 }
 
+/// Each scf.while on tensors whose condition forwards its own block
+/// arguments (torch.while_loop from torch-mlir) as an rlx_mir.while
+/// (WhileToMIR.cpp); others stay.
+void raiseWhileLoops(Operation *root);
+
 } // namespace mlir::rlx::import_detail
 
 #endif // RLX_LIB_CONVERSION_IMPORTTOMIR_IMPORTUTILS_H
