@@ -68,10 +68,12 @@ def test_cf1_while(device, x0, cap, expected):
     assert out["trips"].dtype == np.int64 and out["trips"].shape == ()
 
 
-def rnn_text(length, b, d, h, *, et="f32", reverse=False, trajectory=False, extra_ys=True):
+def rnn_text(length, b, d, h, *, et="f32", reverse=False, trajectory=False, extra_ys=True,
+             checkpoints=None):
     """h ← tanh(x_t·W + h·U + bias); ys: 2·h per step (and the trajectory)."""
     t = lambda *s: tensor(s, et)  # noqa: E731
     flags = (" reverse" if reverse else "") + (" trajectory" if trajectory else "")
+    flags += f" num_checkpoints = {checkpoints}" if checkpoints else ""
     outs = [t(b, h)] + ([t(length, b, h)] if extra_ys else []) + ([t(length, b, h)] if trajectory else [])
     names = ["%hT"] + (["%ys"] if extra_ys else []) + (["%traj"] if trajectory else [])
     yields = "%n, %y2" if extra_ys else "%n"
@@ -182,13 +184,15 @@ def test_if_both_branches(device):
 
 # -- derivatives ------------------------------------------------------------
 
-@pytest.mark.parametrize("reverse", [False, True])
-def test_scan_derivatives(reverse):
+@pytest.mark.parametrize("reverse,checkpoints", [(False, None), (True, None), (False, 3), (True, 2)])
+def test_scan_derivatives(reverse, checkpoints):
     """d/d(h0, x, W, U, bias) of Σ R·(final carry) + Σ R2·ys + Σ R3·trajectory
-    through the backward scan; jvp; vmap over x (batched along its axis 0,
-    the steps stay axis 1)."""
-    length, b, d, h = 5, 2, 3, 4
-    body, names, outs = rnn_text(length, b, d, h, et="f64", reverse=reverse, trajectory=True)
+    through the backward scan (with checkpoints: over segments of 2 or 3 of
+    the 6 steps, each recomputed from its carry); jvp; vmap over x (batched
+    along its axis 0, the steps stay axis 1)."""
+    length, b, d, h = 6, 2, 3, 4
+    body, names, outs = rnn_text(length, b, d, h, et="f64", reverse=reverse, trajectory=True,
+                                 checkpoints=checkpoints)
     body += f"""
   %rys = rlx_mir.mul %ys, %R2 : {F64(length, b, h)}, {F64(length, b, h)}
   %rtr = rlx_mir.mul %traj, %R3 : {F64(length, b, h)}, {F64(length, b, h)}
@@ -286,6 +290,9 @@ def test_grad_of_an_uncapped_while_is_an_error():
     ("%r = rlx_mir.scan init(%x : tensor<4xf32>) xs(%xs : tensor<3x4xf32>) -> tensor<4xf32> {\n"
      "^bb0(%a: tensor<4xf32>):\n rlx_mir.yield %a : tensor<4xf32>\n}",
      r"expects its body region to take \(tensor<4xf32>, tensor<4xf32>\)"),
+    ("%r = rlx_mir.scan init(%x : tensor<4xf32>) xs(%xs : tensor<3x4xf32>) num_checkpoints = 2 -> tensor<4xf32> {\n"
+     "^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):\n rlx_mir.yield %a : tensor<4xf32>\n}",
+     r"expects num_checkpoints to divide the 3 steps, got 2"),
 ])
 def test_verifier(text, message):
     with pytest.raises(rlx.RlxError, match=message):

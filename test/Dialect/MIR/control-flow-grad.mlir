@@ -45,3 +45,23 @@ func.func @tripled(%x0: tensor<f32>) -> tensor<f32> {
   }
   return %x : tensor<f32>
 }
+
+// With num_checkpoints = 3 over 6 steps: a scan over the 3 segments stacks
+// the carry entering each (an inner scan of 2 steps per segment), then a
+// scan the other way over the segments takes each inner scan's vjp from its
+// checkpoint: 3 + 2 carries kept instead of 6.
+// CHECK-LABEL: func.func @checkpointed_grad
+// CHECK: rlx_mir.scan init(%{{.*}} : tensor<2x4xf32>) xs(%{{.*}} : tensor<3x2x2x4xf32>) consts(%{{.*}} : tensor<4x4xf32>) length = 3 -> tensor<2x4xf32>, tensor<3x2x4xf32> {
+// CHECK: rlx_mir.scan init(%{{.*}} : tensor<2x4xf32>) xs(%{{.*}} : tensor<2x2x4xf32>) consts(%{{.*}} : tensor<4x4xf32>) length = 2 -> tensor<2x4xf32>, tensor<2x2x4xf32>
+// CHECK: rlx_mir.scan init(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x4xf32>) xs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<3x2x4xf32>, tensor<3x2x2x4xf32>, tensor<3x2x2x4xf32>) consts(%{{.*}} : tensor<4x4xf32>) length = 3 reverse -> tensor<2x4xf32>, tensor<4x4xf32>, tensor<3x2x2x4xf32>
+func.func @checkpointed(%h: tensor<2x4xf32>, %x: tensor<6x2x4xf32>, %w: tensor<4x4xf32>) -> tensor<f32> {
+  %hT, %ys = rlx_mir.scan init(%h : tensor<2x4xf32>) xs(%x : tensor<6x2x4xf32>) consts(%w : tensor<4x4xf32>) num_checkpoints = 3 -> tensor<2x4xf32>, tensor<6x2x4xf32> {
+  ^bb0(%c: tensor<2x4xf32>, %xt: tensor<2x4xf32>, %wk: tensor<4x4xf32>):
+    %m = rlx_mir.matmul %c, %wk : tensor<2x4xf32>, tensor<4x4xf32>
+    %s = rlx_mir.add %m, %xt : tensor<2x4xf32>, tensor<2x4xf32>
+    %n = rlx_mir.tanh %s : tensor<2x4xf32>
+    rlx_mir.yield %n, %s : tensor<2x4xf32>, tensor<2x4xf32>
+  }
+  %l = rlx_mir.reduce sum %ys axes = [0, 1, 2] : tensor<6x2x4xf32>
+  return %l : tensor<f32>
+}

@@ -241,7 +241,8 @@ static ScanOp whileAsScan(WhileOp op, MIRBuilder &mb) {
   init.push_back(mb.scalar(i64, 0.0));
   SmallVector<Type> types(ValueRange(init).getTypes());
   auto scan = ScanOp::create(b, loc, types, init, ValueRange(), ValueRange(),
-                             b.getI64IntegerAttr(*op.getMaxIterations()), UnitAttr(), UnitAttr());
+                             b.getI64IntegerAttr(*op.getMaxIterations()), UnitAttr(), UnitAttr(),
+                             IntegerAttr());
   Block *blk = addBlock(b, scan.getBody(), types, loc);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(blk);
@@ -362,6 +363,14 @@ LogicalResult ScanOp::verifyRegions() {
   } else if (getXs().empty()) {
     return emitOpError("expects a length when it has no xs");
   }
+  if (getNumCheckpoints()) {
+    int64_t s = getNumCheckpointsAttr().getInt();
+    if (s < 1)
+      return emitOpError() << "expects num_checkpoints >= 1, got " << s;
+    if (!ShapedType::isDynamic(steps) && steps % s != 0)
+      return emitOpError() << "expects num_checkpoints to divide the " << steps
+                           << " steps, got " << s;
+  }
   unsigned nc = getInit().size();
   if (getNumResults() < nc * (getTrajectory() ? 2 : 1))
     return emitOpError() << "expects at least " << nc * (getTrajectory() ? 2 : 1)
@@ -458,12 +467,162 @@ FailureOr<SmallVector<Value>> ScanOp::decompose(MIRBuilder &mb) {
   return out;
 }
 
+/// `v` [L, ...] as [segments, L / segments, ...].
+static Value segmented(MIRBuilder &mb, Value v, int64_t segments) {
+  SmallVector<int64_t> shape(MIRBuilder::shapeOf(v));
+  int64_t steps = shape[0];
+  shape[0] = steps / segments;
+  shape.insert(shape.begin(), segments);
+  return mb.reshape(v, shape);
+}
+
+/// The vjp with the carry kept at `segments` checkpoints (see the op's
+/// description): a scan over the segments, each an inner scan of its steps,
+/// stacks the carry entering each; a scan the other way over the segments
+/// takes the vjp of each segment's inner scan from its checkpoint.
+static LogicalResult checkpointedVjp(ScanOp op, MIRBuilder &mb, ValueRange cotangents,
+                                     ArrayRef<bool> need, SmallVectorImpl<Value> &dx,
+                                     int64_t segments) {
+  OpBuilder &b = mb.builder();
+  Location loc = op.getLoc();
+  int64_t steps = op.getNumSteps(), k = steps / segments;
+  unsigned nc = op.getInit().size(), nx = op.getXs().size(), nk = op.getConsts().size(),
+           ny = op.getNumYs();
+  SmallVector<Type> carryTypes(op.getInit().getTypes()), xsTypes(op.getXs().getTypes()),
+      constTypes(op.getConsts().getTypes()), yTypes(TypeRange(op.getResultTypes()).slice(nc, ny));
+  SmallVector<unsigned> fc = floatIndices(carryTypes), fx = floatIndices(xsTypes),
+                        fk = floatIndices(constTypes), fy = floatIndices(yTypes);
+  SmallVector<unsigned> ft;
+  if (op.getTrajectory())
+    for (unsigned i : fc)
+      if (cotangents[nc + ny + i])
+        ft.push_back(i);
+  IntegerAttr segmentSteps = b.getI64IntegerAttr(k);
+  auto segmentType = [&](Type stacked) -> Type { return stackedType(stepType(stacked), k); };
+  /// An inner scan of one segment's k steps (the op's body) at `b`.
+  auto segmentScan = [&](ValueRange init, ValueRange xs, ValueRange consts, bool trajectory) {
+    SmallVector<Type> types(carryTypes);
+    for (Type t : yTypes)
+      types.push_back(segmentType(t));
+    if (trajectory)
+      for (Type t : carryTypes)
+        types.push_back(stackedType(t, k));
+    auto inner = ScanOp::create(b, loc, types, init, xs, consts, segmentSteps,
+                                op.getReverseAttr(), trajectory ? b.getUnitAttr() : UnitAttr(),
+                                IntegerAttr());
+    IRMapping map;
+    op.getBody().cloneInto(&inner.getBody(), map);
+    return inner;
+  };
+
+  SmallVector<Value> segXs = llvm::map_to_vector(
+      op.getXs(), [&](Value x) { return segmented(mb, x, segments); });
+  // The checkpoints: the carry entering each segment, stacked.
+  SmallVector<Type> ckptTypes(carryTypes);
+  for (Type t : carryTypes)
+    ckptTypes.push_back(stackedType(t, segments));
+  IntegerAttr numSegments = b.getI64IntegerAttr(segments);
+  auto ckpt = ScanOp::create(b, loc, ckptTypes, op.getInit(), segXs, op.getConsts(), numSegments,
+                             op.getReverseAttr(), UnitAttr(), IntegerAttr());
+  {
+    SmallVector<Type> args(carryTypes);
+    llvm::append_range(args, stepTypes(ValueRange(segXs).getTypes()));
+    llvm::append_range(args, constTypes);
+    Block *blk = addBlock(b, ckpt.getBody(), args, loc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(blk);
+    ValueRange a = blk->getArguments();
+    ScanOp inner = segmentScan(a.take_front(nc), a.slice(nc, nx), a.take_back(nk), false);
+    SmallVector<Value> yields(inner.getResults().take_front(nc));
+    llvm::append_range(yields, a.take_front(nc));
+    YieldOp::create(b, loc, yields);
+  }
+  ValueRange checkpoints = ckpt.getResults().take_back(nc);
+
+  SmallVector<Value> init, xs(checkpoints);
+  for (unsigned i : fc)
+    init.push_back(orZeros(mb, cotangents[i], op.getResult(i)));
+  for (unsigned kk : fk)
+    init.push_back(mb.zerosLike(op.getConsts()[kk]));
+  llvm::append_range(xs, segXs);
+  for (unsigned j : fy)
+    xs.push_back(segmented(mb, orZeros(mb, cotangents[nc + j], op.getResult(nc + j)), segments));
+  for (unsigned i : ft)
+    xs.push_back(segmented(mb, cotangents[nc + ny + i], segments));
+  if (mb.failed())
+    return op.emitError("rlx-mir-grad: cannot build the checkpointed vjp of rlx_mir.scan");
+  SmallVector<Type> types(ValueRange(init).getTypes());
+  for (unsigned x : fx)
+    types.push_back(segXs[x].getType());
+  auto bwd = ScanOp::create(b, loc, types, init, xs, op.getConsts(), numSegments,
+                            op.getReverse() ? UnitAttr() : b.getUnitAttr(), UnitAttr(),
+                            IntegerAttr());
+  {
+    SmallVector<Type> args(ValueRange(init).getTypes());
+    llvm::append_range(args, stepTypes(ValueRange(xs).getTypes()));
+    llvm::append_range(args, constTypes);
+    Block *blk = addBlock(b, bwd.getBody(), args, loc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(blk);
+    unsigned at = 0;
+    auto next = [&](size_t count) {
+      ValueRange r = blk->getArguments().slice(at, count);
+      at += count;
+      return r;
+    };
+    ValueRange dc = next(fc.size()), acc = next(fk.size()), start = next(nc), xt = next(nx),
+               dy = next(fy.size()), dtraj = next(ft.size()), consts = next(nk);
+    ScanOp inner = segmentScan(start, xt, consts, !ft.empty());
+    SmallVector<Value> cots(inner.getNumResults(), Value());
+    for (auto [m, i] : llvm::enumerate(fc))
+      cots[i] = dc[m];
+    for (auto [m, j] : llvm::enumerate(fy))
+      cots[nc + j] = dy[m];
+    for (auto [m, i] : llvm::enumerate(ft))
+      cots[nc + ny + i] = dtraj[m];
+    SmallVector<bool> innerNeed(nc + nx + nk, true);
+    SmallVector<Value> g;
+    MIRBuilder rb(b, loc, /*diagnose=*/true);
+    LogicalResult ok = inner.vjp(rb, cots, innerNeed, g);
+    inner.erase();
+    if (failed(ok))
+      return failure();
+    SmallVector<Value> yields;
+    for (unsigned i : fc)
+      yields.push_back(orZeros(rb, g[i], start[i]));
+    for (auto [m, kk] : llvm::enumerate(fk))
+      yields.push_back(g[nc + nx + kk] ? rb.add(acc[m], g[nc + nx + kk]) : acc[m]);
+    for (unsigned x : fx)
+      yields.push_back(orZeros(rb, g[nc + x], xt[x]));
+    if (rb.failed())
+      return op.emitError("rlx-mir-grad: cannot build the checkpointed vjp of rlx_mir.scan");
+    YieldOp::create(b, loc, yields);
+  }
+  dx.assign(op->getNumOperands(), Value());
+  unsigned r = 0;
+  auto take = [&](unsigned operand, bool stacked) {
+    Value g = bwd.getResult(r++);
+    if (need[operand])
+      dx[operand] = stacked ? mb.reshape(g, MIRBuilder::shapeOf(op->getOperand(operand))) : g;
+  };
+  for (unsigned i : fc)
+    take(i, false);
+  for (unsigned kk : fk)
+    take(nc + nx + kk, false);
+  for (unsigned x : fx)
+    take(nc + x, true);
+  return success(!mb.failed());
+}
+
 LogicalResult ScanOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
                           SmallVectorImpl<Value> &dx) {
   int64_t steps = getNumSteps();
   if (ShapedType::isDynamic(steps))
     return emitError("rlx-mir-grad: rlx_mir.scan needs a static number of steps (bind the dims "
                      "first with rlx-mir-specialize)");
+  if (getNumCheckpoints() && getNumCheckpointsAttr().getInt() > 1 &&
+      getNumCheckpointsAttr().getInt() < steps)
+    return checkpointedVjp(*this, mb, cotangents, need, dx, getNumCheckpointsAttr().getInt());
   OpBuilder &b = mb.builder();
   Location loc = getLoc();
   unsigned nc = getInit().size(), nx = getXs().size(), nk = getConsts().size(), ny = getNumYs();
@@ -475,7 +634,7 @@ LogicalResult ScanOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> 
   for (Value c : getInit())
     fwdTypes.push_back(stackedType(c.getType(), steps));
   auto fwd = ScanOp::create(b, loc, fwdTypes, getInit(), getXs(), getConsts(), length,
-                            getReverseAttr(), UnitAttr());
+                            getReverseAttr(), UnitAttr(), IntegerAttr());
   {
     IRMapping map;
     getBody().cloneInto(&fwd.getBody(), map);
@@ -518,7 +677,7 @@ LogicalResult ScanOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> 
   if (mb.failed())
     return emitError("rlx-mir-grad: cannot build the zero cotangents of rlx_mir.scan");
   auto bwd = ScanOp::create(b, loc, types, init, xs, consts, length,
-                            getReverse() ? UnitAttr() : b.getUnitAttr(), UnitAttr());
+                            getReverse() ? UnitAttr() : b.getUnitAttr(), UnitAttr(), IntegerAttr());
 
   // Its step: (dc, dconsts so far, carry in, x, dy, dtrajectory, consts) →
   // (dcarry in, dconsts so far + this step's; dx).
@@ -605,7 +764,7 @@ LogicalResult ScanOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<V
     for (Type t : carryTypes)
       types.push_back(stackedType(t, getNumSteps()));
   auto op = ScanOp::create(b, loc, types, init, xs, consts, getLengthAttr(), getReverseAttr(),
-                           getTrajectoryAttr());
+                           getTrajectoryAttr(), IntegerAttr());
   SmallVector<Type> args(carryTypes);
   llvm::append_range(args, stepTypes(ValueRange(xs).getTypes()));
   llvm::append_range(args, ValueRange(consts).getTypes());

@@ -143,11 +143,16 @@ def MIR_ScanOp : MIR_Op<"scan", !listconcat(MIR_ControlFlow, [AttrSizedOperandSe
     running sum of the `consts`' cotangents, and stacks the `xs`'
     cotangents; the carries each step starts from come from a forward scan
     that stacks them (a recomputation: the forward op is left as it is).
+    With `num_checkpoints = S` (the original RLX's `num_checkpoints`; S
+    divides L) the forward scan keeps only the carry entering each of S
+    segments of L/S steps, and the backward scan goes over the segments,
+    recomputing each one's carries from its checkpoint before its steps'
+    vjps: memory for S + L/S carries instead of L, one more forward pass.
     The jvp is one scan of the carries and their tangents.
 
     The verifier rejects an op without results, `xs` of rank 0 or of
     different leading sizes, a `length` that disagrees with them or is
-    missing without them, results that are not the types above, and a body
+    missing without them, a `num_checkpoints` below 1 or not dividing L, results that are not the types above, and a body
     whose arguments or yields are not the types above.
 
     Example (a running sum, with the partial sums as `ys`):
@@ -162,13 +167,15 @@ def MIR_ScanOp : MIR_Op<"scan", !listconcat(MIR_ControlFlow, [AttrSizedOperandSe
   }];
   let arguments = (ins Variadic<RLX_Tensor>:$init, Variadic<RLX_Tensor>:$xs,
                    Variadic<RLX_Tensor>:$consts, OptionalAttr<I64Attr>:$length,
-                   UnitAttr:$reverse, UnitAttr:$trajectory);
+                   UnitAttr:$reverse, UnitAttr:$trajectory,
+                   OptionalAttr<I64Attr>:$num_checkpoints);
   let results = (outs Variadic<RLX_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`init` `(` $init^ `:` type($init) `)`)? (`xs` `(` $xs^ `:` type($xs) `)`)?
     (`consts` `(` $consts^ `:` type($consts) `)`)? (`length` `=` $length^)?
     (`reverse` $reverse^)? (`trajectory` $trajectory^)?
+    (`num_checkpoints` `=` $num_checkpoints^)?
     `->` type($outputs) attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
