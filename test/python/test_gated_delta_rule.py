@@ -82,6 +82,25 @@ def test_every_chunk_size_equals_the_recurrence(device, chunk):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("chunk", [64, 48])
+def test_aligned_keys_and_slow_decay_stay_accurate(device, chunk):
+    """The regime that breaks an inverse of (I − A) by powers of A: keys
+    sharing one direction (β·kᵢ·kⱼ ≈ 1), β near 1, almost no decay, one
+    chunk of 64 (and of 48, not a power of two) over 64 steps. T is bounded
+    while A^32 is ~1e17: the blocked substitution must match the
+    recurrence."""
+    rng = np.random.default_rng(21)
+    b, length, h, dk, dv = 1, 64, 2, 16, 8
+    x = random_inputs(rng, b, length, h, dk, dv)
+    common = rng.standard_normal(dk)
+    x["k"] = common + 0.05 * rng.standard_normal((b, length, h, dk))
+    x["beta"] = 0.9 + 0.09 * rng.random((b, length, h))
+    x["g"] = -0.001 * rng.random((b, length, h))
+    got = compile_for(device, rule_text(b, length, h, dk, dv, chunk=chunk)).run(**f32(x))
+    close(got, reference(**x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_without_normalization_state_and_with_a_scale(device):
     rng = np.random.default_rng(3)
     shape = (1, 7, 2, 3, 4)

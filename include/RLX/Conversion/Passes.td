@@ -144,6 +144,11 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
     they are (the caller passes them). `rlx-run` passes `auto` for a single
     run (`--weight-args`).
 
+    An `scf.while` on tensors whose condition forwards its own block
+    arguments (`torch.while_loop` as torch-mlir's linalg output writes it)
+    becomes an `rlx_mir.while`: scalars carried as 0-d tensors, constants
+    rebuilt in its regions, other values from outside carried unchanged.
+
     With `report`, a remark names every op that stayed outside rlx_mir (it
     runs as its own kernel) and every primitive that is usually part of a
     block (exp, rsqrt, reductions, tanh, erf, sigmoid, pow, reciprocal) but
@@ -156,7 +161,7 @@ def RLXImportToMIR : Pass<"rlx-import-to-mir"> {
            "which unmarked arguments are weights (rlx.param): auto, none, or argument "
            "positions and name patterns (1,3,w_*); default: a remark names the candidates">
   ];
-  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def GpuGenericKernels : Pass<"rlx-gpu-generic-kernels", "::mlir::ModuleOp"> {

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -76,8 +77,13 @@ public:
         return failure();
       forwarded.push_back(arg.getArgNumber());
     }
-    if (!llvm::all_of(loop.getInits().getTypes(), isCarryType))
+    if (!llvm::all_of(loop.getInits().getTypes(), isCarryType) ||
+        llvm::none_of(loop.getInits().getTypes(), llvm::IsaPred<RankedTensorType>))
       return failure();
+    // Only loops of the program itself (not inside a payload region).
+    for (Operation *p = loop->getParentOp(); p && !isa<FunctionOpInterface>(p); p = p->getParentOp())
+      if (!isa<scf::WhileOp, scf::ForOp, scf::IfOp, mir::WhileOp, mir::ScanOp, mir::IfOp>(p))
+        return failure();
     // Values from outside: rebuilt in each region, or carried.
     SetVector<Value> outside;
     forEachOperandInside([&](Value v) {

@@ -143,6 +143,8 @@ LogicalResult IfOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> ne
   SmallVector<Value> operands(getInputs());
   for (unsigned r : fr)
     operands.push_back(orZeros(mb, cotangents[r], getResult(r)));
+  if (mb.failed())
+    return emitError("rlx-mir-grad: cannot build the zero cotangents of rlx_mir.if");
   SmallVector<Type> argTypes(ValueRange(operands).getTypes());
   SmallVector<Type> gradTypes = pick<Type>(SmallVector<Type>(getInputs().getTypes()), fi);
   auto op = IfOp::create(b, loc, gradTypes, getCond(), operands);
@@ -181,6 +183,8 @@ LogicalResult IfOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Val
   SmallVector<Value> operands(getInputs());
   for (unsigned i : fi)
     operands.push_back(orZeros(mb, tangents[1 + i], getInputs()[i]));
+  if (mb.failed())
+    return emitError("rlx-mir-jvp: cannot build the zero tangents of rlx_mir.if");
   SmallVector<Type> argTypes(ValueRange(operands).getTypes());
   SmallVector<Type> types(getResultTypes());
   llvm::append_range(types, pick<Type>(SmallVector<Type>(getResultTypes()), fr));
@@ -262,6 +266,10 @@ static ScanOp whileAsScan(WhileOp op, MIRBuilder &mb) {
   MIRBuilder sb(b, loc, /*diagnose=*/true);
   SmallVector<Value> next(step.getResults());
   next.push_back(sb.add(blk->getArgument(nc), sb.cast(p, i64)));
+  if (sb.failed() || !p) {
+    scan.erase();
+    return ScanOp();
+  }
   YieldOp::create(b, loc, next);
   return scan;
 }
@@ -304,11 +312,14 @@ LogicalResult WhileOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>
                                    "trips) cannot be differentiated; give it a trip cap")))
     return failure();
   ScanOp scan = whileAsScan(*this, mb);
+  if (!scan)
+    return emitError("rlx-mir-grad: cannot build rlx_mir.while as a scan of its trips");
   SmallVector<Value> cots(cotangents);
   SmallVector<bool> scanNeed(need);
   scanNeed.push_back(false);
   LogicalResult ok = scan.vjp(mb, cots, scanNeed, dx);
-  scan.erase();
+  if (scan->use_empty())
+    scan.erase();
   if (failed(ok))
     return failure();
   dx.pop_back(); // the trip count's
@@ -320,10 +331,13 @@ LogicalResult WhileOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<
                                    "trips) cannot be differentiated; give it a trip cap")))
     return failure();
   ScanOp scan = whileAsScan(*this, mb);
+  if (!scan)
+    return emitError("rlx-mir-jvp: cannot build rlx_mir.while as a scan of its trips");
   SmallVector<Value> ts(tangents);
   ts.push_back(Value());
   LogicalResult ok = scan.jvp(mb, ts, dy);
-  scan.erase();
+  if (scan->use_empty())
+    scan.erase();
   return ok;
 }
 
@@ -332,9 +346,12 @@ LogicalResult WhileOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<
 //===----------------------------------------------------------------------===//
 
 int64_t ScanOp::getNumSteps() {
-  if (!getXs().empty())
-    return cast<RankedTensorType>(getXs()[0].getType()).getDimSize(0);
-  return getLength() ? getLengthAttr().getInt() : ShapedType::kDynamic;
+  if (getLength())
+    return getLengthAttr().getInt();
+  for (Value x : getXs())
+    if (int64_t l = cast<RankedTensorType>(x.getType()).getDimSize(0); !ShapedType::isDynamic(l))
+      return l;
+  return ShapedType::kDynamic;
 }
 
 LogicalResult ScanOp::verifyRegions() {
@@ -386,7 +403,7 @@ LogicalResult ScanOp::verifyRegions() {
       return emitOpError() << "expects " << what << " results stacked along a leading axis, got "
                            << rt;
     int64_t l = rt.getDimSize(0);
-    if (!ShapedType::isDynamic(l) && !ShapedType::isDynamic(steps) && l != steps)
+    if (!ShapedType::isDynamic(steps) && l != steps)
       return emitOpError() << "expects " << what << " results with a leading size of " << steps
                            << " (the steps), got " << rt;
     return Type(stepType(rt));
@@ -541,7 +558,7 @@ static LogicalResult checkpointedVjp(ScanOp op, MIRBuilder &mb, ValueRange cotan
 
   SmallVector<Value> init, xs(checkpoints);
   for (unsigned i : fc)
-    init.push_back(orZeros(mb, cotangents[i], op.getResult(i)));
+    init.push_back(orZeros(mb, cotangents[i], op.getInit()[i]));
   for (unsigned kk : fk)
     init.push_back(mb.zerosLike(op.getConsts()[kk]));
   llvm::append_range(xs, segXs);
@@ -584,7 +601,8 @@ static LogicalResult checkpointedVjp(ScanOp op, MIRBuilder &mb, ValueRange cotan
     SmallVector<Value> g;
     MIRBuilder rb(b, loc, /*diagnose=*/true);
     LogicalResult ok = inner.vjp(rb, cots, innerNeed, g);
-    inner.erase();
+    if (inner->use_empty())
+      inner.erase();
     if (failed(ok))
       return failure();
     SmallVector<Value> yields;
@@ -616,12 +634,12 @@ static LogicalResult checkpointedVjp(ScanOp op, MIRBuilder &mb, ValueRange cotan
 
 LogicalResult ScanOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
                           SmallVectorImpl<Value> &dx) {
+  for (Type t : llvm::concat<Type>(getOperandTypes(), getResultTypes()))
+    if (!cast<RankedTensorType>(t).hasStaticShape())
+      return emitError() << "rlx-mir-grad: rlx_mir.scan needs static shapes, got " << t;
   int64_t steps = getNumSteps();
-  if (ShapedType::isDynamic(steps))
-    return emitError("rlx-mir-grad: rlx_mir.scan needs a static number of steps (bind the dims "
-                     "first with rlx-mir-specialize)");
   if (getNumCheckpoints() && getNumCheckpointsAttr().getInt() > 1 &&
-      getNumCheckpointsAttr().getInt() < steps)
+      getNumCheckpointsAttr().getInt() < steps && !getInit().empty())
     return checkpointedVjp(*this, mb, cotangents, need, dx, getNumCheckpointsAttr().getInt());
   OpBuilder &b = mb.builder();
   Location loc = getLoc();
@@ -663,7 +681,7 @@ LogicalResult ScanOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> 
 
   SmallVector<Value> init, xs(carriesIn), consts(getConsts());
   for (unsigned i : fc)
-    init.push_back(orZeros(mb, cotangents[i], getResult(i)));
+    init.push_back(orZeros(mb, cotangents[i], getInit()[i]));
   for (unsigned k : fk)
     init.push_back(mb.zerosLike(getConsts()[k]));
   llvm::append_range(xs, getXs());
@@ -760,9 +778,12 @@ LogicalResult ScanOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<V
   SmallVector<Type> carryTypes(ValueRange(init).getTypes()), types(carryTypes);
   llvm::append_range(types, yTypes);
   llvm::append_range(types, pick<Type>(yTypes, fy));
-  if (getTrajectory())
-    for (Type t : carryTypes)
-      types.push_back(stackedType(t, getNumSteps()));
+  if (getTrajectory()) { // the primal's trajectory types, then its float carries'
+    TypeRange traj = TypeRange(getResultTypes()).take_back(nc);
+    llvm::append_range(types, traj);
+    for (unsigned i : fc)
+      types.push_back(traj[i]);
+  }
   auto op = ScanOp::create(b, loc, types, init, xs, consts, getLengthAttr(), getReverseAttr(),
                            getTrajectoryAttr(), IntegerAttr());
   SmallVector<Type> args(carryTypes);

@@ -533,13 +533,21 @@ FailureOr<SmallVector<Value>> GatedDeltaRuleOp::decompose(MIRBuilder &mb) {
   }
   Value strict = mb.widen(mb.constantF32({c, c}, offDiagonal), acc);
   Value a = mb.mul(mb.unary<NegOp>(mb.mul(mb.matmul(kBeta, k, false, true), decay)), strict);
-  // T = (I − A)⁻¹ = I + A + A² + … + A^(C−1) (A is nilpotent)
-  //   = (I + A)(I + A²)(I + A⁴)…: log2(C) squarings instead of C row steps.
-  Value identity = mb.widen(mb.constantF32({c, c}, eye), acc);
-  Value t = mb.add(a, identity), power = a;
-  for (int64_t reach = 2; reach < c && !mb.failed(); reach *= 2) {
-    power = mb.matmul(power, power);
-    t = mb.matmul(t, mb.add(power, identity));
+  // T = (I − A)⁻¹ by block forward substitution in log2(C) rounds: T
+  // holds the inverses of the diagonal blocks of size s; pairs of them
+  // merge as [[T₁, 0], [T₂·A₂₁·T₁, T₂]], i.e. T += T·(A ⊙ M_s)·T with M_s
+  // selecting each pair's block below the diagonal (flash-linear-attention's
+  // solve_tril order: only true inverses multiply, as stable as row
+  // substitution; a product of powers of A is not).
+  Value t = mb.widen(mb.constantF32({c, c}, eye), acc);
+  for (int64_t s = 1; s < c && !mb.failed(); s *= 2) {
+    SmallVector<float> below(c * c, 0.0f);
+    for (int64_t i = 0; i < c; ++i)
+      for (int64_t j = 0; j < c; ++j)
+        if (i / (2 * s) == j / (2 * s) && (i / s) % 2 == 1 && (j / s) % 2 == 0)
+          below[i * c + j] = 1.0f;
+    Value pairs = mb.mul(a, mb.widen(mb.constantF32({c, c}, below), acc));
+    t = mb.add(t, mb.matmul(t, mb.matmul(pairs, t)));
   }
   Value u = mb.matmul(t, mb.mul(v, beta));                                // [.., C, Dv]
   Value w = mb.matmul(t, mb.mul(kBeta, mb.unary<ExpOp>(cum5)));          // [.., C, Dk]

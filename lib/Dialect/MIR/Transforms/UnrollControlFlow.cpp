@@ -34,6 +34,11 @@ struct UnrollControlFlow : mir::impl::MIRUnrollControlFlowBase<UnrollControlFlow
       auto values = cast<DecomposableOpInterface>(op).decompose(mb);
       if (failed(values) || mb.failed())
         return signalPassFailure();
+      for (auto [v, r] : llvm::zip(*values, op->getResults()))
+        if (v.getType() != r.getType())
+          return op->emitError("rlx-mir-unroll-control-flow: the unrolled form has type ")
+                     << v.getType() << " where the op has " << r.getType(),
+                 signalPassFailure();
       op->replaceAllUsesWith(*values);
       op->erase();
     }
