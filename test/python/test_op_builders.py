@@ -16,9 +16,10 @@ from rlx import hir, mir
 
 from test_every_mir_op import EXAMPLES, module_text
 
-# Ops with regions, terminators and ops without operands are built with
+# Ops with regions (control flow too), terminators and ops without operands are built with
 # Function.emit.
-REGION_OPS = {"rlx_mir.elementwise", "rlx_mir.custom_fn", "rlx_mir.yield", "rlx_mir.constant"}
+REGION_OPS = {"rlx_mir.elementwise", "rlx_mir.custom_fn", "rlx_mir.yield", "rlx_mir.constant",
+              "rlx_mir.if", "rlx_mir.while", "rlx_mir.scan"}
 
 
 @pytest.mark.parametrize("dialect,module", [("rlx_mir", mir), ("rlx_hir", hir)])

@@ -266,12 +266,20 @@ static ScanOp whileAsScan(WhileOp op, MIRBuilder &mb) {
   MIRBuilder sb(b, loc, /*diagnose=*/true);
   SmallVector<Value> next(step.getResults());
   next.push_back(sb.add(blk->getArgument(nc), sb.cast(p, i64)));
-  if (sb.failed() || !p) {
+  if (sb.failed()) {
     scan.erase();
     return ScanOp();
   }
   YieldOp::create(b, loc, next);
   return scan;
+}
+
+/// Errors at `op` (prefixed with `pass`) unless its operands are static.
+static LogicalResult needStatic(Operation *op, StringRef pass) {
+  for (Type t : op->getOperandTypes())
+    if (!cast<RankedTensorType>(t).hasStaticShape())
+      return op->emitError() << pass << ": " << op->getName() << " needs static shapes, got " << t;
+  return success();
 }
 
 /// Errors with `message` at `op` when it has no trip cap.
@@ -309,7 +317,8 @@ FailureOr<SmallVector<Value>> WhileOp::decompose(MIRBuilder &mb) {
 LogicalResult WhileOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
                            SmallVectorImpl<Value> &dx) {
   if (failed(needCap(*this, "rlx-mir-grad: an rlx_mir.while without max_iterations (unbounded "
-                                   "trips) cannot be differentiated; give it a trip cap")))
+                                   "trips) cannot be differentiated; give it a trip cap")) ||
+      failed(needStatic(*this, "rlx-mir-grad")))
     return failure();
   ScanOp scan = whileAsScan(*this, mb);
   if (!scan)
@@ -328,7 +337,8 @@ LogicalResult WhileOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>
 
 LogicalResult WhileOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
   if (failed(needCap(*this, "rlx-mir-jvp: an rlx_mir.while without max_iterations (unbounded "
-                                   "trips) cannot be differentiated; give it a trip cap")))
+                                   "trips) cannot be differentiated; give it a trip cap")) ||
+      failed(needStatic(*this, "rlx-mir-jvp")))
     return failure();
   ScanOp scan = whileAsScan(*this, mb);
   if (!scan)

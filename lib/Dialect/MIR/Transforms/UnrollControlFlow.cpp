@@ -34,6 +34,10 @@ struct UnrollControlFlow : mir::impl::MIRUnrollControlFlowBase<UnrollControlFlow
       auto values = cast<DecomposableOpInterface>(op).decompose(mb);
       if (failed(values) || mb.failed())
         return signalPassFailure();
+      if (values->size() != op->getNumResults())
+        return op->emitError("rlx-mir-unroll-control-flow: the unrolled form has ")
+                   << values->size() << " values for " << op->getNumResults() << " results",
+               signalPassFailure();
       for (auto [v, r] : llvm::zip(*values, op->getResults()))
         if (v.getType() != r.getType())
           return op->emitError("rlx-mir-unroll-control-flow: the unrolled form has type ")
