@@ -81,6 +81,8 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
   }
   if (options.blockNvfp4Scales)
     pm.addPass(mir::createMIRBlockNvfp4Scales());
+  // Composite ops whose chains fusion and the matmul kernels should see.
+  pm.addPass(mir::createMIRDecompose());
   if (options.fuse)
     pm.addPass(mir::createMIRFuse());
   if (!options.dims.empty() && !specializeFirst)

@@ -117,6 +117,12 @@ EXAMPLES.update({
                               f"%r0, %r1 = rlx_mir.causal_conv1d %x, %w bias(%b : {t((3,))}) "
                               f"state(%s : {t((2, 3, 4))}) activation = \"silu\" : {t((2, 3, 5))}, "
                               f"{t((3, 4))}"),
+    "rlx_mir.fft": ({"x": ((3, 10), "f32")}, [t((3, 10))],
+                    f'%r0 = rlx_mir.fft %x axes = [0, 1] inverse norm = "ortho" : {t((3, 10))}'),
+    "rlx_mir.rfft": ({"x": ((3, 7), "f32")}, [t((3, 10))],
+                     f"%r0 = rlx_mir.rfft %x axis = 1 n = 9 : {t((3, 7))} -> {t((3, 10))}"),
+    "rlx_mir.irfft": ({"x": ((4, 6), "f32")}, [t((5, 3))],
+                      f"%r0 = rlx_mir.irfft %x axis = 0 n = 5 : {t((4, 6))} -> {t((5, 3))}"),
     "rlx_mir.selective_scan": ({"u": ((1, 3, 5), "f32"), "dt": ((1, 3, 5), "f32"), "a": ((3, 2), "f32"),
                                 "bm": ((1, 2, 5), "f32"), "cm": ((1, 2, 5), "f32"), "d": ((3,), "f32"),
                                 "s": ((1, 3, 2), "f32")}, [t((1, 3, 5)), t((1, 3, 2))],

@@ -264,8 +264,12 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
       runtimeLib.getAddressOfSymbol("rlx_cpu_prefers_kn_weights"));
   mir::MIRFuseOptions fuseOptions;
   fuseOptions.knWeights = options.blas && prefersKn && prefersKn();
-  if (options.fuse && failed(runPasses(module, [&](OpPassManager &pm) {
-        pm.addPass(mir::createMIRFuse(fuseOptions));
+  // As the front end (buildFrontendPipeline): composite ops' chains, then
+  // fusion.
+  if (failed(runPasses(module, [&](OpPassManager &pm) {
+        pm.addPass(mir::createMIRDecompose());
+        if (options.fuse)
+          pm.addPass(mir::createMIRFuse(fuseOptions));
       }, error)))
     return failure();
   // One pack function per packed parameter: each is given (read in place),

@@ -68,6 +68,11 @@ func::FuncOp outlineKernel(lir::KernelOp kernel, func::FuncOp parent, unsigned i
   auto fn = func::FuncOp::create(rw, loc, name,
                                  rw.getFunctionType(ValueRange(args).getTypes(), {}));
   fn.setPrivate();
+  // A kernel stays a function of its own: inlined into the entry (each has
+  // one call site), hundreds of them made one block whose instruction
+  // scheduling grew quadratically (seconds of JIT time per FFT), for no
+  // gain at run time.
+  fn->setAttr("passthrough", rw.getArrayAttr({rw.getStringAttr("noinline")}));
   symbols.insert(fn);
   Block *entry = fn.addEntryBlock();
   rw.setInsertionPointToStart(entry);

@@ -948,6 +948,7 @@ include "RLX/Dialect/MIR/IR/MIRMxfp4Ops.td"
 include "RLX/Dialect/MIR/IR/MIRQuantOps.td"
 include "RLX/Dialect/MIR/IR/MIRLoraOps.td"
 include "RLX/Dialect/MIR/IR/MIRSsmOps.td"
+include "RLX/Dialect/MIR/IR/MIRFftOps.td"
 include "RLX/Dialect/MIR/IR/MIRCustomOps.td"
 include "RLX/Dialect/MIR/IR/MIRControlFlowOps.td"
 

@@ -1,0 +1,129 @@
+//===- MIRFftOps.td - rlx_mir discrete Fourier transforms ----*- tablegen -*-===//
+//
+// fft, rfft and irfft on RLX's complex block layout, defined by their chain of
+// MIR ops (DecomposableOpInterface, lib/Dialect/MIR/IR/FftOps.cpp): mixed-radix
+// stages as small dense DFT matmuls with twiddles between them, Bluestein's
+// chirp-z convolution for large prime lengths. Their derivative rules are
+// transforms themselves (the adjoint of a DFT is the conjugate DFT).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_IR_MIRFFTOPS_TD
+#define RLX_DIALECT_MIR_IR_MIRFFTOPS_TD
+
+// vmap batches the chain (rlx-mir-vmap unfuses composite ops first).
+defvar MIR_FftTraits = [DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>,
+                        DeclareOpInterfaceMethods<MIR_DifferentiableOpInterface, ["vjp", "jvp"]>];
+
+defvar MIR_ComplexLayoutDoc = [{
+    **Complex block layout.** RLX has no complex element type: a complex
+    tensor of logical shape `[d0, ..., dk]` is the real tensor
+    `[d0, ..., 2·dk]` whose last axis holds the `dk` real parts, then the `dk`
+    imaginary parts (the original RLX's "2N real block" layout:
+    `fft([1, 2, 3, 4])` is `[10, −2, −2, −2, 0, 2, 0, −2]`). From numpy:
+    `np.concatenate([z.real, z.imag], -1)`. Axes are the logical axes.
+
+    `norm` is numpy's: `"backward"` (the default: the forward transform is
+    unscaled, the inverse divides by `n`), `"forward"` (the other way round)
+    or `"ortho"` (both scale by `1/√n`), where `n` is the product of the
+    transformed lengths.
+
+    Computed in f32 (f64 for f64 input), results in the input's type.
+    Algorithm (the decomposition): a length is split `n = r·m` with the
+    largest `r ≤ 32` that divides it; the `m`-point transforms of the `r`
+    strided subsequences, a twiddle `e^{∓2πi·j·k/n}`, then the `r`-point
+    transforms across them (Cooley–Tukey, four-step order). Lengths up to 32
+    (primes up to 64) are one dense DFT matmul of the realified `[2n, 2n]`
+    matrix. Larger primes use Bluestein's algorithm: the chirp
+    `e^{∓πi·j²/n}` turns the DFT into a circular convolution of a power-of-two
+    length `≥ 2n − 1`, done with the same stages. Constants are computed in
+    f64 with exact integer phase reduction. Error grows like `log n`.
+}];
+
+def MIR_FftOp : MIR_InferOp<"fft", MIR_FftTraits> {
+  let summary = "discrete Fourier transform over one or more axes (numpy.fft.fftn / ifftn)";
+  let description = !strconcat([{
+    `numpy.fft.fftn(x, axes = axes, norm = norm)` (or `ifftn` with
+    `inverse`; `torch.fft.fftn` / `ifftn` are the same): complex in, complex
+    out of the same shape, in the complex block layout below. The transforms
+    along the axes commute; each is
+    `X[k] = Σ_{j<n} x[j]·e^{∓2πi·j·k/n}` (`−` forward, `+` inverse), scaled
+    as `norm` says.
+  }], MIR_ComplexLayoutDoc, [{
+
+    The verifier rejects an input whose last axis is odd (not a complex
+    block), empty or repeated axes, axes out of `[−rank, rank)`, transformed
+    axes that are dynamic or of length 0, and a `norm` other than the three.
+
+    Example (numpy's `ifft2` of a `[4, 8]` complex array, orthonormal):
+    ```mlir
+    %y = rlx_mir.fft %x axes = [0, 1] inverse norm = "ortho" : tensor<4x16xf32>
+    ```
+  }]);
+  let arguments = (ins RLX_FloatTensor:$input, DenseI64ArrayAttr:$axes, UnitAttr:$inverse,
+                   OptionalAttr<StrAttr>:$norm);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `axes` `=` $axes (`inverse` $inverse^)? (`norm` `=` $norm^)? attr-dict `:` type($input)
+  }];
+}
+
+def MIR_RfftOp : MIR_InferOp<"rfft", MIR_FftTraits> {
+  let summary = "real-input discrete Fourier transform (numpy.fft.rfft)";
+  let description = !strconcat([{
+    `numpy.fft.rfft(x, n = n, axis = axis, norm = norm)` (`torch.fft.rfft`):
+    the input, real, is cut or zero-padded to `n` along `axis` (`n` defaults
+    to its length there), transformed, and the `n // 2 + 1` non-negative
+    frequencies are kept. The result is complex in the block layout below:
+    the input's shape with `n // 2 + 1` at `axis`, then its last axis doubled.
+  }], MIR_ComplexLayoutDoc, [{
+
+    The verifier rejects an axis out of `[−rank, rank)`, a rank-0 input, a
+    dynamic length at `axis` without `n`, `n < 1` and an unknown `norm`.
+
+    Example (Whisper's 400-point frames, 201 bins):
+    ```mlir
+    %s = rlx_mir.rfft %frames axis = 1 : tensor<3000x400xf32> -> tensor<3000x402xf32>
+    ```
+  }]);
+  let arguments = (ins RLX_FloatTensor:$input, I64Attr:$axis, OptionalAttr<I64Attr>:$n,
+                   OptionalAttr<StrAttr>:$norm);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis (`n` `=` $n^)? (`norm` `=` $norm^)? attr-dict `:` type($input)
+    `->` type($output)
+  }];
+}
+
+def MIR_IrfftOp : MIR_InferOp<"irfft", MIR_FftTraits> {
+  let summary = "inverse of rfft: Hermitian spectrum in, real signal out (numpy.fft.irfft)";
+  let description = !strconcat([{
+    `numpy.fft.irfft(X, n = n, axis = axis, norm = norm)` (`torch.fft.irfft`):
+    the input, complex in the block layout below, holds the non-negative
+    frequencies of a real signal of length `n` along `axis` (`n` defaults to
+    `2·(m − 1)` for `m` bins). Its first `n // 2 + 1` bins are taken (cut,
+    or zero-padded), the negative frequencies are their conjugates, and the
+    inverse transform's real part is the result: the input's logical shape
+    with `n` at `axis`. As numpy, the imaginary parts of the DC bin and (for
+    even `n`) the Nyquist bin do not contribute.
+  }], MIR_ComplexLayoutDoc, [{
+
+    The verifier rejects an odd last axis, an axis out of `[−rank, rank)`, a
+    dynamic bin count at `axis` without `n`, `n < 1` (so one bin needs `n`)
+    and an unknown `norm`.
+
+    Example (back from 3 bins to 5 samples):
+    ```mlir
+    %x = rlx_mir.irfft %s axis = 0 n = 5 : tensor<6xf32> -> tensor<5xf32>
+    ```
+  }]);
+  let arguments = (ins RLX_FloatTensor:$input, I64Attr:$axis, OptionalAttr<I64Attr>:$n,
+                   OptionalAttr<StrAttr>:$norm);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis (`n` `=` $n^)? (`norm` `=` $norm^)? attr-dict `:` type($input)
+    `->` type($output)
+  }];
+}
+
+#endif // RLX_DIALECT_MIR_IR_MIRFFTOPS_TD

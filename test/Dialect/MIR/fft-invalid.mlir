@@ -1,0 +1,60 @@
+// The Fourier transforms' verifier: located errors naming what is wrong
+// (rfft and irfft spell their result type, which the parser then infers).
+// RUN: rlx-opt %s -split-input-file -verify-diagnostics
+
+func.func @odd_block(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{fft input must be complex in the block layout (a static, even, non-zero last axis: real parts, then imaginary parts), got 3x5}}
+  %y = rlx_mir.fft %x axes = [0] : tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @repeated(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{fft axes must not repeat, got axis -1 twice}}
+  %y = rlx_mir.fft %x axes = [1, -1] : tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @norm(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{fft norm must be "backward", "forward" or "ortho", got "half"}}
+  %y = rlx_mir.fft %x axes = [0] norm = "half" : tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @dynamic_axis(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{fft needs a static, non-zero length along axis 0, got ?x2 (logical shape)}}
+  %y = rlx_mir.fft %x axes = [0] : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @rfft_n(%x: tensor<3x4xf32>) -> tensor<1x8xf32> {
+  // expected-error @+2 {{rfft needs n >= 1 (n, or a static length along axis 0), got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.rfft %x axis = 0 n = 0 : tensor<3x4xf32> -> tensor<1x8xf32>
+  return %y : tensor<1x8xf32>
+}
+
+// -----
+
+func.func @irfft_one_bin(%x: tensor<3x2xf32>) -> tensor<3x0xf32> {
+  // expected-error @+2 {{irfft needs n >= 1 (n, or at least 2 bins along axis 1 for the default 2·(bins − 1)), got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.irfft %x axis = 1 : tensor<3x2xf32> -> tensor<3x0xf32>
+  return %y : tensor<3x0xf32>
+}
+
+// -----
+
+func.func @rfft_axis(%x: tensor<3x4xf32>) -> tensor<3x6xf32> {
+  // expected-error @+2 {{rfft axis}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.rfft %x axis = 2 : tensor<3x4xf32> -> tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
+}
