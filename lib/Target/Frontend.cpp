@@ -85,8 +85,11 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
   pm.addPass(mir::createMIRDecompose());
   if (options.fuse)
     pm.addPass(mir::createMIRFuse());
-  if (!options.dims.empty() && !specializeFirst)
+  if (!options.dims.empty() && !specializeFirst) {
     specialize();
+    // The composite ops whose shapes only now became static.
+    pm.addPass(mir::createMIRDecompose());
+  }
   if (options.splitKVSMs > 0) {
     mir::MIRSplitKVOptions split;
     split.smCount = options.splitKVSMs;

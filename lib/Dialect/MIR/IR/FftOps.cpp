@@ -109,10 +109,15 @@ class FftChain {
 public:
   FftChain(MIRBuilder &mb, Type ct) : mb(mb), ct(ct) {}
 
-  /// The unscaled DFT of x [B, 2, n] along its last axis.
+  /// The unscaled DFT of x [B, P, n] along its last axis: P = 2 (real and
+  /// imaginary parts) or P = 1 (a real input: the imaginary parts are zero,
+  /// and the first stage reads half as much). The result is [B, 2, n].
   Value planes(Value x, int64_t n, bool inverse) {
-    if (!x || n == 1)
+    if (!x)
       return x;
+    int64_t b = MIRBuilder::shapeOf(x)[0], p = MIRBuilder::shapeOf(x)[1];
+    if (n == 1)
+      return p == 2 ? x : mb.concat({x, constant({b, 1, 1}, std::vector<double>(b, 0.0))}, 1);
     bool prime = isPrime(n);
     if (n <= kDense || (prime && n <= 2 * kDense))
       return dense(x, n, inverse);
@@ -126,10 +131,10 @@ public:
       for (int64_t d = 2; r == 1; ++d)
         if (n % d == 0)
           r = d;
-    int64_t m = n / r, b = MIRBuilder::shapeOf(x)[0];
-    // x[r·j2 + j1] → [B, j1, 2, j2]; the m-point transforms over j2.
-    Value y = mb.transpose(mb.reshape(x, {b, 2, m, r}), {0, 3, 1, 2});
-    y = mb.reshape(planes(mb.reshape(y, {b * r, 2, m}), m, inverse), {b, r, 2, m});
+    int64_t m = n / r;
+    // x[r·j2 + j1] → [B, j1, P, j2]; the m-point transforms over j2.
+    Value y = mb.transpose(mb.reshape(x, {b, p, m, r}), {0, 3, 1, 2});
+    y = mb.reshape(planes(mb.reshape(y, {b * r, p, m}), m, inverse), {b, r, 2, m});
     // Twiddles w_n^{j1·k2}, then the r-point transforms over j1.
     std::vector<Complex> tw(r * m);
     for (int64_t j1 = 0; j1 < r; ++j1)
@@ -169,7 +174,7 @@ public:
   }
 
   /// x times the complex constant `c` (of `shape`, broadcast against x),
-  /// the parts of x along `planeAxis`.
+  /// the parts of x along `planeAxis` (one part: x is real).
   Value mul(Value x, int64_t planeAxis, ArrayRef<Complex> c, ArrayRef<int64_t> shape) {
     if (!x)
       return x;
@@ -179,6 +184,8 @@ public:
       im.push_back(z.imag());
     }
     Value cr = constant(shape, re), ci = constant(shape, im);
+    if (MIRBuilder::shapeOf(x)[planeAxis] == 1) // real x
+      return mb.concat({mb.mul(x, cr), mb.mul(x, ci)}, planeAxis);
     Value xr = plane(x, planeAxis, 0), xi = plane(x, planeAxis, 1);
     Value outR = mb.sub(mb.mul(xr, cr), mb.mul(xi, ci));
     Value outI = mb.add(mb.mul(xr, ci), mb.mul(xi, cr));
@@ -187,6 +194,8 @@ public:
 
   /// The real (p = 0) or imaginary (p = 1) part of x, size 1 at `planeAxis`.
   Value plane(Value x, int64_t planeAxis, int64_t p) {
+    if (!x)
+      return mb.fail();
     int64_t rank = MIRBuilder::typeOf(x).getRank();
     SmallVector<int64_t> offsets(rank, 0), sizes(rank, -1), strides(rank, 1);
     offsets[planeAxis] = p;
@@ -202,9 +211,10 @@ public:
   }
 
 private:
-  /// One matmul with the realified DFT matrix: rows (c, j), columns (c', k).
+  /// One matmul with the realified DFT matrix: rows (c, j), columns
+  /// (c', k); only the real rows (c = 0) for a real x.
   Value dense(Value x, int64_t n, bool inverse) {
-    int64_t b = MIRBuilder::shapeOf(x)[0];
+    int64_t b = MIRBuilder::shapeOf(x)[0], p = MIRBuilder::shapeOf(x)[1];
     std::vector<double> m(4 * n * n);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t k = 0; k < n; ++k) {
@@ -214,7 +224,8 @@ private:
         m[j * 2 * n + n + k] = w.imag();        // re → im
         m[(n + j) * 2 * n + n + k] = w.real();  // im → im
       }
-    Value y = mb.matmul(mb.reshape(x, {b, 2 * n}), constant({2 * n, 2 * n}, m));
+    m.resize(p * n * 2 * n);
+    Value y = mb.matmul(mb.reshape(x, {b, p * n}), constant({p * n, 2 * n}, m));
     return mb.reshape(y, {b, 2, n});
   }
 
@@ -295,6 +306,8 @@ struct Labelled {
   }
   /// The dims as they are, the last (and the parts) replaced.
   SmallVector<int64_t> leadingShape(bool parts) const {
+    if (!v)
+      return {};
     return SmallVector<int64_t>(MIRBuilder::shapeOf(v).drop_back(parts ? 2 : 1));
   }
 };
@@ -343,12 +356,23 @@ LogicalResult checkComplex(OptLoc loc, RankedTensorType t, StringRef op) {
 
 /// Real weights along logical axis `axis` of the complex `x` (stored form).
 Value scaleBins(MIRBuilder &mb, FftChain &chain, Value x, int64_t axis, ArrayRef<double> w) {
+  if (!x)
+    return mb.fail();
   SmallVector<int64_t> logical = logicalShape(MIRBuilder::typeOf(x));
   int64_t rank = static_cast<int64_t>(logical.size());
   SmallVector<int64_t> p = pShape(logical), cshape(rank + 1, 1);
   cshape[axis == rank - 1 ? rank : axis] = static_cast<int64_t>(w.size());
   Value y = mb.mul(mb.reshape(x, p), chain.constant(cshape, w));
   return mb.reshape(y, storedShape(logical));
+}
+
+/// The rfft/irfft derivatives build static reshapes and slices.
+LogicalResult requireStaticDerivative(Operation *op, RankedTensorType in, RankedTensorType out) {
+  if (in.hasStaticShape() && out.hasStaticShape())
+    return success();
+  return op->emitError() << op->getName().stripDialect()
+                         << ": its derivative needs static shapes; bind the dims first "
+                            "(rlx-mir-specialize)";
 }
 
 /// A verified axis attribute, made non-negative.
@@ -464,9 +488,9 @@ LogicalResult RfftOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   auto ax = normalizeAxis(loc, a.getAxisAttr().getInt(), x->getRank(), "rfft axis");
   if (failed(ax))
     return failure();
-  if (x->getDimSize(*ax) == 0)
-    return shapeError(loc, "rfft needs a non-empty input along axis " + Twine(*ax) + ", got " +
-                               shapeToString(x->getShape()));
+  if (x->getDimSize(*ax) == 0 || x->getShape().back() == 0)
+    return shapeError(loc, "rfft needs a non-empty input along axis " + Twine(*ax) +
+                               " and the last axis, got " + shapeToString(x->getShape()));
   int64_t n = a.getNAttr() ? a.getNAttr().getInt() : x->getDimSize(*ax);
   if (ShapedType::isDynamic(n) || n < 1)
     return shapeError(loc, "rfft needs n >= 1 (n, or a static length along axis " + Twine(*ax) +
@@ -491,8 +515,7 @@ FailureOr<SmallVector<Value>> RfftOp::decompose(MIRBuilder &mb) {
   int64_t b = x.bringLast(mb, ax);
   SmallVector<int64_t> lead = x.leadingShape(false);
   Value re = chain.fit(mb.reshape(x.v, {b, 1, t.getDimSize(ax)}), 2, n);
-  Value parts = mb.concat({re, chain.constant({b, 1, n}, std::vector<double>(b * n, 0.0))}, 1);
-  Value y = chain.planes(parts, n, /*inverse=*/false);
+  Value y = chain.planes(re, n, /*inverse=*/false);
   y = mb.slice(y, {0, 0, 0}, {b, 2, bins}, {1, 1, 1});
   lead.append({2, bins});
   x.v = mb.reshape(y, lead);
@@ -518,16 +541,19 @@ LogicalResult RfftOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> 
   // bins, which is irfft (dual norm) of the cotangent with the doubled bins
   // halved, then the fit undone.
   RankedTensorType t = getInput().getType();
+  if (failed(requireStaticDerivative(*this, t, getType())))
+    return failure();
   int64_t rank = t.getRank(), ax = axisOf(getAxisAttr(), rank);
   int64_t n = getN() ? static_cast<int64_t>(*getN()) : t.getDimSize(ax);
-  FftChain chain(mb, MIRBuilder::elementType(cotangents[0]));
+  Type et = t.getElementType(), ct = mb.computeType(et);
+  FftChain chain(mb, ct);
   std::vector<double> w = hermitianWeights(n);
   for (double &v : w)
     v = 1.0 / v;
-  Value g = scaleBins(mb, chain, cotangents[0], ax, w);
+  Value g = scaleBins(mb, chain, mb.widen(cotangents[0], ct), ax, w);
   Value r = mb.create<IrfftOp>(g, getAxisAttr(), mb.builder().getI64IntegerAttr(n),
                                dualNorm(mb.builder(), getNorm()));
-  dx[0] = chain.fit(r, ax, t.getDimSize(ax));
+  dx[0] = mb.widen(chain.fit(r, ax, t.getDimSize(ax)), et);
   return success(dx[0] != nullptr);
 }
 
@@ -555,6 +581,9 @@ LogicalResult IrfftOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
     return failure();
   SmallVector<int64_t> logical = logicalShape(*x);
   int64_t m = logical[*ax];
+  if (m == 0)
+    return shapeError(loc, "irfft needs at least one bin along axis " + Twine(*ax) + ", got " +
+                               shapeToString(x->getShape()));
   int64_t n = a.getNAttr() ? a.getNAttr().getInt()
                            : (ShapedType::isDynamic(m) ? m : 2 * (m - 1));
   if (ShapedType::isDynamic(n) || n < 1)
@@ -608,18 +637,21 @@ LogicalResult IrfftOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>
   // irfft = Re ∘ s·F̄ ∘ zero-pad ∘ weights ∘ fit: the adjoint is the
   // weights times rfft (dual norm) of the cotangent, fitted back.
   RankedTensorType t = getInput().getType();
+  if (failed(requireStaticDerivative(*this, t, getType())))
+    return failure();
   int64_t rank = t.getRank(), ax = axisOf(getAxisAttr(), rank);
   int64_t n = getType().getDimSize(ax);
-  FftChain chain(mb, MIRBuilder::elementType(cotangents[0]));
-  Value r = mb.create<RfftOp>(cotangents[0], getAxisAttr(), mb.builder().getI64IntegerAttr(n),
-                              dualNorm(mb.builder(), getNorm()));
+  Type et = t.getElementType(), ct = mb.computeType(et);
+  FftChain chain(mb, ct);
+  Value r = mb.create<RfftOp>(mb.widen(cotangents[0], ct), getAxisAttr(),
+                              mb.builder().getI64IntegerAttr(n), dualNorm(mb.builder(), getNorm()));
   r = scaleBins(mb, chain, r, ax, hermitianWeights(n));
   if (!r)
     return failure();
   SmallVector<int64_t> logical = logicalShape(MIRBuilder::typeOf(r));
   int64_t pos = ax == rank - 1 ? rank : ax;
   r = chain.fit(mb.reshape(r, pShape(logical)), pos, logicalShape(t)[ax]);
-  dx[0] = mb.reshape(r, t.getShape());
+  dx[0] = mb.widen(mb.reshape(r, t.getShape()), et);
   return success(dx[0] != nullptr);
 }
 

@@ -78,8 +78,9 @@ def MIR_RfftOp : MIR_InferOp<"rfft", MIR_FftTraits> {
     the input's shape with `n // 2 + 1` at `axis`, then its last axis doubled.
   }], MIR_ComplexLayoutDoc, [{
 
-    The verifier rejects an axis out of `[−rank, rank)`, a rank-0 input, a
-    dynamic length at `axis` without `n`, `n < 1` and an unknown `norm`.
+    The verifier rejects an axis out of `[−rank, rank)`, a rank-0 input, an
+    input empty along `axis` or its last axis, a dynamic length at `axis`
+    without `n`, `n < 1` and an unknown `norm`.
 
     Example (Whisper's 400-point frames, 201 bins):
     ```mlir
@@ -108,9 +109,9 @@ def MIR_IrfftOp : MIR_InferOp<"irfft", MIR_FftTraits> {
     even `n`) the Nyquist bin do not contribute.
   }], MIR_ComplexLayoutDoc, [{
 
-    The verifier rejects an odd last axis, an axis out of `[−rank, rank)`, a
-    dynamic bin count at `axis` without `n`, `n < 1` (so one bin needs `n`)
-    and an unknown `norm`.
+    The verifier rejects an odd last axis, an axis out of `[−rank, rank)`, no
+    bins along `axis`, a dynamic bin count at `axis` without `n`, `n < 1` (so
+    one bin needs `n`) and an unknown `norm`.
 
     Example (back from 3 bins to 5 samples):
     ```mlir
