@@ -366,6 +366,33 @@ Value scaleBins(MIRBuilder &mb, FftChain &chain, Value x, int64_t axis, ArrayRef
   return mb.reshape(y, storedShape(logical));
 }
 
+/// A decomposition's last steps: `y` scaled by `s` (numpy's norm) and
+/// rounded back to the op's element type; an error at `op` when any step
+/// could not be built.
+FailureOr<SmallVector<Value>> finishChain(MIRBuilder &mb, Operation *op, Value y, double s,
+                                          Type ct, Type et) {
+  if (y && s != 1.0)
+    y = mb.mul(y, mb.scalar(ct, s));
+  if (y && ct != et)
+    y = mb.cast(y, et);
+  if (mb.failed() || !y)
+    return op->emitError() << op->getName().stripDialect()
+                           << ": cannot build its decomposition for these types";
+  return SmallVector<Value>{y};
+}
+
+/// The jvp of a transform (a linear map): the op itself on the tangent.
+LogicalResult linearJvp(Operation *op, MIRBuilder &mb, ValueRange tangents,
+                        SmallVectorImpl<Value> &dy) {
+  dy.assign(1, Value());
+  if (!tangents[0])
+    return success();
+  Operation *copy = mb.builder().clone(*op);
+  copy->setOperand(0, tangents[0]);
+  dy[0] = mb.record(copy);
+  return success();
+}
+
 /// The rfft/irfft derivatives build static reshapes and slices.
 LogicalResult requireStaticDerivative(Operation *op, RankedTensorType in, RankedTensorType out) {
   if (in.hasStaticShape() && out.hasStaticShape())
@@ -443,14 +470,7 @@ FailureOr<SmallVector<Value>> FftOp::decompose(MIRBuilder &mb) {
   }
   x.moveTo(mb, complexLabels(rank));
   Value y = mb.reshape(x.v, t.getShape());
-  double s = scaleOf(normOf(getNorm()), getInverse(), count);
-  if (s != 1.0)
-    y = mb.mul(y, mb.scalar(ct, s));
-  if (ct != et)
-    y = mb.cast(y, et);
-  if (mb.failed() || !y)
-    return emitError("fft: cannot build its decomposition for these types"), failure();
-  return SmallVector<Value>{y};
+  return finishChain(mb, *this, y, scaleOf(normOf(getNorm()), getInverse(), count), ct, et);
 }
 
 LogicalResult FftOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
@@ -466,13 +486,8 @@ LogicalResult FftOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> n
 }
 
 LogicalResult FftOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
-  dy.assign(1, Value());
-  if (!tangents[0])
-    return success();
-  dy[0] = mb.create<FftOp>(tangents[0], getAxesAttr(), getInverseAttr(), getNormAttr());
-  return success(dy[0] != nullptr);
+  return linearJvp(*this, mb, tangents, dy);
 }
-
 
 //===----------------------------------------------------------------------===//
 // rfft
@@ -522,14 +537,7 @@ FailureOr<SmallVector<Value>> RfftOp::decompose(MIRBuilder &mb) {
   x.labels.insert(x.labels.end() - 1, kPlane);
   x.moveTo(mb, complexLabels(rank));
   y = mb.reshape(x.v, getType().getShape());
-  double s = scaleOf(normOf(getNorm()), false, n);
-  if (s != 1.0)
-    y = mb.mul(y, mb.scalar(ct, s));
-  if (ct != et)
-    y = mb.cast(y, et);
-  if (mb.failed() || !y)
-    return emitError("rfft: cannot build its decomposition for these types"), failure();
-  return SmallVector<Value>{y};
+  return finishChain(mb, *this, y, scaleOf(normOf(getNorm()), false, n), ct, et);
 }
 
 LogicalResult RfftOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
@@ -558,13 +566,8 @@ LogicalResult RfftOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> 
 }
 
 LogicalResult RfftOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
-  dy.assign(1, Value());
-  if (!tangents[0])
-    return success();
-  dy[0] = mb.create<RfftOp>(tangents[0], getAxisAttr(), getNAttr(), getNormAttr());
-  return success(dy[0] != nullptr);
+  return linearJvp(*this, mb, tangents, dy);
 }
-
 
 //===----------------------------------------------------------------------===//
 // irfft
@@ -619,14 +622,7 @@ FailureOr<SmallVector<Value>> IrfftOp::decompose(MIRBuilder &mb) {
   llvm::erase(x.labels, kPlane);
   x.moveTo(mb, llvm::to_vector(llvm::seq<int64_t>(0, rank)));
   y = x.v;
-  double s = scaleOf(normOf(getNorm()), true, n);
-  if (s != 1.0)
-    y = mb.mul(y, mb.scalar(ct, s));
-  if (ct != et)
-    y = mb.cast(y, et);
-  if (mb.failed() || !y)
-    return emitError("irfft: cannot build its decomposition for these types"), failure();
-  return SmallVector<Value>{y};
+  return finishChain(mb, *this, y, scaleOf(normOf(getNorm()), true, n), ct, et);
 }
 
 LogicalResult IrfftOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool> need,
@@ -656,10 +652,6 @@ LogicalResult IrfftOp::vjp(MIRBuilder &mb, ValueRange cotangents, ArrayRef<bool>
 }
 
 LogicalResult IrfftOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<Value> &dy) {
-  dy.assign(1, Value());
-  if (!tangents[0])
-    return success();
-  dy[0] = mb.create<IrfftOp>(tangents[0], getAxisAttr(), getNAttr(), getNormAttr());
-  return success(dy[0] != nullptr);
+  return linearJvp(*this, mb, tangents, dy);
 }
 
