@@ -58,3 +58,21 @@ func.func @rfft_axis(%x: tensor<3x4xf32>) -> tensor<3x6xf32> {
   %y = rlx_mir.rfft %x axis = 2 : tensor<3x4xf32> -> tensor<3x6xf32>
   return %y : tensor<3x6xf32>
 }
+
+// -----
+
+func.func @stft_reflect(%x: tensor<4xf32>, %w: tensor<8xf32>) -> tensor<5x2xf32> {
+  // expected-error @+2 {{stft's reflect padding (n_fft // 2 = 4) must be shorter than the signal, got L = 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.stft %x, %w n_fft = 8 hop_length = 2 center : tensor<4xf32>, tensor<8xf32> -> tensor<5x2xf32>
+  return %y : tensor<5x2xf32>
+}
+
+// -----
+
+func.func @stft_window(%x: tensor<40xf32>, %w: tensor<9xf32>) -> tensor<5x2xf32> {
+  // expected-error @+2 {{stft needs a window [win_length] with 1 <= win_length <= n_fft = 8, got 9}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.stft %x, %w n_fft = 8 hop_length = 2 : tensor<40xf32>, tensor<9xf32> -> tensor<5x2xf32>
+  return %y : tensor<5x2xf32>
+}

@@ -47,3 +47,20 @@ func.func @dynamic(%x: tensor<?x6xf32>) -> tensor<?x5xf32> {
   %y = rlx_mir.irfft %x axis = 1 n = 5 : tensor<?x6xf32> -> tensor<?x5xf32>
   return %y : tensor<?x5xf32>
 }
+
+// -----
+
+// stft: the frames gathered with the reflect padding in the indices, the
+// window, then an rfft, which the next round of the pass expands too.
+// ROUND-LABEL: func.func @stft
+// ROUND: rlx_mir.stft %{{.*}}, %{{.*}} n_fft = 8 hop_length = 4 center normalized : tensor<2x21xf32>, tensor<6xf32> -> tensor<2x5x12xf32>
+// DEC-LABEL: func.func @stft
+// DEC: rlx_mir.gather
+// DEC-NOT: rlx_mir.rfft
+// DEC: rlx_mir.matmul
+// DEC-NOT: rlx_mir.rfft
+// DEC: return
+func.func @stft(%x: tensor<2x21xf32>, %w: tensor<6xf32>) -> tensor<2x5x12xf32> {
+  %y = rlx_mir.stft %x, %w n_fft = 8 hop_length = 4 center normalized : tensor<2x21xf32>, tensor<6xf32> -> tensor<2x5x12xf32>
+  return %y : tensor<2x5x12xf32>
+}

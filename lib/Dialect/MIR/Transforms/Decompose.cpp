@@ -57,14 +57,19 @@ struct Decompose : mir::impl::MIRDecomposeBase<Decompose> {
   void runOnOperation() override {
     SmallVector<std::string> names(ops.begin(), ops.end());
     if (names.empty())
-      names = {"rlx_mir.fft", "rlx_mir.rfft", "rlx_mir.irfft"};
-    SmallVector<Operation *> found;
-    getOperation()->walk([&](DecomposableOpInterface op) {
-      if (llvm::is_contained(names, op->getName().getStringRef()) && hasStaticShapes(op))
-        found.push_back(op);
-    });
-    if (failed(decomposeAll(found, "rlx-mir-decompose")))
-      signalPassFailure();
+      names = {"rlx_mir.fft", "rlx_mir.rfft", "rlx_mir.irfft", "rlx_mir.stft"};
+    // Rounds: a chain may hold more of the ops (stft's rfft).
+    for (int round = 0; round < 8; ++round) {
+      SmallVector<Operation *> found;
+      getOperation()->walk([&](DecomposableOpInterface op) {
+        if (llvm::is_contained(names, op->getName().getStringRef()) && hasStaticShapes(op))
+          found.push_back(op);
+      });
+      if (found.empty())
+        return;
+      if (failed(decomposeAll(found, "rlx-mir-decompose")))
+        return signalPassFailure();
+    }
   }
 };
 

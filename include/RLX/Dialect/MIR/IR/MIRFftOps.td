@@ -127,4 +127,48 @@ def MIR_IrfftOp : MIR_InferOp<"irfft", MIR_FftTraits> {
   }];
 }
 
+def MIR_StftOp : MIR_InferOp<"stft", [DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>]> {
+  let summary = "short-time Fourier transform (torch.stft, onesided, reflect padding)";
+  let description = [{
+    `torch.stft(input, n_fft, hop_length, window = window, center = center,
+    pad_mode = "reflect", normalized = normalized, onesided = True,
+    return_complex = True)`: `input` `[L]` or `[B, L]` (real), `window`
+    `[win_length]` with `win_length ≤ n_fft` (zero-padded on both sides to
+    `n_fft`, as torch does). With `center` the signal is reflect-padded by
+    `n_fft // 2` on both sides. Frame `t` is
+    `X[f, t] = Σ_{k<n_fft} window[k]·x[t·hop_length + k]·e^{−2πi·f·k/n_fft}`
+    for the `n_fft // 2 + 1` frequencies `f`, times `1/√n_fft` with
+    `normalized`.
+
+    The result is torch's `[B?, n_fft // 2 + 1, n_frames]` complex, in the
+    complex block layout (real parts, then imaginary parts, along the last
+    axis: `[B?, n_fft // 2 + 1, 2·n_frames]`), where
+    `n_frames = 1 + (L' − n_fft) // hop_length` for the padded length `L'`.
+
+    Defined by its chain: the frames gathered with their reflect padding
+    folded into the indices, times the window, `rlx_mir.rfft` along the frame
+    (so its derivatives are the gather's and rfft's). Computed as rfft
+    computes.
+
+    The verifier rejects an input that is not `[L]` or `[B, L]` with a static
+    `L`, a window that is not `[win_length]` with `1 ≤ win_length ≤ n_fft`,
+    `n_fft < 1`, `hop_length < 1`, a signal shorter than `n_fft` (after
+    padding), reflect padding of `n_fft // 2` that is not shorter than the
+    signal (torch's rule), and mixed element types.
+
+    Example (Whisper's front end on 30 s at 16 kHz: 201 bins, 3001 frames):
+    ```mlir
+    %s = rlx_mir.stft %audio, %hann n_fft = 400 hop_length = 160 center
+        : tensor<480000xf32>, tensor<400xf32> -> tensor<201x6002xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$window, I64Attr:$n_fft,
+                   I64Attr:$hop_length, UnitAttr:$center, UnitAttr:$normalized);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $window `n_fft` `=` $n_fft `hop_length` `=` $hop_length (`center` $center^)?
+    (`normalized` $normalized^)? attr-dict `:` type($input) `,` type($window) `->` type($output)
+  }];
+}
+
 #endif // RLX_DIALECT_MIR_IR_MIRFFTOPS_TD

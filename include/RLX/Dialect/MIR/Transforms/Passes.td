@@ -193,8 +193,8 @@ def MIRFillEmptyAxes : Pass<"rlx-mir-fill-empty-axes"> {
 def MIRDecompose : Pass<"rlx-mir-decompose"> {
   let summary = "Replace composite ops by their chain of MIR ops ahead of fusion";
   let description = [{
-    Replaces each op named in `ops` (default: `rlx_mir.fft`, `rlx_mir.rfft`
-    and `rlx_mir.irfft`) whose shapes are static by its
+    Replaces each op named in `ops` (default: `rlx_mir.fft`, `rlx_mir.rfft`,
+    `rlx_mir.irfft` and `rlx_mir.stft`) whose shapes are static by its
     `DecomposableOpInterface` chain, so that fusion, the matmul kernels (BLAS
     on the CPU, tensor cores on GPUs) and the arena plan see its primitive
     ops instead of one opaque kernel. Ops with dynamic shapes are left to the
