@@ -344,6 +344,18 @@ def decoder_layer(x: Value, positions: Value, weights: Sequence[Value], *, num_h
     return y, k, v
 
 
+def log_mel_spectrogram(x: Value, n_mels: int = 80, *, n_fft: int = 400, hop_length: int = 160,
+                        sampling_rate: int = 16000, n_samples: Optional[int] = 480000,
+                        f_min: Optional[float] = None, f_max: Optional[float] = None) -> Value:
+    """Whisper's log-mel features (transformers' ``WhisperFeatureExtractor``)
+    of raw samples ``[L]`` or ``[B, L]``: zero-padded or trimmed to
+    ``n_samples`` (None: as given), result ``[B?, n_mels, frames]``. The
+    defaults are Whisper's (30 s at 16 kHz, 80 mels, 0-8000 Hz)."""
+    return _ops.log_mel_spectrogram(x, n_fft=n_fft, hop_length=hop_length, n_mels=n_mels,
+                                    sampling_rate=sampling_rate, n_samples=n_samples,
+                                    f_min=f_min, f_max=f_max)
+
+
 # Every rlx_hir op's builder, generated from its ODS record (operands
 # positional, attributes by their ODS names); the functions above are the
 # shorter spellings of some of them and take their names.
@@ -351,7 +363,7 @@ from . import _hir_ops as _ops  # noqa: E402
 
 __all__ = ["Function", "Value", "tensor_type", "linear", "rms_norm", "residual_rms_norm",
            "layer_norm", "swiglu", "attention", "rope", "qk_norm", "embedding", "add",
-           "decoder_layer", "RlxError"]
+           "decoder_layer", "log_mel_spectrogram", "RlxError"]
 for _name in _ops.__all__:
     if _name not in globals():
         globals()[_name] = getattr(_ops, _name)

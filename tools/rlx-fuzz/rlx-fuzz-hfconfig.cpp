@@ -1,6 +1,6 @@
 //===- rlx-fuzz-hfconfig.cpp - libFuzzer target: config.json -> HIR model -===//
 //
-// Input: [options] config.json text. The JSON goes through
+// Input: [options] config.json (or preprocessor_config.json) text. The JSON goes through
 // mlir::rlx::parseHFConfig and, when it parses, mlir::rlx::buildModel with
 // 1 or 2 layers (what rlx-gen does), and the module is verified. The options
 // byte picks the ModelGenOptions (bit 0: kv cache, 1: layer only, 2: NVFP4
@@ -36,6 +36,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t opt = data[0];
   std::string json(reinterpret_cast<const char *>(data + 1), size - 1);
   std::string error;
+  if (rlx::isFeatureExtractorConfig(json)) {
+    // preprocessor_config.json: the log-mel front end (its own options:
+    // bit 5 a short static seq, bit 7 batch 2).
+    FailureOr<rlx::FeatureExtractorConfig> fe = rlx::parseFeatureExtractorConfig(json, error);
+    if (failed(fe))
+      return 0;
+    rlx::ModelGenOptions options;
+    if (opt & 32)
+      options.seqLen = 1000;
+    options.batch = (opt & 128) ? 2 : 1;
+    std::unique_ptr<MLIRContext> ctx = rlx_fuzz::makeContext();
+    rlx_fuzz::DropDiagnostics drop(ctx.get());
+    OwningOpRef<ModuleOp> module = rlx::buildFeatureExtractor(ctx.get(), *fe, options);
+    if (module && failed(verify(*module)))
+      rlx_fuzz::checkFailed("hfconfig-invalid-ir",
+                            "buildFeatureExtractor returned a module that does not verify");
+    return 0;
+  }
   FailureOr<rlx::ModelConfig> config = rlx::parseHFConfig(json, {}, error);
   if (failed(config)) {
     if (rlx_fuzz::verbose())

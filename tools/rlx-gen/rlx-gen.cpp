@@ -1,5 +1,6 @@
 //===- rlx-gen.cpp - Generate a HIR model from a HF config.json -----------===//
 //
+//   rlx-gen preprocessor_config.json [--seq N] [--batch N] [--dtype ...] [-o out.mlir]
 //   rlx-gen (config.json | --gguf FILE.gguf) [--layers N] [--dtype f32|bf16|f16] [--seq N]
 //           [--kv-cache [--past N]] [--attention-mask] [--layer-only] [--nvfp4-weights] [--stacked-experts]
 //           [--lora ADAPTER_DIR [--lora-merge] | --lora NAME=DIR...] [--set key=value]...
@@ -77,6 +78,41 @@ static cl::opt<bool> loraMerge(
     cl::cat(genCat));
 static cl::opt<std::string> funcName("func", cl::desc("function name"), cl::init("forward"), cl::cat(genCat));
 
+static int writeModule(ModuleOp module) {
+  std::string error;
+  auto out = openOutputFile(outputPath, &error);
+  if (!out) {
+    llvm::errs() << "rlx-gen: " << error << "\n";
+    return 1;
+  }
+  module.print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return 0;
+}
+
+/// A preprocessor_config.json: the feature extractor's function (only
+/// --dtype, --seq, --batch and --func apply).
+static int generateFeatureExtractor(StringRef configText) {
+  std::string error;
+  auto config = rlx::parseFeatureExtractorConfig(configText, error);
+  if (failed(config)) {
+    llvm::errs() << configPath << ": error: " << error << "\n";
+    return 1;
+  }
+  rlx::ModelGenOptions options;
+  if (seq > 0)
+    options.seqLen = seq;
+  options.dtype = dtype;
+  options.batch = batch;
+  options.funcName = funcName;
+  DialectRegistry registry;
+  rlx::registerEverything(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = rlx::buildFeatureExtractor(&ctx, *config, options);
+  return module ? writeModule(*module) : 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(genCat);
@@ -103,6 +139,8 @@ int main(int argc, char **argv) {
     }
     configText = file->getBuffer().str();
   }
+  if (ggufPath.empty() && rlx::isFeatureExtractorConfig(configText))
+    return generateFeatureExtractor(configText);
   auto config = rlx::parseHFConfig(configText, overrides, error);
   if (failed(config)) {
     // The config file is the location: JSON keys carry no line numbers.
@@ -174,15 +212,5 @@ int main(int argc, char **argv) {
   rlx::registerEverything(registry);
   MLIRContext ctx(registry);
   OwningOpRef<ModuleOp> module = rlx::buildModel(&ctx, *config, options);
-  if (!module)
-    return 1;
-  auto out = openOutputFile(outputPath, &error);
-  if (!out) {
-    llvm::errs() << "rlx-gen: " << error << "\n";
-    return 1;
-  }
-  module->print(out->os());
-  out->os() << "\n";
-  out->keep();
-  return 0;
+  return module ? writeModule(*module) : 1;
 }

@@ -316,6 +316,34 @@ struct ModelGenOptions {
   bool loraMerge = false;
 };
 
+/// A `preprocessor_config.json` of transformers' `WhisperFeatureExtractor`
+/// (its `__init__` arguments): the log-mel front end's parameters.
+struct FeatureExtractorConfig {
+  int64_t featureSize = 80;   ///< n_mels
+  int64_t samplingRate = 16000;
+  int64_t hopLength = 160;
+  int64_t chunkLength = 30;   ///< seconds; n_samples = chunk_length · sampling_rate
+  int64_t nFft = 400;
+  int64_t nSamples() const { return chunkLength * samplingRate; }
+};
+
+/// True when `json` is a feature extractor's config (it names a
+/// `feature_extractor_type`), not a model's.
+bool isFeatureExtractorConfig(StringRef json);
+
+/// Reads a WhisperFeatureExtractor config; any other extractor, a
+/// `padding_value` other than 0 or a `dither` other than 0 (random noise) is
+/// an error naming what is supported.
+FailureOr<FeatureExtractorConfig> parseFeatureExtractorConfig(StringRef json,
+                                                              std::string &error);
+
+/// The front end as a HIR function `options.funcName`: input `audio`
+/// [batch, seq] (seq = `options.seqLen`, default n_samples; batch =
+/// `options.batch`) in `options.dtype`, output `input_features` [batch,
+/// feature_size, n_samples / hop_length] (rlx_hir.log_mel_spectrogram).
+OwningOpRef<ModuleOp> buildFeatureExtractor(MLIRContext *ctx, const FeatureExtractorConfig &config,
+                                            const ModelGenOptions &options);
+
 /// Builds the model as a HIR module; emits a diagnostic and returns null on
 /// an inconsistent config.
 OwningOpRef<ModuleOp> buildModel(MLIRContext *ctx, const ModelConfig &config,

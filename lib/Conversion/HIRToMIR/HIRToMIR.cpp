@@ -283,5 +283,6 @@ void mlir::rlx::populateHIRToMIRConversionPatterns(RewritePatternSet &patterns,
                EmbeddingLowering, DequantLinearLowering, DecoderLayerLowering>(
       patterns.getContext(), policy);
   rlx::detail::populateMoeLowerings(patterns);
+  rlx::detail::populateAudioLowerings(patterns);
   patterns.add<LoraMatmulLowering>(patterns.getContext());
 }

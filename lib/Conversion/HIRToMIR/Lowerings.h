@@ -38,6 +38,9 @@ std::pair<Value, Value> buildRopeTables(mir::MIRBuilder &mb, Value positions,
 /// moe_router and moe_experts (MoeLowering.cpp).
 void populateMoeLowerings(RewritePatternSet &patterns);
 
+/// log_mel_spectrogram (AudioLowering.cpp).
+void populateAudioLowerings(RewritePatternSet &patterns);
+
 } // namespace mlir::rlx::detail
 
 #endif // RLX_LIB_CONVERSION_HIRTOMIR_LOWERINGS_H

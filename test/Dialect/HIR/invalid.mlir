@@ -880,3 +880,59 @@ func.func @attention_sinks_type(%q: tensor<1x4x64xbf16>, %s: tensor<4xf32>) {
   %0 = rlx_hir.attention %q, %q, %q sinks(%s : tensor<4xf32>) heads = 4, kv_heads = 4, head_dim = 16 : tensor<1x4x64xbf16>, tensor<1x4x64xbf16>, tensor<1x4x64xbf16>
   return
 }
+
+// -----
+
+func.func @log_mel_rank(%x: tensor<1x2x800xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram needs samples [L] or [B, L] with a static L, got 1x2x800}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 : tensor<1x2x800xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_dynamic_length(%x: tensor<1x?xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram needs samples [L] or [B, L] with a static L, got 1x?}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 : tensor<1x?xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_hop(%x: tensor<800xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram hop_length must be in [1, 2^30], got 0}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 0 n_mels = 80 sampling_rate = 16000 : tensor<800xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_dynamic_batch_padded(%x: tensor<?x800xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram pads or trims to n_samples = 1600 only with a static batch, got ?x800}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 n_samples = 1600 : tensor<?x800xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_short(%x: tensor<200xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram: reflect padding of n_fft/2 = 200 needs more than that many samples, got 200}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 : tensor<200xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_one_frame(%x: tensor<300xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram: 300 samples make one frame of n_fft = 400, and the last frame is dropped}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 400 n_mels = 80 sampling_rate = 16000 : tensor<300xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_band(%x: tensor<800xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram needs finite 0 <= f_min < f_max, got f_min = 4000, f_max = 100}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 f_min = 4000.0 f_max = 100.0 : tensor<800xf32>
+  return
+}

@@ -150,3 +150,11 @@ func.func @moe(%x: tensor<1x?x64xf32>, %w: tensor<8x64xf32>, %b: tensor<8xf32>,
   %y2 = rlx_hir.moe_experts %x, %w0, %i0, gate_up %gu, down %d weights_on_input : tensor<1x?x64xf32>, tensor<1x?x2xf32>, tensor<1x?x2xi64>, tensor<8x48x64xf32>, tensor<8x64x24xf32>
   return %y : tensor<1x?x64xf32>
 }
+
+func.func @log_mel(%x: tensor<2x80000xf32>, %y: tensor<1000xbf16>) -> (tensor<2x80x3000xf32>, tensor<64x10xbf16>) {
+  // CHECK: rlx_hir.log_mel_spectrogram %{{.*}} n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 n_samples = 480000 : tensor<2x80000xf32>
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 n_samples = 480000 : tensor<2x80000xf32>
+  // CHECK: rlx_hir.log_mel_spectrogram %{{.*}} n_fft = 256 hop_length = 100 n_mels = 64 sampling_rate = 8000 f_min = 2.000000e+01 f_max = 4.000000e+03 : tensor<1000xbf16>
+  %g = rlx_hir.log_mel_spectrogram %y n_fft = 256 hop_length = 100 n_mels = 64 sampling_rate = 8000 f_min = 20.0 f_max = 4000.0 : tensor<1000xbf16>
+  return %f, %g : tensor<2x80x3000xf32>, tensor<64x10xbf16>
+}

@@ -699,6 +699,12 @@ FailureOr<SmallVector<Value>> StftOp::decompose(MIRBuilder &mb) {
   int64_t len = xt.getShape().back(), b = xt.getRank() == 2 ? xt.getDimSize(0) : 1;
   int64_t pad = getCenter() ? nfft / 2 : 0, frames = 1 + (len + 2 * pad - nfft) / hop;
   int64_t bins = nfft / 2 + 1, win = getWindow().getType().getDimSize(0);
+  // The frame index table is a constant of frames·n_fft entries.
+  constexpr int64_t kMaxTable = int64_t{1} << 28;
+  if (frames > kMaxTable / nfft)
+    return emitError("stft: ") << frames << " frames of n_fft = " << nfft
+                               << " make a frame index table over 2^28 entries",
+           failure();
   // Sample k of frame t, the reflect padding folded in (torch's "reflect":
   // the edge sample is not repeated).
   SmallVector<int64_t> ids;

@@ -483,5 +483,6 @@ def HIR_DecoderLayerOp : HIR_Op<"decoder_layer", [AttrSizedOperandSegments]> {
 }
 
 include "RLX/Dialect/HIR/IR/HIRMoeOps.td"
+include "RLX/Dialect/HIR/IR/HIRAudioOps.td"
 
 #endif // RLX_DIALECT_HIR_IR_HIROPS_TD

@@ -154,7 +154,9 @@ def MIR_StftOp : MIR_InferOp<"stft", [DeclareOpInterfaceMethods<MIR_Decomposable
     `L`, a window that is not `[win_length]` with `1 ≤ win_length ≤ n_fft`,
     `n_fft < 1`, `hop_length < 1`, a signal shorter than `n_fft` (after
     padding), reflect padding of `n_fft // 2` that is not shorter than the
-    signal (torch's rule), and mixed element types.
+    signal (torch's rule), and mixed element types. Its decomposition
+    refuses more than 2^28 frame samples (`n_frames · n_fft`, the size of
+    its constant index table).
 
     Example (Whisper's front end on 30 s at 16 kHz: 201 bins, 3001 frames):
     ```mlir

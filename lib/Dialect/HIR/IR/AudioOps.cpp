@@ -1,0 +1,59 @@
+//===- AudioOps.cpp - rlx_hir log_mel_spectrogram: shape rules -------------===//
+
+#include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::hir;
+
+LogicalResult LogMelSpectrogramOp::inferReturnTypes(MLIRContext *ctx,
+                                                    std::optional<Location> loc, Adaptor a,
+                                                    SmallVectorImpl<Type> &out) {
+  auto x = getRankedTensor(loc, a.getInput(), "input");
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> shape = x->getShape();
+  if ((shape.size() != 1 && shape.size() != 2) || ShapedType::isDynamic(shape.back()))
+    return shapeError(loc, "log_mel_spectrogram needs samples [L] or [B, L] with a static L, "
+                           "got " + shapeToString(shape));
+  // The bounds keep the constants built at lowering (window, filter bank) small.
+  for (auto [value, name, log2Max] : {std::tuple{a.getNFft(), "n_fft", 16},
+                                      std::tuple{a.getHopLength(), "hop_length", 30},
+                                      std::tuple{a.getNMels(), "n_mels", 12},
+                                      std::tuple{a.getSamplingRate(), "sampling_rate", 30}})
+    if (static_cast<int64_t>(value) < 1 || static_cast<int64_t>(value) > (int64_t{1} << log2Max))
+      return shapeError(loc, Twine("log_mel_spectrogram ") + name + " must be in [1, 2^" +
+                                 Twine(log2Max) + "], got " + Twine(static_cast<int64_t>(value)));
+  int64_t nfft = a.getNFft(), hop = a.getHopLength();
+  int64_t n = a.getNSamples() ? static_cast<int64_t>(*a.getNSamples()) : shape.back();
+  if (n < 1 || n > (int64_t{1} << 40))
+    return shapeError(loc, "log_mel_spectrogram n_samples must be in [1, 2^40], got " + Twine(n));
+  if (n != shape.back() && shape.size() == 2 && ShapedType::isDynamic(shape[0]))
+    return shapeError(loc, "log_mel_spectrogram pads or trims to n_samples = " + Twine(n) +
+                               " only with a static batch, got " + shapeToString(shape));
+  if (n <= nfft / 2)
+    return shapeError(loc, "log_mel_spectrogram: reflect padding of n_fft/2 = " +
+                               Twine(nfft / 2) + " needs more than that many samples, got " +
+                               Twine(n));
+  int64_t frames = (n + 2 * (nfft / 2) - nfft) / hop; // the last frame dropped
+  if (frames < 1)
+    return shapeError(loc, "log_mel_spectrogram: " + Twine(n) + " samples make one frame of n_fft = " +
+                               Twine(nfft) + ", and the last frame is dropped");
+  double fmin = a.getFMin() ? a.getFMin()->convertToDouble() : LogMelSpectrogramOp::kFMin;
+  double fmax = a.getFMax() ? a.getFMax()->convertToDouble() : LogMelSpectrogramOp::kFMax;
+  if (!std::isfinite(fmin) || !std::isfinite(fmax) || fmin < 0 || fmin >= fmax) {
+    char text[96];
+    std::snprintf(text, sizeof(text), "f_min = %g, f_max = %g", fmin, fmax);
+    return shapeError(loc, Twine("log_mel_spectrogram needs finite 0 <= f_min < f_max, got ") +
+                               text);
+  }
+  SmallVector<int64_t> result(shape.drop_back());
+  result.push_back(a.getNMels());
+  result.push_back(frames);
+  out.push_back(RankedTensorType::get(result, x->getElementType()));
+  return success();
+}
