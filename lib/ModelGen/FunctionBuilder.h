@@ -16,8 +16,19 @@
 #include "RLX/ModelGen/ModelGen.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::rlx {
+
+/// ModelConfig::activation (RLX's names) as the attribute.
+inline std::optional<ActivationKind> activationKind(StringRef name) {
+  return llvm::StringSwitch<std::optional<ActivationKind>>(name)
+      .Case("silu", ActivationKind::Silu)
+      .Case("gelu", ActivationKind::Gelu)
+      .Case("gelu_tanh", ActivationKind::GeluTanh)
+      .Case("relu", ActivationKind::Relu)
+      .Default(std::nullopt);
+}
 
 class FunctionBuilder {
 protected:
@@ -104,6 +115,10 @@ protected:
 /// (MambaBuilder.cpp).
 OwningOpRef<ModuleOp> buildMambaModel(MLIRContext *ctx, const ModelConfig &c,
                                       const ModelGenOptions &o);
+
+/// WhisperForConditionalGeneration's encoder (WhisperBuilder.cpp).
+OwningOpRef<ModuleOp> buildWhisperModel(MLIRContext *ctx, const ModelConfig &c,
+                                        const ModelGenOptions &o);
 
 } // namespace mlir::rlx
 

@@ -639,7 +639,8 @@ void readLlamaFamily(Reader &r, const llvm::json::Object &root, ModelConfig &c) 
   case ModelFamily::Mamba:
   case ModelFamily::FalconMamba:
   case ModelFamily::Mamba2:
-    break; // read by readGPT2, readMamba
+  case ModelFamily::Whisper:
+    break; // read by readGPT2, readMamba, readWhisper
   }
   readMoe(r, root, c);
   readQuantization(r, root, c);
@@ -737,6 +738,12 @@ FailureOr<ModelConfig> mlir::rlx::parseHFConfig(StringRef json,
       c.family == ModelFamily::Mamba2) {
     readMamba(r, c);
     readQuantization(r, *root, c);
+    if (!error.empty())
+      return failure();
+    return c;
+  }
+  if (c.family == ModelFamily::Whisper) {
+    readWhisper(r, c);
     if (!error.empty())
       return failure();
     return c;

@@ -113,6 +113,8 @@ std::string activation(Reader &r, StringRef key, StringRef def);
 std::vector<int64_t> integers(Reader &r, const llvm::json::Object &root, StringRef key);
 /// MambaConfig, FalconMambaConfig and Mamba2Config (HFConfigMamba.cpp).
 void readMamba(Reader &r, ModelConfig &c);
+/// WhisperConfig's sizes, checked (WhisperBuilder.cpp).
+void readWhisper(Reader &r, ModelConfig &c);
 /// BambaConfig's mixer keys and layer pattern, after the attention keys
 /// (HFConfigMamba.cpp).
 void readBamba(Reader &r, const llvm::json::Object &root, ModelConfig &c);

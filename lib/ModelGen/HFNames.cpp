@@ -31,6 +31,7 @@ const hf::Architecture kArchitectures[] = {
     {"Mamba2ForCausalLM", "mamba2", ModelFamily::Mamba2},
     {"Qwen3NextForCausalLM", "qwen3_next", ModelFamily::Qwen3Next},
     {"BambaForCausalLM", "bamba", ModelFamily::Bamba},
+    {"WhisperForConditionalGeneration", "whisper", ModelFamily::Whisper},
 };
 
 struct Activation {

@@ -750,8 +750,9 @@ OwningOpRef<ModuleOp> mlir::rlx::buildModel(MLIRContext *ctx, const ModelConfig 
     bool stateSpace = config.family == ModelFamily::Mamba ||
                       config.family == ModelFamily::FalconMamba ||
                       config.family == ModelFamily::Mamba2;
-    module = stateSpace ? buildMambaModel(ctx, config, options)
-                        : buildAttentionModel(ctx, config, options);
+    module = stateSpace                                 ? buildMambaModel(ctx, config, options)
+             : config.family == ModelFamily::Whisper ? buildWhisperModel(ctx, config, options)
+                                                       : buildAttentionModel(ctx, config, options);
   }
   if (!module && !reported)
     emitError(NameLoc::get(StringAttr::get(ctx, config.architecture)))

@@ -20,16 +20,6 @@
 
 namespace mlir::rlx {
 
-/// ModelConfig::activation (RLX's names) as the attribute.
-inline std::optional<ActivationKind> activationKind(StringRef name) {
-  return llvm::StringSwitch<std::optional<ActivationKind>>(name)
-      .Case("silu", ActivationKind::Silu)
-      .Case("gelu", ActivationKind::Gelu)
-      .Case("gelu_tanh", ActivationKind::GeluTanh)
-      .Case("relu", ActivationKind::Relu)
-      .Default(std::nullopt);
-}
-
 class ModelBuilder : FunctionBuilder {
 public:
   ModelBuilder(MLIRContext *ctx, const ModelConfig &c, const ModelGenOptions &o)

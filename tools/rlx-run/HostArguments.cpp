@@ -83,6 +83,8 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
         return failure();
       }
       for (auto &[name, tensor] : *one) {
+        if (adapter.empty() && !StringRef(name).starts_with(sources.checkpointScope))
+          continue; // another part of the model's checkpoint
         std::string bound = name;
         if (!adapter.empty()) {
           StringRef n(name);

@@ -29,6 +29,11 @@ namespace mlir::rlx {
 struct ArgumentSources {
   /// --weights CHECKPOINT... (none: empty), bound as one checkpoint.
   std::vector<std::string> weights;
+  /// A model that is one part of its checkpoint (the module's
+  /// `rlx.checkpoint_scope`, e.g. Whisper's encoder, "model.encoder."): the
+  /// checkpoint's tensors outside this prefix are not its parameters and are
+  /// not read; empty: every tensor must be one of the model's.
+  std::string checkpointScope;
   /// Tensor parallelism: this rank's world, tp, and the named tensors'
   /// unsharded shapes (wholeShapes of the module before compiling).
   const MpiWorld *world = nullptr;
@@ -42,6 +47,13 @@ struct ArgumentSources {
   /// Seeded values of an argument nothing else gives (its whole shape).
   std::function<HostTensor(const ModelTensor &)> generate;
 };
+
+/// The module's `rlx.checkpoint_scope` (ArgumentSources::checkpointScope),
+/// or empty.
+inline std::string checkpointScopeOf(ModuleOp module) {
+  auto scope = module->getAttrOfType<StringAttr>("rlx.checkpoint_scope");
+  return scope ? scope.str() : std::string();
+}
 
 /// Completes `values` (the --input tensors, by name) for `arguments`: an
 /// --input naming no argument, a parameter given by --input and --weights,

@@ -29,12 +29,12 @@ namespace mlir::rlx {
 /// Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM,
 /// GptOssForCausalLM, DeepseekV3ForCausalLM, Llama4ForCausalLM), the
 /// state-space models (MambaForCausalLM, FalconMambaForCausalLM,
-/// Mamba2ForCausalLM) and the hybrids Qwen3NextForCausalLM and
-/// BambaForCausalLM.
+/// Mamba2ForCausalLM), the hybrids Qwen3NextForCausalLM and
+/// BambaForCausalLM, and the encoder of WhisperForConditionalGeneration.
 /// Anything else is an error, never a Llama look-alike.
 enum class ModelFamily {
   Llama, Mistral, Qwen2, Qwen3, Phi3, GPT2, Mixtral, Qwen2Moe, Qwen3Moe, Olmoe, GptOss,
-  DeepseekV3, Llama4, Mamba, FalconMamba, Mamba2, Qwen3Next, Bamba
+  DeepseekV3, Llama4, Mamba, FalconMamba, Mamba2, Qwen3Next, Bamba, Whisper
 };
 
 /// What the generator needs from a config.json, after transformers' defaults
@@ -194,6 +194,16 @@ struct ModelConfig {
       return layer < static_cast<int64_t>(linearLayers.size()) && linearLayers[layer];
     }
   } linearAttention;
+  /// Whisper (WhisperConfig): `hiddenSize` is d_model, `numLayers`,
+  /// `numHeads` and `intermediateSize` the encoder's (encoder_layers,
+  /// encoder_attention_heads, encoder_ffn_dim); the log-mel input has
+  /// `numMelBins` channels and 2 · `maxSourcePositions` frames (the stem's
+  /// second conv has stride 2).
+  struct Whisper {
+    int64_t numMelBins = 80, maxSourcePositions = 1500;
+    int64_t decoderLayers = 0, decoderHeads = 0, decoderFfnDim = 0;
+    bool enabled() const { return maxSourcePositions > 0 && numMelBins > 0; }
+  } whisper;
   /// RoPE on the first `rotaryDim` dims of each head (partial_rotary_factor
   /// · head_dim); 0 rotates all of them.
   int64_t rotaryDim = 0;

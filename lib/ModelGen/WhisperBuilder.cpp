@@ -1,0 +1,171 @@
+//===- WhisperBuilder.cpp - Whisper's encoder from its HF config ----------===//
+//
+// transformers' WhisperEncoder with WhisperForConditionalGeneration's
+// parameter names (`model.encoder.*`): the stem (conv1 k3 + GELU, conv2 k3
+// stride 2 + GELU, both padding 1) as im2col + linear on time-major
+// activations, the sinusoidal positions from the checkpoint
+// (`embed_positions.weight`), pre-norm layers (LayerNorm, self-attention
+// without a mask, k_proj without bias; LayerNorm, fc1, the activation, fc2)
+// and the final LayerNorm. f16 models clamp the layer outputs to ±(65504 −
+// 1000) as WhisperEncoderLayer does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionBuilder.h"
+#include "HFConfigReader.h"
+
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+void mlir::rlx::hfconfig::readWhisper(Reader &r, ModelConfig &c) {
+  ModelConfig::Whisper &w = c.whisper;
+  c.hiddenSize = r.integer("d_model", 384);
+  c.numLayers = r.integer("encoder_layers", 4);
+  c.numHeads = c.numKvHeads = r.integer("encoder_attention_heads", 6);
+  c.intermediateSize = r.integer("encoder_ffn_dim", 1536);
+  c.vocabSize = r.integer("vocab_size", 51865);
+  c.maxPositions = r.integer("max_target_positions", 448);
+  c.activation = activation(r, "activation_function", "gelu");
+  c.eps = 1e-5; // nn.LayerNorm's default
+  w.numMelBins = r.integer("num_mel_bins", 80);
+  w.maxSourcePositions = r.integer("max_source_positions", 1500);
+  w.decoderLayers = r.integer("decoder_layers", 4);
+  w.decoderHeads = r.integer("decoder_attention_heads", 6);
+  w.decoderFfnDim = r.integer("decoder_ffn_dim", 1536);
+  if (!r.error.empty())
+    return;
+  for (auto [key, v] : {std::pair<StringRef, int64_t>{"d_model", c.hiddenSize},
+                        {"encoder_layers", c.numLayers},
+                        {"encoder_attention_heads", c.numHeads},
+                        {"encoder_ffn_dim", c.intermediateSize},
+                        {"vocab_size", c.vocabSize},
+                        {"num_mel_bins", w.numMelBins},
+                        {"max_source_positions", w.maxSourcePositions},
+                        {"decoder_layers", w.decoderLayers},
+                        {"decoder_attention_heads", w.decoderHeads},
+                        {"decoder_ffn_dim", w.decoderFfnDim}})
+    if (v < 1 || v > (int64_t{1} << 20))
+      return r.fail("'" + key + "' must be in [1, 2^20], got " + Twine(v));
+  if (c.numLayers > 4096 || w.decoderLayers > 4096)
+    return r.fail("more than 4096 layers");
+  if (c.hiddenSize % c.numHeads != 0)
+    return r.fail("d_model must be divisible by encoder_attention_heads");
+  c.headDim = c.hiddenSize / c.numHeads;
+}
+
+namespace {
+
+class WhisperBuilder : FunctionBuilder {
+public:
+  WhisperBuilder(MLIRContext *ctx, const ModelConfig &c, const ModelGenOptions &o)
+      : FunctionBuilder(ctx, o, c.architecture), c(c) {}
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  Value param(const Twine &name, ArrayRef<int64_t> shape) {
+    return addArg(tensor(shape), "rlx.param", name.str());
+  }
+  Value linear(Value x, const std::string &name, int64_t out, int64_t in, bool bias = true,
+               ActivationKind act = ActivationKind::None) {
+    Value w = param(name + ".weight", {out, in});
+    Value bv = bias ? param(name + ".bias", {out}) : Value();
+    return mb.createWithOptional<hir::LinearOp>(x, w, bv, act, WeightLayout::OutIn);
+  }
+  Value layerNorm(Value x, const std::string &name) {
+    Value w = param(name + ".weight", {c.hiddenSize});
+    Value bias = param(name + ".bias", {c.hiddenSize});
+    return mb.createWithOptional<hir::LayerNormOp>(x, w, bias, b.getF64FloatAttr(c.eps));
+  }
+  ActivationKind activation() {
+    return *activationKind(c.activation);
+  }
+  /// nn.Conv1d(in, out, 3, stride, padding=1) + the activation on
+  /// time-major x [B, T, in] → [B, T', out]: the three taps side by side
+  /// (tap-major) times the weight [out, in, 3] as [out, 3·in].
+  Value conv(Value x, const std::string &name, int64_t in, int64_t out, int64_t stride);
+  Value encoderLayer(int64_t i, Value x);
+
+  const ModelConfig &c;
+};
+
+Value WhisperBuilder::conv(Value x, const std::string &name, int64_t in, int64_t out,
+                           int64_t stride) {
+  if (mb.failed())
+    return {};
+  int64_t t = mir::MIRBuilder::shapeOf(x)[1], tOut = (t + 2 - 3) / stride + 1;
+  auto zerosType = tensor({o.batch, 1, in});
+  Value zeros = mb.create<mir::ConstantOp>(
+      DenseElementsAttr::get(zerosType, b.getFloatAttr(zerosType.getElementType(), 0.0)));
+  Value padded = mb.concat({zeros, x, zeros}, 1);
+  SmallVector<Value> taps;
+  for (int64_t k = 0; k < 3; ++k)
+    taps.push_back(mb.slice(padded, {0, k, 0}, {-1, tOut, -1}, {1, stride, 1}));
+  Value cols = mb.concat(taps, 2); // [B, T', 3·in]
+  Value w = param(name + ".weight", {out, in, 3});
+  Value wt = mb.reshape(mb.transpose(w, {0, 2, 1}), {out, 3 * in});
+  Value bias = param(name + ".bias", {out});
+  return mb.createWithOptional<hir::LinearOp>(cols, wt, bias, activation(), WeightLayout::OutIn);
+}
+
+Value WhisperBuilder::encoderLayer(int64_t i, Value x) {
+  std::string p = "model.encoder.layers." + std::to_string(i) + ".";
+  int64_t d = c.hiddenSize;
+  Value a = layerNorm(x, p + "self_attn_layer_norm");
+  Value q = linear(a, p + "self_attn.q_proj", d, d);
+  Value k = linear(a, p + "self_attn.k_proj", d, d, /*bias=*/false);
+  Value v = linear(a, p + "self_attn.v_proj", d, d);
+  Value attn = mb.createWithOptional<hir::AttentionOp>(
+      q, k, v, Value(), Value(), b.getI64IntegerAttr(c.numHeads),
+      b.getI64IntegerAttr(c.numHeads), b.getI64IntegerAttr(c.headDim),
+      MaskKindAttr::get(ctx, MaskKind::None), IntegerAttr(), FloatAttr(), FloatAttr(),
+      AttnLayoutAttr::get(ctx, AttnLayout::BSD));
+  x = mb.add(x, linear(attn, p + "self_attn.out_proj", d, d));
+  Value f = linear(layerNorm(x, p + "final_layer_norm"), p + "fc1", c.intermediateSize, d,
+                   /*bias=*/true, activation());
+  x = mb.add(x, linear(f, p + "fc2", d, c.intermediateSize));
+  if (elementType().isF16()) {
+    // WhisperEncoderLayer keeps f16 activations finite.
+    double limit = 65504.0 - 1000.0;
+    x = mb.create<mir::MinOp>(mb.create<mir::MaxOp>(x, mb.scalar(elementType(), -limit)),
+                              mb.scalar(elementType(), limit));
+  }
+  return x;
+}
+
+OwningOpRef<ModuleOp> WhisperBuilder::build() {
+  OwningOpRef<ModuleOp> module = begin();
+  const ModelConfig::Whisper &w = c.whisper;
+  int64_t frames = 2 * w.maxSourcePositions, d = c.hiddenSize;
+  Value features = input("input_features", {o.batch, w.numMelBins, frames}, {"batch", "", ""});
+  Value x = mb.transpose(features, {0, 2, 1}); // [B, T, mels]
+  x = conv(x, "model.encoder.conv1", w.numMelBins, d, 1);
+  x = conv(x, "model.encoder.conv2", d, d, 2); // [B, max_source_positions, d]
+  x = mb.add(x, param("model.encoder.embed_positions.weight", {w.maxSourcePositions, d}));
+  int64_t layers = o.numLayers.value_or(c.numLayers);
+  for (int64_t i = 0; i < layers && !mb.failed(); ++i)
+    x = encoderLayer(i, x);
+  output(layerNorm(x, "model.encoder.layer_norm"), "last_hidden_state");
+  module = finish(std::move(module));
+  // The encoder reads its part of WhisperForConditionalGeneration's checkpoint.
+  if (module)
+    (*module)->setAttr("rlx.checkpoint_scope", b.getStringAttr("model.encoder."));
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> mlir::rlx::buildWhisperModel(MLIRContext *ctx, const ModelConfig &c,
+                                                   const ModelGenOptions &o) {
+  if (o.kvCache || o.layerOnly || o.nvfp4Weights || !o.loras.empty() || o.attentionMask) {
+    emitError(NameLoc::get(StringAttr::get(ctx, c.architecture)))
+        << "Whisper builds its encoder only for now: --kv-cache, --layer-only, "
+           "--nvfp4-weights, --attention-mask and LoRA adapters do not apply";
+    return nullptr;
+  }
+  return WhisperBuilder(ctx, c, o).build();
+}
