@@ -48,6 +48,8 @@ FailureOr<FeatureExtractorConfig> mlir::rlx::parseFeatureExtractorConfig(StringR
   c.hopLength = r.integer("hop_length", c.hopLength);
   c.chunkLength = r.integer("chunk_length", c.chunkLength);
   c.nFft = r.integer("n_fft", c.nFft);
+  if (c.nFft < 2)
+    r.fail("'n_fft' must be at least 2, got " + Twine(c.nFft));
   for (auto [key, value] : {std::pair<StringRef, int64_t>{"feature_size", c.featureSize},
                             {"sampling_rate", c.samplingRate},
                             {"hop_length", c.hopLength},
@@ -96,5 +98,14 @@ OwningOpRef<ModuleOp> mlir::rlx::buildFeatureExtractor(MLIRContext *ctx,
                                                        const FeatureExtractorConfig &config,
                                                        const ModelGenOptions &options) {
   ctx->loadDialect<hir::HIRDialect, mir::MIRDialect, func::FuncDialect>();
+  Location loc = NameLoc::get(StringAttr::get(ctx, "WhisperFeatureExtractor"));
+  if (options.dtype != "f32" && options.dtype != "bf16" && options.dtype != "f16") {
+    emitError(loc) << "dtype must be f32, f16 or bf16, got " << options.dtype;
+    return nullptr;
+  }
+  if (options.batch < 1 || (options.seqLen && *options.seqLen < 1)) {
+    emitError(loc) << "the batch and --seq must be at least 1";
+    return nullptr;
+  }
   return FeatureExtractorBuilder(ctx, config, options).build();
 }

@@ -1,13 +1,23 @@
-//===- WhisperBuilder.cpp - Whisper's encoder from its HF config ----------===//
+//===- WhisperBuilder.cpp - Whisper's encoder and decoder from its config --===//
 //
-// transformers' WhisperEncoder with WhisperForConditionalGeneration's
-// parameter names (`model.encoder.*`): the stem (conv1 k3 + GELU, conv2 k3
-// stride 2 + GELU, both padding 1) as im2col + linear on time-major
-// activations, the sinusoidal positions from the checkpoint
-// (`embed_positions.weight`), pre-norm layers (LayerNorm, self-attention
-// without a mask, k_proj without bias; LayerNorm, fc1, the activation, fc2)
-// and the final LayerNorm. f16 models clamp the layer outputs to ±(65504 −
-// 1000) as WhisperEncoderLayer does.
+// transformers' WhisperForConditionalGeneration with its checkpoint's
+// parameter names, as one module of two functions:
+//
+// - @encoder (WhisperEncoder): input_features [B, mels, 2·positions] →
+//   last_hidden_state. The stem (conv1 k3 + GELU, conv2 k3 stride 2 + GELU,
+//   both padding 1, exact GELU whatever activation_function is) as im2col + linear on time-major activations, the
+//   sinusoidal positions from the checkpoint (`embed_positions.weight`),
+//   pre-norm layers (LayerNorm, self-attention without a mask, k_proj
+//   without bias; LayerNorm, fc1, the activation, fc2) and the final
+//   LayerNorm. f16 models clamp the layer outputs to ±(65504 − 1000) as
+//   WhisperEncoderLayer does.
+// - @decoder (WhisperDecoder + proj_out): decoder_input_ids [B, S],
+//   position_ids [S] and encoder_hidden_states → logits. Token plus learned
+//   position embeddings, pre-norm layers (causal self-attention; cross
+//   attention whose keys and values come from the encoder output; the MLP),
+//   the final LayerNorm, and proj_out tied to embed_tokens (or its own
+//   weight when tie_word_embeddings is false). As in transformers,
+//   scale_embedding does not scale anything.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +41,8 @@ void mlir::rlx::hfconfig::readWhisper(Reader &r, ModelConfig &c) {
   c.maxPositions = r.integer("max_target_positions", 448);
   c.activation = activation(r, "activation_function", "gelu");
   c.eps = 1e-5; // nn.LayerNorm's default
+  if (r.has("quantization_config"))
+    return r.fail("quantized Whisper checkpoints (quantization_config) are not supported");
   w.numMelBins = r.integer("num_mel_bins", 80);
   w.maxSourcePositions = r.integer("max_source_positions", 1500);
   w.decoderLayers = r.integer("decoder_layers", 4);
@@ -54,17 +66,22 @@ void mlir::rlx::hfconfig::readWhisper(Reader &r, ModelConfig &c) {
     return r.fail("more than 4096 layers");
   if (c.hiddenSize % c.numHeads != 0)
     return r.fail("d_model must be divisible by encoder_attention_heads");
+  if (c.hiddenSize % w.decoderHeads != 0)
+    return r.fail("d_model must be divisible by decoder_attention_heads");
   c.headDim = c.hiddenSize / c.numHeads;
+  c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
 }
 
 namespace {
 
+/// One of the module's functions (`o.funcName`).
 class WhisperBuilder : FunctionBuilder {
 public:
   WhisperBuilder(MLIRContext *ctx, const ModelConfig &c, const ModelGenOptions &o)
       : FunctionBuilder(ctx, o, c.architecture), c(c) {}
 
-  OwningOpRef<ModuleOp> build();
+  OwningOpRef<ModuleOp> buildEncoder();
+  OwningOpRef<ModuleOp> buildDecoder();
 
 private:
   Value param(const Twine &name, ArrayRef<int64_t> shape) {
@@ -81,14 +98,20 @@ private:
     Value bias = param(name + ".bias", {c.hiddenSize});
     return mb.createWithOptional<hir::LayerNormOp>(x, w, bias, b.getF64FloatAttr(c.eps));
   }
-  ActivationKind activation() {
-    return *activationKind(c.activation);
-  }
-  /// nn.Conv1d(in, out, 3, stride, padding=1) + the activation on
+  ActivationKind activation() { return *activationKind(c.activation); }
+  /// nn.Conv1d(in, out, 3, stride, padding=1) + GELU (WhisperEncoder's
+  /// stem applies nn.functional.gelu whatever activation_function says) on
   /// time-major x [B, T, in] → [B, T', out]: the three taps side by side
   /// (tap-major) times the weight [out, in, 3] as [out, 3·in].
   Value conv(Value x, const std::string &name, int64_t in, int64_t out, int64_t stride);
+  /// WhisperAttention under `name` (q/v/out_proj with biases, k_proj
+  /// without): queries from `x`, keys and values from `kv`.
+  Value attention(Value x, Value kv, const std::string &name, int64_t heads, MaskKind mask);
+  /// The MLP block (final_layer_norm, fc1, the activation, fc2) plus the
+  /// residual, and WhisperEncoderLayer's f16 clamp.
+  Value mlp(Value x, const std::string &p, int64_t ffn);
   Value encoderLayer(int64_t i, Value x);
+  Value decoderLayer(int64_t i, Value x, Value encoderStates);
 
   const ModelConfig &c;
 };
@@ -109,25 +132,35 @@ Value WhisperBuilder::conv(Value x, const std::string &name, int64_t in, int64_t
   Value w = param(name + ".weight", {out, in, 3});
   Value wt = mb.reshape(mb.transpose(w, {0, 2, 1}), {out, 3 * in});
   Value bias = param(name + ".bias", {out});
-  return mb.createWithOptional<hir::LinearOp>(cols, wt, bias, activation(), WeightLayout::OutIn);
+  return mb.createWithOptional<hir::LinearOp>(cols, wt, bias, ActivationKind::Gelu,
+                                              WeightLayout::OutIn);
+}
+
+Value WhisperBuilder::attention(Value x, Value kv, const std::string &name, int64_t heads,
+                                MaskKind mask) {
+  int64_t d = c.hiddenSize;
+  Value q = linear(x, name + ".q_proj", d, d);
+  Value k = linear(kv, name + ".k_proj", d, d, /*bias=*/false);
+  Value v = linear(kv, name + ".v_proj", d, d);
+  Value attn = mb.createWithOptional<hir::AttentionOp>(
+      q, k, v, Value(), Value(), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(heads),
+      b.getI64IntegerAttr(d / heads), MaskKindAttr::get(ctx, mask), IntegerAttr(), FloatAttr(),
+      FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
+  return linear(attn, name + ".out_proj", d, d);
+}
+
+Value WhisperBuilder::mlp(Value x, const std::string &p, int64_t ffn) {
+  int64_t d = c.hiddenSize;
+  Value f = linear(layerNorm(x, p + "final_layer_norm"), p + "fc1", ffn, d, /*bias=*/true,
+                   activation());
+  return mb.add(x, linear(f, p + "fc2", d, ffn));
 }
 
 Value WhisperBuilder::encoderLayer(int64_t i, Value x) {
   std::string p = "model.encoder.layers." + std::to_string(i) + ".";
-  int64_t d = c.hiddenSize;
   Value a = layerNorm(x, p + "self_attn_layer_norm");
-  Value q = linear(a, p + "self_attn.q_proj", d, d);
-  Value k = linear(a, p + "self_attn.k_proj", d, d, /*bias=*/false);
-  Value v = linear(a, p + "self_attn.v_proj", d, d);
-  Value attn = mb.createWithOptional<hir::AttentionOp>(
-      q, k, v, Value(), Value(), b.getI64IntegerAttr(c.numHeads),
-      b.getI64IntegerAttr(c.numHeads), b.getI64IntegerAttr(c.headDim),
-      MaskKindAttr::get(ctx, MaskKind::None), IntegerAttr(), FloatAttr(), FloatAttr(),
-      AttnLayoutAttr::get(ctx, AttnLayout::BSD));
-  x = mb.add(x, linear(attn, p + "self_attn.out_proj", d, d));
-  Value f = linear(layerNorm(x, p + "final_layer_norm"), p + "fc1", c.intermediateSize, d,
-                   /*bias=*/true, activation());
-  x = mb.add(x, linear(f, p + "fc2", d, c.intermediateSize));
+  x = mb.add(x, attention(a, a, p + "self_attn", c.numHeads, MaskKind::None));
+  x = mlp(x, p, c.intermediateSize);
   if (elementType().isF16()) {
     // WhisperEncoderLayer keeps f16 activations finite.
     double limit = 65504.0 - 1000.0;
@@ -137,7 +170,17 @@ Value WhisperBuilder::encoderLayer(int64_t i, Value x) {
   return x;
 }
 
-OwningOpRef<ModuleOp> WhisperBuilder::build() {
+Value WhisperBuilder::decoderLayer(int64_t i, Value x, Value encoderStates) {
+  std::string p = "model.decoder.layers." + std::to_string(i) + ".";
+  int64_t heads = c.whisper.decoderHeads;
+  Value a = layerNorm(x, p + "self_attn_layer_norm");
+  x = mb.add(x, attention(a, a, p + "self_attn", heads, MaskKind::Causal));
+  a = layerNorm(x, p + "encoder_attn_layer_norm");
+  x = mb.add(x, attention(a, encoderStates, p + "encoder_attn", heads, MaskKind::None));
+  return mlp(x, p, c.whisper.decoderFfnDim);
+}
+
+OwningOpRef<ModuleOp> WhisperBuilder::buildEncoder() {
   OwningOpRef<ModuleOp> module = begin();
   const ModelConfig::Whisper &w = c.whisper;
   int64_t frames = 2 * w.maxSourcePositions, d = c.hiddenSize;
@@ -150,22 +193,57 @@ OwningOpRef<ModuleOp> WhisperBuilder::build() {
   for (int64_t i = 0; i < layers && !mb.failed(); ++i)
     x = encoderLayer(i, x);
   output(layerNorm(x, "model.encoder.layer_norm"), "last_hidden_state");
-  module = finish(std::move(module));
-  // The encoder reads its part of WhisperForConditionalGeneration's checkpoint.
-  if (module)
-    (*module)->setAttr("rlx.checkpoint_scope", b.getStringAttr("model.encoder."));
-  return module;
+  return finish(std::move(module));
+}
+
+OwningOpRef<ModuleOp> WhisperBuilder::buildDecoder() {
+  OwningOpRef<ModuleOp> module = begin();
+  const ModelConfig::Whisper &w = c.whisper;
+  int64_t d = c.hiddenSize, seqLen = o.seqLen.value_or(kDyn);
+  Type i64 = b.getI64Type();
+  Value ids = input("decoder_input_ids", {o.batch, seqLen}, {"batch", "seq"}, i64);
+  Value positions = input("position_ids", {seqLen}, {"seq"}, i64);
+  Value encoderStates = input("encoder_hidden_states", {o.batch, w.maxSourcePositions, d},
+                              {"batch", "", ""});
+  Value embed = param("model.decoder.embed_tokens.weight", {c.vocabSize, d});
+  Value x = mb.create<hir::EmbeddingOp>(ids, embed);
+  Value table = param("model.decoder.embed_positions.weight", {c.maxPositions, d});
+  x = mb.add(x, mb.create<hir::EmbeddingOp>(positions, table));
+  int64_t layers = o.numLayers.value_or(w.decoderLayers);
+  for (int64_t i = 0; i < layers && !mb.failed(); ++i)
+    x = decoderLayer(i, x, encoderStates);
+  x = layerNorm(x, "model.decoder.layer_norm");
+  Value head = c.tieEmbeddings ? embed : param("proj_out.weight", {c.vocabSize, d});
+  output(mb.createWithOptional<hir::LinearOp>(x, head, Value(), ActivationKind::None,
+                                              WeightLayout::OutIn),
+         "logits");
+  return finish(std::move(module));
 }
 
 } // namespace
 
 OwningOpRef<ModuleOp> mlir::rlx::buildWhisperModel(MLIRContext *ctx, const ModelConfig &c,
                                                    const ModelGenOptions &o) {
-  if (o.kvCache || o.layerOnly || o.nvfp4Weights || !o.loras.empty() || o.attentionMask) {
+  if (o.batch < 1) {
     emitError(NameLoc::get(StringAttr::get(ctx, c.architecture)))
-        << "Whisper builds its encoder only for now: --kv-cache, --layer-only, "
-           "--nvfp4-weights, --attention-mask and LoRA adapters do not apply";
+        << "Whisper needs a static batch of at least 1, got " << o.batch;
     return nullptr;
   }
-  return WhisperBuilder(ctx, c, o).build();
+  if (o.kvCache || o.layerOnly || o.nvfp4Weights || !o.loras.empty() || o.attentionMask) {
+    emitError(NameLoc::get(StringAttr::get(ctx, c.architecture)))
+        << "Whisper is built as @encoder and @decoder without caches for now: --kv-cache, "
+           "--layer-only, --nvfp4-weights, --attention-mask and LoRA adapters do not apply";
+    return nullptr;
+  }
+  ModelGenOptions encoderOptions = o, decoderOptions = o;
+  encoderOptions.funcName = "encoder";
+  decoderOptions.funcName = "decoder";
+  OwningOpRef<ModuleOp> module = WhisperBuilder(ctx, c, encoderOptions).buildEncoder();
+  OwningOpRef<ModuleOp> decoder = WhisperBuilder(ctx, c, decoderOptions).buildDecoder();
+  if (!module || !decoder)
+    return nullptr;
+  Operation *fn = &decoder->getBody()->front();
+  fn->remove();
+  module->getBody()->push_back(fn);
+  return module;
 }

@@ -94,6 +94,13 @@ class CompiledModel:
         return self._model.arguments
 
     @property
+    def other_parameters(self) -> list[str]:
+        """The parameters of the module's other entry points, not compiled
+        here (Whisper's ``encoder`` beside its ``decoder``): load_weights
+        skips their checkpoint tensors."""
+        return self._model.other_parameters
+
+    @property
     def results(self) -> list[dict]:
         return self._model.results
 
@@ -172,7 +179,9 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
     NVFP4 linears read ModelOpt's tensors as stored (``weight`` U8 codes,
     ``weight_scale`` F8_E4M3, ``weight_scale_2``); their ``input_scale``
     (W4A4's activation scale) is dropped, and so are multi-token-prediction
-    heads (``mtp.*``, Qwen3-Next's checkpoints), which the model does not read.
+    heads (``mtp.*``, Qwen3-Next's checkpoints), which the model does not read,
+    and the parameters of the module's other entry points (Whisper's
+    ``encoder`` and ``decoder`` read one checkpoint).
     With `tp` > 1, each tensor is rank `rank`'s block (:func:`shard_weight`),
     as ``mpirun -np tp rlx-run --tp tp --weights`` gives each rank; `model`
     is then the whole (unsharded) model the checkpoint is checked against,
@@ -189,6 +198,7 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
     weights = _rlx.read_safetensors(os.fspath(path))
     if model is not None:
         params = {a["name"]: a for a in model.arguments if a["is_param"]}
+        other = set(getattr(model, "other_parameters", ()))
         for name, a in params.items():
             if name not in weights:
                 raise RlxError(f"parameter '{name}' is not in the checkpoint {path}")
@@ -205,6 +215,10 @@ def load_weights(path: str | os.PathLike, model: Optional[CompiledModel] = None,
                 # Multi-token-prediction heads (Qwen3-Next's checkpoints): a
                 # draft model the causal LM does not read (transformers
                 # ignores them on load too).
+                del weights[name]
+            elif name in other and name not in params:
+                # Another entry point's (Whisper's @encoder and @decoder
+                # share one checkpoint).
                 del weights[name]
             elif name not in params:
                 raise RlxError(f"checkpoint tensor '{name}' is not a parameter of the model")

@@ -615,6 +615,7 @@ NB_MODULE(_rlx, m) {
            nb::arg("path"))
       .def_prop_ro("packed_sources", [](RlxCpuModel &m) { return m.model->packedSources(); })
       .def_prop_ro("arguments", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->arguments()); })
+      .def_prop_ro("other_parameters", [](RlxCpuModel &m) { return m.model->otherParameters(); })
       .def_prop_ro("results", [](RlxCpuModel &m) { return RlxCpuModel::describe(m.model->results()); })
       .def_prop_ro("stats", [](RlxCpuModel &m) {
         const rlx::CpuModel &c = *m.model;

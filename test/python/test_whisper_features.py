@@ -90,7 +90,12 @@ def test_rlx_gen_rejects_what_it_cannot_compile(tmp_path):
         '{"feature_extractor_type": "ASTFeatureExtractor"}')
     proc = subprocess.run([str(RLX_GEN), str(tmp_path / "preprocessor_config.json")],
                           capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
     assert "feature_extractor_type 'ASTFeatureExtractor' is not supported" in proc.stderr
+    proc = subprocess.run([str(RLX_GEN), str(tmp_path / "preprocessor_config.json"), "--layers",
+                           "2"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "--layers does not apply to a feature extractor's config" in proc.stderr
 
 
 def test_builder_errors_point_at_the_line():

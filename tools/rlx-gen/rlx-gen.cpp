@@ -78,39 +78,63 @@ static cl::opt<bool> loraMerge(
     cl::cat(genCat));
 static cl::opt<std::string> funcName("func", cl::desc("function name"), cl::init("forward"), cl::cat(genCat));
 
-static int writeModule(ModuleOp module) {
+/// Builds the module in a context with every RLX dialect and writes it to -o.
+static int buildAndWrite(
+    llvm::function_ref<OwningOpRef<ModuleOp>(MLIRContext *)> build) {
+  DialectRegistry registry;
+  rlx::registerEverything(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = build(&ctx);
+  if (!module)
+    return 1;
   std::string error;
   auto out = openOutputFile(outputPath, &error);
   if (!out) {
     llvm::errs() << "rlx-gen: " << error << "\n";
     return 1;
   }
-  module.print(out->os());
+  module->print(out->os());
   out->os() << "\n";
   out->keep();
   return 0;
 }
 
-/// A preprocessor_config.json: the feature extractor's function (only
-/// --dtype, --seq, --batch and --func apply).
-static int generateFeatureExtractor(StringRef configText) {
-  std::string error;
-  auto config = rlx::parseFeatureExtractorConfig(configText, error);
-  if (failed(config)) {
-    llvm::errs() << configPath << ": error: " << error << "\n";
-    return 1;
-  }
+/// What every generated function takes from the command line.
+static rlx::ModelGenOptions commonOptions() {
   rlx::ModelGenOptions options;
   if (seq > 0)
     options.seqLen = seq;
   options.dtype = dtype;
   options.batch = batch;
   options.funcName = funcName;
-  DialectRegistry registry;
-  rlx::registerEverything(registry);
-  MLIRContext ctx(registry);
-  OwningOpRef<ModuleOp> module = rlx::buildFeatureExtractor(&ctx, *config, options);
-  return module ? writeModule(*module) : 1;
+  return options;
+}
+
+/// A preprocessor_config.json: the feature extractor's function (only
+/// --dtype, --seq, --batch and --func apply).
+static int generateFeatureExtractor(StringRef configText) {
+  std::string error;
+  // The model options would be ignored: refused instead.
+  for (const cl::Option *opt :
+       std::initializer_list<const cl::Option *>{&layers, &past, &kvCache, &attentionMask,
+                                                 &layerOnly, &nvfp4Weights, &stackedExperts,
+                                                 std::addressof(overrides),
+                                                 std::addressof(loraDirs),
+                                                 &loraMerge})
+    if (opt->getNumOccurrences()) {
+      llvm::errs() << "rlx-gen: error: --" << opt->ArgStr
+                   << " does not apply to a feature extractor's config (only --seq, --batch, "
+                      "--dtype, --func and -o do)\n";
+      return 1;
+    }
+  auto config = rlx::parseFeatureExtractorConfig(configText, error);
+  if (failed(config)) {
+    llvm::errs() << configPath << ": error: " << error << "\n";
+    return 1;
+  }
+  rlx::ModelGenOptions options = commonOptions();
+  return buildAndWrite(
+      [&](MLIRContext *ctx) { return rlx::buildFeatureExtractor(ctx, *config, options); });
 }
 
 int main(int argc, char **argv) {
@@ -153,21 +177,16 @@ int main(int argc, char **argv) {
     llvm::errs() << "rlx-gen: error: --layers must be in [1, 4096], got " << layers << "\n";
     return 1;
   }
-  rlx::ModelGenOptions options;
+  rlx::ModelGenOptions options = commonOptions();
   if (layers >= 0)
     options.numLayers = layers;
-  if (seq > 0)
-    options.seqLen = seq;
   if (past >= 0)
     options.pastLen = past;
-  options.dtype = dtype;
   options.nvfp4Weights = nvfp4Weights;
   options.stackedExperts = stackedExperts;
   options.kvCache = kvCache;
   options.attentionMask = attentionMask;
   options.layerOnly = layerOnly;
-  options.batch = batch;
-  options.funcName = funcName;
   if (loraMerge && loraDirs.size() != 1) {
     llvm::errs() << "rlx-gen: error: --lora-merge needs one --lora DIR (several adapters are "
                     "chosen per sequence, so they cannot all be merged)\n";
@@ -208,9 +227,5 @@ int main(int argc, char **argv) {
     options.loras.push_back({name, std::move(*lora)});
   }
   options.loraMerge = loraMerge;
-  DialectRegistry registry;
-  rlx::registerEverything(registry);
-  MLIRContext ctx(registry);
-  OwningOpRef<ModuleOp> module = rlx::buildModel(&ctx, *config, options);
-  return module ? writeModule(*module) : 1;
+  return buildAndWrite([&](MLIRContext *ctx) { return rlx::buildModel(ctx, *config, options); });
 }

@@ -195,7 +195,7 @@ int mlir::rlx::runOnGpu(ModuleOp module, const GpuRunOptions &options,
     }
   ArgumentSources sources;
   sources.weights = options.weights;
-  sources.checkpointScope = checkpointScopeOf(module);
+  sources.moduleParams = moduleParamNames(module);
   if (world) {
     sources.world = world;
     sources.tp = tp;

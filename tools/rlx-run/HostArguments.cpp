@@ -65,6 +65,10 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
   };
   std::set<std::string> placed;
   if (!sources.weights.empty()) {
+    std::set<std::string> entryParams;
+    for (const ModelTensor &a : arguments)
+      if (a.isParam)
+        entryParams.insert(a.name);
     // Several checkpoints (a base model and an adapter) bind as one; a
     // tensor named in two would leave it open which one is meant.
     FailureOr<CheckpointIndex> checkpoint = CheckpointIndex();
@@ -83,8 +87,8 @@ FailureOr<unsigned> mlir::rlx::bindArguments(ArrayRef<ModelTensor> arguments,
         return failure();
       }
       for (auto &[name, tensor] : *one) {
-        if (adapter.empty() && !StringRef(name).starts_with(sources.checkpointScope))
-          continue; // another part of the model's checkpoint
+        if (adapter.empty() && sources.moduleParams.count(name) && !entryParams.count(name))
+          continue; // another function's parameter
         std::string bound = name;
         if (!adapter.empty()) {
           StringRef n(name);

@@ -23,17 +23,17 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace mlir::rlx {
 
 struct ArgumentSources {
   /// --weights CHECKPOINT... (none: empty), bound as one checkpoint.
   std::vector<std::string> weights;
-  /// A model that is one part of its checkpoint (the module's
-  /// `rlx.checkpoint_scope`, e.g. Whisper's encoder, "model.encoder."): the
-  /// checkpoint's tensors outside this prefix are not its parameters and are
-  /// not read; empty: every tensor must be one of the model's.
-  std::string checkpointScope;
+  /// The parameters of every function of the module (Whisper's @encoder and
+  /// @decoder share one checkpoint): a checkpoint tensor that another
+  /// function reads is skipped, not an error, when the entry does not read it.
+  std::set<std::string> moduleParams;
   /// Tensor parallelism: this rank's world, tp, and the named tensors'
   /// unsharded shapes (wholeShapes of the module before compiling).
   const MpiWorld *world = nullptr;
@@ -48,12 +48,6 @@ struct ArgumentSources {
   std::function<HostTensor(const ModelTensor &)> generate;
 };
 
-/// The module's `rlx.checkpoint_scope` (ArgumentSources::checkpointScope),
-/// or empty.
-inline std::string checkpointScopeOf(ModuleOp module) {
-  auto scope = module->getAttrOfType<StringAttr>("rlx.checkpoint_scope");
-  return scope ? scope.str() : std::string();
-}
 
 /// Completes `values` (the --input tensors, by name) for `arguments`: an
 /// --input naming no argument, a parameter given by --input and --weights,

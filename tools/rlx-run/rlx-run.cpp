@@ -325,7 +325,7 @@ int main(int argc, char **argv) {
   // holds a block of each, or all of one its program takes whole).
   std::map<std::string, std::vector<int64_t>> whole = world ? wholeShapes(*module)
                                                             : std::map<std::string, std::vector<int64_t>>{};
-  std::string checkpointScope = checkpointScopeOf(*module);
+  std::set<std::string> moduleParams = moduleParamNames(*module);
   auto model = CpuModel::compile(std::move(module), options, shapes, error);
   if (failed(model)) {
     llvm::errs() << error;
@@ -338,7 +338,7 @@ int main(int argc, char **argv) {
   int64_t positionOffset = dims.count("past_seq") ? dims["past_seq"] : 0;
   ArgumentSources sources;
   sources.weights.assign(weights.begin(), weights.end());
-  sources.checkpointScope = checkpointScope;
+  sources.moduleParams = std::move(moduleParams);
   if (world) {
     sources.world = &*world;
     sources.tp = tp;

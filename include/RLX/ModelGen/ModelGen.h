@@ -350,7 +350,8 @@ FailureOr<FeatureExtractorConfig> parseFeatureExtractorConfig(StringRef json,
 /// The front end as a HIR function `options.funcName`: input `audio`
 /// [batch, seq] (seq = `options.seqLen`, default n_samples; batch =
 /// `options.batch`) in `options.dtype`, output `input_features` [batch,
-/// feature_size, n_samples / hop_length] (rlx_hir.log_mel_spectrogram).
+/// feature_size, frames] (rlx_hir.log_mel_spectrogram; frames =
+/// n_samples / hop_length for an even n_fft).
 OwningOpRef<ModuleOp> buildFeatureExtractor(MLIRContext *ctx, const FeatureExtractorConfig &config,
                                             const ModelGenOptions &options);
 

@@ -67,9 +67,12 @@ struct LogMelSpectrogramLowering : OpConversionPattern<hir::LogMelSpectrogramOp>
       x = mb.cast(x, ct);
     if (len > n)
       x = mb.sliceLast(x, 0, n);
-    else if (len < n)
-      x = mb.concat({x, constant(mb, {batch, n - len}, SmallVector<double>(batch * (n - len), 0.0), ct)},
+    else if (len < n) {
+      auto zeros = RankedTensorType::get({batch, n - len}, ct);
+      x = mb.concat({x, mb.create<ConstantOp>(DenseElementsAttr::get(
+                            zeros, rw.getFloatAttr(ct, 0.0)))},
                     1);
+    }
 
     // The periodic Hann window: 0.5 − 0.5·cos(2πk/n_fft).
     SmallVector<double> hann(nfft);
@@ -104,6 +107,10 @@ struct LogMelSpectrogramLowering : OpConversionPattern<hir::LogMelSpectrogramOp>
         bank[m * bins + k] = std::max(0.0, w) * norm;
       }
     }
+    if (!llvm::all_of(bank, [&](double w) { return std::isfinite(static_cast<float>(w)); }))
+      return op.emitError("log_mel_spectrogram: the mel filter bank between f_min = ")
+             << fmin << " and f_max = " << fmax << " Hz has weights that are not finite in "
+             << ct;
     Value mel = mb.matmul(constant(mb, {nMels, bins}, bank, ct), power); // [B, n_mels, frames]
     mel = mb.create<MaxOp>(mel, mb.scalar(ct, 1e-10));
     Value logSpec = mb.mul(mb.unary<LogOp>(mel), mb.scalar(ct, 1.0 / M_LN10));

@@ -228,6 +228,13 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     return failure();
   }
   std::string entryName = entry.getSymName().str();
+  // The module's other entry points (Whisper's @encoder beside @decoder)
+  // are not compiled: their dims are not bound by this entry's inputs.
+  std::set<std::string> allParams = moduleParamNames(module);
+  for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (fn != entry && !fn.isExternal() && !fn.isPrivate() &&
+        !fn.getSymName().ends_with("_pack_params") && SymbolTable::symbolKnownUseEmpty(fn, module))
+      fn.erase();
   if (failed(runPasses(module, [&](OpPassManager &pm) {
         ConvertRLXHIRToMIROptions hir;
         // Sharding runs on primitive MIR (fusion follows on each rank).
@@ -353,6 +360,7 @@ CpuModel::compile(OwningOpRef<ModuleOp> owned, const CpuRunnerOptions &options,
     }
   }
   model->concats = findPackedConcats(module, entry, model->packedBy);
+  model->otherParams = std::move(allParams);
 
   // Stage 2: specialize, linalg, bufferize (the signatures are read here).
   auto t1 = std::chrono::steady_clock::now();
@@ -756,6 +764,15 @@ std::vector<std::string> CpuModel::packedSources() const {
   return names;
 }
 
+std::set<std::string> mlir::rlx::moduleParamNames(ModuleOp module) {
+  std::set<std::string> names;
+  for (auto fn : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (auto name = fn.getArgAttrOfType<StringAttr>(i, "rlx.param"))
+        names.insert(name.str());
+  return names;
+}
+
 FailureOr<int64_t> CpuModel::loadWeights(StringRef path, std::string &error) {
   FailureOr<CheckpointIndex> index = indexSafetensors(path, error);
   if (failed(index))
@@ -766,6 +783,12 @@ FailureOr<int64_t> CpuModel::loadWeights(StringRef path, std::string &error) {
       params.push_back({a.name, a.dtype, a.shape});
   std::map<std::string, HostTensor> laidOut, read;
   placeConcats(concats, params, laidOut);
+  std::set<std::string> own;
+  for (const ParamSpec &p : params)
+    own.insert(p.name);
+  for (const std::string &name : otherParams)
+    if (!own.count(name))
+      index->erase(name); // another entry point's
   if (failed(bindCheckpoint(*index, params, read, error)))
     return failure();
   weights = std::move(read);

@@ -932,7 +932,47 @@ func.func @log_mel_one_frame(%x: tensor<300xf32>) {
 // -----
 
 func.func @log_mel_band(%x: tensor<800xf32>) {
-  // expected-error @+1 {{log_mel_spectrogram needs finite 0 <= f_min < f_max, got f_min = 4000, f_max = 100}}
+  // expected-error @+1 {{log_mel_spectrogram needs 0 <= f_min, f_min + 1 <= f_max <= 1e9, got f_min = 4000, f_max = 100}}
   %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 f_min = 4000.0 f_max = 100.0 : tensor<800xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_n_fft_one(%x: tensor<800xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram n_fft must be in [2, 2^16], got 1}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 1 hop_length = 160 n_mels = 80 sampling_rate = 16000 : tensor<800xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_bank(%x: tensor<80000xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram: a filter bank of n_mels x (n_fft/2 + 1) = 4096 x 32769 is over 2^24 entries}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 65536 hop_length = 160 n_mels = 4096 sampling_rate = 16000 : tensor<80000xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_n_samples(%x: tensor<800xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram n_samples must be in [1, 2^32], got 1099511627776}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 131072 n_mels = 80 sampling_rate = 16000 n_samples = 1099511627776 : tensor<800xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_frames(%x: tensor<800xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram: 4194305 frames of n_fft = 400 are over 2^28 samples}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 1024 n_mels = 80 sampling_rate = 16000 n_samples = 4294967296 : tensor<800xf32>
+  return
+}
+
+// -----
+
+func.func @log_mel_narrow_band(%x: tensor<800xf32>) {
+  // expected-error @+1 {{log_mel_spectrogram needs 0 <= f_min, f_min + 1 <= f_max <= 1e9, got f_min = 0, f_max = 1e-310}}
+  %f = rlx_hir.log_mel_spectrogram %x n_fft = 400 hop_length = 160 n_mels = 80 sampling_rate = 16000 f_max = 1.0e-310 : tensor<800xf32>
   return
 }

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 
 namespace mlir {
 class ExecutionEngine;
@@ -59,6 +60,11 @@ LogicalResult checkArgumentNames(const std::map<std::string, HostTensor> &values
                                  ArrayRef<ModelTensor> arguments, StringRef what,
                                  std::string &error);
 
+/// The `rlx.param` names of every function of `module` (a checkpoint's
+/// tensors that one of them reads belong to the module, Whisper's @encoder
+/// and @decoder sharing one checkpoint).
+std::set<std::string> moduleParamNames(ModuleOp module);
+
 class CpuModel {
 public:
   ~CpuModel();
@@ -72,6 +78,10 @@ public:
   /// What the caller passes: the entry's inputs and parameters, with packed
   /// parameters replaced by the original ones their pack function reads.
   const std::vector<ModelTensor> &arguments() const { return args; }
+  /// The parameters of the module's other entry points (otherParams).
+  std::vector<std::string> otherParameters() const {
+    return {otherParams.begin(), otherParams.end()};
+  }
   const std::vector<ModelTensor> &results() const { return outs; }
 
   /// Runs the model. `inputs` maps every argument name to its array (dtypes
@@ -186,6 +196,9 @@ private:
   std::map<std::string, HostTensor> packed;   ///< Computed packed params.
   std::map<std::string, HostTensor> weights;  ///< Parameters loadWeights read.
   std::vector<PackedConcat> concats;          ///< Packed params a loader may lay out.
+  /// Parameters of the module's other entry points (not compiled here): a
+  /// checkpoint's tensors among them are skipped by loadWeights.
+  std::set<std::string> otherParams;
   std::map<std::string, HostTensor> arenas;   ///< One per function, reused by every run.
   std::vector<ModelTensor> args, outs;
   /// When each traced kernel began (rlx_trace_kernel_begin).

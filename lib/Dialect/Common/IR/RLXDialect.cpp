@@ -269,13 +269,6 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
       return op->emitError() << "rlx.kernel_ir must be a unit attribute on a module";
     return success();
   }
-  // A model that is one part of its checkpoint (Whisper's encoder): the
-  // prefix of the checkpoint's tensors it reads (rlx-run --weights).
-  if (attr.getName() == "rlx.checkpoint_scope") {
-    if (op->getName().getStringRef() != "builtin.module" || !isa<StringAttr>(attr.getValue()))
-      return op->emitError() << "rlx.checkpoint_scope must be a string on a module";
-    return success();
-  }
   // The traced kernels of a module (rlx-cpu-outline-kernels' trace): entry
   // id is {name, locations} of the kernel rlx_trace_kernel_begin(id) starts.
   if (attr.getName() == "rlx.trace_kernels") {
@@ -347,8 +340,8 @@ LogicalResult RLXDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     return success();
   }
   return op->emitError() << "unknown attribute '" << attr.getName().getValue()
-                         << "' (the rlx dialect defines rlx.fusion_policy, rlx.tp_rank, rlx.kernel_ir, "
-                            "rlx.checkpoint_scope and rlx.trace_kernels on "
+                         << "' (the rlx dialect defines rlx.fusion_policy, rlx.tp_rank, rlx.kernel_ir "
+                            "and rlx.trace_kernels on "
                             "modules, "
                             "rlx.ptx and rlx.kernels on gpu.binary, rlx.wgmma_register_a and "
                             "rlx.wgmma_fence_operands on llvm.inline_asm, "

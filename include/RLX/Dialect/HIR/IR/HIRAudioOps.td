@@ -49,11 +49,14 @@ def HIR_LogMelSpectrogramOp : HIR_Op<"log_mel_spectrogram"> {
     `log`, `reduce`.
 
     The verifier rejects an input that is not `[L]` or `[B, L]` with a static
-    `L` (and a static batch when `n_samples` differs from `L`); `n_fft`,
-    `hop_length`, `n_mels` or `sampling_rate` below 1 or above 2^16, 2^30,
-    2^12 and 2^30; `n_samples` below 1, a signal no longer than `n_fft/2` (reflect padding's
-    rule), fewer than two frames (one is dropped), and `f_min`/`f_max` that
-    are not finite with `0 ≤ f_min < f_max`.
+    `L` (and a static batch when `n_samples` differs from `L`); `n_fft`
+    outside [2, 2^16], `hop_length` outside [1, 2^30], `n_mels` outside
+    [1, 2^12], `sampling_rate` outside [1, 2^30]; a filter bank of more than
+    2^24 entries (`n_mels · (n_fft/2 + 1)`); `n_samples` outside [1, 2^32];
+    a signal no longer than `n_fft/2` (reflect padding's rule); fewer than
+    two frames (one is dropped); more than 2^28 frame samples
+    (`frames · n_fft`, the stft's index table); and a band that is not
+    `0 ≤ f_min`, `f_min + 1 ≤ f_max ≤ 10^9` Hz.
 
     Example (30 s of 16 kHz audio → Whisper's `[1, 80, 3000]`):
     ```mlir
