@@ -104,14 +104,30 @@ private:
   /// time-major x [B, T, in] → [B, T', out]: the three taps side by side
   /// (tap-major) times the weight [out, in, 3] as [out, 3·in].
   Value conv(Value x, const std::string &name, int64_t in, int64_t out, int64_t stride);
-  /// WhisperAttention under `name` (q/v/out_proj with biases, k_proj
-  /// without): queries from `x`, keys and values from `kv`.
-  Value attention(Value x, Value kv, const std::string &name, int64_t heads, MaskKind mask);
+  /// WhisperAttention's keys and values of `kv` under `name` (k_proj
+  /// without a bias, v_proj with one).
+  std::pair<Value, Value> keysValues(Value kv, const std::string &name) {
+    int64_t d = c.hiddenSize;
+    return {linear(kv, name + ".k_proj", d, d, /*bias=*/false), linear(kv, name + ".v_proj", d, d)};
+  }
+  /// WhisperAttention under `name`: queries from `x` (q_proj with a bias)
+  /// over keys `k` and values `v`, then out_proj.
+  Value attention(Value x, Value k, Value v, const std::string &name, int64_t heads,
+                  MaskKind mask);
+  struct DecoderLayerOut {
+    Value hidden, key, value;
+  };
+  /// The decoder layer's keys and values: the encoder output's
+  /// (encoder_attn) and, with a cache, `past` self-attention K/V.
   /// The MLP block (final_layer_norm, fc1, the activation, fc2) plus the
   /// residual, and WhisperEncoderLayer's f16 clamp.
   Value mlp(Value x, const std::string &p, int64_t ffn);
   Value encoderLayer(int64_t i, Value x);
-  Value decoderLayer(int64_t i, Value x, Value encoderStates);
+  DecoderLayerOut decoderLayer(int64_t i, Value x, std::pair<Value, Value> cross,
+                               std::pair<Value, Value> past);
+  std::string decoderPrefix(int64_t i) {
+    return "model.decoder.layers." + std::to_string(i) + ".";
+  }
 
   const ModelConfig &c;
 };
@@ -136,12 +152,10 @@ Value WhisperBuilder::conv(Value x, const std::string &name, int64_t in, int64_t
                                               WeightLayout::OutIn);
 }
 
-Value WhisperBuilder::attention(Value x, Value kv, const std::string &name, int64_t heads,
-                                MaskKind mask) {
+Value WhisperBuilder::attention(Value x, Value k, Value v, const std::string &name,
+                                int64_t heads, MaskKind mask) {
   int64_t d = c.hiddenSize;
   Value q = linear(x, name + ".q_proj", d, d);
-  Value k = linear(kv, name + ".k_proj", d, d, /*bias=*/false);
-  Value v = linear(kv, name + ".v_proj", d, d);
   Value attn = mb.createWithOptional<hir::AttentionOp>(
       q, k, v, Value(), Value(), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(heads),
       b.getI64IntegerAttr(d / heads), MaskKindAttr::get(ctx, mask), IntegerAttr(), FloatAttr(),
@@ -159,7 +173,8 @@ Value WhisperBuilder::mlp(Value x, const std::string &p, int64_t ffn) {
 Value WhisperBuilder::encoderLayer(int64_t i, Value x) {
   std::string p = "model.encoder.layers." + std::to_string(i) + ".";
   Value a = layerNorm(x, p + "self_attn_layer_norm");
-  x = mb.add(x, attention(a, a, p + "self_attn", c.numHeads, MaskKind::None));
+  auto [k, v] = keysValues(a, p + "self_attn");
+  x = mb.add(x, attention(a, k, v, p + "self_attn", c.numHeads, MaskKind::None));
   x = mlp(x, p, c.intermediateSize);
   if (elementType().isF16()) {
     // WhisperEncoderLayer keeps f16 activations finite.
@@ -170,14 +185,22 @@ Value WhisperBuilder::encoderLayer(int64_t i, Value x) {
   return x;
 }
 
-Value WhisperBuilder::decoderLayer(int64_t i, Value x, Value encoderStates) {
-  std::string p = "model.decoder.layers." + std::to_string(i) + ".";
+WhisperBuilder::DecoderLayerOut WhisperBuilder::decoderLayer(int64_t i, Value x,
+                                                             std::pair<Value, Value> cross,
+                                                             std::pair<Value, Value> past) {
+  std::string p = decoderPrefix(i);
   int64_t heads = c.whisper.decoderHeads;
   Value a = layerNorm(x, p + "self_attn_layer_norm");
-  x = mb.add(x, attention(a, a, p + "self_attn", heads, MaskKind::Causal));
+  auto [k, v] = keysValues(a, p + "self_attn");
+  if (past.first) {
+    k = mb.concat({past.first, k}, 1);
+    v = mb.concat({past.second, v}, 1);
+  }
+  x = mb.add(x, attention(a, k, v, p + "self_attn", heads, MaskKind::Causal));
   a = layerNorm(x, p + "encoder_attn_layer_norm");
-  x = mb.add(x, attention(a, encoderStates, p + "encoder_attn", heads, MaskKind::None));
-  return mlp(x, p, c.whisper.decoderFfnDim);
+  x = mb.add(x, attention(a, cross.first, cross.second, p + "encoder_attn", heads,
+                          MaskKind::None));
+  return {mlp(x, p, c.whisper.decoderFfnDim), k, v};
 }
 
 OwningOpRef<ModuleOp> WhisperBuilder::buildEncoder() {
@@ -192,7 +215,17 @@ OwningOpRef<ModuleOp> WhisperBuilder::buildEncoder() {
   int64_t layers = o.numLayers.value_or(c.numLayers);
   for (int64_t i = 0; i < layers && !mb.failed(); ++i)
     x = encoderLayer(i, x);
-  output(layerNorm(x, "model.encoder.layer_norm"), "last_hidden_state");
+  x = layerNorm(x, "model.encoder.layer_norm");
+  output(x, "last_hidden_state");
+  // With a cache, the cross-attention keys and values of every decoder
+  // layer, computed once per input.
+  if (o.kvCache)
+    for (int64_t i = 0; i < o.numLayers.value_or(w.decoderLayers) && !mb.failed(); ++i) {
+      auto [k, v] = keysValues(x, decoderPrefix(i) + "encoder_attn");
+      std::string name = "cross_key_values." + std::to_string(i) + ".";
+      output(k, name + "key");
+      output(v, name + "value");
+    }
   return finish(std::move(module));
 }
 
@@ -203,20 +236,44 @@ OwningOpRef<ModuleOp> WhisperBuilder::buildDecoder() {
   Type i64 = b.getI64Type();
   Value ids = input("decoder_input_ids", {o.batch, seqLen}, {"batch", "seq"}, i64);
   Value positions = input("position_ids", {seqLen}, {"seq"}, i64);
-  Value encoderStates = input("encoder_hidden_states", {o.batch, w.maxSourcePositions, d},
-                              {"batch", "", ""});
+  Value encoderStates;
+  if (!o.kvCache)
+    encoderStates = input("encoder_hidden_states", {o.batch, w.maxSourcePositions, d},
+                          {"batch", "", ""});
   Value embed = param("model.decoder.embed_tokens.weight", {c.vocabSize, d});
   Value x = mb.create<hir::EmbeddingOp>(ids, embed);
   Value table = param("model.decoder.embed_positions.weight", {c.maxPositions, d});
   x = mb.add(x, mb.create<hir::EmbeddingOp>(positions, table));
   int64_t layers = o.numLayers.value_or(w.decoderLayers);
-  for (int64_t i = 0; i < layers && !mb.failed(); ++i)
-    x = decoderLayer(i, x, encoderStates);
+  int64_t pastLen = o.pastLen.value_or(kDyn);
+  SmallVector<DecoderLayerOut> presents;
+  for (int64_t i = 0; i < layers && !mb.failed(); ++i) {
+    std::pair<Value, Value> cross, past;
+    if (o.kvCache) {
+      auto in = [&](const std::string &name, int64_t len, StringRef dim) {
+        return input(name, {o.batch, len, d}, {"batch", dim, ""});
+      };
+      std::string n = std::to_string(i);
+      past = {in("past_key_values." + n + ".key", pastLen, "past_seq"),
+              in("past_key_values." + n + ".value", pastLen, "past_seq")};
+      cross = {in("cross_key_values." + n + ".key", w.maxSourcePositions, ""),
+               in("cross_key_values." + n + ".value", w.maxSourcePositions, "")};
+    } else {
+      cross = keysValues(encoderStates, decoderPrefix(i) + "encoder_attn");
+    }
+    presents.push_back(decoderLayer(i, x, cross, past));
+    x = presents.back().hidden;
+  }
   x = layerNorm(x, "model.decoder.layer_norm");
   Value head = c.tieEmbeddings ? embed : param("proj_out.weight", {c.vocabSize, d});
   output(mb.createWithOptional<hir::LinearOp>(x, head, Value(), ActivationKind::None,
                                               WeightLayout::OutIn),
          "logits");
+  if (o.kvCache)
+    for (auto [i, out] : llvm::enumerate(presents)) {
+      output(out.key, "present." + std::to_string(i) + ".key");
+      output(out.value, "present." + std::to_string(i) + ".value");
+    }
   return finish(std::move(module));
 }
 
@@ -229,10 +286,10 @@ OwningOpRef<ModuleOp> mlir::rlx::buildWhisperModel(MLIRContext *ctx, const Model
         << "Whisper needs a static batch of at least 1, got " << o.batch;
     return nullptr;
   }
-  if (o.kvCache || o.layerOnly || o.nvfp4Weights || !o.loras.empty() || o.attentionMask) {
+  if (o.layerOnly || o.nvfp4Weights || !o.loras.empty() || o.attentionMask) {
     emitError(NameLoc::get(StringAttr::get(ctx, c.architecture)))
-        << "Whisper is built as @encoder and @decoder without caches for now: --kv-cache, "
-           "--layer-only, --nvfp4-weights, --attention-mask and LoRA adapters do not apply";
+        << "Whisper is built as @encoder and @decoder: --layer-only, --nvfp4-weights, "
+           "--attention-mask and LoRA adapters do not apply";
     return nullptr;
   }
   ModelGenOptions encoderOptions = o, decoderOptions = o;

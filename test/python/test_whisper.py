@@ -5,7 +5,9 @@ module: @encoder and @decoder) → rlx-run --entry ... --weights with the whole
 checkpoint, on the CPU path and the emulator from one body. The encoder reads
 WhisperFeatureExtractor's features of two seeded synthetic signals (a batch
 of 2); the decoder reads seeded token ids and transformers' encoder output and
-gives the logits (proj_out tied to the embeddings). The Python route
+gives the logits (proj_out tied to the embeddings); with --kv-cache, a prefill
+and a decode step on the cross-attention K/V the encoder computed once and
+the self-attention cache. The Python route
 (compile_cpu with an entry, load_weights of the whole checkpoint) on the CPU.
 f32, rtol 1e-4 scaled to the output's magnitude."""
 from __future__ import annotations
@@ -36,6 +38,9 @@ CONFIG = dict(vocab_size=200, num_mel_bins=80, d_model=64, encoder_layers=2,
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
+    """The checkpoint and transformers' outputs: the encoder's, the logits of
+    the whole sequence, and with its cache a prefill of 4 tokens then one
+    decode step."""
     torch.manual_seed(0)
     model = transformers.WhisperForConditionalGeneration(
         transformers.WhisperConfig(**CONFIG)).eval()
@@ -50,19 +55,30 @@ def checkpoint(tmp_path_factory):
     with torch.no_grad():
         states = model.model.encoder(torch.from_numpy(features)).last_hidden_state
         logits = model(encoder_outputs=(states,), decoder_input_ids=torch.from_numpy(ids)).logits
+        prefill = model(encoder_outputs=(states,), decoder_input_ids=torch.from_numpy(ids[:, :4]),
+                        use_cache=True)
+        step = model(encoder_outputs=(states,), decoder_input_ids=torch.from_numpy(ids[:, 4:5]),
+                     past_key_values=prefill.past_key_values, use_cache=True)
     return path, {"features": features, "ids": ids, "states": states.numpy(),
-                  "logits": logits.numpy()}
+                  "logits": logits.numpy(), "prefill": prefill.logits.numpy(),
+                  "step": step.logits.numpy()}
 
 
-def run(tmp_path, model, entry, device, inputs, checkpoint):
+def run(tmp_path, model, entry, device, inputs, checkpoint, dims=None, out=None):
+    """rlx-run --entry: the outputs by name. `dims` bind the module's dynamic
+    dims on the GPU path (it compiles every entry point)."""
+    out = tmp_path / (out or entry)
     cmd = [str(RLX_RUN), str(model), "--entry", entry, "--device", device, "--weights",
-           str(checkpoint / "model.safetensors"), "--output-dir", str(tmp_path / entry)]
+           str(checkpoint / "model.safetensors"), "--output-dir", str(out)]
     for name, value in inputs.items():
         np.save(tmp_path / f"{name}.npy", value)
         cmd += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
+    for name, value in (dims or {}).items():
+        if device != "cpu":
+            cmd += ["--dims", f"{name}={value}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    return proc
+    return {p.stem: np.load(p) for p in out.glob("*.npy")}
 
 
 def assert_close(got, ref):
@@ -76,12 +92,43 @@ def test_encoder_and_decoder_equal_transformers(device, checkpoint, tmp_path):
     model = tmp_path / "whisper.mlir"
     subprocess.run([str(RLX_GEN), str(path / "config.json"), "--batch", "2", "--seq", "6", "-o",
                     str(model)], check=True, timeout=60)
-    run(tmp_path, model, "encoder", device, {"input_features": ref["features"]}, path)
-    assert_close(np.load(tmp_path / "encoder" / "last_hidden_state.npy"), ref["states"])
-    run(tmp_path, model, "decoder", device,
-        {"decoder_input_ids": ref["ids"], "position_ids": np.arange(6),
-         "encoder_hidden_states": ref["states"]}, path)
-    assert_close(np.load(tmp_path / "decoder" / "logits.npy"), ref["logits"])
+    enc = run(tmp_path, model, "encoder", device, {"input_features": ref["features"]}, path)
+    assert_close(enc["last_hidden_state"], ref["states"])
+    dec = run(tmp_path, model, "decoder", device,
+              {"decoder_input_ids": ref["ids"], "position_ids": np.arange(6),
+               "encoder_hidden_states": ref["states"]}, path)
+    assert_close(dec["logits"], ref["logits"])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cached_prefill_and_decode_step_equal_transformers(device, checkpoint, tmp_path):
+    """--kv-cache: the encoder also gives each decoder layer's cross-attention
+    keys and values (computed once); the decoder takes them with the past
+    self-attention K/V (empty for the prefill) and returns the presents."""
+    path, ref = checkpoint
+    model = tmp_path / "whisper.mlir"
+    subprocess.run([str(RLX_GEN), str(path / "config.json"), "--batch", "2", "--kv-cache", "-o",
+                    str(model)], check=True, timeout=60)
+    enc = run(tmp_path, model, "encoder", device, {"input_features": ref["features"]}, path,
+              dims={"seq": 1, "past_seq": 0})
+    assert_close(enc["last_hidden_state"], ref["states"])
+    layers, d = CONFIG["decoder_layers"], CONFIG["d_model"]
+    inputs = {"decoder_input_ids": ref["ids"][:, :4], "position_ids": np.arange(4)}
+    for i in range(layers):
+        for part in ("key", "value"):
+            inputs[f"past_key_values.{i}.{part}"] = np.zeros((2, 0, d), np.float32)
+            inputs[f"cross_key_values.{i}.{part}"] = enc[f"cross_key_values.{i}.{part}"]
+    pre = run(tmp_path, model, "decoder", device, inputs, path, dims={"seq": 4, "past_seq": 0},
+              out="prefill")
+    assert_close(pre["logits"], ref["prefill"])
+    inputs.update(decoder_input_ids=ref["ids"][:, 4:5], position_ids=np.array([4]))
+    for i in range(layers):
+        for part in ("key", "value"):
+            assert pre[f"present.{i}.{part}"].shape == (2, 4, d)
+            inputs[f"past_key_values.{i}.{part}"] = pre[f"present.{i}.{part}"]
+    step = run(tmp_path, model, "decoder", device, inputs, path, dims={"seq": 1, "past_seq": 4},
+               out="step")
+    assert_close(step["logits"], ref["step"])
 
 
 def test_python_entry_points_read_the_whole_checkpoint(checkpoint, tmp_path):
