@@ -82,6 +82,16 @@ protected:
   };
   MixerOut mamba2Mixer(const std::string &prefix, int64_t layer, Value x,
                        const ModelConfig &c, int64_t width, Value tokens = {});
+  /// i1 [B, S, T] from the padding mask `keyMask` [B, 1, T] (i64, 1: the
+  /// key slot holds a token) and `queryPositions` [1, S, 1]: true where the
+  /// key slot holds a token, for every query row.
+  Value keyPaddingMask(Value keyMask, Value queryPositions) {
+    Type i1 = b.getI1Type(), i64 = b.getI64Type();
+    Value valid = mb.cast(keyMask, i1);
+    // [1, S, 1] of true, so that the mask has the query rows' dim.
+    Value rows = mb.cast(mb.add(mb.mul(queryPositions, mb.scalar(i64, 0)), mb.scalar(i64, 1)), i1);
+    return mb.select(valid, rows, mb.scalar(i1, 0));
+  }
   void output(Value v, StringRef name) {
     results.push_back(v);
     resultNames.push_back(name.str());

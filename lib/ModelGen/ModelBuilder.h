@@ -256,13 +256,11 @@ private:
     return memo;
   }
   Value buildPaddingMask(std::optional<int64_t> chunk) {
+    if (!chunk)
+      return keyPaddingMask(keyMask, queryPositions);
     Type i1 = b.getI1Type(), i64 = b.getI64Type();
     Value no = mb.scalar(i1, 0), yes = mb.scalar(i1, 1);
     Value valid = mb.cast(keyMask, i1);
-    // [1, S, 1] of true, so that the mask has the query rows' dim.
-    Value rows = mb.cast(mb.add(mb.mul(queryPositions, mb.scalar(i64, 0)), mb.scalar(i64, 1)), i1);
-    if (!chunk)
-      return mb.select(valid, rows, no);
     Value keyPositions = mb.sub(mb.create<mir::CumsumOp>(keyMask, int64_t(-1), false, false),
                                 mb.scalar(i64, 1));
     Value size = mb.scalar(i64, static_cast<double>(*chunk));

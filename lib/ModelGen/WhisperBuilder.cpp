@@ -113,7 +113,7 @@ private:
   /// WhisperAttention under `name`: queries from `x` (q_proj with a bias)
   /// over keys `k` and values `v`, then out_proj.
   Value attention(Value x, Value k, Value v, const std::string &name, int64_t heads,
-                  MaskKind mask);
+                  MaskKind kind, Value mask = {});
   struct DecoderLayerOut {
     Value hidden, key, value;
   };
@@ -124,7 +124,7 @@ private:
   Value mlp(Value x, const std::string &p, int64_t ffn);
   Value encoderLayer(int64_t i, Value x);
   DecoderLayerOut decoderLayer(int64_t i, Value x, std::pair<Value, Value> cross,
-                               std::pair<Value, Value> past);
+                               std::pair<Value, Value> past, Value mask);
   std::string decoderPrefix(int64_t i) {
     return "model.decoder.layers." + std::to_string(i) + ".";
   }
@@ -153,12 +153,12 @@ Value WhisperBuilder::conv(Value x, const std::string &name, int64_t in, int64_t
 }
 
 Value WhisperBuilder::attention(Value x, Value k, Value v, const std::string &name,
-                                int64_t heads, MaskKind mask) {
+                                int64_t heads, MaskKind kind, Value mask) {
   int64_t d = c.hiddenSize;
   Value q = linear(x, name + ".q_proj", d, d);
   Value attn = mb.createWithOptional<hir::AttentionOp>(
-      q, k, v, Value(), Value(), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(heads),
-      b.getI64IntegerAttr(d / heads), MaskKindAttr::get(ctx, mask), IntegerAttr(), FloatAttr(),
+      q, k, v, mask, Value(), b.getI64IntegerAttr(heads), b.getI64IntegerAttr(heads),
+      b.getI64IntegerAttr(d / heads), MaskKindAttr::get(ctx, kind), IntegerAttr(), FloatAttr(),
       FloatAttr(), AttnLayoutAttr::get(ctx, AttnLayout::BSD));
   return linear(attn, name + ".out_proj", d, d);
 }
@@ -187,7 +187,8 @@ Value WhisperBuilder::encoderLayer(int64_t i, Value x) {
 
 WhisperBuilder::DecoderLayerOut WhisperBuilder::decoderLayer(int64_t i, Value x,
                                                              std::pair<Value, Value> cross,
-                                                             std::pair<Value, Value> past) {
+                                                             std::pair<Value, Value> past,
+                                                             Value mask) {
   std::string p = decoderPrefix(i);
   int64_t heads = c.whisper.decoderHeads;
   Value a = layerNorm(x, p + "self_attn_layer_norm");
@@ -196,7 +197,7 @@ WhisperBuilder::DecoderLayerOut WhisperBuilder::decoderLayer(int64_t i, Value x,
     k = mb.concat({past.first, k}, 1);
     v = mb.concat({past.second, v}, 1);
   }
-  x = mb.add(x, attention(a, k, v, p + "self_attn", heads, MaskKind::Causal));
+  x = mb.add(x, attention(a, k, v, p + "self_attn", heads, MaskKind::Causal, mask));
   a = layerNorm(x, p + "encoder_attn_layer_norm");
   x = mb.add(x, attention(a, cross.first, cross.second, p + "encoder_attn", heads,
                           MaskKind::None));
@@ -246,6 +247,18 @@ OwningOpRef<ModuleOp> WhisperBuilder::buildDecoder() {
   x = mb.add(x, mb.create<hir::EmbeddingOp>(positions, table));
   int64_t layers = o.numLayers.value_or(w.decoderLayers);
   int64_t pastLen = o.pastLen.value_or(kDyn);
+  // The padding mask [B, past_seq + seq] (1: the slot holds a token): a
+  // history left-padded to a fixed capacity, one compiled decode step.
+  Value mask;
+  if (o.attentionMask) {
+    int64_t total = !o.kvCache                                ? seqLen
+                    : seqLen == kDyn || pastLen == kDyn ? kDyn
+                                                              : seqLen + pastLen;
+    Value keys = input("attention_mask", {o.batch, total},
+                       {"batch", o.kvCache ? "total_seq" : "seq"}, i64);
+    mask = keyPaddingMask(mb.reshape(keys, mir::MIRBuilder::pattern({o.batch, 1, total})),
+                          mb.reshape(positions, {1, -1, 1}));
+  }
   SmallVector<DecoderLayerOut> presents;
   for (int64_t i = 0; i < layers && !mb.failed(); ++i) {
     std::pair<Value, Value> cross, past;
@@ -261,7 +274,7 @@ OwningOpRef<ModuleOp> WhisperBuilder::buildDecoder() {
     } else {
       cross = keysValues(encoderStates, decoderPrefix(i) + "encoder_attn");
     }
-    presents.push_back(decoderLayer(i, x, cross, past));
+    presents.push_back(decoderLayer(i, x, cross, past, mask));
     x = presents.back().hidden;
   }
   x = layerNorm(x, "model.decoder.layer_norm");
@@ -286,10 +299,10 @@ OwningOpRef<ModuleOp> mlir::rlx::buildWhisperModel(MLIRContext *ctx, const Model
         << "Whisper needs a static batch of at least 1, got " << o.batch;
     return nullptr;
   }
-  if (o.layerOnly || o.nvfp4Weights || !o.loras.empty() || o.attentionMask) {
+  if (o.layerOnly || o.nvfp4Weights || !o.loras.empty()) {
     emitError(NameLoc::get(StringAttr::get(ctx, c.architecture)))
-        << "Whisper is built as @encoder and @decoder: --layer-only, --nvfp4-weights, "
-           "--attention-mask and LoRA adapters do not apply";
+        << "Whisper is built as @encoder and @decoder: --layer-only, --nvfp4-weights and LoRA "
+           "adapters do not apply";
     return nullptr;
   }
   ModelGenOptions encoderOptions = o, decoderOptions = o;

@@ -129,8 +129,10 @@ class GpuModel:
             raise RlxError(err.value.decode())
         self.device = _lib().rlx_gpu_device(self._h).decode()
         self._fns = {f["name"]: f for f in self.manifest["functions"]}
+        # The function run() runs: the artifact's entry; another of its
+        # functions by assigning its name (Whisper's "encoder", "decoder").
         self.entry = self.manifest["entry"]
-        self._packed = False
+        self._packed: set[str] = set()  # the functions whose parameters are packed
 
     def __del__(self):
         if getattr(self, "_h", None):
@@ -206,14 +208,14 @@ class GpuModel:
         for name, value in values.items():
             if name in bufs:
                 self._set(self.entry, bufs[name], value)
-            elif not self._packed:
+            elif self.entry not in self._packed:
                 self._set(self.entry, originals[name], value)
-        if not self._packed and originals:
+        if self.entry not in self._packed and originals:
             # Packed once; the originals then leave the device (the packed
             # parameters stand in for them: the weights are held once).
             self._check(_lib().rlx_gpu_release_packed_sources(self._h, self.entry.encode(),
                                                               None))
-        self._packed = True
+        self._packed.add(self.entry)
         self._check(_lib().rlx_gpu_run(self._h, self.entry.encode()))
         out = {}
         for b in entry:
@@ -237,7 +239,7 @@ class GpuModel:
         """Forgets the packed parameters; the next run packs them again (as
         CompiledModel's, for parameters that changed), from every original
         it is given again."""
-        self._packed = False
+        self._packed = set()
 
     def trace(self, on: bool = True) -> None:
         """Starts (or stops) the kernel timeline: every kernel launch of the

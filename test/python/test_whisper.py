@@ -7,7 +7,8 @@ WhisperFeatureExtractor's features of two seeded synthetic signals (a batch
 of 2); the decoder reads seeded token ids and transformers' encoder output and
 gives the logits (proj_out tied to the embeddings); with --kv-cache, a prefill
 and a decode step on the cross-attention K/V the encoder computed once and
-the self-attention cache. The Python route
+the self-attention cache; examples/python/transcribe.py's 32 greedy tokens
+from a WAV file against transformers' generate(). The Python route
 (compile_cpu with an entry, load_weights of the whole checkpoint) on the CPU.
 f32, rtol 1e-4 scaled to the output's magnitude."""
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 
 import rlx
 
-from harness import BUILD, RLX_GEN
+from harness import BUILD, RLX_GEN, ROOT
 from test_quant_int8 import DEVICES
 from test_whisper_features import signal
 
@@ -147,3 +148,48 @@ def test_python_entry_points_read_the_whole_checkpoint(checkpoint, tmp_path):
     got = decoder.run(decoder_input_ids=ref["ids"], position_ids=np.arange(6),
                       encoder_hidden_states=ref["states"], **weights)["logits"]
     assert_close(got, ref["logits"])
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory):
+    """A checkpoint whose greedy tokens vary (init_std 0.2), with Whisper's
+    begin_suppress_tokens (220 is in its vocabulary) and one suppressed
+    token, the extractor's config for 2-s chunks, a 1.5-s WAV file of a tone
+    plus noise, and transformers' generate() of 32 tokens."""
+    import wave
+    torch.manual_seed(1)
+    config = dict(CONFIG, vocab_size=300, init_std=0.2, suppress_tokens=[29])
+    model = transformers.WhisperForConditionalGeneration(
+        transformers.WhisperConfig(**config)).eval()
+    path = tmp_path_factory.mktemp("speech")
+    model.save_pretrained(path)
+    fe = transformers.WhisperFeatureExtractor(chunk_length=2)
+    fe.save_pretrained(path)
+    pcm = np.clip(np.round(signal(1.5, 16000, 7) * 32768), -32768, 32767).astype("<i2")
+    with wave.open(str(path / "speech.wav"), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(pcm.tobytes())
+    features = fe(pcm.astype(np.float32) / 32768, sampling_rate=16000,
+                  return_tensors="pt").input_features
+    with torch.no_grad():
+        tokens = model.generate(features, max_new_tokens=32)[0].tolist()
+    assert len(tokens) == 32 and len(set(tokens)) > 1 and 29 not in tokens
+    return path, tokens
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_transcribe_greedy_tokens_equal_generate(device, speech):
+    """examples/python/transcribe.py: the WAV file → RLX's log-mel features →
+    encoder (with the cross-attention K/V) → prefill and masked decode steps
+    on a padded history: the 32 tokens of transformers' generate()."""
+    import importlib.util
+    path, ref = speech
+    spec = importlib.util.spec_from_file_location(
+        "transcribe", ROOT / "examples" / "python" / "transcribe.py")
+    transcribe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(transcribe)
+    w = transcribe.Whisper(path, device)
+    audio = transcribe.read_wav(path / "speech.wav", 16000)
+    assert w.generate(w.features(audio), 32) == ref
