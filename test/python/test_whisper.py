@@ -13,6 +13,7 @@ from a WAV file against transformers' generate(). The Python route
 f32, rtol 1e-4 scaled to the output's magnitude."""
 from __future__ import annotations
 
+import json
 import subprocess
 
 import numpy as np
@@ -193,3 +194,41 @@ def test_transcribe_greedy_tokens_equal_generate(device, speech):
     w = transcribe.Whisper(path, device)
     audio = transcribe.read_wav(path / "speech.wav", 16000)
     assert w.generate(w.features(audio), 32) == ref
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_transcribe_prompt_language_and_eos_as_generate(device, speech, tmp_path):
+    """A multilingual generation config (lang_to_id, task_to_id,
+    no_timestamps_token_id, forced_decoder_ids with the language left to
+    detection) and an end token that the greedy output reaches: the language
+    detected, given, and a translate task, each as generate() (which strips
+    the end token)."""
+    import importlib.util
+    import shutil
+    path, ref = speech
+    for name in ("config.json", "model.safetensors", "preprocessor_config.json", "speech.wav"):
+        shutil.copy(path / name, tmp_path / name)
+    eos = ref[5]  # a token the greedy output reaches
+    generation = {"decoder_start_token_id": 1, "eos_token_id": eos, "pad_token_id": 0,
+                  "suppress_tokens": [29], "begin_suppress_tokens": [220],
+                  "lang_to_id": {"<|en|>": 250, "<|fr|>": 251, "<|de|>": 252},
+                  "task_to_id": {"transcribe": 260, "translate": 261},
+                  "no_timestamps_token_id": 262, "is_multilingual": True,
+                  "forced_decoder_ids": [[1, None], [2, 260]], "max_length": 64}
+    (tmp_path / "generation_config.json").write_text(json.dumps(generation))
+    model = transformers.WhisperForConditionalGeneration.from_pretrained(tmp_path).eval()
+    fe = transformers.WhisperFeatureExtractor.from_pretrained(tmp_path)
+    spec = importlib.util.spec_from_file_location(
+        "transcribe", ROOT / "examples" / "python" / "transcribe.py")
+    transcribe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(transcribe)
+    w = transcribe.Whisper(tmp_path, device)
+    audio = transcribe.read_wav(tmp_path / "speech.wav", 16000)
+    features = w.features(audio)
+    hf_features = fe(audio, sampling_rate=16000, return_tensors="pt").input_features
+    for kwargs in ({}, {"language": "fr"}, {"task": "translate"}):
+        with torch.no_grad():
+            expected = model.generate(hf_features, max_new_tokens=16, **kwargs)[0].tolist()
+        assert w.generate(features, 16, **kwargs) == expected, kwargs
+    with pytest.raises(SystemExit, match="more than max_target_positions"):
+        w.generate(features, 100)
