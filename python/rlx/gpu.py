@@ -145,6 +145,16 @@ class GpuModel:
         return self._fns[fn]["buffers"]
 
     @property
+    def other_parameters(self) -> list[str]:
+        """The parameters of the artifact's other functions that the entry
+        does not read (Whisper's encoder beside its decoder): load_weights
+        skips their checkpoint tensors."""
+        own = {a["name"] for a in self.arguments}
+        names = {b["name"] for fn in self._fns for b in self._buffers(fn)
+                 if b["role"] == "param" and "packed_by" not in b}
+        return sorted(names - own)
+
+    @property
     def arguments(self) -> list[dict]:
         """Inputs and parameters by name (packed parameters appear as the
         originals they are made from): name, shape, dtype, is_param."""

@@ -134,6 +134,8 @@ def test_cached_prefill_and_decode_step_equal_transformers(device, checkpoint, t
 
 
 def test_python_entry_points_read_the_whole_checkpoint(checkpoint, tmp_path):
+    """compile_cpu(entry=...) and rlx.gpu.compile's artifact with its entry
+    chosen: load_weights of the whole checkpoint skips the other entry's."""
     path, ref = checkpoint
     model = tmp_path / "whisper.mlir"
     subprocess.run([str(RLX_GEN), str(path / "config.json"), "--batch", "2", "--seq", "6", "-o",
@@ -149,6 +151,16 @@ def test_python_entry_points_read_the_whole_checkpoint(checkpoint, tmp_path):
     got = decoder.run(decoder_input_ids=ref["ids"], position_ids=np.arange(6),
                       encoder_hidden_states=ref["states"], **weights)["logits"]
     assert_close(got, ref["logits"])
+    # The GPU path (emulator): one artifact, its entry chosen by name.
+    from rlx import gpu
+    artifact = gpu.compile(rlx.parse(text), device="emu")
+    for entry, inputs, output, expected in [
+            ("encoder", {"input_features": ref["features"]}, "last_hidden_state", ref["states"]),
+            ("decoder", {"decoder_input_ids": ref["ids"], "position_ids": np.arange(6),
+                         "encoder_hidden_states": ref["states"]}, "logits", ref["logits"])]:
+        artifact.entry = entry
+        weights = rlx.load_weights(path / "model.safetensors", artifact)
+        assert_close(artifact.run(**inputs, **weights)[output], expected)
 
 
 @pytest.fixture(scope="module")

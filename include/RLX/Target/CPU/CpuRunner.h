@@ -78,9 +78,14 @@ public:
   /// What the caller passes: the entry's inputs and parameters, with packed
   /// parameters replaced by the original ones their pack function reads.
   const std::vector<ModelTensor> &arguments() const { return args; }
-  /// The parameters of the module's other entry points (otherParams).
+  /// The parameters of the module's other entry points that this one does
+  /// not read (loadWeights skips their checkpoint tensors).
   std::vector<std::string> otherParameters() const {
-    return {otherParams.begin(), otherParams.end()};
+    std::vector<std::string> names;
+    for (const std::string &name : otherParams)
+      if (llvm::none_of(args, [&](const ModelTensor &a) { return a.name == name; }))
+        names.push_back(name);
+    return names;
   }
   const std::vector<ModelTensor> &results() const { return outs; }
 
@@ -196,8 +201,9 @@ private:
   std::map<std::string, HostTensor> packed;   ///< Computed packed params.
   std::map<std::string, HostTensor> weights;  ///< Parameters loadWeights read.
   std::vector<PackedConcat> concats;          ///< Packed params a loader may lay out.
-  /// Parameters of the module's other entry points (not compiled here): a
-  /// checkpoint's tensors among them are skipped by loadWeights.
+  /// The parameters of every function of the module (the others are not
+  /// compiled here): loadWeights skips the checkpoint's tensors among them
+  /// that the entry does not read.
   std::set<std::string> otherParams;
   std::map<std::string, HostTensor> arenas;   ///< One per function, reused by every run.
   std::vector<ModelTensor> args, outs;
