@@ -10,7 +10,10 @@ the state-space models MambaForCausalLM, FalconMambaForCausalLM and
 Mamba2ForCausalLM
 (``kv_cache=True``: each layer's conv and SSM states in and out instead of
 K/V) and the hybrid Qwen3NextForCausalLM (Gated DeltaNet layers with conv
-and recurrent states, gated attention layers with K/V), with
+and recurrent states, gated attention layers with K/V), and
+WhisperForConditionalGeneration (one module of ``encoder`` and ``decoder``;
+with ``kv_cache=True`` the encoder also returns each decoder layer's
+cross-attention K/V, see examples/python/transcribe.py), with
 transformers' defaults, HF
 parameter names on the arguments (``rlx.param``), symbolic
 ``seq``/``past_seq`` dims unless given. Another architecture, an activation
