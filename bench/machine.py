@@ -27,3 +27,18 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "?"
+
+
+def interleaved(fns, reps: int) -> dict:
+    """Each of `fns` (name -> callable) once as a warm-up, then `reps` rounds
+    running each once in turn: the seconds of every call, by name."""
+    import time
+    for fn in fns.values():
+        fn()
+    times = {k: [] for k in fns}
+    for _ in range(reps):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t)
+    return times

@@ -30,7 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from machine import cpu_model, quiet_threads  # noqa: E402
+from machine import cpu_model, interleaved, quiet_threads  # noqa: E402
 
 THREADS = quiet_threads("2")
 
@@ -148,14 +148,7 @@ def main():
         err = error(compiled.run(x=x)["y"])
         assert err < bound, f"{name}: RLX differs from the reference: {err}"
         fns = {"rlx": lambda: compiled.run(x=x), "numpy": numpy_fn, "torch": torch_fn}
-        for fn in fns.values():
-            fn()
-        times = {k: [] for k in fns}
-        for _ in range(a.reps):
-            for k, fn in fns.items():
-                t = time.perf_counter()
-                fn()
-                times[k].append(time.perf_counter() - t)
+        times = interleaved(fns, a.reps)
         med = {k: float(np.median(v)) for k, v in times.items()}
         ratio = med["rlx"] / min(med["numpy"], med["torch"])
         print(f"{name:12}{med['rlx'] * 1e3:10.3f}{med['numpy'] * 1e3:10.3f}{med['torch'] * 1e3:10.3f}"

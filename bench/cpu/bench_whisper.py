@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from machine import cpu_model, quiet_threads  # noqa: E402
+from machine import cpu_model, interleaved, quiet_threads  # noqa: E402
 
 THREADS = quiet_threads("2")
 
@@ -69,14 +69,7 @@ def main():
             model.model.encoder(x)
 
     fns = {"rlx": lambda: compiled.run(input_features=features), "torch": torch_run}
-    for fn in fns.values():
-        fn()
-    times = {k: [] for k in fns}
-    for _ in range(a.reps):
-        for k, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t)
+    times = interleaved(fns, a.reps)
     med = {k: float(np.median(v)) for k, v in times.items()}
     print(f"CPU: {cpu_model()}")
     print(f"threads: {THREADS}; torch {torch.__version__} (eager, inference_mode); "

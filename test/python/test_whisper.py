@@ -163,6 +163,16 @@ def test_python_entry_points_read_the_whole_checkpoint(checkpoint, tmp_path):
         assert_close(artifact.run(**inputs, **weights)[output], expected)
 
 
+def load_transcribe():
+    """examples/python/transcribe.py as a module."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "transcribe", ROOT / "examples" / "python" / "transcribe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def speech(tmp_path_factory):
     """A checkpoint whose greedy tokens vary (init_std 0.2), with Whisper's
@@ -197,12 +207,8 @@ def test_transcribe_greedy_tokens_equal_generate(device, speech):
     """examples/python/transcribe.py: the WAV file → RLX's log-mel features →
     encoder (with the cross-attention K/V) → prefill and masked decode steps
     on a padded history: the 32 tokens of transformers' generate()."""
-    import importlib.util
     path, ref = speech
-    spec = importlib.util.spec_from_file_location(
-        "transcribe", ROOT / "examples" / "python" / "transcribe.py")
-    transcribe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(transcribe)
+    transcribe = load_transcribe()
     w = transcribe.Whisper(path, device)
     audio = transcribe.read_wav(path / "speech.wav", 16000)
     assert w.generate(w.features(audio), 32) == ref
@@ -215,7 +221,6 @@ def test_transcribe_prompt_language_and_eos_as_generate(device, speech, tmp_path
     detection) and an end token that the greedy output reaches: the language
     detected, given, and a translate task, each as generate() (which strips
     the end token)."""
-    import importlib.util
     import shutil
     path, ref = speech
     for name in ("config.json", "model.safetensors", "preprocessor_config.json", "speech.wav"):
@@ -230,10 +235,7 @@ def test_transcribe_prompt_language_and_eos_as_generate(device, speech, tmp_path
     (tmp_path / "generation_config.json").write_text(json.dumps(generation))
     model = transformers.WhisperForConditionalGeneration.from_pretrained(tmp_path).eval()
     fe = transformers.WhisperFeatureExtractor.from_pretrained(tmp_path)
-    spec = importlib.util.spec_from_file_location(
-        "transcribe", ROOT / "examples" / "python" / "transcribe.py")
-    transcribe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(transcribe)
+    transcribe = load_transcribe()
     w = transcribe.Whisper(tmp_path, device)
     audio = transcribe.read_wav(tmp_path / "speech.wav", 16000)
     features = w.features(audio)
