@@ -576,6 +576,34 @@ def prepared_case(route, name, tolerance=1e-4):
                 flags=["--dims", "seq=9"] if route == "checkpoint" else [])
 
 
+def rfft_case(rows, n, name, bench=False):
+    """rlx_mir.rfft of [rows, n] f32 along the last axis (the shared-memory
+    FFT kernel: Whisper's 400-point frames), against numpy in f64 and, timed,
+    against torch.fft.rfft (cuFFT) on the same GPU, interleaved."""
+    bins = n // 2 + 1
+    text = f"""func.func @f(%x: {t((rows, n))} {{rlx.input = "x"}}) -> {t((rows, 2 * bins))} {{
+  %y = rlx_mir.rfft %x axis = 1 : {t((rows, n))} -> {t((rows, 2 * bins))}
+  return %y : {t((rows, 2 * bins))}
+}}"""
+
+    def inputs():
+        return {"x": np.random.default_rng(3).standard_normal((rows, n)).astype(np.float32)}
+
+    def reference(v):
+        z = np.fft.rfft(v["x"].astype(np.float64), axis=1)
+        return {"result0": np.concatenate([z.real, z.imag], 1)}
+
+    def torch_baseline(torch):
+        x = torch.from_numpy(inputs()["x"]).cuda()
+        return lambda: torch.fft.rfft(x, dim=1)
+
+    # 2.5·n·log2(n) flops per real transform (half a complex one's 5·n·log2(n)).
+    return dict(name=name, text=text, inputs=inputs, reference=reference, bench=bench,
+                kind="torch_baseline" if bench else None, torch_baseline=torch_baseline,
+                dims={}, flops=2.5 * rows * n * np.log2(n), shape=(rows, n, 1),
+                tolerance=1e-4)  # f32 error grows like log n; outputs ~√n
+
+
 # Llama-3.1-8B sizes: hidden 4096, 4096 tokens.
 CASES = [
     rms_norm_case(7, 1, "rms_norm_g6_h1"),
@@ -640,4 +668,8 @@ CASES = [
     # on the flash kernels, a decode step split over KV.
     sinks_attention_case(1, 200, 200, 64, 8, 64, "sinks_attention_gpt_oss_s200"),
     sinks_attention_case(2, 1, 3000, 64, 8, 64, "sinks_attention_gpt_oss_decode_kv3000"),
+    # Whisper's STFT frames (30 s: 3001 × 400) on the shared-memory FFT
+    # kernel, and timed against cuFFT.
+    rfft_case(3001, 400, "rfft_whisper_3001x400"),
+    rfft_case(3001, 400, "bench_rfft_whisper_3001x400_vs_cufft", bench=True),
 ]

@@ -82,13 +82,15 @@ void mlir::rlx::buildFrontendPipeline(OpPassManager &pm, const FrontendOptions &
   if (options.blockNvfp4Scales)
     pm.addPass(mir::createMIRBlockNvfp4Scales());
   // Composite ops whose chains fusion and the matmul kernels should see.
-  pm.addPass(mir::createMIRDecompose());
+  mir::MIRDecomposeOptions decompose;
+  decompose.kernelFfts = options.fftKernels;
+  pm.addPass(mir::createMIRDecompose(decompose));
   if (options.fuse)
     pm.addPass(mir::createMIRFuse());
   if (!options.dims.empty() && !specializeFirst) {
     specialize();
     // The composite ops whose shapes only now became static.
-    pm.addPass(mir::createMIRDecompose());
+    pm.addPass(mir::createMIRDecompose(decompose));
   }
   if (options.splitKVSMs > 0) {
     mir::MIRSplitKVOptions split;

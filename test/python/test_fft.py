@@ -1,10 +1,11 @@
-"""rlx_mir.fft, rfft and irfft against numpy.fft (f64 reference) on the CPU
-path and the emulator from one body: cases F1 and F2 (../shared/cases), every
-length 1-1024, powers of two to 2^16 and large primes, every norm mode both
-ways, rfft/irfft round trips with odd n and n ≠ the input's length, several
-axes; reverse mode, forward mode and vmap by central differences (f64); the
-verifier's errors. Complex values are in RLX's block layout (real parts,
-then imaginary parts, along the last axis)."""
+"""rlx_mir.fft, rfft and irfft against numpy.fft (f64 reference), stft and
+istft against torch, on the CPU path and the emulator from one body: cases
+F1 and F2 (../shared/cases), every length 1-1024, powers of two to 2^16 and
+large primes, every norm mode both ways, rfft/irfft round trips with odd n
+and n ≠ the input's length, several axes; reverse mode, forward mode and
+vmap by central differences (f64); the verifier's errors. Complex values are
+in RLX's block layout (real parts, then imaginary parts, along the last
+axis)."""
 import os
 
 import numpy as np
@@ -293,6 +294,96 @@ def test_stft_against_torch(device):
         got, ref = unblock(out[f"{name}_out"]), refs[name]
         assert got.shape == ref.shape, name
         np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * np.abs(ref).max(), err_msg=name)
+
+
+def istft_case(rng, batch, nfft, hop, win, center, normalized, length, frames, signal, window):
+    """(spectrogram, window, torch.istft's f64 result or None where torch
+    refuses): the spectrogram is stft's of `signal` or random; `window` is
+    torch's window function's name."""
+    import torch
+    w = getattr(torch, f"{window}_window")(win, dtype=torch.float64).numpy().astype(np.float32)
+    kw = dict(win_length=win, window=torch.from_numpy(w.astype(np.float64)), center=center,
+              normalized=normalized, onesided=True)
+    if signal is not None:
+        spec = torch.stft(torch.from_numpy(signal.astype(np.float64)), nfft, hop,
+                          return_complex=True, pad_mode="reflect", **kw).numpy()
+    else:
+        shape = batch + (nfft // 2 + 1, frames)
+        spec = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    spec = unblock(block(spec))  # what the f32 input holds
+    try:
+        ref = torch.istft(torch.from_numpy(spec), nfft, hop, length=length, **kw).numpy()
+    except RuntimeError:
+        ref = None
+    return block(spec), w, ref
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_istft_against_torch(device):
+    """rlx_mir.istft against torch.istft (onesided): Whisper's 400/160 round
+    trip of 1 s of noise back to the signal; not centred (a Hamming window,
+    non-zero at its ends); a window shorter
+    than n_fft; normalized; `length` past the signal (zero padding); a
+    batch; a constant window; and a window whose envelope vanishes inside
+    the result, which torch refuses and RLX poisons with NaN there."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(16000).astype(np.float32)
+    # name, batch, n_fft, hop, win, center, normalized, length, frames, signal, window
+    cases = [("w", (), 400, 160, 400, True, False, 16000, 101, x, "hann"),
+             ("a", (2,), 16, 4, 16, False, False, None, 6, None, "hamming"),
+             ("b", (3,), 12, 3, 7, True, True, None, 8, None, "hann"),
+             ("c", (), 8, 2, 8, True, False, 15, 4, None, "hann"),
+             ("k", (2,), 10, 5, 10, True, False, None, 5, None, "hann"),
+             ("z", (), 8, 2, 8, False, False, None, 4, None, "hann")]
+    ops, inputs, refs, consts = [], {}, {}, {}
+    for name, batch, nfft, hop, win, center, normalized, length, frames, signal, wfn in cases:
+        spec, w, ref = istft_case(rng, batch, nfft, hop, win, center, normalized, length,
+                                  frames, signal, wfn)
+        out_shape = batch + ((length if length else
+                              nfft + hop * (frames - 1) - (2 * (nfft // 2) if center else 0)),)
+        flags = ((" center" if center else "") + (" normalized" if normalized else "")
+                 + (f" length = {length}" if length else ""))
+        ti, to = tensor(spec.shape, "f32"), tensor(out_shape, "f32")
+        ops.append((name, ti, f"rlx_mir.istft {{x}}, %{name}_w n_fft = {nfft} hop_length = {hop}"
+                    f"{flags} : {ti}, {tensor((win,), 'f32')} -> {to}", to))
+        inputs[name], refs[name] = spec, ref
+        if name == "k":  # the window a constant in the module
+            consts[name] = w
+        else:
+            inputs[f"{name}_w"] = w
+    text = module(ops)
+    text = text.replace("func.func @f(", "func.func @f(" + ", ".join(
+        f'%{c[0]}_w: {tensor((c[4],), "f32")} {{rlx.input = "{c[0]}_w"}}' for c in cases
+        if c[0] not in consts) + ", ", 1)
+    body = "".join(f"  %{n}_w = rlx_mir.constant dense<[{', '.join(map(repr, w.tolist()))}]> : "
+                   f"{tensor(w.shape, 'f32')}\n" for n, w in consts.items())
+    text = text.replace("{\n", "{\n" + body, 1)
+    out = compile_for(device, text).run(inputs)
+    for name, *_ in cases:
+        got, ref = out[f"{name}_out"].astype(np.float64), refs[name]
+        if name == "z":
+            # Not centred, a periodic Hann window is 0 at k = 0: torch
+            # refuses the first sample, RLX gives NaN there and values
+            # elsewhere.
+            assert ref is None and np.isnan(got[0]) and np.isfinite(got[1:]).all(), got
+            continue
+        assert got.shape == ref.shape, name
+        np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * np.abs(ref).max(), err_msg=name)
+    np.testing.assert_allclose(out["w_out"], x, rtol=0, atol=2e-5 * np.abs(x).max())
+
+
+def test_istft_gradient():
+    """The istft chain (irfft, window, overlap-add gather, envelope)
+    differentiated in the spectrogram and the window: central differences
+    in f64, reverse and forward mode and vmap."""
+    t = lambda *s: tensor(s, "f64")  # noqa: E731
+    rng = np.random.default_rng(8)
+    body = (f"  %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 2 center length = 9 : "
+            f"{t(2, 5, 10)}, {t(6)} -> {t(2, 9)}")
+    feeds = {"s": rng.standard_normal((2, 5, 10)), "w": rng.uniform(0.5, 1.5, 6),
+             "R": rng.standard_normal((2, 9))}
+    check_grad(build({"s": ((2, 5, 10), "f64"), "w": ((6,), "f64")}, body, "%y", (2, 9)),
+               feeds, ["s", "w"], vmap_args=["s"])
 
 
 def test_stft_gradient():

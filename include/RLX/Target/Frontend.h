@@ -35,6 +35,9 @@ struct FrontendOptions : CompileOptions {
   /// partitioned by upstream's sharding-propagation and shard-partition
   /// before fusion), with `rank`.
   bool gpuCollectives = false;
+  /// rlx-mir-decompose leaves the transforms with a row form whole
+  /// (GPU backends: the shared-memory FFT kernel runs them).
+  bool fftKernels = false;
   /// A backend's passes on the final MIR, just before MIR → LIR (the GPU
   /// path's rlx-gpu-generic-kernels).
   std::function<void(OpPassManager &)> beforeLIR;

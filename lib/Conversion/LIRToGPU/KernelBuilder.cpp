@@ -446,6 +446,10 @@ Value KernelContext::operand(Value bodyValue) {
   auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
   if (!dense)
     return Value();
+  return constantTable(dense);
+}
+
+Value KernelContext::constantTable(DenseElementsAttr dense) {
   auto module = fn->getParentOfType<gpu::GPUModuleOp>();
   auto type = MemRefType::get(dense.getType().getShape(), dense.getElementType());
   SymbolTable symbols(module);

@@ -43,6 +43,7 @@ const std::vector<std::unique_ptr<KernelTemplate>> &mlir::rlx::gpu_kernels::buil
     addNvfp4Templates(t);
     addNormTemplates(t);
     addSoftmaxTemplates(t);
+    addFftTemplates(t);
     addReduceTemplates(t);
     addDataMovementTemplates(t);
     addElementwiseTemplates(t);

@@ -50,6 +50,7 @@ void addKernelBodyLowering(OpPassManager &pm) {
 void mlir::rlx::buildNVVMKernelPipeline(OpPassManager &pm, const CompileOptions &options) {
   FrontendOptions front(options);
   front.gpuCollectives = true;
+  front.fftKernels = true;
   // GPU kernels are LIR kernels on the planned arena.
   front.lir = true;
   // Split-KV for the target's SMs (an unknown chip fails later, located, in

@@ -76,3 +76,39 @@ func.func @stft_window(%x: tensor<40xf32>, %w: tensor<9xf32>) -> tensor<5x2xf32>
   %y = rlx_mir.stft %x, %w n_fft = 8 hop_length = 2 : tensor<40xf32>, tensor<9xf32> -> tensor<5x2xf32>
   return %y : tensor<5x2xf32>
 }
+
+// -----
+
+func.func @istft_hop(%s: tensor<5x6xf32>, %w: tensor<8xf32>) -> tensor<30xf32> {
+  // expected-error @+2 {{istft needs n_fft >= 1 and 1 <= hop_length <= n_fft (a longer hop leaves samples no frame covers), got 8 and 9}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 9 : tensor<5x6xf32>, tensor<8xf32> -> tensor<30xf32>
+  return %y : tensor<30xf32>
+}
+
+// -----
+
+func.func @istft_bins(%s: tensor<4x6xf32>, %w: tensor<8xf32>) -> tensor<16xf32> {
+  // expected-error @+2 {{istft needs a complex input [B?, n_fft // 2 + 1 = 5, 2·frames] (static, at least one frame), got 4x6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 4 : tensor<4x6xf32>, tensor<8xf32> -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+func.func @istft_empty(%s: tensor<5x2xf32>, %w: tensor<8xf32>) -> tensor<1xf32> {
+  // expected-error @+2 {{istft of 1 frame(s) with n_fft = 8 and center leaves no samples; pass length}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 4 center : tensor<5x2xf32>, tensor<8xf32> -> tensor<1xf32>
+  return %y : tensor<1xf32>
+}
+
+// -----
+
+func.func @istft_length(%s: tensor<5x6xf32>, %w: tensor<8xf32>) -> tensor<1xf32> {
+  // expected-error @+2 {{istft needs length >= 1, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 4 length = 0 : tensor<5x6xf32>, tensor<8xf32> -> tensor<1xf32>
+  return %y : tensor<1xf32>
+}

@@ -64,3 +64,36 @@ func.func @stft(%x: tensor<2x21xf32>, %w: tensor<6xf32>) -> tensor<2x5x12xf32> {
   %y = rlx_mir.stft %x, %w n_fft = 8 hop_length = 4 center normalized : tensor<2x21xf32>, tensor<6xf32> -> tensor<2x5x12xf32>
   return %y : tensor<2x5x12xf32>
 }
+
+// -----
+
+// istft: an irfft of the frames, the window, the overlap-add as a gather
+// and a sum, divided by the envelope (a window operand: computed, its
+// vanishing samples poisoned through a sqrt).
+// ROUND-LABEL: func.func @istft
+// ROUND: rlx_mir.istft %{{.*}}, %{{.*}} n_fft = 8 hop_length = 4 center length = 20 : tensor<2x5x12xf32>, tensor<6xf32> -> tensor<2x20xf32>
+// DEC-LABEL: func.func @istft
+// DEC-NOT: rlx_mir.irfft
+// DEC: rlx_mir.matmul
+// DEC: rlx_mir.gather
+// DEC: rlx_mir.sqrt
+// DEC-NOT: rlx_mir.irfft
+// DEC: return
+func.func @istft(%s: tensor<2x5x12xf32>, %w: tensor<6xf32>) -> tensor<2x20xf32> {
+  %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 4 center length = 20 : tensor<2x5x12xf32>, tensor<6xf32> -> tensor<2x20xf32>
+  return %y : tensor<2x20xf32>
+}
+
+// -----
+
+// istft with a constant window: its envelope checked and inverted at
+// compile time, no sqrt.
+// DEC-LABEL: func.func @istft_constant_window
+// DEC: rlx_mir.gather
+// DEC-NOT: rlx_mir.sqrt
+// DEC: return
+func.func @istft_constant_window(%s: tensor<5x8xf32>) -> tensor<6xf32> {
+  %w = rlx_mir.constant dense<[0.5, 1.0, 1.0, 0.5]> : tensor<4xf32>
+  %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 2 center : tensor<5x8xf32>, tensor<4xf32> -> tensor<6xf32>
+  return %y : tensor<6xf32>
+}

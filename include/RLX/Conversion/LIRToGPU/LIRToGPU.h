@@ -83,6 +83,9 @@ struct KernelContext {
   /// constant cloned into the kernel, a `memref.global` of the gpu.module
   /// read with `memref.get_global`. Null for anything else.
   Value operand(Value bodyValue);
+  /// `value` as a constant `memref.global` of the gpu.module, read with
+  /// `memref.get_global` (tables a kernel computes at build time).
+  Value constantTable(DenseElementsAttr value);
 };
 
 /// A kernel template: one op family.
@@ -109,6 +112,7 @@ void addDataMovementTemplates(std::vector<std::unique_ptr<KernelTemplate>> &out)
 void addMatmulTemplates(std::vector<std::unique_ptr<KernelTemplate>> &out);
 void addAttentionTemplates(std::vector<std::unique_ptr<KernelTemplate>> &out);
 void addNvfp4Templates(std::vector<std::unique_ptr<KernelTemplate>> &out);
+void addFftTemplates(std::vector<std::unique_ptr<KernelTemplate>> &out);
 
 /// Builds the copy kernel for a host-side `memref.copy` (IO copies, the past
 /// KV cache into its slice of the present one).

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Dialect/Common/IR/ShapeRules.h"
+#include "RLX/Dialect/MIR/IR/FftRows.h"
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 
 #include <cmath>
@@ -655,94 +656,55 @@ LogicalResult IrfftOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<
   return linearJvp(*this, mb, tangents, dy);
 }
 
-
 //===----------------------------------------------------------------------===//
-// stft
+// The row form (FftRows.h)
 //===----------------------------------------------------------------------===//
 
-LogicalResult StftOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, Adaptor a,
-                                       SmallVectorImpl<Type> &out) {
-  auto x = getRankedTensor(loc, a.getInput(), "input");
-  auto w = getRankedTensor(loc, a.getWindow(), "window");
-  if (failed(x) || failed(w) || failed(checkSameElementType(loc, {*x, *w}, {"input", "window"})))
-    return failure();
-  int64_t nfft = a.getNFftAttr().getInt(), hop = a.getHopLengthAttr().getInt();
-  if (nfft < 1 || hop < 1)
-    return shapeError(loc, "stft needs n_fft >= 1 and hop_length >= 1, got " + Twine(nfft) +
-                               " and " + Twine(hop));
-  if ((x->getRank() != 1 && x->getRank() != 2) || x->isDynamicDim(x->getRank() - 1))
-    return shapeError(loc, "stft needs an input [L] or [B, L] with a static L, got " +
-                               shapeToString(x->getShape()));
-  if (w->getRank() != 1 || w->isDynamicDim(0) || w->getDimSize(0) < 1 || w->getDimSize(0) > nfft)
-    return shapeError(loc, "stft needs a window [win_length] with 1 <= win_length <= n_fft = " +
-                               Twine(nfft) + ", got " + shapeToString(w->getShape()));
-  int64_t len = x->getShape().back(), pad = a.getCenter() ? nfft / 2 : 0;
-  if (a.getCenter() && pad >= len)
-    return shapeError(loc, "stft's reflect padding (n_fft // 2 = " + Twine(pad) +
-                               ") must be shorter than the signal, got L = " + Twine(len));
-  if (len + 2 * pad < nfft)
-    return shapeError(loc, "stft needs at least n_fft = " + Twine(nfft) + " samples" +
-                               (a.getCenter() ? " after padding" : "") + ", got " +
-                               Twine(len + 2 * pad));
-  int64_t frames = 1 + (len + 2 * pad - nfft) / hop;
-  SmallVector<int64_t> shape(x->getShape().drop_back());
-  shape.append({nfft / 2 + 1, 2 * frames});
-  out.push_back(x->clone(shape));
-  return success();
-}
-
-FailureOr<SmallVector<Value>> StftOp::decompose(MIRBuilder &mb) {
-  RankedTensorType xt = getInput().getType();
-  if (failed(MIRBuilder::requireStaticShape(*this, xt)))
-    return failure();
-  int64_t nfft = getNFftAttr().getInt(), hop = getHopLengthAttr().getInt();
-  int64_t len = xt.getShape().back(), b = xt.getRank() == 2 ? xt.getDimSize(0) : 1;
-  int64_t pad = getCenter() ? nfft / 2 : 0, frames = 1 + (len + 2 * pad - nfft) / hop;
-  int64_t bins = nfft / 2 + 1, win = getWindow().getType().getDimSize(0);
-  // The frame index table is a constant of frames·n_fft entries.
-  constexpr int64_t kMaxTable = int64_t{1} << 28;
-  if (frames > kMaxTable / nfft)
-    return emitError("stft: ") << frames << " frames of n_fft = " << nfft
-                               << " make a frame index table over 2^28 entries",
-           failure();
-  // Sample k of frame t, the reflect padding folded in (torch's "reflect":
-  // the edge sample is not repeated).
-  SmallVector<int64_t> ids;
-  for (int64_t t = 0; t < frames; ++t)
-    for (int64_t k = 0; k < nfft; ++k) {
-      int64_t i = t * hop + k - pad;
-      ids.push_back(i < 0 ? -i : i >= len ? 2 * (len - 1) - i : i);
-    }
-  auto idsType = RankedTensorType::get({frames, nfft}, mb.builder().getI64Type());
-  Value table = mb.transpose(mb.reshape(getInput(), {b, len}), {1, 0}); // [L, B]
-  Value framed = mb.create<GatherOp>(table, mb.create<ConstantOp>(
-                                                DenseElementsAttr::get(idsType, ArrayRef(ids))));
-  framed = mb.transpose(framed, {2, 0, 1}); // [B, frames, n_fft]
-  // The window centred in n_fft zeros.
-  Value window = getWindow();
-  if (win < nfft) {
-    Type et = xt.getElementType();
-    auto zeros = [&](int64_t n) {
-      auto t = RankedTensorType::get({n}, et);
-      return mb.create<ConstantOp>(DenseElementsAttr::get(t, mb.builder().getFloatAttr(et, 0.0)));
-    };
-    int64_t left = (nfft - win) / 2, right = nfft - win - left;
-    SmallVector<Value> parts;
-    if (left)
-      parts.push_back(zeros(left));
-    parts.push_back(window);
-    if (right)
-      parts.push_back(zeros(right));
-    window = mb.concat(parts, 0);
+std::optional<FftRows> mir::fftRows(Operation *op) {
+  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() || in.getRank() == 0)
+    return std::nullopt;
+  int64_t rank = in.getRank();
+  FftRows f;
+  std::optional<StringRef> norm;
+  if (auto fft = dyn_cast<FftOp>(op)) {
+    ArrayRef<int64_t> axes = fft.getAxes();
+    if (axes.size() != 1 || (axes[0] != rank - 1 && axes[0] != -1))
+      return std::nullopt;
+    f.kind = FftRows::Kind::C2C;
+    f.n = f.stored = in.getShape().back() / 2;
+    f.inverse = fft.getInverse();
+    norm = fft.getNorm();
+  } else if (auto rfft = dyn_cast<RfftOp>(op)) {
+    if (axisOf(rfft.getAxisAttr(), rank) != rank - 1)
+      return std::nullopt;
+    f.kind = FftRows::Kind::R2C;
+    f.stored = in.getShape().back();
+    f.n = rfft.getN() ? static_cast<int64_t>(*rfft.getN()) : f.stored;
+    f.inverse = false;
+    norm = rfft.getNorm();
+  } else if (auto irfft = dyn_cast<IrfftOp>(op)) {
+    if (axisOf(irfft.getAxisAttr(), rank) != rank - 1)
+      return std::nullopt;
+    f.kind = FftRows::Kind::C2R;
+    f.stored = in.getShape().back() / 2;
+    f.n = out.getShape().back();
+    f.inverse = true;
+    norm = irfft.getNorm();
+  } else {
+    return std::nullopt;
   }
-  framed = mb.mul(framed, mb.reshape(window, {1, 1, nfft}));
-  Builder &bd = mb.builder();
-  Value spec = mb.create<RfftOp>(framed, bd.getI64IntegerAttr(2), bd.getI64IntegerAttr(nfft),
-                                 getNormalized() ? bd.getStringAttr("ortho") : StringAttr());
-  // [B, frames, 2, bins] → torch's [B, bins, frames], complex.
-  spec = mb.transpose(mb.reshape(spec, {b, frames, 2, bins}), {0, 3, 2, 1});
-  Value y = mb.reshape(spec, getType().getShape());
-  if (mb.failed() || !y)
-    return emitError("stft: cannot build its decomposition for these types"), failure();
-  return SmallVector<Value>{y};
+  int64_t bytes = 4 * f.n * (in.getElementType().isF64() ? 8 : 4); // 2 buffers × re, im
+  if (f.n < 1 || bytes > kFftRowsMaxBytes)
+    return std::nullopt;
+  f.rows = in.getNumElements() / std::max<int64_t>(in.getShape().back(), 1);
+  f.scale = scaleOf(normOf(norm), f.inverse, f.n);
+  int64_t m = f.n;
+  for (int64_t r : {4, 2, 3, 5, 7, 11, 13})
+    for (; m % r == 0; m /= r)
+      f.radices.push_back(r);
+  if (m != 1)
+    return std::nullopt; // a prime factor over kFftRowsMaxRadix
+  return f;
 }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/MIR/IR/FftRows.h"
 #include "RLX/Dialect/MIR/IR/MIRBuilder.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
@@ -57,12 +58,13 @@ struct Decompose : mir::impl::MIRDecomposeBase<Decompose> {
   void runOnOperation() override {
     SmallVector<std::string> names(ops.begin(), ops.end());
     if (names.empty())
-      names = {"rlx_mir.fft", "rlx_mir.rfft", "rlx_mir.irfft", "rlx_mir.stft"};
+      names = {"rlx_mir.fft", "rlx_mir.rfft", "rlx_mir.irfft", "rlx_mir.stft", "rlx_mir.istft"};
     // Rounds: a chain may hold more of the ops (stft's rfft).
     for (int round = 0; round < 8; ++round) {
       SmallVector<Operation *> found;
       getOperation()->walk([&](DecomposableOpInterface op) {
-        if (llvm::is_contained(names, op->getName().getStringRef()) && hasStaticShapes(op))
+        if (llvm::is_contained(names, op->getName().getStringRef()) && hasStaticShapes(op) &&
+            !(kernelFfts && fftRows(op)))
           found.push_back(op);
       });
       if (found.empty())

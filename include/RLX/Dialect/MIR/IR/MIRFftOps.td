@@ -1,7 +1,8 @@
 //===- MIRFftOps.td - rlx_mir discrete Fourier transforms ----*- tablegen -*-===//
 //
-// fft, rfft and irfft on RLX's complex block layout, defined by their chain of
-// MIR ops (DecomposableOpInterface, lib/Dialect/MIR/IR/FftOps.cpp): mixed-radix
+// fft, rfft, irfft, stft and istft on RLX's complex block layout, defined by
+// their chain of MIR ops (DecomposableOpInterface, lib/Dialect/MIR/IR/FftOps.cpp
+// and StftOps.cpp): mixed-radix
 // stages as small dense DFT matmuls with twiddles between them, Bluestein's
 // chirp-z convolution for large prime lengths. Their derivative rules are
 // transforms themselves (the adjoint of a DFT is the conjugate DFT).
@@ -38,6 +39,12 @@ defvar MIR_ComplexLayoutDoc = [{
     `e^{∓πi·j²/n}` turns the DFT into a circular convolution of a power-of-two
     length `≥ 2n − 1`, done with the same stages. Constants are computed in
     f64 with exact integer phase reduction. Error grows like `log n`.
+
+    On the GPU path a transform along the last axis alone, of a length whose
+    prime factors are at most 13 and whose two complex ping-pong planes fit
+    32 KiB (n ≤ 2048 in f32, 1024 in f64; `mir::fftRows`), is not
+    decomposed: one block per row runs its Stockham radix passes in shared
+    memory (`fft_rows` kernel, lib/Conversion/LIRToGPU/FftKernels.cpp).
 }];
 
 def MIR_FftOp : MIR_InferOp<"fft", MIR_FftTraits> {
@@ -170,6 +177,60 @@ def MIR_StftOp : MIR_InferOp<"stft", [DeclareOpInterfaceMethods<MIR_Decomposable
   let assemblyFormat = [{
     $input `,` $window `n_fft` `=` $n_fft `hop_length` `=` $hop_length (`center` $center^)?
     (`normalized` $normalized^)? attr-dict `:` type($input) `,` type($window) `->` type($output)
+  }];
+}
+
+def MIR_IstftOp : MIR_InferOp<"istft", [DeclareOpInterfaceMethods<MIR_DecomposableOpInterface>]> {
+  let summary = "inverse short-time Fourier transform (torch.istft, onesided)";
+  let description = [{
+    `torch.istft(input, n_fft, hop_length, window = window, center = center,
+    normalized = normalized, onesided = True, length = length)`: the inverse
+    of `rlx_mir.stft`. `input` is torch's `[B?, n_fft // 2 + 1, frames]`
+    complex spectrogram in the complex block layout (real parts, then
+    imaginary parts, along the last axis: `[B?, n_fft // 2 + 1, 2·frames]`);
+    `window` `[win_length]` with `win_length ≤ n_fft`, centred in `n_fft`
+    zeros as stft does.
+
+    Each frame is `irfft(X[:, t], n = n_fft)` (`norm = "ortho"` with
+    `normalized`: torch's `√n_fft` scaling), multiplied by the window and
+    overlap-added at `t·hop_length` into `n_fft + hop_length·(frames − 1)`
+    samples, which are divided by the window's squared overlap-add envelope
+    `Σ_t window²[p − t·hop_length]`. The result is `[B?, L]`: with `length`,
+    the `length` samples from `n_fft // 2` (`center`) or 0, zero-padded past
+    the end; without it, all samples less `n_fft // 2` at both ends
+    (`center`) or all of them.
+
+    torch refuses an envelope of at most 1e-11 inside the result (a window
+    whose overlaps vanish cannot be inverted): for a constant window the
+    decomposition reports it as an error at the op; for another window those
+    samples come out NaN.
+
+    Defined by its chain: `rlx_mir.irfft`, the window, the overlap-add as a
+    `rlx_mir.gather` of each sample's frames from a constant index table and
+    a sum (so its derivatives are theirs), computed in f32 (f64 for f64).
+
+    The verifier rejects an input that is not a static `[B?, n_fft // 2 + 1,
+    2·frames]` with at least one frame, a window that is not `[win_length]`
+    with `1 ≤ win_length ≤ n_fft`, `n_fft < 1`, `hop_length` outside
+    `[1, n_fft]` (a longer hop leaves samples that no frame covers),
+    `length < 1`, an empty result (one centred frame without `length`) and
+    mixed element types. Its decomposition refuses an index table over 2^28
+    entries (samples times the frames that overlap one sample).
+
+    Example (back from Whisper's 30 s spectrogram to 480000 samples):
+    ```mlir
+    %a = rlx_mir.istft %s, %hann n_fft = 400 hop_length = 160 center length = 480000
+        : tensor<201x6002xf32>, tensor<400xf32> -> tensor<480000xf32>
+    ```
+  }];
+  let arguments = (ins RLX_FloatTensor:$input, RLX_FloatTensor:$window, I64Attr:$n_fft,
+                   I64Attr:$hop_length, UnitAttr:$center, UnitAttr:$normalized,
+                   OptionalAttr<I64Attr>:$length);
+  let results = (outs RLX_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $window `n_fft` `=` $n_fft `hop_length` `=` $hop_length (`center` $center^)?
+    (`normalized` $normalized^)? (`length` `=` $length^)? attr-dict `:` type($input) `,`
+    type($window) `->` type($output)
   }];
 }
 
