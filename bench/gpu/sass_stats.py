@@ -95,6 +95,11 @@ def _cases():
         # two weight rows, four 16-element blocks.
         SassCase("nvfp4_gemv_m1_4096", C.nvfp4_bench_case(1, 4096, 4096, "x")["text"],
                  "nvfp4", "16-element block", 4.0),
+        # Whisper's STFT frames (3001 × 400-point rfft) on the shared-memory
+        # FFT kernel: its largest loop is a radix-5 pass, one iteration one
+        # 5-point butterfly (five complex values in, four twiddles, out).
+        SassCase("rfft_whisper_3001x400", C.rfft_case(3001, 400, "x")["text"],
+                 "rfft", "radix-5 butterfly", 1.0),
     ]
 
 

@@ -102,6 +102,20 @@ def test_nvfp4_gemv_sums_on_tensor_cores(report):
     assert k["mix"]["FP32"] <= 12, k
 
 
+@needs_tools
+def test_fft_kernel_resources(report):
+    """The shared-memory FFT kernel on Whisper's 400-point frames (radices 4,
+    4, 5, 5; 128 threads, one row per block): each thread's passes are
+    straight-line code (the known block size bounds every pass loop to one
+    trip), twiddles from the constant table, two 400-point planes of shared
+    memory, no spills. The whole kernel was 584 instructions and 32
+    registers when this budget was set."""
+    k = kernel(report, "rfft_whisper_3001x400", "rfft")
+    assert k["instructions"] <= 650 and k["registers"] <= 40, k
+    assert k["local"] == 0 and k["stack"] == 0, k
+    assert 2 * 2 * 400 * 4 <= k["shared"] <= 8 * 1024, k
+
+
 LISTING = """
         Function : k
         /*0000*/                   MOV R1, c[0x0][0x28] ;
