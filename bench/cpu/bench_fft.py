@@ -12,6 +12,9 @@ Cases (f32 in, as RLX computes; numpy computes in f64, torch in f32):
   stft30s     30 s of 16 kHz audio, Whisper's STFT (n_fft 400, hop 160,
               periodic Hann, center): rlx_mir.stft against torch.stft and
               numpy (reflect pad, strided frames, np.fft.rfft)
+  istft30s    the 30 s STFT back to its samples: rlx_mir.istft (constant Hann
+              window, center, length) against torch.istft and numpy (irfft,
+              window, overlap-add, divided by the window's envelope)
   logmel30s   Whisper's log-mel features of 30 s: rlx_hir.log_mel_spectrogram
               against WhisperFeatureExtractor's torch and numpy paths
               (its _torch_/_np_extract_fbank_features, without __call__'s
@@ -110,6 +113,45 @@ def stft_case(torch):
             1e-5 * np.log2(nfft))
 
 
+def istft_case(torch):
+    """Back from the 30 s STFT to the samples: rlx_mir.istft (constant Hann
+    window, center, length) against torch.istft and numpy (irfft per frame,
+    window, overlap-add by frame, divided by the window's envelope)."""
+    x, nfft, hop = audio(), 400, 160
+    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(nfft) / nfft)).astype(np.float32)
+    wt = torch.from_numpy(window)
+    spec = torch.stft(torch.from_numpy(x), nfft, hop, window=wt, center=True, pad_mode="reflect",
+                      return_complex=True)
+    frames = spec.shape[1]
+    s = np.concatenate([spec.real.numpy(), spec.imag.numpy()], 1).astype(np.float32)
+    w = "dense<[" + ", ".join(f"{v:.9e}" for v in window) + "]> : " + tensor((nfft,))
+    text = (f'func.func @f(%x: {tensor(s.shape)} {{rlx.input = "x"}}) -> ({tensor(x.shape)} '
+            f'{{rlx.output = "y"}}) {{\n  %w = rlx_mir.constant {w}\n'
+            f'  %y = rlx_mir.istft %x, %w n_fft = {nfft} hop_length = {hop} center '
+            f'length = {x.size} : {tensor(s.shape)}, {tensor((nfft,))} -> {tensor(x.shape)}\n'
+            f'  return %y : {tensor(x.shape)}\n}}')
+    ref = torch.istft(spec.to(torch.complex128), nfft, hop, window=wt.double(), center=True,
+                      length=x.size).numpy()
+    z = s[:, :frames] + 1j * s[:, frames:]
+    envelope = np.zeros(nfft + hop * (frames - 1))
+    for t in range(frames):
+        envelope[t * hop:t * hop + nfft] += window.astype(np.float64) ** 2
+
+    def numpy_istft():
+        framed = np.fft.irfft(z.T, n=nfft, axis=1) * window
+        y = np.zeros(hop * (frames + -(-nfft // hop)))  # room for the last chunk's row
+        for k in range(0, nfft, hop):  # frames' chunks of hop samples, added by offset
+            width = min(hop, nfft - k)
+            y[k:k + hop * frames].reshape(frames, hop)[:, :width] += framed[:, k:k + width]
+        kept = slice(nfft // 2, nfft // 2 + x.size)
+        return y[kept] / envelope[kept]
+
+    assert rel_error(numpy_istft(), ref) < 1e-6
+    return (text, s, lambda got: rel_error(got, ref), numpy_istft,
+            lambda: torch.istft(spec, nfft, hop, window=wt, center=True, length=x.size),
+            1e-5 * np.log2(nfft))
+
+
 def logmel_case(torch):
     from transformers import WhisperFeatureExtractor
     fe = WhisperFeatureExtractor()
@@ -125,7 +167,8 @@ def logmel_case(torch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--cases", default="rfft400,rfft65536,fft1000,fft4099,stft30s,logmel30s")
+    ap.add_argument("--cases",
+                    default="rfft400,rfft65536,fft1000,fft4099,stft30s,istft30s,logmel30s")
     a = ap.parse_args()
     import torch
     torch.set_num_threads(int(THREADS))
@@ -133,7 +176,8 @@ def main():
              "rfft65536": lambda: transform_case(1, 65536, True, torch),
              "fft1000": lambda: transform_case(64, 1000, False, torch),
              "fft4099": lambda: transform_case(8, 4099, False, torch),
-             "stft30s": lambda: stft_case(torch), "logmel30s": lambda: logmel_case(torch)}
+             "stft30s": lambda: stft_case(torch), "istft30s": lambda: istft_case(torch),
+             "logmel30s": lambda: logmel_case(torch)}
     print(f"CPU: {cpu_model()}")
     print(f"threads: {THREADS}; numpy {np.__version__} (pocketfft), torch {torch.__version__}; "
           f"RLX: rlx.compile_cpu (LLVM -O3, host CPU), {rlx_blas_text(BUILD)}")
