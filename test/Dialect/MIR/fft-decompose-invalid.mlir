@@ -13,7 +13,7 @@ func.func @stft_table(%x: tensor<300000000xf32>, %w: tensor<16xf32>) -> tensor<9
 
 func.func @istft_envelope(%s: tensor<3x6xf32>) -> tensor<8xf32> {
   %w = rlx_mir.constant dense<[1.0, 1.0, 0.0, 0.0]> : tensor<4xf32>
-  // expected-error @+1 {{istft: the window's overlap-add envelope is 0 at output sample 6 (torch requires more than 1e-11: the signal there cannot be recovered)}}
+  // expected-error @+1 {{istft: the window's overlap-add envelope is 0 at output sample 6 (torch requires at least 1e-11: the signal there cannot be recovered)}}
   %y = rlx_mir.istft %s, %w n_fft = 4 hop_length = 2 : tensor<3x6xf32>, tensor<4xf32> -> tensor<8xf32>
   return %y : tensor<8xf32>
 }

@@ -80,7 +80,7 @@ func.func @stft_window(%x: tensor<40xf32>, %w: tensor<9xf32>) -> tensor<5x2xf32>
 // -----
 
 func.func @istft_hop(%s: tensor<5x6xf32>, %w: tensor<8xf32>) -> tensor<30xf32> {
-  // expected-error @+2 {{istft needs n_fft >= 1 and 1 <= hop_length <= n_fft (a longer hop leaves samples no frame covers), got 8 and 9}}
+  // expected-error @+2 {{istft needs 1 <= hop_length <= win_length = 8 (torch's rule: a longer hop leaves samples no frame covers), got 9}}
   // expected-error @+1 {{failed to infer returned types}}
   %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 9 : tensor<5x6xf32>, tensor<8xf32> -> tensor<30xf32>
   return %y : tensor<30xf32>
@@ -107,8 +107,17 @@ func.func @istft_empty(%s: tensor<5x2xf32>, %w: tensor<8xf32>) -> tensor<1xf32> 
 // -----
 
 func.func @istft_length(%s: tensor<5x6xf32>, %w: tensor<8xf32>) -> tensor<1xf32> {
-  // expected-error @+2 {{istft needs length >= 1, got 0}}
+  // expected-error @+2 {{istft needs 1 <= length <= 2^40, got 0}}
   // expected-error @+1 {{failed to infer returned types}}
   %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 4 length = 0 : tensor<5x6xf32>, tensor<8xf32> -> tensor<1xf32>
   return %y : tensor<1xf32>
+}
+
+// -----
+
+func.func @istft_hop_window(%s: tensor<5x6xf32>, %w: tensor<4xf32>) -> tensor<18xf32> {
+  // expected-error @+2 {{istft needs 1 <= hop_length <= win_length = 4 (torch's rule: a longer hop leaves samples no frame covers), got 6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.istft %s, %w n_fft = 8 hop_length = 6 : tensor<5x6xf32>, tensor<4xf32> -> tensor<18xf32>
+  return %y : tensor<18xf32>
 }

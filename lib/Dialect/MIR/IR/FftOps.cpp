@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -661,6 +662,8 @@ LogicalResult IrfftOp::jvp(MIRBuilder &mb, ValueRange tangents, SmallVectorImpl<
 //===----------------------------------------------------------------------===//
 
 std::optional<FftRows> mir::fftRows(Operation *op) {
+  if (!isa<FftOp, RfftOp, IrfftOp>(op))
+    return std::nullopt;
   auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() || in.getRank() == 0)
@@ -695,10 +698,13 @@ std::optional<FftRows> mir::fftRows(Operation *op) {
   } else {
     return std::nullopt;
   }
-  int64_t bytes = 4 * f.n * (in.getElementType().isF64() ? 8 : 4); // 2 buffers × re, im
-  if (f.n < 1 || bytes > kFftRowsMaxBytes)
+  // Two buffers of real and imaginary planes; one block per row.
+  int64_t planeBytes = 4 * (in.getElementType().isF64() ? 8 : 4);
+  if (f.n < 1 || f.n > kFftRowsMaxBytes / planeBytes)
     return std::nullopt;
   f.rows = in.getNumElements() / std::max<int64_t>(in.getShape().back(), 1);
+  if (f.rows > std::numeric_limits<int32_t>::max())
+    return std::nullopt;
   f.scale = scaleOf(normOf(norm), f.inverse, f.n);
   int64_t m = f.n;
   for (int64_t r : {4, 2, 3, 5, 7, 11, 13})

@@ -155,10 +155,8 @@ LogicalResult IstftOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   if (failed(x) || failed(w) || failed(checkSameElementType(loc, {*x, *w}, {"input", "window"})))
     return failure();
   int64_t nfft = a.getNFftAttr().getInt(), hop = a.getHopLengthAttr().getInt();
-  if (nfft < 1 || hop < 1 || hop > nfft)
-    return shapeError(loc, "istft needs n_fft >= 1 and 1 <= hop_length <= n_fft (a longer hop "
-                           "leaves samples no frame covers), got " +
-                               Twine(nfft) + " and " + Twine(hop));
+  if (nfft < 1 || nfft > kMaxTable)
+    return shapeError(loc, "istft needs 1 <= n_fft <= 2^28, got " + Twine(nfft));
   int64_t rank = x->getRank();
   if ((rank != 2 && rank != 3) || !x->hasStaticShape() || x->getShape().back() % 2 ||
       x->getShape().back() == 0 || x->getDimSize(rank - 2) != nfft / 2 + 1)
@@ -169,12 +167,20 @@ LogicalResult IstftOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   if (w->getRank() != 1 || w->isDynamicDim(0) || w->getDimSize(0) < 1 || w->getDimSize(0) > nfft)
     return shapeError(loc, "istft needs a window [win_length] with 1 <= win_length <= n_fft = " +
                                Twine(nfft) + ", got " + shapeToString(w->getShape()));
+  int64_t win = w->getDimSize(0);
+  if (hop < 1 || hop > win)
+    return shapeError(loc, "istft needs 1 <= hop_length <= win_length = " + Twine(win) +
+                               " (torch's rule: a longer hop leaves samples no frame covers), "
+                               "got " + Twine(hop));
   std::optional<int64_t> length;
   if (a.getLengthAttr()) {
     length = a.getLengthAttr().getInt();
-    if (*length < 1)
-      return shapeError(loc, "istft needs length >= 1, got " + Twine(*length));
+    if (*length < 1 || *length > (int64_t{1} << 40))
+      return shapeError(loc, "istft needs 1 <= length <= 2^40, got " + Twine(*length));
   }
+  if (x->getShape().back() / 2 > (int64_t{1} << 40) / nfft)
+    return shapeError(loc, "istft of " + Twine(x->getShape().back() / 2) + " frames of n_fft = " +
+                               Twine(nfft) + " is over 2^40 samples");
   int64_t frames = x->getShape().back() / 2;
   IstftRange r = istftRange(nfft, hop, frames, a.getCenter(), length);
   if (r.end <= r.start)
@@ -197,9 +203,11 @@ FailureOr<SmallVector<Value>> IstftOp::decompose(MIRBuilder &mb) {
   // The overlap-added samples computed: [start, stop); zeros pad to `end`.
   int64_t stop = std::min(range.end, range.full), n = stop - range.start;
   int64_t overlap = (nfft + hop - 1) / hop; // frames that can cover a sample
-  if (n > kMaxTable / overlap)
+  // Two tables (rows and frame positions) are built here: a lower bound.
+  constexpr int64_t kMaxIstftTable = int64_t{1} << 26;
+  if (n > kMaxIstftTable / overlap)
     return emitError("istft: ") << n << " samples of up to " << overlap
-                                << " frames each make an index table over 2^28 entries",
+                                << " frames each make an index table over 2^26 entries",
            failure();
   Type et = xt.getElementType(), ct = mb.computeType(et);
   Builder &bd = mb.builder();
@@ -238,9 +246,11 @@ FailureOr<SmallVector<Value>> IstftOp::decompose(MIRBuilder &mb) {
       rows, mb.create<ConstantOp>(DenseElementsAttr::get(idsType, ArrayRef(rowIds))));
   y = mb.transpose(mb.reduce(ReduceKind::Sum, y, {1}, false), {1, 0}); // [B, n]
 
-  // Divided by Σ_t window²[p − t·hop]. torch refuses an envelope <= 1e-11
-  // in the output: a constant window is checked here, another one poisons
-  // those samples with NaN (√(env − 1e-11) is NaN below the bound).
+  // Divided by Σ_t window²[p − t·hop]. torch refuses an envelope below
+  // 1e-11 in the output: a constant window is checked here, another one
+  // poisons those samples with NaN (g/g for g = √(env − 1e-11) is 1 at and
+  // above the bound, NaN below; the bound itself is kept by taking the root
+  // of env − 0.999999·1e-11).
   constexpr double kMinEnvelope = 1e-11;
   Value inverse;
   DenseElementsAttr constWindow;
@@ -257,12 +267,12 @@ FailureOr<SmallVector<Value>> IstftOp::decompose(MIRBuilder &mb) {
       double env = 0;
       for (int64_t s = 0; s < overlap; ++s)
         env += sq[kIds[i * overlap + s]];
-      if (!(std::abs(env) > kMinEnvelope)) {
+      if (!(std::abs(env) >= kMinEnvelope)) {
         std::string value;
         llvm::raw_string_ostream(value) << llvm::format("%g", env);
         return emitError("istft: the window's overlap-add envelope is ")
                    << value << " at output sample " << i
-                   << " (torch requires more than 1e-11: the signal there cannot be recovered)",
+                   << " (torch requires at least 1e-11: the signal there cannot be recovered)",
                failure();
       }
       inv[i] = 1.0 / env;
@@ -282,8 +292,8 @@ FailureOr<SmallVector<Value>> IstftOp::decompose(MIRBuilder &mb) {
         ReduceKind::Sum,
         mb.create<GatherOp>(sq, mb.create<ConstantOp>(DenseElementsAttr::get(idsType, ArrayRef(kIds)))),
         {1}, false);
-    Value guard = mb.create<SqrtOp>(mb.sub(env, mb.scalar(ct, kMinEnvelope)));
-    inverse = mb.reshape(mb.div(guard, mb.mul(guard, env)), {1, n});
+    Value guard = mb.create<SqrtOp>(mb.sub(env, mb.scalar(ct, 0.999999 * kMinEnvelope)));
+    inverse = mb.reshape(mb.mul(mb.create<ReciprocalOp>(env), mb.div(guard, guard)), {1, n});
   }
   y = mb.mul(y, inverse);
   if (range.end > stop)

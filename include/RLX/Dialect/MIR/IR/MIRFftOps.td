@@ -200,8 +200,8 @@ def MIR_IstftOp : MIR_InferOp<"istft", [DeclareOpInterfaceMethods<MIR_Decomposab
     the end; without it, all samples less `n_fft // 2` at both ends
     (`center`) or all of them.
 
-    torch refuses an envelope of at most 1e-11 inside the result (a window
-    whose overlaps vanish cannot be inverted): for a constant window the
+    torch refuses an envelope below 1e-11 inside the result (a window whose
+    overlaps vanish cannot be inverted): for a constant window the
     decomposition reports it as an error at the op; for another window those
     samples come out NaN.
 
@@ -211,11 +211,13 @@ def MIR_IstftOp : MIR_InferOp<"istft", [DeclareOpInterfaceMethods<MIR_Decomposab
 
     The verifier rejects an input that is not a static `[B?, n_fft // 2 + 1,
     2·frames]` with at least one frame, a window that is not `[win_length]`
-    with `1 ≤ win_length ≤ n_fft`, `n_fft < 1`, `hop_length` outside
-    `[1, n_fft]` (a longer hop leaves samples that no frame covers),
-    `length < 1`, an empty result (one centred frame without `length`) and
-    mixed element types. Its decomposition refuses an index table over 2^28
-    entries (samples times the frames that overlap one sample).
+    with `1 ≤ win_length ≤ n_fft`, `n_fft` outside `[1, 2^28]`,
+    `hop_length` outside `[1, win_length]` (torch's rule: a longer hop
+    leaves samples that no frame covers), `length` outside `[1, 2^40]`,
+    over 2^40 overlap-added samples, an empty result (one centred frame
+    without `length`) and mixed element types. Its decomposition refuses
+    an index table over 2^26 entries (samples times the frames that overlap
+    one sample).
 
     Example (back from Whisper's 30 s spectrogram to 480000 samples):
     ```mlir
