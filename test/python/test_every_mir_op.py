@@ -117,6 +117,10 @@ EXAMPLES.update({
                               f"%r0, %r1 = rlx_mir.causal_conv1d %x, %w bias(%b : {t((3,))}) "
                               f"state(%s : {t((2, 3, 4))}) activation = \"silu\" : {t((2, 3, 5))}, "
                               f"{t((3, 4))}"),
+    "rlx_mir.conv": ({"x": ((1, 4, 8), "f32"), "w": ((6, 2, 3), "f32"), "b": ((6,), "f32")},
+                     [t((1, 6, 4))],
+                     f"%r0 = rlx_mir.conv %x, %w bias(%b : {t((6,))}) stride = [2] padding = [1] "
+                     f"groups = 2 : {t((1, 4, 8))}, {t((6, 2, 3))} -> {t((1, 6, 4))}"),
     "rlx_mir.fft": ({"x": ((3, 10), "f32")}, [t((3, 10))],
                     f'%r0 = rlx_mir.fft %x axes = [0, 1] inverse norm = "ortho" : {t((3, 10))}'),
     "rlx_mir.rfft": ({"x": ((3, 7), "f32")}, [t((3, 10))],

@@ -194,6 +194,41 @@ def test_axes_rfft_irfft_round_trips(device):
     check(out["h_out"], np.fft.irfft(spec_e, n=7, axis=2, norm="backward"))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_row_forms_in_every_type(device):
+    """The transforms the GPU path runs as its shared-memory row kernel
+    (along the last axis; decomposed on the CPU path), in each element type:
+    an rfft cutting its rows (n < the stored length), an inverse fft in f64,
+    an rfft in f16 and an irfft in bf16 (inputs the narrow types hold
+    exactly; they compute in f32 and round once)."""
+    rng = np.random.default_rng(9)
+    exact16 = lambda v: v.astype(np.float16).astype(np.float32)  # noqa: E731
+    exactbf = lambda v: (v.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # noqa: E731
+    x = rng.standard_normal((3, 10)).astype(np.float32)
+    z = rng.standard_normal((2, 12)) + 1j * rng.standard_normal((2, 12))
+    h = exact16(rng.standard_normal((2, 16)))
+    spec = exactbf(rng.standard_normal((2, 10)))
+    ops = [("cut", tensor((3, 10), "f32"), f"rlx_mir.rfft {{x}} axis = 1 n = 6 : "
+            f"{tensor((3, 10), 'f32')} -> {tensor((3, 8), 'f32')}", tensor((3, 8), "f32")),
+           ("d64", tensor((2, 24), "f64"), f'rlx_mir.fft {{x}} axes = [1] inverse norm = "ortho" : '
+            f"{tensor((2, 24), 'f64')}", tensor((2, 24), "f64")),
+           ("h16", tensor((2, 16), "f16"), f"rlx_mir.rfft {{x}} axis = -1 : {tensor((2, 16), 'f16')}"
+            f" -> {tensor((2, 18), 'f16')}", tensor((2, 18), "f16")),
+           ("b16", tensor((2, 10), "bf16"), f"rlx_mir.irfft {{x}} axis = 1 n = 8 : "
+            f"{tensor((2, 10), 'bf16')} -> {tensor((2, 8), 'bf16')}", tensor((2, 8), "bf16"))]
+    out = compile_for(device, module(ops)).run(
+        {"cut": x, "d64": np.concatenate([z.real, z.imag], -1), "h16": h.astype(np.float16),
+         "b16": spec})
+    check = lambda got, ref, tol: np.testing.assert_allclose(  # noqa: E731
+        np.asarray(got).astype(np.result_type(got, np.float64)), ref, rtol=0,
+        atol=tol * np.abs(ref).max())
+    check(unblock(out["cut_out"]), np.fft.rfft(x.astype(np.float64), n=6, axis=1), 1e-5)
+    check(unblock(np.asarray(out["d64_out"], np.float64)), np.fft.ifft(z, axis=1, norm="ortho"),
+          1e-12)
+    check(unblock(np.asarray(out["h16_out"], np.float32)), np.fft.rfft(h.astype(np.float64)), 2e-3)
+    check(out["b16_out"], np.fft.irfft(unblock(spec), n=8, axis=1), 1.6e-2)
+
+
 def test_gradients_jvp_vmap():
     """Reverse mode (the adjoint transforms), forward mode and vmap of each
     op by central differences in f64, with n cut and padded and every norm."""
@@ -322,10 +357,10 @@ def istft_case(rng, batch, nfft, hop, win, center, normalized, length, frames, s
 def test_istft_against_torch(device):
     """rlx_mir.istft against torch.istft (onesided): Whisper's 400/160 round
     trip of 1 s of noise back to the signal; not centred (a Hamming window,
-    non-zero at its ends); a window shorter
-    than n_fft; normalized; `length` past the signal (zero padding); a
-    batch; a constant window; and a window whose envelope vanishes inside
-    the result, which torch refuses and RLX poisons with NaN there."""
+    non-zero at its ends); a window shorter than n_fft; normalized;
+    `length` past the signal (zero padding) and short of it; a batch; a
+    constant window; and a window whose envelope vanishes inside the
+    result, which torch refuses and RLX poisons with NaN there."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal(16000).astype(np.float32)
     # name, batch, n_fft, hop, win, center, normalized, length, frames, signal, window
@@ -333,6 +368,7 @@ def test_istft_against_torch(device):
              ("a", (2,), 16, 4, 16, False, False, None, 6, None, "hamming"),
              ("b", (3,), 12, 3, 7, True, True, None, 8, None, "hann"),
              ("c", (), 8, 2, 8, True, False, 15, 4, None, "hann"),
+             ("s", (), 16, 4, 16, True, False, 20, 8, None, "hann"),
              ("k", (2,), 10, 5, 10, True, False, None, 5, None, "hann"),
              ("z", (), 8, 2, 8, False, False, None, 4, None, "hann")]
     ops, inputs, refs, consts = [], {}, {}, {}

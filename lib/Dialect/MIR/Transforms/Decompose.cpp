@@ -58,7 +58,8 @@ struct Decompose : mir::impl::MIRDecomposeBase<Decompose> {
   void runOnOperation() override {
     SmallVector<std::string> names(ops.begin(), ops.end());
     if (names.empty())
-      names = {"rlx_mir.fft", "rlx_mir.rfft", "rlx_mir.irfft", "rlx_mir.stft", "rlx_mir.istft"};
+      names = {"rlx_mir.fft",  "rlx_mir.rfft", "rlx_mir.irfft",
+               "rlx_mir.stft", "rlx_mir.istft", "rlx_mir.conv"};
     // Rounds: a chain may hold more of the ops (stft's rfft).
     for (int round = 0; round < 8; ++round) {
       SmallVector<Operation *> found;

@@ -194,7 +194,7 @@ def MIRDecompose : Pass<"rlx-mir-decompose"> {
   let summary = "Replace composite ops by their chain of MIR ops ahead of fusion";
   let description = [{
     Replaces each op named in `ops` (default: `rlx_mir.fft`, `rlx_mir.rfft`,
-    `rlx_mir.irfft`, `rlx_mir.stft` and `rlx_mir.istft`) whose shapes are static by its
+    `rlx_mir.irfft`, `rlx_mir.stft`, `rlx_mir.istft` and `rlx_mir.conv`) whose shapes are static by its
     `DecomposableOpInterface` chain, so that fusion, the matmul kernels (BLAS
     on the CPU, tensor cores on GPUs) and the arena plan see its primitive
     ops instead of one opaque kernel. Ops with dynamic shapes are left to the
@@ -204,7 +204,7 @@ def MIRDecompose : Pass<"rlx-mir-decompose"> {
   }];
   let options = [
     ListOption<"ops", "ops", "std::string",
-               "op names to decompose (empty: the Fourier transforms)">,
+               "op names to decompose (empty: the Fourier transforms and conv)">,
     Option<"kernelFfts", "kernel-ffts", "bool", /*default=*/"false",
            "leave whole the transforms with a row form (mir::fftRows: one axis, "
            "the last, a short length of small prime factors), which the GPU "
