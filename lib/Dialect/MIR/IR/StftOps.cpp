@@ -51,6 +51,20 @@ Value paddedWindow(MIRBuilder &mb, Value window, int64_t nfft) {
   return mb.concat(parts, 0);
 }
 
+/// The signal (or spectrogram) operand, ranked, after checking the window:
+/// `[win_length]` with 1 ≤ win_length ≤ n_fft, of the operand's type.
+FailureOr<RankedTensorType> signalAndWindow(OptLoc loc, Value input, Value window, int64_t nfft,
+                                            StringRef op) {
+  auto x = getRankedTensor(loc, input, "input");
+  auto w = getRankedTensor(loc, window, "window");
+  if (failed(x) || failed(w) || failed(checkSameElementType(loc, {*x, *w}, {"input", "window"})))
+    return failure();
+  if (w->getRank() != 1 || w->isDynamicDim(0) || w->getDimSize(0) < 1 || w->getDimSize(0) > nfft)
+    return shapeError(loc, op + " needs a window [win_length] with 1 <= win_length <= n_fft = " +
+                               Twine(nfft) + ", got " + shapeToString(w->getShape()));
+  return x;
+}
+
 /// A rank-1 or rank-2 `[B?, ...]` operand's leading batch (1 without one).
 int64_t batchOf(RankedTensorType t, int64_t unbatchedRank) {
   return t.getRank() > unbatchedRank ? t.getDimSize(0) : 1;
@@ -78,20 +92,16 @@ IstftRange istftRange(int64_t nfft, int64_t hop, int64_t frames, bool center,
 
 LogicalResult StftOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, Adaptor a,
                                        SmallVectorImpl<Type> &out) {
-  auto x = getRankedTensor(loc, a.getInput(), "input");
-  auto w = getRankedTensor(loc, a.getWindow(), "window");
-  if (failed(x) || failed(w) || failed(checkSameElementType(loc, {*x, *w}, {"input", "window"})))
-    return failure();
   int64_t nfft = a.getNFftAttr().getInt(), hop = a.getHopLengthAttr().getInt();
   if (nfft < 1 || hop < 1)
     return shapeError(loc, "stft needs n_fft >= 1 and hop_length >= 1, got " + Twine(nfft) +
                                " and " + Twine(hop));
+  auto x = signalAndWindow(loc, a.getInput(), a.getWindow(), nfft, "stft");
+  if (failed(x))
+    return failure();
   if ((x->getRank() != 1 && x->getRank() != 2) || x->isDynamicDim(x->getRank() - 1))
     return shapeError(loc, "stft needs an input [L] or [B, L] with a static L, got " +
                                shapeToString(x->getShape()));
-  if (w->getRank() != 1 || w->isDynamicDim(0) || w->getDimSize(0) < 1 || w->getDimSize(0) > nfft)
-    return shapeError(loc, "stft needs a window [win_length] with 1 <= win_length <= n_fft = " +
-                               Twine(nfft) + ", got " + shapeToString(w->getShape()));
   int64_t len = x->getShape().back(), pad = a.getCenter() ? nfft / 2 : 0;
   if (a.getCenter() && pad >= len)
     return shapeError(loc, "stft's reflect padding (n_fft // 2 = " + Twine(pad) +
@@ -150,13 +160,12 @@ FailureOr<SmallVector<Value>> StftOp::decompose(MIRBuilder &mb) {
 
 LogicalResult IstftOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, Adaptor a,
                                         SmallVectorImpl<Type> &out) {
-  auto x = getRankedTensor(loc, a.getInput(), "input");
-  auto w = getRankedTensor(loc, a.getWindow(), "window");
-  if (failed(x) || failed(w) || failed(checkSameElementType(loc, {*x, *w}, {"input", "window"})))
-    return failure();
   int64_t nfft = a.getNFftAttr().getInt(), hop = a.getHopLengthAttr().getInt();
   if (nfft < 1 || nfft > kMaxTable)
     return shapeError(loc, "istft needs 1 <= n_fft <= 2^28, got " + Twine(nfft));
+  auto x = signalAndWindow(loc, a.getInput(), a.getWindow(), nfft, "istft");
+  if (failed(x))
+    return failure();
   int64_t rank = x->getRank();
   if ((rank != 2 && rank != 3) || !x->hasStaticShape() || x->getShape().back() % 2 ||
       x->getShape().back() == 0 || x->getDimSize(rank - 2) != nfft / 2 + 1)
@@ -164,10 +173,7 @@ LogicalResult IstftOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                Twine(nfft / 2 + 1) +
                                ", 2·frames] (static, at least one frame), got " +
                                shapeToString(x->getShape()));
-  if (w->getRank() != 1 || w->isDynamicDim(0) || w->getDimSize(0) < 1 || w->getDimSize(0) > nfft)
-    return shapeError(loc, "istft needs a window [win_length] with 1 <= win_length <= n_fft = " +
-                               Twine(nfft) + ", got " + shapeToString(w->getShape()));
-  int64_t win = w->getDimSize(0);
+  int64_t win = cast<RankedTensorType>(a.getWindow().getType()).getDimSize(0);
   if (hop < 1 || hop > win)
     return shapeError(loc, "istft needs 1 <= hop_length <= win_length = " + Twine(win) +
                                " (torch's rule: a longer hop leaves samples no frame covers), "
