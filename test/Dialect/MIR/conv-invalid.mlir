@@ -26,3 +26,23 @@ func.func @table(%x: tensor<1x1x32768x32768xf32>, %w: tensor<1x1x1x1xf32>) -> te
   %y = rlx_mir.conv %x, %w : tensor<1x1x32768x32768xf32>, tensor<1x1x1x1xf32> -> tensor<1x1x32768x32768xf32>
   return %y : tensor<1x1x32768x32768xf32>
 }
+
+// -----
+
+// Padded sizes whose product passes 2^63 (it must not wrap past the bound).
+func.func @padded_overflow(%x: tensor<1x1x1x1xf32>, %w: tensor<1x1x1x1xf32>) -> tensor<1x1x8388608x1099511627776xf32> {
+  // expected-error @+2 {{conv sizes out of range (spatial dim 1): positions, padded positions, kernel taps and the dilated kernel must stay below 2^40}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.conv %x, %w padding = [4194304, 4194303, 549755813888, 549755813887] : tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32> -> tensor<1x1x8388608x1099511627776xf32>
+  return %y : tensor<1x1x8388608x1099511627776xf32>
+}
+
+// -----
+
+// A dilated kernel of 2^40 · 2^24 samples (it must not wrap to 0).
+func.func @dilation_overflow(%x: tensor<1x1x3xf32>, %w: tensor<1x1x16777217xf32>) -> tensor<1x1x3xf32> {
+  // expected-error @+2 {{conv sizes out of range (spatial dim 0): positions, padded positions, kernel taps and the dilated kernel must stay below 2^40}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = rlx_mir.conv %x, %w dilation = [1099511627776] : tensor<1x1x3xf32>, tensor<1x1x16777217xf32> -> tensor<1x1x3xf32>
+  return %y : tensor<1x1x3xf32>
+}

@@ -72,6 +72,8 @@ FailureOr<ConvGeometry> convGeometry(OptLoc loc, RankedTensorType x, RankedTenso
       return failure();
     g.lo = g.hi = sym;
   }
+  if (g.cin < 1)
+    return shapeError(loc, "conv needs C_in >= 1, got " + shapeToString(x.getShape()));
   if (g.groups < 1 || g.cin % g.groups)
     return shapeError(loc, "conv needs groups >= 1 dividing C_in = " + Twine(g.cin) + ", got " +
                                Twine(g.groups));
@@ -84,18 +86,27 @@ FailureOr<ConvGeometry> convGeometry(OptLoc loc, RankedTensorType x, RankedTenso
                                ", got " + shapeToString(w.getShape()));
   g.cout = w.getDimSize(0);
   // Sizes whose products stay far from int64 overflow: positions, padded
-  // positions and kernel taps each below 2^40.
+  // positions, kernel taps and each dilated kernel below 2^40 (every factor
+  // checked before it multiplies).
   constexpr int64_t kMax = int64_t{1} << 40;
-  int64_t positions = 1, padded = 1, taps = 1;
+  auto below = [&](int64_t &acc, int64_t f) {
+    if (f < 0 || f >= kMax || (f && acc >= kMax / f))
+      return false;
+    acc *= f;
+    return true;
+  };
+  int64_t positions = 1, paddedAll = 1, taps = 1;
   for (int64_t i = 0; i < g.nd; ++i) {
     int64_t s = x.getDimSize(2 + i), k = w.getDimSize(2 + i);
     g.spatial.push_back(s);
     g.kernel.push_back(k);
-    bool fits = s <= kMax && k <= kMax && g.dilation[i] <= kMax && g.lo[i] <= kMax &&
-                g.hi[i] <= kMax && g.stride[i] <= kMax;
-    fits = fits && (positions *= std::max<int64_t>(s, 1)) <= kMax &&
-           (padded *= std::max<int64_t>(s + g.lo[i] + g.hi[i], 1)) <= kMax &&
-           (taps *= k) <= kMax && g.dilation[i] * (k - 1) < kMax;
+    if (s < 1)
+      return shapeError(loc, "conv needs non-empty spatial dims, got " +
+                                 shapeToString(x.getShape()));
+    int64_t dilated = g.dilation[i];
+    bool fits = g.lo[i] < kMax && g.hi[i] < kMax && g.stride[i] < kMax && below(positions, s) &&
+                below(paddedAll, s + g.lo[i] + g.hi[i]) && below(taps, k) &&
+                below(dilated, k - 1 ? k - 1 : 1);
     if (!fits)
       return shapeError(loc, "conv sizes out of range (spatial dim " + Twine(i) +
                                  "): positions, padded positions, kernel taps and the dilated "
@@ -166,6 +177,12 @@ FailureOr<SmallVector<Value>> ConvOp::decompose(MIRBuilder &mb) {
            failure();
   Type et = xt.getElementType(), ct = mb.computeType(et);
   int64_t b = g.batch, cg = g.cin / g.groups, og = g.cout / g.groups;
+  // The matmul's rows (B·O) and depth (C/G·K): below 2^40 each.
+  constexpr int64_t kMaxDim = int64_t{1} << 40;
+  if ((b && outs > kMaxDim / b) || (cg && taps > kMaxDim / cg))
+    return emitError("conv: ") << b << " × " << outs << " output rows or " << cg << " × " << taps
+                               << " features per group reach 2^40",
+           failure();
 
   // im2col: ids[o, k] = the input position output o reads at tap k, or the
   // zero row `positions`.

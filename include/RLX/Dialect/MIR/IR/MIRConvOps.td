@@ -40,14 +40,17 @@ def MIR_ConvOp : MIR_InferOp<"conv", [DeclareOpInterfaceMethods<MIR_Decomposable
     bias added. Its derivatives are the chain's (the gather's is a
     scatter-add: the transposed convolution).
 
-    The verifier rejects an input of rank other than 3-5 or with dynamic
-    channel or spatial dims, a weight of another rank, or whose `C_in /
-    groups` or `C_out` does not match, `C_in` or `C_out` not divisible by
-    `groups`, a bias that is not `[C_out]`, attribute lists of the wrong
-    length or with values out of range, sizes whose products reach 2^40,
-    an empty output and mixed element
+    The verifier rejects an input of rank other than 3-5, with dynamic or
+    empty spatial dims or a dynamic or zero `C_in` (the batch may be
+    dynamic or 0),
+    a weight that is not static, of another rank, or whose `C_in / groups`
+    or `C_out` does not match, `C_in` or `C_out` not divisible by `groups`,
+    a bias that is not `[C_out]`, attribute lists of the wrong length or
+    with values out of range, positions, padded positions, kernel taps or a
+    dilated kernel of 2^40 or more, no output position and mixed element
     types. The decomposition refuses an index table over 2^26 entries
-    (output positions times kernel taps).
+    (output positions times kernel taps) and matmul rows or depth of 2^40 or
+    more.
 
     Example (a ViT patch embedding, 16×16 patches of a 224×224 image):
     ```mlir
